@@ -1,0 +1,34 @@
+"""sitemap_middleware: learn a site's sitemap from the pages it serves.
+
+Wrap a WSGI app with :class:`SitemapMiddleware` or an ASGI app with
+:class:`ASGISitemapMiddleware`; both take one config dict.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+
+from .asgi import ASGISitemapMiddleware
+from .config import Config
+from .errors import ConfigError, SitemapError, StoreError
+from .stores import Entry, PageInfo, Store, open_store, register_store
+from .wsgi import SitemapMiddleware
+
+try:
+    __version__ = version("sitemap-middleware")
+except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+    __version__ = "0+unknown"
+
+__all__ = [
+    "ASGISitemapMiddleware",
+    "Config",
+    "ConfigError",
+    "Entry",
+    "PageInfo",
+    "SitemapError",
+    "SitemapMiddleware",
+    "Store",
+    "StoreError",
+    "open_store",
+    "register_store",
+]

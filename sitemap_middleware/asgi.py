@@ -1,0 +1,191 @@
+"""The ASGI adapter: a pure ASGI middleware (no ``BaseHTTPMiddleware``) that wraps
+``send`` to watch responses and answers the sitemap endpoints in a worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+
+from ._types import ASGIApp, Message, Receive, Scope, Send
+from .config import Config
+from .core import SitemapBase
+from .policy import RECORD, REMOVE
+from .recorder import Observation
+from .serving import Response
+
+T = TypeVar("T")
+
+try:  # anyio (Starlette's runtime) also runs under trio
+    from anyio.to_thread import run_sync as _to_thread
+except ImportError:  # pragma: no cover - plain asyncio servers without anyio
+    _to_thread = asyncio.to_thread  # type: ignore[assignment]
+
+
+async def _blocking(func: Callable[..., T], *args: Any) -> T:
+    """Run a blocking store call off the event loop."""
+    return await _to_thread(func, *args)
+
+
+class ASGISitemapMiddleware(SitemapBase):
+    """Record an ASGI app's public pages and serve its sitemap.
+
+    :param app: the ASGI application to wrap.
+    :param config: the config dict (see the README), parsed once here.
+
+    .. code-block:: python
+
+        app.add_middleware(
+            ASGISitemapMiddleware, config={"base_url": "https://www.example.com"}
+        )
+    """
+
+    def __init__(self, app: ASGIApp, config: Mapping[str, Any] | Config) -> None:
+        super().__init__(config)
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind != "http":
+            if kind == "lifespan":
+                send = self._flushing_on_shutdown(send)
+            await self.app(scope, receive, send)
+            return
+        path: str = scope["path"]
+        root = scope.get("root_path", "")
+        if root and path.startswith(root):
+            path = path[len(root) :] or "/"
+        method: str = scope["method"]
+        if self.server.is_sitemap(path):
+            headers = _headers(scope)
+            response = await _blocking(self.server.serve, method, path, headers.get)
+            await _send(send, response)
+            return
+        if path == "/robots.txt" and method in ("GET", "HEAD"):
+            await self._robots(scope, receive, send, method)
+            return
+        host = authorization = cookie = b""
+        for name, value in scope["headers"]:
+            if name == b"host":
+                host = value
+            elif name == b"authorization":
+                authorization = b"1"
+            elif name == b"cookie":
+                cookie = value
+        reason = self.policy.request_skip(
+            method,
+            path,
+            host.decode("latin-1"),
+            bool(authorization),
+            cookie.decode("latin-1"),
+        )
+        if reason is not None:
+            self.recorder.count(reason)
+            await self.app(scope, receive, send)
+            return
+        await self.app(scope, receive, _Watch(self, scope, path, send).send)
+
+    def _flushing_on_shutdown(self, send: Send) -> Send:
+        async def flushing_send(message: Message) -> None:
+            if message["type"] in (
+                "lifespan.shutdown.complete",
+                "lifespan.shutdown.failed",
+            ):
+                await _blocking(self.flush)
+            await send(message)
+
+        return flushing_send
+
+    async def _robots(
+        self, scope: Scope, receive: Receive, send: Send, method: str
+    ) -> None:
+        # The app may serve its own robots.txt: ask it (as a GET, so that a HEAD
+        # gets the same headers), then keep it, add our line, or generate one.
+        messages: list[Message] = []
+
+        async def capture(message: Message) -> None:
+            messages.append(message)
+
+        await self.app({**scope, "method": "GET"}, receive, capture)
+        start = next(m for m in messages if m["type"] == "http.response.start")
+        headers = [
+            (k.decode("latin-1"), v.decode("latin-1")) for k, v in start["headers"]
+        ]
+        body = b"".join(
+            m.get("body", b"") for m in messages if m["type"] == "http.response.body"
+        )
+        response = self.server.robots(method, start["status"], headers, body)
+        if response is not None:
+            await _send(send, response)
+            return
+        await send(start)
+        await send(
+            {"type": "http.response.body", "body": b"" if method == "HEAD" else body}
+        )
+
+
+class _Watch(Observation):
+    """One request's ``send`` wrapper: forwards every message unchanged and
+    notes the decision and the body as they pass."""
+
+    __slots__ = ("middleware", "send_")
+
+    def __init__(
+        self, middleware: ASGISitemapMiddleware, scope: Scope, path: str, send: Send
+    ) -> None:
+        raw_path = scope.get("raw_path")
+        query = scope.get("query_string", b"").decode("latin-1")
+        # raw_path keeps "%2F" apart from "/"; it is absent on some servers and
+        # includes the mount prefix when root_path is set.
+        if raw_path and not scope.get("root_path"):
+            wire = raw_path.partition(b"?")[0].decode("latin-1")
+            super().__init__(middleware._cache_key(path, query), wire, query, True)
+        else:
+            latin = path.encode("utf-8").decode("latin-1")
+            super().__init__(middleware._cache_key(path, query), latin, query, False)
+        self.middleware = middleware
+        self.send_ = send
+
+    async def send(self, message: Message) -> None:
+        kind = message["type"]
+        if kind == "http.response.start":
+            middleware = self.middleware
+            headers = [
+                (k.decode("latin-1"), v.decode("latin-1"))
+                for k, v in message.get("headers", ())
+            ]
+            action = middleware.policy.response_action(message["status"], headers)
+            if action == RECORD and middleware.recorder.is_fresh(self.key):
+                action = "fresh"
+                middleware.recorder.count("fresh", "seen")
+            elif action == REMOVE:
+                middleware.recorder.submit(self, REMOVE)
+            elif action != RECORD:
+                middleware.recorder.count(action)
+            self.action = action
+        elif kind == "http.response.body" and self.action == RECORD:
+            self.see(message.get("body", b""))
+            if not message.get("more_body", False):
+                await self.send_(message)
+                self.middleware.recorder.submit(self, RECORD)
+                return
+        await self.send_(message)
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    return {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+
+
+async def _send(send: Send, response: Response) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": response.status,
+            "headers": [
+                (k.lower().encode("latin-1"), v.encode("latin-1"))
+                for k, v in response.headers
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": response.body})

@@ -1,0 +1,223 @@
+"""The configuration: one plain dict, checked once and frozen into ``Config``.
+
+Every problem raises ``ConfigError`` naming the key, the expected form and, for
+a misspelt key, the closest valid one.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from .errors import ConfigError
+
+DEFAULT_STORE = "sqlite:///sitemap.sqlite3"
+
+# Paths that are personal, private or not pages on almost every site. A pattern
+# ending in "/*" also covers the bare prefix ("/admin/*" covers "/admin").
+DEFAULT_EXCLUDE = (
+    "/admin/*",
+    "/account/*",
+    "/accounts/*",
+    "/login/*",
+    "/logout/*",
+    "/signin/*",
+    "/signup/*",
+    "/register/*",
+    "/password/*",
+    "/cart/*",
+    "/checkout/*",
+    "/api/*",
+    "/static/*",
+    "/_*",
+    "/.well-known/*",
+)
+
+# https://www.sitemaps.org/protocol.html#changefreqdef
+CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
+
+# Request cookies that mark a visitor as signed in: Flask and Starlette both
+# call their session cookie "session".
+DEFAULT_SESSION_COOKIES = ("session",)
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """The validated configuration. Build it with :meth:`from_mapping`."""
+
+    base_url: str
+    """Public URL of the app's root, ``scheme://host[:port][/prefix]``."""
+    store: Any = DEFAULT_STORE
+    """Store URI or a ready store object."""
+    allowed_hosts: tuple[str, ...] = ()
+    """Hosts whose requests are recorded; defaults to the host of base_url."""
+    exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    include: tuple[str, ...] = ()
+    query: frozenset[str] = frozenset()
+    changefreq: str | None = None
+    priority: float | None = None
+    cache_max_age: int = 3600
+    robots_generate: bool = True
+    robots_lines: tuple[str, ...] = ()
+    session_cookies: frozenset[str] = frozenset(DEFAULT_SESSION_COOKIES)
+    recheck_interval: float = 300.0
+    """Seconds during which an unchanged known page is not digested again."""
+
+    @classmethod
+    def from_mapping(cls, mapping: Mapping[str, Any] | Config) -> Config:
+        """Check a config dict and return the frozen ``Config``."""
+        if isinstance(mapping, Config):
+            return mapping
+        if not isinstance(mapping, Mapping):
+            raise ConfigError(
+                f"sitemap config must be a dict, got {type(mapping).__name__}"
+            )
+        for key in mapping:
+            if key not in _KEYS:
+                close = difflib.get_close_matches(str(key), _KEYS, n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else ""
+                raise ConfigError(
+                    f"unknown sitemap config key {key!r}{hint} "
+                    f"(valid keys: {', '.join(sorted(_KEYS))})"
+                )
+        if "base_url" not in mapping:
+            raise ConfigError(
+                "sitemap config needs 'base_url', the public URL of the site, "
+                "such as 'https://www.example.com'"
+            )
+        values = {key: _KEYS[key](key, value) for key, value in mapping.items()}
+        robots = values.pop("robots", None)
+        if robots is not None:
+            values["robots_generate"], values["robots_lines"] = robots
+        values["exclude"] = DEFAULT_EXCLUDE + values.get("exclude", ())
+        if not values.get("allowed_hosts"):
+            values["allowed_hosts"] = (urlsplit(values["base_url"]).hostname or "",)
+        return cls(**values)
+
+
+def _base_url(key: str, value: Any) -> str:
+    expected = "an absolute http(s) URL such as 'https://www.example.com'"
+    if not isinstance(value, str):
+        raise ConfigError(f"{key!r} must be {expected}, got {value!r}")
+    parts = urlsplit(value.strip())
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{key!r} must be {expected}, got {value!r}")
+    if parts.query or parts.fragment or parts.username or parts.password:
+        raise ConfigError(
+            f"{key!r} must hold no user, query or fragment, got {value!r}"
+        )
+    try:
+        host = parts.hostname.encode("idna").decode("ascii")
+        port = parts.port
+    except (UnicodeError, ValueError) as exc:
+        raise ConfigError(f"{key!r} has an invalid host or port: {value!r}") from exc
+    scheme = parts.scheme.lower()
+    if port is not None and port != {"http": 80, "https": 443}[scheme]:
+        host = f"{host}:{port}"
+    if ":" in (parts.hostname or "") and not host.startswith("["):
+        host = f"[{host}]"  # IPv6 literal
+    prefix = parts.path.rstrip("/")
+    if prefix and not prefix.isascii():
+        raise ConfigError(f"{key!r} path must be percent-encoded ASCII: {value!r}")
+    return f"{scheme}://{host}{prefix}"
+
+
+def _store(key: str, value: Any) -> Any:
+    if isinstance(value, str) and "://" in value:
+        return value
+    if hasattr(value, "upsert") and hasattr(value, "page"):
+        return value
+    raise ConfigError(
+        f"{key!r} must be a store URI such as 'sqlite:///sitemap.sqlite3' or "
+        f"'memory://', or a store object, got {value!r}"
+    )
+
+
+def _strings(key: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
+        raise ConfigError(f"{key!r} must be a list of strings, got {value!r}")
+    for item in value:
+        if not isinstance(item, str) or not item:
+            raise ConfigError(f"{key!r} must hold non-empty strings, got {item!r}")
+    return tuple(value)
+
+
+def _patterns(key: str, value: Any) -> tuple[str, ...]:
+    patterns = _strings(key, value)
+    for pattern in patterns:
+        if not pattern.startswith("/"):
+            raise ConfigError(
+                f"{key!r} patterns are globs on the path and start with '/', "
+                f"got {pattern!r}"
+            )
+    return patterns
+
+
+def _hosts(key: str, value: Any) -> tuple[str, ...]:
+    return tuple(host.lower() for host in _strings(key, value))
+
+
+def _names(key: str, value: Any) -> frozenset[str]:
+    return frozenset(_strings(key, value))
+
+
+def _changefreq(key: str, value: Any) -> str | None:
+    if value is None or value in CHANGEFREQS:
+        return value  # type: ignore[no-any-return]
+    raise ConfigError(f"{key!r} must be one of {', '.join(CHANGEFREQS)}, got {value!r}")
+
+
+def _priority(key: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if number and 0.0 <= value <= 1.0:
+        return float(value)
+    raise ConfigError(f"{key!r} must be a number from 0.0 to 1.0, got {value!r}")
+
+
+def _seconds(key: str, value: Any) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+        return value
+    raise ConfigError(f"{key!r} must be a number of seconds >= 0, got {value!r}")
+
+
+def _max_age(key: str, value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    raise ConfigError(f"{key!r} must be a whole number of seconds >= 0, got {value!r}")
+
+
+def _robots(key: str, value: Any) -> tuple[bool, tuple[str, ...]]:
+    expected = "a dict with 'generate' (bool) and 'lines' (list of strings)"
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{key!r} must be {expected}, got {value!r}")
+    for sub in value:
+        if sub not in ("generate", "lines"):
+            raise ConfigError(f"unknown key {sub!r} in {key!r}; expected {expected}")
+    generate = value.get("generate", True)
+    if not isinstance(generate, bool):
+        raise ConfigError(f"'{key}.generate' must be true or false, got {generate!r}")
+    lines = _strings(f"{key}.lines", value.get("lines", []))
+    if any("\n" in line or "\r" in line for line in lines):
+        raise ConfigError(f"'{key}.lines' must hold single lines, got {lines!r}")
+    return generate, lines
+
+
+_KEYS: dict[str, Callable[[str, Any], Any]] = {
+    "base_url": _base_url,
+    "store": _store,
+    "allowed_hosts": _hosts,
+    "exclude": _patterns,
+    "include": _patterns,
+    "query": _names,
+    "changefreq": _changefreq,
+    "priority": _priority,
+    "cache_max_age": _max_age,
+    "robots": _robots,
+    "session_cookies": _names,
+    "recheck_interval": _seconds,
+}

@@ -1,0 +1,53 @@
+"""Flask glue: ``Sitemap(app)`` or ``Sitemap().init_app(app)`` wraps ``app.wsgi_app``
+with :class:`~sitemap_middleware.SitemapMiddleware`, configured from
+``app.config["SITEMAP"]``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from .errors import ConfigError
+from .wsgi import SitemapMiddleware
+
+EXTENSION = "sitemap"
+
+
+class Sitemap:
+    """The Flask extension. The store defaults to an SQLite file in the app's
+    instance folder; the middleware lands in ``app.extensions["sitemap"]``.
+
+    .. code-block:: python
+
+        app.config["SITEMAP"] = {"base_url": "https://www.example.com"}
+        Sitemap(app)
+    """
+
+    def __init__(self, app: Any = None) -> None:
+        if app is not None:
+            self.init_app(app)
+
+    def init_app(self, app: Any) -> SitemapMiddleware:
+        """Wrap ``app.wsgi_app``; calling it twice for one app is an error."""
+        if EXTENSION in app.extensions:
+            raise ConfigError("Sitemap is already set up for this app")
+        config = app.config.get("SITEMAP")
+        if config is None:
+            raise ConfigError(
+                "Sitemap needs app.config[\"SITEMAP\"], a dict with at least 'base_url'"
+            )
+        if "store" not in config:
+            os.makedirs(app.instance_path, exist_ok=True)
+            path = os.path.join(app.instance_path, "sitemap.sqlite3")
+            config = {**config, "store": f"sqlite:///{path}"}
+        middleware = SitemapMiddleware(app.wsgi_app, config)
+        app.wsgi_app = middleware
+        app.extensions[EXTENSION] = middleware
+        return middleware
+
+
+def get_sitemap(app: Any) -> SitemapMiddleware:
+    """The middleware that ``Sitemap`` installed on ``app``."""
+    middleware: SitemapMiddleware = app.extensions[EXTENSION]
+    return middleware

@@ -1,0 +1,144 @@
+"""Recording policy: is a request/response pair a page to record, one to remove, or
+neither (and why)? Decided from the request line and the response headers alone.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable
+
+from werkzeug.http import parse_options_header
+
+from .config import Config
+
+RECORD = "record"
+REMOVE = "remove"
+
+# A known page that answers one of these is gone or moved for good; other
+# errors (5xx, 429) are transient and change nothing.
+REMOVAL_STATUSES = frozenset({301, 308, 404, 410})
+HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+SITEMAP_PATHS = frozenset({"/sitemap.xml", "/robots.txt"})
+
+
+def compile_globs(patterns: Iterable[str]) -> re.Pattern[str] | None:
+    """One regex for a list of path globs; ``/x/*`` also matches ``/x``."""
+    parts: list[str] = []
+    for pattern in patterns:
+        parts.append(fnmatch.translate(pattern))
+        if pattern.endswith("/*"):
+            parts.append(fnmatch.translate(pattern[:-2]))
+    return re.compile("|".join(parts)) if parts else None
+
+
+def is_noindex(value: str) -> bool:
+    """True for an ``X-Robots-Tag`` / meta robots value that keeps a page out.
+
+    Directives may carry a user agent (``googlebot: noindex``); any agent's
+    ``noindex`` or ``none`` counts, since the sitemap serves every crawler.
+    """
+    for directive in value.lower().split(","):
+        if directive.rpartition(":")[2].strip() in ("noindex", "none"):
+            return True
+    return False
+
+
+class Policy:
+    """The recording rules of one configuration, compiled once."""
+
+    def __init__(self, config: Config) -> None:
+        self._excluded = compile_globs(config.exclude)
+        self._included = compile_globs(config.include)
+        hosts = config.allowed_hosts
+        self._any_host = "*" in hosts
+        self._hosts = frozenset(h for h in hosts if not h.startswith("."))
+        self._host_suffixes = tuple(h for h in hosts if h.startswith("."))
+        self._session_cookies = config.session_cookies
+
+    def is_own_path(self, path: str) -> bool:
+        """Whether the middleware answers this path itself."""
+        return path in SITEMAP_PATHS or (
+            path.startswith("/sitemap-") and path.endswith(".xml.gz")
+        )
+
+    def request_skip(
+        self, method: str, path: str, host: str, authorization: bool, cookie: str
+    ) -> str | None:
+        """Why a request can neither add nor remove a page, or ``None``.
+
+        ``path`` is the decoded path; ``host`` the ``Host`` header value.
+        """
+        if method != "GET":
+            return "method"
+        if authorization:
+            return "authorization"
+        if cookie and self._has_session(cookie):
+            return "session"
+        if not self._host_allowed(host):
+            return "host"
+        return self.path_skip(path)
+
+    def path_skip(self, path: str) -> str | None:
+        """Why a (decoded or normalised) path is never recorded, or ``None``."""
+        if self.is_own_path(path):
+            return "own_endpoint"
+        if self._excluded is not None and self._excluded.match(path):
+            return "excluded"
+        if self._included is not None and not self._included.match(path):
+            return "not_included"
+        return None
+
+    def response_action(self, status: int, headers: Iterable[tuple[str, str]]) -> str:
+        """``RECORD``, ``REMOVE`` or the reason to skip, for an anonymous GET."""
+        if status != 200:
+            return REMOVE if status in REMOVAL_STATUSES else "status"
+        content_type = ""
+        for name, value in headers:
+            name = name.lower()
+            if name == "content-type":
+                content_type = value
+            elif name == "x-robots-tag":
+                if is_noindex(value):
+                    return REMOVE
+            elif name == "set-cookie":
+                return "set_cookie"
+            elif name == "cache-control":
+                lowered = value.lower()
+                if "private" in lowered or "no-store" in lowered:
+                    return "private"
+            elif name == "vary":
+                lowered = value.lower()
+                if "cookie" in lowered or "authorization" in lowered:
+                    return "vary"
+            elif name == "content-encoding":
+                if value.strip().lower() not in ("", "identity"):
+                    return "encoded"
+            elif name == "content-disposition":
+                return "attachment"
+        if parse_options_header(content_type)[0] not in HTML_TYPES:
+            return "not_html"
+        return RECORD
+
+    def _host_allowed(self, host: str) -> bool:
+        if self._any_host:
+            return True
+        host = host.lower()
+        # Drop the port; an IPv6 literal loses its brackets, as in allowed_hosts.
+        if host.startswith("["):
+            host = host[1:].partition("]")[0]
+        else:
+            host = host.partition(":")[0]
+        return host in self._hosts or (
+            bool(self._host_suffixes)
+            and any(
+                host.endswith(suffix) or host == suffix[1:]
+                for suffix in self._host_suffixes
+            )
+        )
+
+    def _has_session(self, cookie: str) -> bool:
+        for pair in cookie.split(";"):
+            if pair.partition("=")[0].strip() in self._session_cookies:
+                return True
+        return False

@@ -1,0 +1,285 @@
+"""The recorder: the request path enqueues observations; one writer thread per
+process digests them, normalises their URLs and writes batches to the store.
+
+Nothing here raises into the app: a full queue drops and counts, store errors are
+logged (rate-limited), counted and swallowed.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import logging
+import os
+import threading
+import time
+import weakref
+from collections import Counter, deque
+from collections.abc import Callable
+from datetime import datetime, timezone
+
+from .config import Config
+from .policy import RECORD, Policy
+from .stores.base import Entry, Store
+from .urls import MAX_URL_LENGTH, filter_query, normalise_path, wsgi_path
+
+logger = logging.getLogger("sitemap_middleware")
+
+# Bytes of a page's body that are kept for its fingerprint; a change further
+# down a very long page goes unnoticed.
+BODY_BUDGET = 512 * 1024
+# The queue drops new observations beyond either bound (invariant 15).
+MAX_QUEUED = 10_000
+MAX_QUEUED_BYTES = 64 * 1024 * 1024
+# Pages whose fingerprint this process remembers, to skip re-digesting them.
+RECENT_PAGES = 10_000
+FLUSH_INTERVAL = 1.0  # seconds between writes when traffic is light
+BATCH = 1000  # observations written per store call
+LOG_EVERY = 60.0  # seconds between two logs of the same error
+
+
+class Observation:
+    """One response being watched: where it was served and the body seen so far.
+
+    The adapters fill it as the response passes and hand it to
+    :meth:`Recorder.submit` once it has been sent in full.
+    """
+
+    __slots__ = ("action", "body", "key", "path", "query", "raw", "seen", "size")
+
+    def __init__(self, key: str, path: str, query: str, raw: bool) -> None:
+        self.key = key  # cache key: path as received, plus query if any is kept
+        self.path = path  # raw (wire) form if raw, else latin-1 over UTF-8 bytes
+        self.query = query
+        self.raw = raw
+        self.action: str | None = None  # RECORD, REMOVE or why neither
+        self.body: list[bytes] = []  # references to the chunks sent, never copies
+        self.size = 0
+        self.seen = 0.0
+
+    def see(self, chunk: bytes) -> None:
+        """Note a body chunk, up to the byte budget."""
+        if self.size < BODY_BUDGET:
+            self.body.append(chunk)
+            self.size += len(chunk)
+
+
+class Recorder:
+    """Turns observations into store writes, off the request path."""
+
+    def __init__(self, config: Config, policy: Policy, store: Store) -> None:
+        self._config = config
+        self._policy = policy
+        self._store = store
+        self._base_length = len(config.base_url)
+        self._counts: Counter[str] = Counter()
+        self._counts_lock = threading.Lock()
+        self._recent: dict[str, tuple[str, float]] = {}  # key -> (digest, checked)
+        self._last_log: dict[str, float] = {}
+        self._reset()
+        ref = weakref.ref(self)
+        os.register_at_fork(after_in_child=lambda: _call(ref, Recorder._reset))
+
+    def _reset(self) -> None:
+        # Also run in a forked child: the parent's thread and queue are not ours.
+        self._queue: deque[Observation] = deque()
+        self._queued_bytes = 0
+        self._cond = threading.Condition()
+        self._write_lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+
+    # -- request path -------------------------------------------------------
+
+    def count(self, reason: str, group: str = "skipped") -> None:
+        with self._counts_lock:
+            self._counts[f"{group}:{reason}"] += 1
+
+    def is_fresh(self, key: str) -> bool:
+        """Whether ``key`` was digested within the recheck interval."""
+        hit = self._recent.get(key)
+        return hit is not None and time.monotonic() - hit[1] < (
+            self._config.recheck_interval
+        )
+
+    def submit(self, observation: Observation, action: str) -> None:
+        """Queue an observation to ``RECORD`` or ``REMOVE``; never blocks,
+        drops and counts when the queue is full."""
+        observation.action = action
+        observation.seen = time.time()
+        with self._cond:
+            if (
+                len(self._queue) >= MAX_QUEUED
+                or self._queued_bytes + observation.size > MAX_QUEUED_BYTES
+            ):
+                full = True
+            else:
+                full = False
+                self._queue.append(observation)
+                self._queued_bytes += observation.size
+                if len(self._queue) >= BATCH:
+                    self._cond.notify()
+        if full:
+            self.count("queue_full", "dropped")
+        elif self._thread is None:
+            self._start()
+
+    # -- writer ---------------------------------------------------------------
+
+    def _start(self) -> None:
+        with self._cond:
+            if self._thread is not None or self._stopping:
+                return
+            self._thread = threading.Thread(
+                target=self._run, name="sitemap-recorder", daemon=True
+            )
+            self._thread.start()
+            ref = weakref.ref(self)
+            atexit.register(_call, ref, Recorder.close)
+
+    def _run(self) -> None:
+        while not self._stopping:
+            with self._cond:
+                if len(self._queue) < BATCH:
+                    self._cond.wait(FLUSH_INTERVAL)
+            self.flush()
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Write everything queued so far; ``False`` if ``timeout`` ran out first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._write_lock.acquire(timeout=-1 if timeout is None else timeout):
+            return False
+        try:
+            while True:
+                with self._cond:
+                    batch = [
+                        self._queue.popleft()
+                        for _ in range(min(BATCH, len(self._queue)))
+                    ]
+                    self._queued_bytes -= sum(o.size for o in batch)
+                if not batch:
+                    return True
+                self._write(batch)
+                if deadline is not None and time.monotonic() > deadline:
+                    return not self._queue
+        finally:
+            self._write_lock.release()
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Flush, stop the writer thread and close the store."""
+        self._stopping = True
+        with self._cond:
+            self._cond.notify()
+        self.flush(timeout)
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+        try:
+            self._store.close()
+        except Exception:
+            logger.exception("closing the sitemap store failed")
+
+    def _write(self, batch: list[Observation]) -> None:
+        records: dict[str, tuple[Observation, str, str]] = {}  # path -> obs, digest
+        removals: dict[str, Observation] = {}
+        for observation in batch:
+            path = self._canonical(observation)
+            if path is None:
+                continue
+            if observation.action == RECORD:
+                digest = _digest(observation.body)
+                hit = self._recent.get(observation.key)
+                if hit is not None and hit[0] == digest:
+                    self._remember(observation.key, digest)
+                    self.count("unchanged", "seen")
+                    continue
+                records[path] = (observation, digest, observation.key)
+                removals.pop(path, None)
+            else:
+                removals[path] = observation
+                records.pop(path, None)
+        entries = [
+            Entry(path, datetime.fromtimestamp(obs.seen, timezone.utc), digest)
+            for path, (obs, digest, _) in records.items()
+        ]
+        try:
+            if entries:
+                self._store.upsert(entries)
+            if removals:
+                removed = self._store.remove(removals)
+        except Exception as exc:
+            self._log_error("store", exc)
+            with self._counts_lock:
+                self._counts["dropped:store_error"] += len(entries) + len(removals)
+            return
+        for _, digest, key in records.values():
+            self._remember(key, digest)
+        for obs in removals.values():
+            self._recent.pop(obs.key, None)
+        with self._counts_lock:
+            self._counts["recorded"] += len(entries)
+            if removals:
+                self._counts["removed"] += removed
+
+    def _canonical(self, observation: Observation) -> str | None:
+        raw = observation.path if observation.raw else wsgi_path(observation.path)
+        path = normalise_path(raw)
+        if path is None:
+            self.count("bad_path")
+            return None
+        reason = self._policy.path_skip(path)
+        if reason is not None:
+            self.count(reason)
+            return None
+        query = filter_query(observation.query, self._config.query)
+        if query:
+            path = f"{path}?{query}"
+        if self._base_length + len(path) > MAX_URL_LENGTH:
+            self.count("too_long")
+            return None
+        return path
+
+    def _remember(self, key: str, digest: str) -> None:
+        recent = self._recent
+        recent.pop(key, None)
+        recent[key] = (digest, time.monotonic())
+        while len(recent) > RECENT_PAGES:
+            del recent[next(iter(recent))]
+
+    def _log_error(self, what: str, exc: Exception) -> None:
+        current = time.monotonic()
+        if current - self._last_log.get(what, -LOG_EVERY) >= LOG_EVERY:
+            self._last_log[what] = current
+            logger.error("sitemap %s error: %s", what, exc, exc_info=exc)
+
+    # -- inspection -------------------------------------------------------------
+
+    def stats(self) -> dict[str, object]:
+        """Counters since start: recorded, removed, and skipped/dropped by reason."""
+        with self._counts_lock:
+            counts = dict(self._counts)
+        grouped: dict[str, dict[str, int]] = {"skipped": {}, "dropped": {}, "seen": {}}
+        flat: dict[str, object] = {"recorded": 0, "removed": 0}
+        for name, value in counts.items():
+            group, _, reason = name.partition(":")
+            if reason:
+                grouped[group][reason] = value
+            else:
+                flat[name] = value
+        flat.update(grouped)
+        flat["queued"] = len(self._queue)
+        return flat
+
+
+def _digest(chunks: list[bytes]) -> str:
+    """A fast content fingerprint (SHA-1: hardware-accelerated, not for security)."""
+    digest = hashlib.sha1(usedforsecurity=False)
+    for chunk in chunks:
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _call(ref: weakref.ref[Recorder], method: Callable[[Recorder], object]) -> None:
+    recorder = ref()
+    if recorder is not None:
+        method(recorder)

@@ -1,0 +1,236 @@
+"""Serving: the answers to ``/sitemap.xml``, ``/sitemap-N.xml.gz`` and
+``/robots.txt`` as plain ``Response`` values, with validators and 304s.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from werkzeug.http import http_date, parse_options_header, quote_etag
+from werkzeug.sansio.http import is_resource_modified
+
+from . import render
+from .config import Config
+from .stores.base import PageInfo, Store
+
+logger = logging.getLogger("sitemap_middleware")
+
+XML = "application/xml; charset=utf-8"
+# The page files are gzip themselves: no Content-Encoding, or clients would
+# unpack them (reliability-security.md §1.6).
+GZIP = "application/gzip"
+TEXT = "text/plain; charset=utf-8"
+ALLOW = "GET, HEAD"
+# Rendered pages kept in memory, keyed by version.
+CACHE_BYTES = 32 * 1024 * 1024
+RETRY_AFTER = "120"
+# Page numbers start at 1 with no leading zero; nine digits is far past the
+# 50,000 pages an index may list, so longer numbers are 404 without a lookup.
+_PAGE = re.compile(r"/sitemap-([1-9][0-9]{0,8})\.xml\.gz")
+
+Header = Callable[[str], "str | None"]
+
+
+@dataclass(slots=True)
+class Response:
+    """A response of the middleware's own: status, headers, body."""
+
+    status: int
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    body: bytes = b""
+
+
+def _text(status: int, message: str, **extra: str) -> Response:
+    body = message.encode("utf-8")
+    headers = [("Content-Type", TEXT), ("Content-Length", str(len(body)))]
+    headers.extend((name.replace("_", "-"), value) for name, value in extra.items())
+    return Response(status, headers, body)
+
+
+class Server:
+    """Answers the sitemap endpoints of one configuration from one store."""
+
+    def __init__(self, config: Config, store: Store) -> None:
+        self._config = config
+        self._store = store
+        self._cache_control = f"public, max-age={config.cache_max_age}"
+        self._sitemap_url = f"{config.base_url}/sitemap.xml"
+        # version key -> body; bounded in bytes, least recently used out first.
+        self._cache: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
+        self._cache_bytes = 0
+        self._cache_lock = threading.Lock()  # guards the dict
+        self._render_lock = threading.Lock()  # one render at a time
+
+    def serve(self, method: str, path: str, header: Header) -> Response:
+        """Answer ``/sitemap.xml`` or ``/sitemap-N.xml.gz`` (``is_sitemap``)."""
+        if method not in ("GET", "HEAD"):
+            return _text(405, "Method Not Allowed\n", Allow=ALLOW)
+        number = 0
+        if path != "/sitemap.xml":
+            match = _PAGE.fullmatch(path)
+            if match is None:
+                return _text(404, "Not Found\n")
+            number = int(match.group(1))
+        try:
+            response = self._document(number, header)
+        except Exception as exc:
+            logger.error("sitemap store error while serving %s: %s", path, exc)
+            response = self._last_known(number)
+        if method == "HEAD":
+            response.body = b""
+        return response
+
+    @staticmethod
+    def is_sitemap(path: str) -> bool:
+        return path == "/sitemap.xml" or (
+            path.startswith("/sitemap-") and path.endswith(".xml.gz")
+        )
+
+    def _document(self, number: int, header: Header) -> Response:
+        if number:
+            page = self._store.page(number)
+            if page is None:
+                return _text(404, "Not Found\n")
+            pages = [page]
+            key: tuple[object, ...] = (number, page.version)
+        else:
+            pages = self._store.pages()
+            if not pages:
+                # An index must list at least one sitemap (siteindex.xsd), so
+                # an empty store has no sitemap yet: 404, not to be cached.
+                return _text(404, "No pages recorded yet.\n", Cache_Control="no-store")
+            key = (0, *(p.version for p in pages))
+        etag = quote_etag(hashlib.sha1(repr(key).encode()).hexdigest()[:20])
+        changed = max(p.changed for p in pages)
+        headers = [
+            ("ETag", etag),
+            ("Last-Modified", http_date(changed)),
+            ("Cache-Control", self._cache_control),
+            ("X-Robots-Tag", "noindex"),
+        ]
+        if not is_resource_modified(
+            http_if_none_match=header("if-none-match"),
+            http_if_modified_since=header("if-modified-since"),
+            etag=etag,
+            last_modified=changed,
+        ):
+            return Response(304, headers)
+        body = self._cached(key, lambda: self._render(number, pages))
+        headers[:0] = [
+            ("Content-Type", GZIP if number else XML),
+            ("Content-Length", str(len(body))),
+        ]
+        return Response(200, headers, body)
+
+    def _render(self, number: int, pages: list[PageInfo]) -> bytes:
+        config = self._config
+        if not number:
+            return render.sitemapindex(config.base_url, pages).encode("utf-8")
+        return render.gzip(
+            render.urlset(
+                config.base_url,
+                self._store.entries(number),
+                config.changefreq,
+                config.priority,
+            )
+        )
+
+    def _cached(self, key: tuple[object, ...], build: Callable[[], bytes]) -> bytes:
+        with self._cache_lock:
+            body = self._cache.get(key)
+        if body is not None:
+            return body
+        # Single flight: concurrent requests for a stale page render it once.
+        with self._render_lock:
+            with self._cache_lock:
+                body = self._cache.get(key)
+            if body is not None:
+                return body
+            body = build()
+            with self._cache_lock:
+                self._cache[key] = body
+                self._cache_bytes += len(body)
+                while self._cache_bytes > CACHE_BYTES and len(self._cache) > 1:
+                    self._cache_bytes -= len(self._cache.popitem(last=False)[1])
+        return body
+
+    def _last_known(self, number: int) -> Response:
+        # Never an empty or truncated success (invariant 14): the last good
+        # document, or 503 so that crawlers come back later.
+        with self._cache_lock:
+            known = next(
+                (
+                    body
+                    for key, body in reversed(self._cache.items())
+                    if key[0] == number
+                ),
+                None,
+            )
+        if known is None:
+            return _text(
+                503, "Sitemap temporarily unavailable.\n", Retry_After=RETRY_AFTER
+            )
+        return Response(
+            200,
+            [
+                ("Content-Type", GZIP if number else XML),
+                ("Content-Length", str(len(known))),
+                ("Cache-Control", "no-cache"),
+                ("X-Robots-Tag", "noindex"),
+            ],
+            known,
+        )
+
+    # -- robots.txt -----------------------------------------------------------
+
+    def robots(
+        self, method: str, status: int, headers: list[tuple[str, str]], body: bytes
+    ) -> Response | None:
+        """The robots.txt to send given the app's own answer, ``None`` to keep it.
+
+        An app's 200 robots.txt is kept with a ``Sitemap:`` line added; a 404 or
+        410 is replaced by a generated one (unless ``robots.generate`` is off);
+        anything else, a 5xx included, stays the app's answer.
+        """
+        if status == 200:
+            content_type = ""
+            for name, value in headers:
+                name = name.lower()
+                if name == "content-type":
+                    content_type = value
+                elif name == "content-encoding" and value.lower() != "identity":
+                    return None  # compressed by the app: leave it alone
+            mime, options = parse_options_header(content_type)
+            if mime != "text/plain":
+                return None
+            text = body.decode(options.get("charset", "utf-8"), errors="replace")
+            updated = render.with_sitemap_line(text, self._sitemap_url)
+            if updated is None:
+                return None
+            kept = [
+                (name, value)
+                for name, value in headers
+                if name.lower() not in ("content-length", "content-type", "etag")
+            ]
+            return self._robots(method, updated, kept)
+        if status in (404, 410) and self._config.robots_generate:
+            text = render.robots_txt(self._config.robots_lines, self._sitemap_url)
+            return self._robots(method, text, [("Cache-Control", self._cache_control)])
+        return None
+
+    def _robots(
+        self, method: str, text: str, headers: list[tuple[str, str]]
+    ) -> Response:
+        body = text.encode("utf-8")
+        headers = [
+            ("Content-Type", TEXT),
+            ("Content-Length", str(len(body))),
+            *headers,
+        ]
+        return Response(200, headers, b"" if method == "HEAD" else body)

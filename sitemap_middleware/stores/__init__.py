@@ -1,0 +1,99 @@
+"""Stores chosen by URI: ``memory://``, ``sqlite:///file.db``, or a registered scheme.
+
+Backends are imported only when their scheme is used, so a missing optional
+driver costs nothing until it is asked for.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from ..errors import ConfigError
+from .base import Entry, PageInfo, Store
+
+__all__ = ["Entry", "PageInfo", "Store", "open_store", "register_store"]
+
+StoreFactory = Callable[[str], Store]
+
+# scheme -> "module:function" building the store from its URI.
+_BUILTIN = {
+    "memory": "sitemap_middleware.stores:_memory",
+    "sqlite": "sitemap_middleware.stores:_sqlite",
+}
+
+
+_REGISTRY: dict[str, StoreFactory | str] = dict(_BUILTIN)
+
+
+def register_store(scheme: str, factory: StoreFactory) -> None:
+    """Make ``open_store`` build ``factory(uri)`` for URIs of ``scheme``."""
+    _REGISTRY[scheme.lower()] = factory
+
+
+def open_store(uri: str | Store) -> Store:
+    """Build the store a URI names, or return a ready store object unchanged.
+
+    .. code-block:: python
+
+        store = open_store("sqlite:///instance/sitemap.sqlite3?page_size=50000")
+    """
+    if not isinstance(uri, str):
+        return uri
+    scheme = urlsplit(uri).scheme.lower()
+    factory = _REGISTRY.get(scheme)
+    if factory is None:
+        raise ConfigError(
+            f"unknown store scheme {scheme!r} in {uri!r}; known schemes: "
+            f"{', '.join(sorted(_REGISTRY))}"
+        )
+    if isinstance(factory, str):
+        module, _, name = factory.partition(":")
+        factory = getattr(importlib.import_module(module), name)
+    try:
+        return factory(uri)
+    except ValueError as exc:
+        if isinstance(exc, ConfigError):
+            raise
+        raise ConfigError(f"bad store URI {uri!r}: {exc}") from exc
+
+
+def _options(uri: str, allowed: dict[str, type]) -> dict[str, Any]:
+    options: dict[str, Any] = {}
+    for key, value in parse_qsl(urlsplit(uri).query, keep_blank_values=True):
+        kind = allowed.get(key)
+        if kind is None:
+            raise ConfigError(
+                f"unknown option {key!r} in store URI {uri!r}; "
+                f"expected one of {', '.join(allowed) or 'none'}"
+            )
+        try:
+            options[key] = kind(value)
+        except ValueError as exc:
+            raise ConfigError(
+                f"store option {key!r} must be a {kind.__name__}, got {value!r}"
+            ) from exc
+    return options
+
+
+def _memory(uri: str) -> Store:
+    from .memory import MemoryStore
+
+    return MemoryStore(**_options(uri, {"page_size": int}))
+
+
+def _sqlite(uri: str) -> Store:
+    from .sqlite import SQLiteStore
+
+    parts = urlsplit(uri)
+    if parts.netloc:
+        raise ConfigError(
+            f"SQLite URIs have an empty host: 'sqlite:///relative/file.db' or "
+            f"'sqlite:////absolute/file.db', got {uri!r}"
+        )
+    path = unquote(parts.path[1:])  # "sqlite:///x" is relative, "sqlite:////x" not
+    if not path:
+        raise ConfigError(f"SQLite URI {uri!r} names no file")
+    return SQLiteStore(path, **_options(uri, {"page_size": int, "timeout": float}))

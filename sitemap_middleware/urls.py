@@ -1,0 +1,101 @@
+"""URL normalisation: one canonical, percent-encoded ASCII spelling per page.
+
+Follows RFC 3986 §6.2.2 (case, percent-encoding, dot segments) and keeps only
+allow-listed query parameters, in a canonical order.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+
+# sitemaps.org: "<loc> ... must be less than 2,048 characters".
+MAX_URL_LENGTH = 2047
+
+_UNRESERVED = frozenset(
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
+)
+# RFC 3986 §3.3: pchar = unreserved / pct-encoded / sub-delims / ":" / "@"
+_PATH_SAFE = _UNRESERVED | frozenset(b"!$&'()*+,;=:@/")
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+# A path with a control character or DEL is never a page anyone links to.
+_CONTROL = frozenset(range(0x20)) | {0x7F}
+
+
+def wsgi_path(path_info: str) -> str:
+    """Turn WSGI's decoded ``PATH_INFO`` (latin-1 over raw bytes) into raw form."""
+    return quote(path_info.encode("latin-1"), safe="/!$&'()*+,;=:@~")
+
+
+def normalise_path(raw: str) -> str | None:
+    """Return the canonical spelling of a raw request path, or ``None``.
+
+    ``raw`` is the path as sent on the wire: ``%XX`` escapes are escapes and
+    other characters stand for one byte each (latin-1). Unreserved characters
+    are decoded, other escapes upper-cased, everything outside ``pchar``
+    encoded, and dot segments removed. Paths with control characters or
+    bytes that are not UTF-8 give ``None``. The result is a fixed point.
+    """
+    data = bytearray()
+    out: list[str] = []
+    i, n = 0, len(raw)
+    while i < n:
+        ch = raw[i]
+        if ch == "%" and (m := _ESCAPE.match(raw, i)):
+            byte = int(m.group(1), 16)
+            i += 3
+        else:
+            byte = ord(ch)
+            i += 1
+            if byte > 0xFF:  # not latin-1: a str path that was never bytes
+                encoded = ch.encode("utf-8")
+                data += encoded
+                out.extend(f"%{b:02X}" for b in encoded)
+                continue
+            if byte in _PATH_SAFE:
+                data.append(byte)
+                out.append(ch)
+                continue
+        if byte in _CONTROL:
+            return None
+        data.append(byte)
+        out.append(chr(byte) if byte in _UNRESERVED else f"%{byte:02X}")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return remove_dot_segments("".join(out) or "/")
+
+
+def remove_dot_segments(path: str) -> str:
+    """RFC 3986 §5.2.4, on an absolute path."""
+    if "." not in path:
+        return path
+    segments = path.split("/")
+    kept: list[str] = []
+    for segment in segments[1:]:
+        if segment == "..":
+            if kept:
+                kept.pop()
+        elif segment != ".":
+            kept.append(segment)
+    result = "/" + "/".join(kept)
+    # "/a/." and "/a/.." name a directory: keep the trailing slash.
+    if segments[-1] in (".", "..") and not result.endswith("/"):
+        result += "/"
+    return result
+
+
+def filter_query(query: str, allowed: frozenset[str]) -> str:
+    """Keep the allow-listed parameters of a raw query string, sorted."""
+    if not query or not allowed:
+        return ""
+    pairs = parse_qsl(query, keep_blank_values=True, encoding="utf-8")
+    kept = sorted((k, v) for k, v in pairs if k in allowed)
+    return urlencode(kept, quote_via=quote, safe="-._~")
+
+
+def split_base_url(url: str) -> tuple[str, str]:
+    """Split a validated ``base_url`` into origin and path prefix (no trailing /)."""
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
