@@ -1,0 +1,187 @@
+"""The behaviour apps: one table of routes served by Flask (WSGI) and by Starlette
+(ASGI), each wrapped by the middleware, behind one client API."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from helpers import Reply
+
+HTML = "text/html; charset=utf-8"
+
+
+def html(title: str, head: str = "") -> bytes:
+    return (
+        f"<!doctype html><html lang=en><head><meta charset=utf-8>"
+        f"<title>{title}</title>{head}</head><body><main><h1>{title}</h1>"
+        f"<p>Some words about {title}.</p></main></body></html>"
+    ).encode()
+
+
+# path -> (status, headers, body chunks); bodies with several chunks stream.
+ROUTES: dict[str, tuple[int, dict[str, str], list[bytes]]] = {
+    "/": (200, {"Content-Type": HTML}, [html("Home")]),
+    "/about": (200, {"Content-Type": HTML}, [html("About")]),
+    "/blog/café": (200, {"Content-Type": HTML}, [html("Café")]),
+    "/blog/it's": (200, {"Content-Type": HTML}, [html("It's")]),
+    "/a&b": (200, {"Content-Type": HTML}, [html("A and B")]),
+    "/search": (200, {"Content-Type": HTML}, [html("Search")]),
+    "/xhtml": (200, {"Content-Type": "application/xhtml+xml"}, [html("X")]),
+    "/json": (200, {"Content-Type": "application/json"}, [b'{"a": 1}']),
+    "/private": (200, {"Content-Type": HTML, "Cache-Control": "private"}, [html("P")]),
+    "/no-store": (200, {"Content-Type": HTML, "Cache-Control": "no-store"}, [b"x"]),
+    "/cookie": (200, {"Content-Type": HTML, "Set-Cookie": "a=1"}, [html("C")]),
+    "/vary": (200, {"Content-Type": HTML, "Vary": "Cookie"}, [html("V")]),
+    "/noindex": (200, {"Content-Type": HTML, "X-Robots-Tag": "noindex"}, [b"n"]),
+    "/bot-none": (
+        200,
+        {"Content-Type": HTML, "X-Robots-Tag": "googlebot: none"},
+        [html("N")],
+    ),
+    "/download": (
+        200,
+        {"Content-Type": HTML, "Content-Disposition": "attachment; filename=a.html"},
+        [html("D")],
+    ),
+    "/old": (301, {"Location": "/about"}, [b""]),
+    "/gone": (410, {"Content-Type": HTML}, [html("Gone")]),
+    "/error": (500, {"Content-Type": HTML}, [html("Error")]),
+    "/account": (200, {"Content-Type": HTML}, [html("Your account")]),
+    "/admin/": (200, {"Content-Type": HTML}, [html("Admin")]),
+    "/api/posts": (200, {"Content-Type": "application/json"}, [b"[]"]),
+    "/stream": (200, {"Content-Type": HTML}, [b"<html><body>", b"one ", b"two</body>"]),
+    "/events": (200, {"Content-Type": "text/event-stream"}, [b"data: 1\n\n"] * 3),
+}
+
+
+def _spec(path: str) -> tuple[int, dict[str, str], list[bytes]]:
+    return ROUTES.get(path, (404, {"Content-Type": HTML}, [html("Not found")]))
+
+
+def flask_app(config: dict[str, Any], robots: bytes | None = None) -> Any:
+    from flask import Flask, Response
+
+    from sitemap_middleware import SitemapMiddleware
+
+    app = Flask(__name__)
+
+    @app.route("/", defaults={"path": ""}, methods=["GET", "HEAD", "POST"])
+    @app.route("/<path:path>", methods=["GET", "HEAD", "POST"])
+    def page(path: str) -> Response:
+        if path == "robots.txt" and robots is not None:
+            return Response(robots, content_type="text/plain; charset=utf-8")
+        status, headers, chunks = _spec("/" + path)
+        body: Any = iter(chunks) if len(chunks) > 1 else chunks[0]
+        response = Response(body, status=status, headers=headers)
+        if "Content-Type" not in headers:
+            del response.headers["Content-Type"]
+        return response
+
+    app.wsgi_app = SitemapMiddleware(app.wsgi_app, config)  # type: ignore[method-assign]
+    return app
+
+
+def starlette_app(config: dict[str, Any], robots: bytes | None = None) -> Any:
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.requests import Request
+    from starlette.responses import Response, StreamingResponse
+    from starlette.routing import Route, WebSocketRoute
+    from starlette.websockets import WebSocket
+
+    from sitemap_middleware import ASGISitemapMiddleware
+
+    async def page(request: Request) -> Response:
+        path = request.url.path
+        if path == "/robots.txt" and robots is not None:
+            return Response(robots, media_type="text/plain")
+        status, headers, chunks = _spec(path)
+        if len(chunks) > 1:
+
+            async def stream() -> Iterator[bytes]:  # type: ignore[misc]
+                for chunk in chunks:
+                    yield chunk
+
+            return StreamingResponse(stream(), status, headers)
+        return Response(chunks[0], status, headers)
+
+    async def echo(websocket: WebSocket) -> None:
+        await websocket.accept()
+        await websocket.send_text(await websocket.receive_text())
+        await websocket.close()
+
+    return Starlette(
+        routes=[
+            WebSocketRoute("/ws", echo),
+            Route("/{path:path}", page, methods=["GET", "HEAD", "POST"]),
+        ],
+        middleware=[Middleware(ASGISitemapMiddleware, config=config)],
+    )
+
+
+class Site:
+    """A wrapped app and a client for it, the same API on both stacks."""
+
+    def __init__(self, stack: str, app: Any) -> None:
+        self.stack = stack
+        self.app = app
+        if stack == "wsgi":
+            from werkzeug.test import Client
+
+            self.middleware = app.wsgi_app
+            # No cookie jar: tests send their own Cookie headers.
+            self._client: Any = Client(app, use_cookies=False)
+        else:
+            from starlette.testclient import TestClient
+
+            from sitemap_middleware.starlette import get_sitemap
+
+            self._client = TestClient(app, base_url="http://localhost")
+            self._client.__enter__()  # run the lifespan
+            self.middleware = get_sitemap(app)
+
+    @property
+    def store(self) -> Any:
+        return self.middleware.store
+
+    def request(
+        self, method: str, path: str, headers: dict[str, str] | None = None
+    ) -> Reply:
+        if self.stack == "wsgi":
+            response = self._client.open(path, method=method, headers=headers or {})
+            body = response.get_data()
+            response.close()
+            return Reply(response.status_code, response.headers, body)
+        response = self._client.request(
+            method, path, headers=headers, follow_redirects=False
+        )
+        return Reply(response.status_code, response.headers, response.content)
+
+    def get(self, path: str, headers: dict[str, str] | None = None) -> Reply:
+        return self.request("GET", path, headers)
+
+    def head(self, path: str, headers: dict[str, str] | None = None) -> Reply:
+        return self.request("HEAD", path, headers)
+
+    def websocket(self, path: str) -> Any:
+        return self._client.websocket_connect(path)
+
+    def recorded(self) -> list[str]:
+        """The stored paths, in page order, after flushing the recorder."""
+        assert self.middleware.flush(5.0)
+        return [
+            entry.path
+            for page in self.store.pages()
+            for entry in self.store.entries(page.number)
+        ]
+
+    def close(self) -> None:
+        if self.stack == "asgi":
+            self._client.__exit__(None, None, None)
+        self.middleware.close()
+
+
+def make_site(stack: str, config: dict[str, Any], robots: bytes | None = None) -> Site:
+    build = flask_app if stack == "wsgi" else starlette_app
+    return Site(stack, build(config, robots))

@@ -1,0 +1,78 @@
+"""Test helpers: schema validation of sitemap documents and one client API over
+the WSGI and ASGI stacks."""
+
+from __future__ import annotations
+
+import gzip
+import pathlib
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from lxml import etree
+
+XSD = pathlib.Path(__file__).parent / "xsd"
+NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+_SCHEMAS: dict[str, etree.XMLSchema] = {}
+
+
+def schema(name: str) -> etree.XMLSchema:
+    if name not in _SCHEMAS:
+        _SCHEMAS[name] = etree.XMLSchema(etree.parse(str(XSD / name)))
+    return _SCHEMAS[name]
+
+
+def parse(xml: bytes) -> etree._Element:
+    parser = etree.XMLParser(resolve_entities=False, no_network=True)
+    return etree.fromstring(xml, parser)
+
+
+def validate(xml: bytes) -> etree._Element:
+    """Parse a sitemap or index and assert it is valid against its schema."""
+    assert xml.startswith(b'<?xml version="1.0" encoding="UTF-8"?>')
+    root = parse(xml)
+    name = "siteindex.xsd" if root.tag.endswith("sitemapindex") else "sitemap.xsd"
+    checker = schema(name)
+    assert checker.validate(root), checker.error_log
+    return root
+
+
+def locs(root: etree._Element) -> list[str]:
+    return [loc.text for loc in root.iterfind(".//sm:loc", NS)]
+
+
+def gunzip_once(body: bytes) -> bytes:
+    """Decompress a page, checking it is gzip exactly once."""
+    assert body[:2] == b"\x1f\x8b"
+    xml = gzip.decompress(body)
+    assert xml.startswith(b"<?xml")
+    return xml
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: Any  # case-insensitive mapping
+    body: bytes
+
+
+def sitemap_urls(client: Any, prefix: str = "") -> list[str]:
+    """Every <loc> of every page the index lists, each document validated.
+
+    ``prefix`` is the path prefix of ``base_url``, absent from the app's paths.
+    """
+    reply = client.get("/sitemap.xml")
+    if reply.status == 404:
+        return []
+    assert reply.status == 200, reply
+    assert reply.headers["content-type"] == "application/xml; charset=utf-8"
+    urls: list[str] = []
+    for page_url in locs(validate(reply.body)):
+        path = urlsplit(page_url).path
+        assert path.startswith(prefix)
+        page = client.get(path[len(prefix) :])
+        assert page.status == 200
+        assert page.headers["content-type"] == "application/gzip"
+        assert "content-encoding" not in page.headers
+        urls.extend(locs(validate(gunzip_once(page.body))))
+    return urls
