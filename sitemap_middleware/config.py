@@ -94,7 +94,8 @@ class Config:
             values["robots_generate"], values["robots_lines"] = robots
         values["exclude"] = DEFAULT_EXCLUDE + values.get("exclude", ())
         if not values.get("allowed_hosts"):
-            values["allowed_hosts"] = (urlsplit(values["base_url"]).hostname or "",)
+            host = urlsplit(values["base_url"]).hostname or ""
+            values["allowed_hosts"] = (host,)
         return cls(**values)
 
 
@@ -109,16 +110,17 @@ def _base_url(key: str, value: Any) -> str:
         raise ConfigError(
             f"{key!r} must hold no user, query or fragment, got {value!r}"
         )
+    hostname = parts.hostname
     try:
-        host = parts.hostname.encode("idna").decode("ascii")
         port = parts.port
+        host = hostname if ":" in hostname else hostname.encode("idna").decode()
     except (UnicodeError, ValueError) as exc:
         raise ConfigError(f"{key!r} has an invalid host or port: {value!r}") from exc
     scheme = parts.scheme.lower()
+    if ":" in host:
+        host = f"[{host}]"  # IPv6 literal
     if port is not None and port != {"http": 80, "https": 443}[scheme]:
         host = f"{host}:{port}"
-    if ":" in (parts.hostname or "") and not host.startswith("["):
-        host = f"[{host}]"  # IPv6 literal
     prefix = parts.path.rstrip("/")
     if prefix and not prefix.isascii():
         raise ConfigError(f"{key!r} path must be percent-encoded ASCII: {value!r}")

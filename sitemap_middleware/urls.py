@@ -64,7 +64,8 @@ def normalise_path(raw: str) -> str | None:
         data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    return remove_dot_segments("".join(out) or "/")
+    path = "".join(out)
+    return remove_dot_segments(path if path.startswith("/") else "/" + path)
 
 
 def remove_dot_segments(path: str) -> str:

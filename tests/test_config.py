@@ -1,0 +1,92 @@
+"""Config errors: every bad key or value is a ConfigError that says what to fix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from sitemap_middleware import ASGISitemapMiddleware, Config, ConfigError, SitemapMiddleware
+from sitemap_middleware.config import DEFAULT_EXCLUDE
+
+BASE = {"base_url": "https://www.example.com", "store": "memory://"}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"base_ur": "x"}, "did you mean 'base_url'"),
+        ({"exlude": ["/x"]}, "did you mean 'exclude'"),
+        ({"colour": 1}, "unknown sitemap config key 'colour'"),
+        ({"base_url": "www.example.com"}, "'base_url' must be an absolute http(s) URL"),
+        ({"base_url": "/relative"}, "'base_url' must be an absolute"),
+        ({"base_url": "ftp://example.com"}, "'base_url' must be an absolute"),
+        ({"base_url": 42}, "'base_url' must be an absolute"),
+        ({"base_url": "https://example.com/?a=1"}, "no user, query or fragment"),
+        ({"base_url": "https://u:p@example.com"}, "no user, query or fragment"),
+        ({"base_url": "https://example.com:99999"}, "invalid host or port"),
+        ({"priority": 1.5}, "'priority' must be a number from 0.0 to 1.0"),
+        ({"priority": -0.1}, "'priority' must be a number from 0.0 to 1.0"),
+        ({"priority": "high"}, "'priority' must be a number"),
+        ({"priority": True}, "'priority' must be a number"),
+        ({"changefreq": "fortnightly"}, "'changefreq' must be one of always, hourly"),
+        ({"exclude": "/admin"}, "'exclude' must be a list of strings"),
+        ({"exclude": ["admin"]}, "start with '/'"),
+        ({"include": [3]}, "'include' must hold non-empty strings"),
+        ({"query": "page"}, "'query' must be a list of strings"),
+        ({"allowed_hosts": None}, "'allowed_hosts' must be a list"),
+        ({"cache_max_age": -1}, "'cache_max_age' must be a whole number"),
+        ({"cache_max_age": 1.5}, "'cache_max_age' must be a whole number"),
+        ({"robots": True}, "'robots' must be a dict"),
+        ({"robots": {"generate": "yes"}}, "'robots.generate' must be true or false"),
+        ({"robots": {"line": []}}, "unknown key 'line' in 'robots'"),
+        ({"robots": {"lines": ["a\nb"]}}, "single lines"),
+        ({"store": "sitemap.db"}, "'store' must be a store URI"),
+        ({"store": "mongodb://x"}, "unknown store scheme 'mongodb'"),
+        ({"store": "memory://?page_size=0"}, "page_size"),
+        ({"store": "memory://?page_size=big"}, "'page_size' must be a int"),
+        ({"store": "memory://?colour=1"}, "unknown option 'colour'"),
+        ({"store": "sqlite://host/x.db"}, "SQLite URIs have an empty host"),
+        ({"recheck_interval": "soon"}, "'recheck_interval' must be a number of seconds"),
+    ],
+)
+@pytest.mark.parametrize("middleware", [SitemapMiddleware, ASGISitemapMiddleware])
+def test_bad_config(overrides: dict[str, Any], message: str, middleware: Any) -> None:
+    """Each mistake raises ConfigError at construction, naming key and fix."""
+    with pytest.raises(ConfigError) as info:
+        middleware(lambda *a: None, {**BASE, **overrides})
+    assert message in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_base_url_required() -> None:
+    with pytest.raises(ConfigError, match="needs 'base_url'"):
+        Config.from_mapping({})
+
+
+def test_config_must_be_a_dict() -> None:
+    with pytest.raises(ConfigError, match="must be a dict"):
+        Config.from_mapping(["base_url"])  # type: ignore[arg-type]
+
+
+def test_defaults_and_normalisation() -> None:
+    """base_url is normalised; defaults fill the rest; the result is frozen."""
+    config = Config.from_mapping(
+        {"base_url": "HTTPS://Bücher.Example:443/shop/", "exclude": ["/private/*"]}
+    )
+    assert config.base_url == "https://xn--bcher-kva.example/shop"
+    assert config.allowed_hosts == ("xn--bcher-kva.example",)
+    assert config.exclude == (*DEFAULT_EXCLUDE, "/private/*")
+    assert config.store == "sqlite:///sitemap.sqlite3"
+    assert config.changefreq is None and config.priority is None
+    with pytest.raises(AttributeError):
+        config.base_url = "x"  # type: ignore[misc]
+
+
+def test_port_and_ipv6_kept() -> None:
+    assert Config.from_mapping({"base_url": "http://127.0.0.1:8000"}).base_url == (
+        "http://127.0.0.1:8000"
+    )
+    config = Config.from_mapping({"base_url": "http://[::1]:8000/"})
+    assert config.base_url == "http://[::1]:8000"
+    assert config.allowed_hosts == ("::1",)
