@@ -93,7 +93,9 @@ def test_removal_when_a_page_goes_away(make: Callable[..., Site]) -> None:
     routes = dict(ROUTES)
     try:
         for answer in ("/missing", "/gone", "/old", "/noindex", "/error"):
-            ROUTES["/about"] = ROUTES["/about"] if answer == "/error" else routes["/about"]
+            ROUTES["/about"] = (
+                ROUTES["/about"] if answer == "/error" else routes["/about"]
+            )
             site.get("/about")
             assert site.recorded() == ["/about"]
             ROUTES["/about"] = routes.get(answer, (404, {}, [b""]))

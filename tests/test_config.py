@@ -6,7 +6,12 @@ from typing import Any
 
 import pytest
 
-from sitemap_middleware import ASGISitemapMiddleware, Config, ConfigError, SitemapMiddleware
+from sitemap_middleware import (
+    ASGISitemapMiddleware,
+    Config,
+    ConfigError,
+    SitemapMiddleware,
+)
 from sitemap_middleware.config import DEFAULT_EXCLUDE
 
 BASE = {"base_url": "https://www.example.com", "store": "memory://"}
@@ -47,7 +52,10 @@ BASE = {"base_url": "https://www.example.com", "store": "memory://"}
         ({"store": "memory://?page_size=big"}, "'page_size' must be a int"),
         ({"store": "memory://?colour=1"}, "unknown option 'colour'"),
         ({"store": "sqlite://host/x.db"}, "SQLite URIs have an empty host"),
-        ({"recheck_interval": "soon"}, "'recheck_interval' must be a number of seconds"),
+        (
+            {"recheck_interval": "soon"},
+            "'recheck_interval' must be a number of seconds",
+        ),
     ],
 )
 @pytest.mark.parametrize("middleware", [SitemapMiddleware, ASGISitemapMiddleware])

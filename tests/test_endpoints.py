@@ -59,7 +59,9 @@ def test_validators_and_304(site: Site) -> None:
 def test_etag_changes_with_content(site: Site) -> None:
     """A new page changes the index and page ETags."""
     _seed(site, "/")
-    before = [site.get(p).headers["etag"] for p in ("/sitemap.xml", "/sitemap-1.xml.gz")]
+    before = [
+        site.get(p).headers["etag"] for p in ("/sitemap.xml", "/sitemap-1.xml.gz")
+    ]
     _seed(site, "/about")
     after = [site.get(p).headers["etag"] for p in ("/sitemap.xml", "/sitemap-1.xml.gz")]
     assert before[0] != after[0] and before[1] != after[1]
@@ -111,7 +113,9 @@ def test_empty_store(site: Site) -> None:
     assert reply.status == 404
     assert reply.headers["cache-control"] == "no-store"
     assert site.get("/sitemap-1.xml.gz").status == 404
-    assert "Sitemap: http://localhost/sitemap.xml" in site.get("/robots.txt").body.decode()
+    assert (
+        "Sitemap: http://localhost/sitemap.xml" in site.get("/robots.txt").body.decode()
+    )
 
 
 def test_pages_split_at_page_size(make: Callable[..., Site]) -> None:

@@ -23,7 +23,9 @@ def test_escape_all_five() -> None:
 
 def test_metacharacters_round_trip() -> None:
     """Every metacharacter a stored path could carry comes back exactly."""
-    entries = [Entry("/a&b'c\"d<e>f", datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc))]
+    entries = [
+        Entry("/a&b'c\"d<e>f", datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc))
+    ]
     root = parse("".join(urlset(BASE, entries)).encode())
     assert root.findtext(".//sm:loc", namespaces=NS) == BASE + "/a&b'c\"d<e>f"
     assert root.findtext(".//sm:lastmod", namespaces=NS) == "2024-01-02T03:04:05+00:00"
@@ -45,11 +47,15 @@ def test_w3c_datetime_with_zone() -> None:
     assert w3c_datetime(moment) == "2024-06-01T12:00:00+00:00"
 
 
-paths = st.text(min_size=0, max_size=200).map(lambda t: normalise_path("/" + t)).filter(
-    lambda p: p is not None
+paths = (
+    st.text(min_size=0, max_size=200)
+    .map(lambda t: normalise_path("/" + t))
+    .filter(lambda p: p is not None)
 )
 moments = st.datetimes(
-    min_value=datetime(1970, 1, 2), max_value=datetime(2100, 1, 1), timezones=st.just(timezone.utc)
+    min_value=datetime(1970, 1, 2),
+    max_value=datetime(2100, 1, 1),
+    timezones=st.just(timezone.utc),
 ).map(lambda d: d.replace(microsecond=0))
 
 

@@ -15,7 +15,9 @@ from sitemap_middleware.urls import (
     wsgi_path,
 )
 
-PCHAR = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/%")
+PCHAR = set(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@/%"
+)
 
 
 @pytest.mark.parametrize(
@@ -35,7 +37,7 @@ PCHAR = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!
         ("/caf€", "/caf%E2%82%AC"),  # beyond latin-1: taken as text, UTF-8
         ("/caf%c3%a9", "/caf%C3%A9"),
         ("/a b", "/a%20b"),
-        ('/"q\'/', "/%22q'/"),
+        ("/\"q'/", "/%22q'/"),
         ("/<x>", "/%3Cx%3E"),
         ("/100%", "/100%25"),
         ("/%zz", "/%25zz"),
@@ -49,7 +51,17 @@ def test_canonical_forms(raw: str, canonical: str) -> None:
 
 @pytest.mark.parametrize(
     "raw",
-    ["/%00", "/a%0Bb", "/%1F", "/%7F", "/a\tb", "/%C0%AF", "/%ED%A0%80", "/%FF", "/caf\xe9"],
+    [
+        "/%00",
+        "/a%0Bb",
+        "/%1F",
+        "/%7F",
+        "/a\tb",
+        "/%C0%AF",
+        "/%ED%A0%80",
+        "/%FF",
+        "/caf\xe9",
+    ],
 )
 def test_rejected(raw: str) -> None:
     """Control characters and bytes that are not UTF-8 are refused."""

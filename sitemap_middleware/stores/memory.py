@@ -32,19 +32,21 @@ class MemoryStore(StoreBase):
         self._epoch = secrets.token_hex(4)
 
     def upsert(self, entries: Iterable[Entry]) -> int:
-        changed = 0
         with self._lock:
             current = now()
+            # Work out every row first, so that a bad entry changes nothing.
+            changes = []
             for path, entry in dedupe(entries).items():
                 old = self._rows.get(path)
                 row = merge(old[1] if old else None, entry, current)
-                if row is None:
-                    continue
+                if row is not None:
+                    changes.append((path, old, row))
+            for path, old, row in changes:
                 if old is None:
                     if not self._pages or len(self._pages[-1].paths) >= self.page_size:
                         self._pages.append(_Page({}))
-                    number = len(self._pages)
                     self._pages[-1].paths[path] = None
+                    number = len(self._pages)
                 else:
                     number = old[0]
                 self._rows[path] = (number, row)
@@ -52,8 +54,7 @@ class MemoryStore(StoreBase):
                 page.lastmod = max(page.lastmod, row[0])
                 page.version += 1
                 page.changed = current
-                changed += 1
-        return changed
+        return len(changes)
 
     def remove(self, paths: Iterable[str]) -> int:
         removed = 0

@@ -1,0 +1,308 @@
+"""One contract for every store: upserts, lastmod, removal, order, pages, versions."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+
+from sitemap_middleware import ConfigError, Entry, Store, open_store, register_store
+from sitemap_middleware.stores.memory import MemoryStore
+from sitemap_middleware.stores.sqlite import SQLiteStore
+
+T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+
+
+def _sqlite(tmp_path: Path, page_size: int) -> Store:
+    return open_store(f"sqlite:///{tmp_path}/s.sqlite3?page_size={page_size}")
+
+
+FACTORIES: dict[str, Callable[[Path, int], Store]] = {
+    "memory": lambda tmp_path, size: open_store(f"memory://?page_size={size}"),
+    "sqlite": _sqlite,
+}
+
+
+@pytest.fixture(params=sorted(FACTORIES))
+def make_store(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[Callable[..., Store]]:
+    stores: list[Store] = []
+
+    def build(page_size: int = 50_000) -> Store:
+        store = FACTORIES[request.param](tmp_path, page_size)
+        stores.append(store)
+        return store
+
+    yield build
+    for store in stores:
+        store.close()
+
+
+def paths(store: Store) -> list[str]:
+    return [e.path for p in store.pages() for e in store.entries(p.number)]
+
+
+def test_upsert_is_idempotent(make_store: Callable[..., Store]) -> None:
+    store = make_store()
+    batch = [Entry("/a", T0, "f1"), Entry("/b", T0, "f2")]
+    assert store.upsert(batch) == 2
+    version = store.page(1).version  # type: ignore[union-attr]
+    assert store.upsert(batch) == 0
+    assert store.count() == 2
+    assert paths(store) == ["/a", "/b"]
+    assert store.page(1).version == version  # type: ignore[union-attr]
+
+
+def test_lastmod_moves_only_with_fingerprint(make_store: Callable[..., Store]) -> None:
+    store = make_store()
+    store.upsert([Entry("/a", T0, "f1")])
+    store.upsert([Entry("/a", T0 + timedelta(days=1), "f1")])
+    assert next(store.entries(1)).lastmod == T0
+    store.upsert([Entry("/a", T0 + timedelta(days=2), "f2")])
+    assert next(store.entries(1)).lastmod == T0 + timedelta(days=2)
+    # A new fingerprint observed "earlier" (clock skew) never moves lastmod back.
+    store.upsert([Entry("/a", T0, "f3")])
+    entry = next(store.entries(1))
+    assert (entry.lastmod, entry.fingerprint) == (T0 + timedelta(days=2), "f3")
+
+
+def test_lastmod_never_in_the_future(make_store: Callable[..., Store]) -> None:
+    store = make_store()
+    store.upsert([Entry("/a", datetime(2999, 1, 1, tzinfo=timezone.utc), "f")])
+    lastmod = next(store.entries(1)).lastmod
+    assert lastmod is not None and lastmod <= datetime.now(timezone.utc)
+
+
+def test_naive_lastmod_refused(make_store: Callable[..., Store]) -> None:
+    """A naive datetime is an error, and nothing of the batch is stored."""
+    store = make_store()
+    store.upsert([Entry("/kept", T0)])
+    with pytest.raises(ValueError, match="timezone-aware"):
+        store.upsert([Entry("/a", T0), Entry("/b", datetime(2024, 1, 1))])
+    assert paths(store) == ["/kept"]
+
+
+def test_explicit_lastmod_without_fingerprint(make_store: Callable[..., Store]) -> None:
+    """Seeded entries (no fingerprint) take a newer explicit lastmod."""
+    store = make_store()
+    store.upsert([Entry("/a", T0)])
+    store.upsert([Entry("/a", T0 + timedelta(hours=1))])
+    assert next(store.entries(1)).lastmod == T0 + timedelta(hours=1)
+    store.upsert([Entry("/a", T0)])
+    assert next(store.entries(1)).lastmod == T0 + timedelta(hours=1)
+
+
+def test_metadata_updates(make_store: Callable[..., Store]) -> None:
+    store = make_store()
+    store.upsert([Entry("/a", T0, "f")])
+    store.upsert([Entry("/a", T0, "f", changefreq="daily", priority=0.4, route="/<x>")])
+    entry = next(store.entries(1))
+    assert (entry.changefreq, entry.priority, entry.route) == ("daily", 0.4, "/<x>")
+    assert entry.lastmod == T0
+
+
+def test_remove(make_store: Callable[..., Store]) -> None:
+    store = make_store()
+    store.upsert([Entry(f"/{n}", T0 + timedelta(seconds=n)) for n in range(4)])
+    version = store.page(1).version  # type: ignore[union-attr]
+    assert store.remove(["/3", "/1", "/missing"]) == 2
+    assert paths(store) == ["/0", "/2"]
+    page = store.page(1)
+    assert page is not None and page.version != version
+    assert page.urls == 2 and page.lastmod == T0 + timedelta(seconds=2)
+    assert store.remove(["/missing"]) == 0
+    assert store.remove([]) == 0
+
+
+def test_pages_are_stable(make_store: Callable[..., Store]) -> None:
+    """New paths append; removals leave a page short and move nothing."""
+    store = make_store(page_size=3)
+    store.upsert([Entry(f"/{n}", T0) for n in range(7)])
+    assert [(p.number, p.urls) for p in store.pages()] == [(1, 3), (2, 3), (3, 1)]
+    versions = {p.number: p.version for p in store.pages()}
+    store.remove(["/4"])
+    store.upsert([Entry("/7", T0), Entry("/8", T0)])
+    assert [[e.path for e in store.entries(n)] for n in (1, 2, 3)] == [
+        ["/0", "/1", "/2"],
+        ["/3", "/5"],
+        ["/6", "/7", "/8"],
+    ]
+    after = {p.number: p.version for p in store.pages()}
+    assert after[1] == versions[1]
+    assert after[2] != versions[2] and after[3] != versions[3]
+    store.remove(["/3", "/5"])
+    assert [p.number for p in store.pages()] == [1, 3]
+    assert store.page(2) is None and list(store.entries(2)) == []
+    store.upsert([Entry("/9", T0)])
+    assert [p.number for p in store.pages()] == [1, 3, 4]
+
+
+def test_bulk_load_keeps_order(make_store: Callable[..., Store]) -> None:
+    store = make_store(page_size=1000)
+    store.upsert(Entry(f"/p/{n}", T0) for n in range(5000))
+    assert store.count() == 5000
+    assert [p.urls for p in store.pages()] == [1000] * 5
+    assert paths(store) == [f"/p/{n}" for n in range(5000)]
+
+
+def test_last_entry_in_batch_wins(make_store: Callable[..., Store]) -> None:
+    store = make_store()
+    store.upsert([Entry("/a", T0, "f1"), Entry("/a", T0, "f2")])
+    assert store.count() == 1 and next(store.entries(1)).fingerprint == "f2"
+
+
+def test_context_manager(make_store: Callable[..., Store]) -> None:
+    with make_store() as store:
+        store.upsert([Entry("/a", T0)])
+        assert store.count() == 1
+
+
+def test_sqlite_persists_across_reopen(tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path}/s.sqlite3"
+    with open_store(uri) as store:
+        store.upsert([Entry("/a", T0, "f")])
+        version = store.page(1).version  # type: ignore[union-attr]
+    with open_store(uri) as store:
+        assert paths(store) == ["/a"]
+        assert store.page(1).version == version  # type: ignore[union-attr]
+
+
+def test_sqlite_uses_wal(tmp_path: Path) -> None:
+    with open_store(f"sqlite:///{tmp_path}/s.sqlite3") as store:
+        store.count()
+    (mode,) = (
+        sqlite3.connect(tmp_path / "s.sqlite3")
+        .execute("PRAGMA journal_mode")
+        .fetchone()
+    )
+    assert mode == "wal"
+
+
+def test_sqlite_refuses_other_schema(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    with open_store(f"sqlite:///{path}") as store:
+        store.count()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE sitemap_meta SET value = '99' WHERE key = 'schema'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(sqlite3.DatabaseError, match="schema 99"):
+        SQLiteStore(str(path)).count()
+
+
+def _write_from_child(path: str, start: int) -> None:
+    store = open_store(f"sqlite:///{path}")
+    store.upsert(Entry(f"/c/{n}", T0) for n in range(start, start + 500))
+    store.close()
+
+
+def test_sqlite_after_fork_and_across_processes(tmp_path: Path) -> None:
+    """A store opened in the parent works in forked children; concurrent writers
+    lose nothing and duplicate nothing."""
+    path = str(tmp_path / "s.sqlite3")
+    store = open_store(f"sqlite:///{path}")
+    store.upsert([Entry("/parent", T0)])
+    context = multiprocessing.get_context("fork")
+    children = [
+        context.Process(target=_write_from_child, args=(path, start))
+        for start in (0, 250, 500, 750)
+    ]
+    for child in children:
+        child.start()
+    for child in children:
+        child.join(30)
+        assert child.exitcode == 0
+    assert store.count() == 1 + 1250
+    assert sorted(paths(store)) == sorted(
+        ["/parent", *(f"/c/{n}" for n in range(1250))]
+    )
+    store.close()
+
+
+def test_registry(tmp_path: Path) -> None:
+    """Third-party stores plug in by scheme."""
+    made: list[str] = []
+
+    def factory(uri: str) -> Store:
+        made.append(uri)
+        return MemoryStore()
+
+    register_store("custom+test", factory)
+    assert isinstance(open_store("custom+test://x"), MemoryStore)
+    assert made == ["custom+test://x"]
+    ready = MemoryStore()
+    assert open_store(ready) is ready
+    with pytest.raises(ConfigError, match="unknown store scheme 'nope'"):
+        open_store("nope://x")
+
+
+@pytest.mark.parametrize("kind", sorted(FACTORIES))
+def test_state_machine_matches_model(kind: str, tmp_path_factory: Any) -> None:
+    """Random upserts and removals: the store always equals a simple model."""
+
+    class Model(RuleBasedStateMachine):
+        def __init__(self) -> None:
+            super().__init__()
+            self.store = FACTORIES[kind](tmp_path_factory.mktemp("sm"), 3)
+            self.model: dict[str, tuple[datetime, str | None]] = {}
+            self.order: list[str] = []
+
+        @rule(
+            path=st.sampled_from([f"/{c}" for c in "abcdefgh"]),
+            fingerprint=st.sampled_from(["x", "y", None]),
+            hours=st.integers(0, 48),
+        )
+        def upsert(self, path: str, fingerprint: str | None, hours: int) -> None:
+            moment = T0 + timedelta(hours=hours)
+            self.store.upsert([Entry(path, moment, fingerprint)])
+            old = self.model.get(path)
+            if old is None:
+                self.model[path] = (moment, fingerprint)
+                self.order.append(path)
+            elif fingerprint is not None and fingerprint != old[1]:
+                self.model[path] = (max(old[0], moment), fingerprint)
+            elif fingerprint is None and moment > old[0]:
+                self.model[path] = (moment, old[1])
+
+        @rule(path=st.sampled_from([f"/{c}" for c in "abcdefgh"]))
+        def remove(self, path: str) -> None:
+            assert self.store.remove([path]) == (path in self.model)
+            if path in self.model:
+                del self.model[path]
+                self.order.remove(path)
+
+        @invariant()
+        def same(self) -> None:
+            entries = [
+                e for p in self.store.pages() for e in self.store.entries(p.number)
+            ]
+            assert [e.path for e in entries] == self.order
+            assert {e.path: (e.lastmod, e.fingerprint) for e in entries} == self.model
+            assert self.store.count() == len(self.model)
+            for page in self.store.pages():
+                assert 0 < page.urls <= 3
+                assert page.lastmod == max(
+                    e.lastmod
+                    for e in self.store.entries(page.number)  # type: ignore[type-var]
+                )
+
+        def teardown(self) -> None:
+            self.store.close()
+
+    Model.TestCase.settings = settings(
+        max_examples=30,
+        stateful_step_count=25,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
+    )
+    Model.TestCase().runTest()
+
