@@ -19,7 +19,8 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 
 from .config import Config
-from .policy import RECORD, Policy
+from .head import head_noindex
+from .policy import RECORD, REMOVE, Policy
 from .stores.base import Entry, Store
 from .urls import MAX_URL_LENGTH, filter_query, normalise_path, wsgi_path
 
@@ -186,6 +187,9 @@ class Recorder:
             path = self._canonical(observation)
             if path is None:
                 continue
+            if observation.action == RECORD and head_noindex(observation.body):
+                self.count("noindex")
+                observation.action = REMOVE
             if observation.action == RECORD:
                 digest = _digest(observation.body)
                 hit = self._recent.get(observation.key)

@@ -1,0 +1,54 @@
+"""The head scanner: what a page's ``<head>`` says about indexing, read with the
+standard library's HTML tokenizer, fed chunk by chunk, within a byte budget.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Iterable
+from html.parser import HTMLParser
+
+from .policy import is_noindex
+
+# The head is read no further than this; a page whose head is longer is
+# judged on what was read (a noindex past it goes unseen).
+HEAD_BUDGET = 64 * 1024
+ROBOTS_NAMES = frozenset({"robots", "googlebot", "bingbot"})
+
+
+class _HeadParser(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.noindex = False
+        self.done = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "meta":
+            values = {name: value or "" for name, value in attrs}
+            if values.get("name", "").strip().lower() in ROBOTS_NAMES and is_noindex(
+                values.get("content", "")
+            ):
+                self.noindex = True
+        elif tag == "body":
+            self.done = True
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "head":
+            self.done = True
+
+
+def head_noindex(chunks: Iterable[bytes], budget: int = HEAD_BUDGET) -> bool:
+    """Whether the ``<head>`` of an HTML body asks robots not to index it.
+
+    Only meta tags inside the head count: the same tag in the body is content
+    (user text, say), not an instruction. Never raises on malformed HTML.
+    """
+    parser = _HeadParser()
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    for chunk in chunks:
+        if budget <= 0 or parser.done:
+            break
+        piece = chunk[:budget]
+        budget -= len(piece)
+        parser.feed(decoder.decode(piece))
+    return parser.noindex

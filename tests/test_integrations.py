@@ -1,0 +1,106 @@
+"""Framework glue: the Flask extension, the Starlette lookup, shutdown flushing."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from flask import Flask
+
+from sitemap_middleware import ConfigError, SitemapMiddleware, open_store
+from sitemap_middleware.flask import Sitemap, get_sitemap
+
+
+def _flask(tmp_path: Path, config: dict[str, object] | None) -> Flask:
+    app = Flask(__name__, instance_path=str(tmp_path / "instance"))
+    if config is not None:
+        app.config["SITEMAP"] = config
+
+    @app.get("/")
+    def home() -> str:
+        return "<html><body>home</body></html>"
+
+    return app
+
+
+def test_extension_defaults_to_instance_folder(tmp_path: Path) -> None:
+    """Sitemap(app) wraps wsgi_app and keeps its SQLite file in the instance folder."""
+    app = _flask(tmp_path, {"base_url": "http://localhost"})
+    Sitemap(app)
+    middleware = get_sitemap(app)
+    assert app.wsgi_app is middleware
+    assert isinstance(middleware, SitemapMiddleware)
+    assert Path(middleware.store.path) == tmp_path / "instance" / "sitemap.sqlite3"
+    with app.test_client().get("/") as response:
+        assert response.data  # read in full: a body cut short is not recorded
+    assert middleware.flush()
+    assert [e.path for e in middleware.store.entries(1)] == ["/"]
+    middleware.close()
+
+
+def test_init_app_factory_style(tmp_path: Path) -> None:
+    sitemap = Sitemap()
+    app = _flask(tmp_path, {"base_url": "http://localhost", "store": "memory://"})
+    middleware = sitemap.init_app(app)
+    assert get_sitemap(app) is middleware
+    with pytest.raises(ConfigError, match="already set up"):
+        sitemap.init_app(app)
+
+
+def test_extension_needs_config(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match='app.config\\["SITEMAP"\\]'):
+        Sitemap(_flask(tmp_path, None))
+
+
+def test_starlette_lookup_without_sitemap() -> None:
+    from starlette.applications import Starlette
+
+    from sitemap_middleware.starlette import get_sitemap as get_asgi
+
+    with pytest.raises(LookupError):
+        get_asgi(Starlette())
+
+
+def test_asgi_lifespan_shutdown_flushes(tmp_path: Path) -> None:
+    """Leaving the app's lifespan writes what is queued, with no flush() call."""
+    from starlette.testclient import TestClient
+
+    import starlette_app
+
+    uri = f"sqlite:///{tmp_path}/s.sqlite3"
+    app = starlette_app.create_app({"base_url": "http://localhost", "store": uri})
+    with TestClient(app, base_url="http://localhost") as client:
+        assert client.get("/about").status_code == 200
+    with open_store(uri) as store:
+        assert [e.path for e in store.entries(1)] == ["/about"]
+
+
+def test_interpreter_exit_flushes(tmp_path: Path) -> None:
+    """Records still queued when the process exits are written by the atexit hook."""
+    db = tmp_path / "s.sqlite3"
+    script = textwrap.dedent(
+        f"""
+        from werkzeug.test import Client
+        from sitemap_middleware import SitemapMiddleware
+
+        def app(environ, start_response):
+            start_response("200 OK", [("Content-Type", "text/html")])
+            return [b"<p>hello</p>"]
+
+        wrapped = SitemapMiddleware(
+            app, {{"base_url": "http://localhost", "store": "sqlite:///{db}"}}
+        )
+        client = Client(wrapped)
+        for path in ("/a", "/b", "/c"):
+            response = client.get(path)
+            response.get_data()
+            response.close()
+        assert wrapped.stats()["queued"] == 3
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+    with open_store(f"sqlite:///{db}") as store:
+        assert sorted(e.path for e in store.entries(1)) == ["/a", "/b", "/c"]
