@@ -76,3 +76,30 @@ def sitemap_urls(client: Any, prefix: str = "") -> list[str]:
         assert "content-encoding" not in page.headers
         urls.extend(locs(validate(gunzip_once(page.body))))
     return urls
+
+
+class HTTPClient:
+    """A client for a real server: no redirects followed, HEAD without a body."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+
+    def request(
+        self, method: str, path: str, headers: dict[str, str] | None = None
+    ) -> Reply:
+        import http.client
+
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=10)
+        try:
+            conn.request(method, path, headers=headers or {})
+            response = conn.getresponse()
+            body = response.read()
+            return Reply(response.status, response.headers, body)
+        finally:
+            conn.close()
+
+    def get(self, path: str, headers: dict[str, str] | None = None) -> Reply:
+        return self.request("GET", path, headers)
+
+    def head(self, path: str, headers: dict[str, str] | None = None) -> Reply:
+        return self.request("HEAD", path, headers)

@@ -38,7 +38,9 @@ def test_crawl_records_exactly_the_public_pages(example: Site) -> None:
     example.recorded()
     urls = sitemap_urls(example)
     assert len(urls) == len(set(urls))
-    assert sorted(urls) == sorted(f"http://localhost{p}" for p in demo_content.PUBLIC_PATHS)
+    assert sorted(urls) == sorted(
+        f"http://localhost{p}" for p in demo_content.PUBLIC_PATHS
+    )
     robots = example.get("/robots.txt").body.decode()
     assert "Sitemap: http://localhost/sitemap.xml" in robots
 
@@ -49,4 +51,3 @@ def test_signed_in_account_is_not_recorded(example: Site) -> None:
     assert reply.status == 200
     assert example.get("/account").status in (302, 303, 307)
     assert example.recorded() == []
-

@@ -305,4 +305,3 @@ def test_state_machine_matches_model(kind: str, tmp_path_factory: Any) -> None:
         suppress_health_check=[HealthCheck.function_scoped_fixture],
     )
     Model.TestCase().runTest()
-
