@@ -13,6 +13,10 @@ from .policy import is_noindex
 # The head is read no further than this; a page whose head is longer is
 # judged on what was read (a noindex past it goes unseen).
 HEAD_BUDGET = 64 * 1024
+# The tokenizer parses all it is fed: feed it slices, cut where the head
+# plainly ends, so that it stops there instead of tokenizing the whole page.
+SLICE = 512
+_HEAD_ENDS = (b"</head", b"<body", b"</HEAD", b"<BODY")
 ROBOTS_NAMES = frozenset({"robots", "googlebot", "bingbot"})
 
 
@@ -46,9 +50,14 @@ def head_noindex(chunks: Iterable[bytes], budget: int = HEAD_BUDGET) -> bool:
     parser = _HeadParser()
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     for chunk in chunks:
-        if budget <= 0 or parser.done:
-            break
-        piece = chunk[:budget]
-        budget -= len(piece)
-        parser.feed(decoder.decode(piece))
+        for start in range(0, len(chunk), SLICE):
+            if budget <= 0 or parser.done:
+                return parser.noindex
+            piece = chunk[start : start + min(SLICE, budget)]
+            budget -= len(piece)
+            ends = [i for mark in _HEAD_ENDS if (i := piece.find(mark)) >= 0]
+            if ends:  # the tag itself is fed, so the parser sees the end
+                piece = piece[: min(ends) + 6] + b">"
+                budget = 0
+            parser.feed(decoder.decode(piece))
     return parser.noindex

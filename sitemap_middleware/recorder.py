@@ -65,6 +65,33 @@ class Observation:
             self.size += len(chunk)
 
 
+class Counters:
+    """Counts by (group, reason), without a lock on the request path.
+
+    Each thread adds to its own dict; a snapshot sums them. A lock per count
+    would cost more than the rest of an ignored request's handling.
+    """
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+        self._dicts: list[dict[tuple[str, str], int]] = []
+
+    def add(self, group: str, reason: str, n: int = 1) -> None:
+        try:
+            counts = self._local.counts
+        except AttributeError:
+            counts = self._local.counts = {}
+            self._dicts.append(counts)
+        key = (group, reason)
+        counts[key] = counts.get(key, 0) + n
+
+    def snapshot(self) -> Counter[tuple[str, str]]:
+        total: Counter[tuple[str, str]] = Counter()
+        for counts in list(self._dicts):
+            total.update(dict(counts))
+        return total
+
+
 class Recorder:
     """Turns observations into store writes, off the request path."""
 
@@ -73,8 +100,7 @@ class Recorder:
         self._policy = policy
         self._store = store
         self._base_length = len(config.base_url)
-        self._counts: Counter[str] = Counter()
-        self._counts_lock = threading.Lock()
+        self._counts = Counters()
         self._recent: dict[str, tuple[str, float]] = {}  # key -> (digest, checked)
         self._last_log: dict[str, float] = {}
         self._reset()
@@ -93,8 +119,7 @@ class Recorder:
     # -- request path -------------------------------------------------------
 
     def count(self, reason: str, group: str = "skipped") -> None:
-        with self._counts_lock:
-            self._counts[f"{group}:{reason}"] += 1
+        self._counts.add(group, reason)
 
     def is_fresh(self, key: str) -> bool:
         """Whether ``key`` was digested within the recheck interval."""
@@ -213,17 +238,15 @@ class Recorder:
                 removed = self._store.remove(removals)
         except Exception as exc:
             self._log_error("store", exc)
-            with self._counts_lock:
-                self._counts["dropped:store_error"] += len(entries) + len(removals)
+            self._counts.add("dropped", "store_error", len(entries) + len(removals))
             return
         for _, digest, key in records.values():
             self._remember(key, digest)
         for obs in removals.values():
             self._recent.pop(obs.key, None)
-        with self._counts_lock:
-            self._counts["recorded"] += len(entries)
-            if removals:
-                self._counts["removed"] += removed
+        self._counts.add("recorded", "", len(entries))
+        if removals:
+            self._counts.add("removed", "", removed)
 
     def _canonical(self, observation: Observation) -> str | None:
         raw = observation.path if observation.raw else wsgi_path(observation.path)
@@ -260,16 +283,14 @@ class Recorder:
 
     def stats(self) -> dict[str, object]:
         """Counters since start: recorded, removed, and skipped/dropped by reason."""
-        with self._counts_lock:
-            counts = dict(self._counts)
+        counts = self._counts.snapshot()
         grouped: dict[str, dict[str, int]] = {"skipped": {}, "dropped": {}, "seen": {}}
         flat: dict[str, object] = {"recorded": 0, "removed": 0}
-        for name, value in counts.items():
-            group, _, reason = name.partition(":")
+        for (group, reason), value in counts.items():
             if reason:
                 grouped[group][reason] = value
             else:
-                flat[name] = value
+                flat[group] = value
         flat.update(grouped)
         flat["queued"] = len(self._queue)
         return flat
