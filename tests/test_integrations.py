@@ -51,7 +51,7 @@ def test_init_app_factory_style(tmp_path: Path) -> None:
 
 
 def test_extension_needs_config(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match='app.config\\["SITEMAP"\\]'):
+    with pytest.raises(ConfigError, match=r'app.config\["SITEMAP"\]'):
         Sitemap(_flask(tmp_path, None))
 
 
@@ -66,9 +66,8 @@ def test_starlette_lookup_without_sitemap() -> None:
 
 def test_asgi_lifespan_shutdown_flushes(tmp_path: Path) -> None:
     """Leaving the app's lifespan writes what is queued, with no flush() call."""
-    from starlette.testclient import TestClient
-
     import starlette_app
+    from starlette.testclient import TestClient
 
     uri = f"sqlite:///{tmp_path}/s.sqlite3"
     app = starlette_app.create_app({"base_url": "http://localhost", "store": uri})

@@ -159,7 +159,7 @@ def test_asgi_messages_unchanged(content_type: bytes) -> None:
     bare = _asgi_run(app)
     wrapped = _asgi_run(middleware)
     assert wrapped == bare == messages
-    assert all(a is b for a, b in zip(wrapped, messages))
+    assert all(a is b for a, b in zip(wrapped, messages, strict=True))
     middleware.flush()
     assert middleware.store.count() == (1 if content_type == b"text/html" else 0)
 
