@@ -56,6 +56,12 @@ BATCH = 200  # requests per timed batch
 KNOWN_PAGES = 200  # the pages of case c
 FULL_ROUNDS = 60  # bare + wrapped batch pairs per stack and case
 QUICK_ROUNDS = 12
+# Seconds per stack and case after which no new round starts (once MIN_ROUNDS
+# are done): case b's flushes cost what the writer thread costs, which may be a
+# lot more than the requests themselves.
+FULL_BUDGET = 20.0
+QUICK_BUDGET = 2.5
+MIN_ROUNDS = 5
 CONFIG: dict[str, Any] = {"base_url": "http://localhost", "store": "memory://"}
 
 JSON = "application/json"
@@ -85,10 +91,30 @@ def html_page(size: int = 32 * 1024) -> bytes:
     nav = "".join(
         f'<li><a href="/section/{n}">Section {n}</a></li>\n' for n in range(1, 21)
     )
-    words = (
-        "the orchard branches buds spur leader cut angle sap frost ladder "
-        "saw shears growth fruit wood light air canopy tree winter spring"
-    ).split()
+    words = [
+        "the",
+        "orchard",
+        "branches",
+        "buds",
+        "spur",
+        "leader",
+        "cut",
+        "angle",
+        "sap",
+        "frost",
+        "ladder",
+        "saw",
+        "shears",
+        "growth",
+        "fruit",
+        "wood",
+        "light",
+        "air",
+        "canopy",
+        "tree",
+        "winter",
+        "spring",
+    ]
     paragraphs: list[str] = []
     text_size = 0
     n = 0
@@ -311,9 +337,7 @@ def _numbered(prefix: str, offset: int = 0) -> Callable[[int], list[str]]:
 CASES = [
     Case("a", "JSON, distinct paths", _numbered("/items/"), ratio=1.03),
     Case("a-excl", "JSON under /api/", _numbered("/api/items/"), ratio=1.03),
-    Case(
-        "b", "new HTML page", _numbered("/pages/", 10_000), slack_us=5.0, flush=True
-    ),
+    Case("b", "new HTML page", _numbered("/pages/", 10_000), slack_us=5.0, flush=True),
     Case(
         "c",
         "known HTML page",
@@ -401,7 +425,7 @@ def time_digest(body: bytes, count: int = BATCH) -> float:
     return elapsed / count / 1000
 
 
-def measure(stack: Stack, case: Case, rounds: int) -> Result:
+def measure(stack: Stack, case: Case, rounds: int, budget: float) -> Result:
     bare, _ = stack.make(False)
     wrapped, middleware = stack.make(True)
     result = Result(stack.name, case)
@@ -411,14 +435,17 @@ def measure(stack: Stack, case: Case, rounds: int) -> Result:
     warm = case.paths(0 if case.known else rounds)
     for app in (bare, wrapped):
         stack.run(app, stack.requests(warm, keep=case.known))
-    middleware.flush()
+    middleware.flush(None)
     if case.known:  # the warm-up pass recorded them: the next ones are fresh
         recorded = middleware.stats()["recorded"]
         if recorded < KNOWN_PAGES:
             print(f"warning: warm-up recorded {recorded} pages", file=sys.stderr)
     result.fresh_before = middleware.stats()["seen"].get("fresh", 0)
 
+    deadline = time.perf_counter() + budget
     for round_ in range(rounds):
+        if round_ >= MIN_ROUNDS and time.perf_counter() > deadline:
+            break
         paths = case.paths(round_)
         batches = [(bare, result.bare), (wrapped, result.wrapped)]
         if round_ % 2:
@@ -427,16 +454,16 @@ def measure(stack: Stack, case: Case, rounds: int) -> Result:
             requests = stack.requests(paths, keep=case.known)
             times.append(timed(stack, app, requests))
             if app is wrapped and case.flush:
-                queued = middleware.stats()["queued"]
+                # Every request queued a new page: the writer's cost per page
+                # (a lower bound if its own timer took some of them already).
                 start = time.perf_counter_ns()
-                middleware.flush()
-                if queued:
-                    elapsed = time.perf_counter_ns() - start
-                    result.flush.append(elapsed / queued / 1000)
+                middleware.flush(None)
+                elapsed = time.perf_counter_ns() - start
+                result.flush.append(elapsed / len(requests) / 1000)
         if case.slack_us is not None:
             result.digest.append(time_digest(HTML_BODY))
 
-    middleware.flush()
+    middleware.flush(None)
     result.stats = middleware.stats()
     middleware.close()
     return result
@@ -447,20 +474,23 @@ def measure(stack: Stack, case: Case, rounds: int) -> Result:
 
 def report(results: list[Result]) -> None:
     header = (
-        f"{'stack':<8} {'case':<7} {'bare us':>8} {'wrapped':>8} {'overhead':>9} "
-        f"{'+/-':>5} {'ratio':>6}  {'target':<18} result"
+        f"{'stack':<8} {'case':<7} {'n':>3} {'bare us':>8} {'wrapped':>8} "
+        f"{'overhead':>9} {'+/-':>5} {'ratio':>6}  {'target':<18} result"
     )
     print(header)
     print("-" * len(header))
     for r in results:
         print(
-            f"{r.stack:<8} {r.case.name:<7} {r.bare_us:8.2f} {r.wrapped_us:8.2f} "
-            f"{r.overhead_us:+9.2f} {r.spread_us:5.2f} "
+            f"{r.stack:<8} {r.case.name:<7} {len(r.bare):3} {r.bare_us:8.2f} "
+            f"{r.wrapped_us:8.2f} {r.overhead_us:+9.2f} {r.spread_us:5.2f} "
             f"{r.wrapped_us / r.bare_us:6.3f}  {r.target:<18} "
             f"{'PASS' if r.passed else 'MISS'}"
         )
     print()
-    print("+/- is half the interquartile range of the per-round differences.")
+    print(
+        f"n: rounds of 2 x {BATCH} requests; +/-: half the interquartile range of "
+        "the per-round differences (us)."
+    )
     for r in results:
         skipped, dropped, seen = (r.stats[k] for k in ("skipped", "dropped", "seen"))
         label = f"{r.stack} {r.case.name}:"
@@ -488,6 +518,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="a ~15 s run")
     parser.add_argument("--rounds", type=int, help="batch pairs per stack and case")
     parser.add_argument(
+        "--budget", type=float, help="seconds per stack and case (default 20)"
+    )
+    parser.add_argument(
         "--only",
         action="append",
         metavar="STACK[:CASE]",
@@ -495,13 +528,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     rounds = args.rounds or (QUICK_ROUNDS if args.quick else FULL_ROUNDS)
+    budget = args.budget or (QUICK_BUDGET if args.quick else FULL_BUDGET)
     warnings.simplefilter("ignore")  # framework deprecations are not our subject
 
     stacks: list[Stack] = [WSGIStack(), ASGIStack()]
     wanted = [tuple(item.split(":", 1)) for item in args.only or []]
     print(
-        f"python {sys.version.split()[0]}, {rounds} rounds x {BATCH} requests "
-        f"per variant, HTML body {len(HTML_BODY)} B"
+        f"python {sys.version.split()[0]}, up to {rounds} rounds of {BATCH} "
+        f"requests per variant or {budget:g} s per case, HTML body {len(HTML_BODY)} B"
     )
     started = time.perf_counter()
     results = []
@@ -512,7 +546,7 @@ def main(argv: list[str] | None = None) -> int:
                 for w in wanted
             ):
                 continue
-            results.append(measure(stack, case, rounds))
+            results.append(measure(stack, case, rounds, budget))
         stack.close()
     print(f"measured in {time.perf_counter() - started:.0f} s\n")
     report(results)
