@@ -12,7 +12,7 @@ from ._types import ASGIApp, Message, Receive, Scope, Send
 from .config import Config
 from .core import SitemapBase
 from .policy import RECORD, REMOVE
-from .recorder import Observation
+from .recorder import FRESH, Observation
 from .serving import Response
 
 T = TypeVar("T")
@@ -125,50 +125,62 @@ class ASGISitemapMiddleware(SitemapBase):
         )
 
 
-class _Watch(Observation):
+class _Watch:
     """One request's ``send`` wrapper: forwards every message unchanged and
-    notes the decision and the body as they pass."""
+    notes the decision and, for a page to record, the body as it passes."""
 
-    __slots__ = ("middleware", "send_")
+    __slots__ = ("key", "middleware", "observation", "path", "scope", "send_")
 
     def __init__(
         self, middleware: ASGISitemapMiddleware, scope: Scope, path: str, send: Send
     ) -> None:
-        raw_path = scope.get("raw_path")
+        self.middleware = middleware
+        self.scope = scope
+        self.path = path
+        self.send_ = send
+        self.key = path
+        if middleware._query_kept:
+            self.key = middleware._cache_key(
+                path, scope.get("query_string", b"").decode("latin-1")
+            )
+        self.observation: Observation | None = None  # while a page is being sent
+
+    def _observe(self) -> Observation:
+        scope = self.scope
         query = scope.get("query_string", b"").decode("latin-1")
+        raw_path = scope.get("raw_path")
         # raw_path keeps "%2F" apart from "/"; it is absent on some servers and
         # includes the mount prefix when root_path is set.
         if raw_path and not scope.get("root_path"):
             wire = raw_path.partition(b"?")[0].decode("latin-1")
-            super().__init__(middleware._cache_key(path, query), wire, query, True)
-        else:
-            latin = path.encode("utf-8").decode("latin-1")
-            super().__init__(middleware._cache_key(path, query), latin, query, False)
-        self.middleware = middleware
-        self.send_ = send
+            return Observation(self.key, wire, query, raw=True)
+        latin = self.path.encode("utf-8").decode("latin-1")
+        return Observation(self.key, latin, query, raw=False)
 
     async def send(self, message: Message) -> None:
         kind = message["type"]
         if kind == "http.response.start":
-            middleware = self.middleware
-            headers = [
-                (k.decode("latin-1"), v.decode("latin-1"))
-                for k, v in message.get("headers", ())
-            ]
-            action = middleware.policy.response_action(message["status"], headers)
-            if action == RECORD and middleware.recorder.is_fresh(self.key):
-                action = "fresh"
-                middleware.recorder.count("fresh", "seen")
+            recorder = self.middleware.recorder
+            action = self.middleware.policy.response_action(
+                message["status"], message.get("headers", ())
+            )
+            if action == RECORD:
+                if recorder.is_fresh(self.key):
+                    action = FRESH
+                    recorder.count(FRESH, "seen")
+                else:
+                    self.observation = self._observe()
             elif action == REMOVE:
-                middleware.recorder.submit(self, REMOVE)
-            elif action != RECORD:
-                middleware.recorder.count(action)
-            self.action = action
-        elif kind == "http.response.body" and self.action == RECORD:
-            self.see(message.get("body", b""))
+                recorder.submit(self._observe(), REMOVE)
+            else:
+                recorder.count(action)
+        elif kind == "http.response.body" and self.observation is not None:
+            observation = self.observation
+            observation.see(message.get("body", b""))
             if not message.get("more_body", False):
                 await self.send_(message)
-                self.middleware.recorder.submit(self, RECORD)
+                self.observation = None
+                self.middleware.recorder.submit(observation, RECORD)
                 return
         await self.send_(message)
 

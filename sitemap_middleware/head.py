@@ -5,7 +5,6 @@ standard library's HTML tokenizer, fed chunk by chunk, within a byte budget.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Iterable
 from html.parser import HTMLParser
 
 from .policy import is_noindex
@@ -13,10 +12,7 @@ from .policy import is_noindex
 # The head is read no further than this; a page whose head is longer is
 # judged on what was read (a noindex past it goes unseen).
 HEAD_BUDGET = 64 * 1024
-# The tokenizer parses all it is fed: feed it slices, cut where the head
-# plainly ends, so that it stops there instead of tokenizing the whole page.
 SLICE = 512
-_HEAD_ENDS = (b"</head", b"<body", b"</HEAD", b"<BODY")
 ROBOTS_NAMES = frozenset({"robots", "googlebot", "bingbot"})
 
 
@@ -27,6 +23,8 @@ class _HeadParser(HTMLParser):
         self.done = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self.done:  # the rest of a slice fed past the head
+            return
         if tag == "meta":
             values = {name: value or "" for name, value in attrs}
             if values.get("name", "").strip().lower() in ROBOTS_NAMES and is_noindex(
@@ -41,23 +39,27 @@ class _HeadParser(HTMLParser):
             self.done = True
 
 
-def head_noindex(chunks: Iterable[bytes], budget: int = HEAD_BUDGET) -> bool:
+def head_noindex(chunks: list[bytes], budget: int = HEAD_BUDGET) -> bool:
     """Whether the ``<head>`` of an HTML body asks robots not to index it.
 
     Only meta tags inside the head count: the same tag in the body is content
     (user text, say), not an instruction. Never raises on malformed HTML.
     """
+    start = bytearray()
+    for chunk in chunks:
+        start += chunk[: budget - len(start)]
+        if len(start) >= budget:
+            break
+    # Most pages say nothing of the kind: a plain search rules them out before
+    # the much slower tokenizer runs.
+    lowered = start.lower()
+    if b"noindex" not in lowered and b"none" not in lowered:
+        return False
     parser = _HeadParser()
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    for chunk in chunks:
-        for start in range(0, len(chunk), SLICE):
-            if budget <= 0 or parser.done:
-                return parser.noindex
-            piece = chunk[start : start + min(SLICE, budget)]
-            budget -= len(piece)
-            ends = [i for mark in _HEAD_ENDS if (i := piece.find(mark)) >= 0]
-            if ends:  # the tag itself is fed, so the parser sees the end
-                piece = piece[: min(ends) + 6] + b">"
-                budget = 0
-            parser.feed(decoder.decode(piece))
+    # The tokenizer parses all it is fed: slices let it stop soon after </head>.
+    for offset in range(0, len(start), SLICE):
+        parser.feed(decoder.decode(start[offset : offset + SLICE]))
+        if parser.done:
+            break
     return parser.noindex

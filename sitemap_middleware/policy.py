@@ -66,6 +66,24 @@ def is_noindex(value: str) -> bool:
     return False
 
 
+# Response headers the policy reads, by lower-case name as str (WSGI) and as
+# bytes (ASGI, whose header names are lower-case already): values are decoded
+# only for these.
+_WATCHED: dict[str | bytes, str] = {}
+for _name in (
+    "content-type",
+    "x-robots-tag",
+    "set-cookie",
+    "cache-control",
+    "vary",
+    "content-encoding",
+    "content-disposition",
+):
+    _WATCHED[_name] = _WATCHED[_name.encode()] = _name
+# How many distinct Host values keep their verdict (an attacker can send many).
+_HOST_CACHE = 256
+
+
 class Policy:
     """The recording rules of one configuration, compiled once."""
 
@@ -76,6 +94,7 @@ class Policy:
         self._any_host = "*" in hosts
         self._hosts = frozenset(h for h in hosts if not h.startswith("."))
         self._host_suffixes = tuple(h for h in hosts if h.startswith("."))
+        self._host_verdicts: dict[str, bool] = {}
         self._session_cookies = config.session_cookies
 
     def is_own_path(self, path: str) -> bool:
@@ -89,7 +108,8 @@ class Policy:
     ) -> str | None:
         """Why a request can neither add nor remove a page, or ``None``.
 
-        ``path`` is the decoded path; ``host`` the ``Host`` header value.
+        ``path`` is the decoded path, after the adapter has routed the
+        middleware's own paths; ``host`` is the ``Host`` header value.
         """
         if method != "GET":
             return "method"
@@ -97,12 +117,21 @@ class Policy:
             return "authorization"
         if cookie and self._has_session(cookie):
             return "session"
-        if not self._host_allowed(host):
+        verdict = self._host_verdicts.get(host)
+        if verdict is None:
+            verdict = self._host_allowed(host)
+            if len(self._host_verdicts) < _HOST_CACHE:
+                self._host_verdicts[host] = verdict
+        if not verdict:
             return "host"
-        return self.path_skip(path)
+        if self._excluded.match(path):
+            return "excluded"
+        if not self._included.empty and not self._included.match(path):
+            return "not_included"
+        return None
 
     def path_skip(self, path: str) -> str | None:
-        """Why a (decoded or normalised) path is never recorded, or ``None``."""
+        """Why a normalised path is never recorded, or ``None``."""
         if self.is_own_path(path):
             return "own_endpoint"
         if self._excluded.match(path):
@@ -111,13 +140,27 @@ class Policy:
             return "not_included"
         return None
 
-    def response_action(self, status: int, headers: Iterable[tuple[str, str]]) -> str:
-        """``RECORD``, ``REMOVE`` or the reason to skip, for an anonymous GET."""
+    def response_action(
+        self,
+        status: int,
+        headers: Iterable[tuple[str, str]] | Iterable[tuple[bytes, bytes]],
+    ) -> str:
+        """``RECORD``, ``REMOVE`` or the reason to skip, for an anonymous GET.
+
+        ``headers`` are WSGI's str pairs or ASGI's bytes pairs.
+        """
         if status != 200:
             return REMOVE if status in REMOVAL_STATUSES else "status"
         content_type = ""
-        for name, value in headers:
-            name = name.lower()
+        for raw_name, raw_value in headers:
+            name = _WATCHED.get(raw_name.lower())
+            if name is None:
+                continue
+            value = (
+                raw_value.decode("latin-1")
+                if isinstance(raw_value, bytes)
+                else raw_value
+            )
             if name == "content-type":
                 content_type = value
             elif name == "x-robots-tag":
@@ -136,7 +179,7 @@ class Policy:
             elif name == "content-encoding":
                 if value.strip().lower() not in ("", "identity"):
                     return "encoded"
-            elif name == "content-disposition":
+            else:  # content-disposition
                 return "attachment"
         # The media type is what precedes the parameters (RFC 9110 §8.3.1); a
         # full parse_options_header costs more than the rest of this method.

@@ -14,7 +14,7 @@ import os
 import threading
 import time
 import weakref
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable
 from datetime import datetime, timezone
 
@@ -37,6 +37,8 @@ RECENT_PAGES = 10_000
 FLUSH_INTERVAL = 1.0  # seconds between writes when traffic is light
 BATCH = 1000  # observations written per store call
 LOG_EVERY = 60.0  # seconds between two logs of the same error
+# The action of a page to record that this process digested lately.
+FRESH = "fresh"
 
 
 class Observation:
@@ -68,28 +70,50 @@ class Observation:
 class Counters:
     """Counts by (group, reason), without a lock on the request path.
 
-    Each thread adds to its own dict; a snapshot sums them. A lock per count
-    would cost more than the rest of an ignored request's handling.
+    Each thread adds to its own dict (a lock per count would cost more than
+    the rest of an ignored request's handling); a snapshot sums them. When a
+    thread ends, its counts move to a shared total, so thread-per-request
+    servers do not pile up dicts.
     """
 
     def __init__(self) -> None:
         self._local = threading.local()
-        self._dicts: list[dict[tuple[str, str], int]] = []
+        self._lock = threading.Lock()
+        self._live: dict[int, dict[tuple[str, str], int]] = {}
+        self._retired: Counter[tuple[str, str]] = Counter()
 
     def add(self, group: str, reason: str, n: int = 1) -> None:
         try:
             counts = self._local.counts
         except AttributeError:
-            counts = self._local.counts = {}
-            self._dicts.append(counts)
+            counts = self._adopt_thread()
         key = (group, reason)
         counts[key] = counts.get(key, 0) + n
 
+    def _adopt_thread(self) -> dict[tuple[str, str], int]:
+        counts: dict[tuple[str, str], int] = {}
+        token = _ThreadToken()
+        with self._lock:
+            self._live[id(token)] = counts
+        # The token dies with the thread's locals, and takes its counts along.
+        weakref.finalize(token, self._retire, id(token))
+        self._local.counts, self._local.token = counts, token
+        return counts
+
+    def _retire(self, token: int) -> None:
+        with self._lock:
+            self._retired.update(self._live.pop(token, {}))
+
     def snapshot(self) -> Counter[tuple[str, str]]:
-        total: Counter[tuple[str, str]] = Counter()
-        for counts in list(self._dicts):
-            total.update(dict(counts))
+        with self._lock:
+            total = Counter(self._retired)
+            for counts in self._live.values():
+                total.update(dict(counts))
         return total
+
+
+class _ThreadToken:
+    """An object whose only job is to be collected when its thread ends."""
 
 
 class Recorder:
@@ -101,7 +125,8 @@ class Recorder:
         self._store = store
         self._base_length = len(config.base_url)
         self._counts = Counters()
-        self._recent: dict[str, tuple[str, float]] = {}  # key -> (digest, checked)
+        # key -> (digest, when checked), least recently checked first
+        self._recent: OrderedDict[str, tuple[str, float]] = OrderedDict()
         self._last_log: dict[str, float] = {}
         self._reset()
         ref = weakref.ref(self)
@@ -212,9 +237,6 @@ class Recorder:
             path = self._canonical(observation)
             if path is None:
                 continue
-            if observation.action == RECORD and head_noindex(observation.body):
-                self.count("noindex")
-                observation.action = REMOVE
             if observation.action == RECORD:
                 digest = _digest(observation.body)
                 hit = self._recent.get(observation.key)
@@ -222,11 +244,15 @@ class Recorder:
                     self._remember(observation.key, digest)
                     self.count("unchanged", "seen")
                     continue
-                records[path] = (observation, digest, observation.key)
-                removals.pop(path, None)
-            else:
-                removals[path] = observation
-                records.pop(path, None)
+                if head_noindex(observation.body):
+                    self.count("noindex")
+                    observation.action = REMOVE
+                else:
+                    records[path] = (observation, digest, observation.key)
+                    removals.pop(path, None)
+                    continue
+            removals[path] = observation
+            records.pop(path, None)
         entries = [
             Entry(path, datetime.fromtimestamp(obs.seen, timezone.utc), digest)
             for path, (obs, digest, _) in records.items()
@@ -268,10 +294,10 @@ class Recorder:
 
     def _remember(self, key: str, digest: str) -> None:
         recent = self._recent
-        recent.pop(key, None)
         recent[key] = (digest, time.monotonic())
+        recent.move_to_end(key)
         while len(recent) > RECENT_PAGES:
-            del recent[next(iter(recent))]
+            recent.popitem(last=False)
 
     def _log_error(self, what: str, exc: Exception) -> None:
         current = time.monotonic()

@@ -12,7 +12,7 @@ from ._types import Environ, ResponseHeaders, StartResponse, WSGIApp
 from .config import Config
 from .core import SitemapBase
 from .policy import RECORD, REMOVE
-from .recorder import Observation
+from .recorder import FRESH, Observation
 from .serving import Response
 
 
@@ -54,25 +54,57 @@ class SitemapMiddleware(SitemapBase):
             self.recorder.count(reason)
             return self.app(environ, start_response)
 
+        # Per-request state lives in this closure; an Observation is built only
+        # for a response that is recorded or removed.
+        recorder = self.recorder
         query: str = environ.get("QUERY_STRING", "")
-        watch = _Watch(self, path, query)
+        key = self._cache_key(path, query)
+        decided: list[Any] = [None, None]  # the action, then the observation
 
         def watching_start_response(
             status: str, headers: ResponseHeaders, exc_info: Any = None
         ) -> Callable[[bytes], object]:
-            watch.action = self.policy.response_action(int(status[:3]), headers)
+            action = self.policy.response_action(int(status[:3]), headers)
+            if action == RECORD and recorder.is_fresh(key):
+                action = FRESH
+            decided[0] = action
             if exc_info is None:
                 write = start_response(status, headers)
             else:
                 write = start_response(status, headers, exc_info)
-            return watch.write(write) if watch.action == RECORD else write
+            if action != RECORD:
+                return write
+            observation = decided[1] = Observation(key, path, query, raw=False)
+
+            def watching_write(chunk: bytes) -> object:
+                observation.see(chunk)
+                return write(chunk)
+
+            return watching_write
 
         body = self.app(environ, watching_start_response)
-        action = watch.action
-        if action is None or (action == RECORD and not watch.fresh()):
-            return _Observed(body, watch)  # start_response not called yet, or a page
-        watch.finish(complete=True)
+        if decided[0] is None or decided[0] == RECORD:
+            # A page to record, or start_response not called yet.
+            return _Observed(body, decided, self, (key, path, query))
+        self._settle(decided, key, path, query, complete=True)
         return body
+
+    def _settle(
+        self, decided: list[Any], key: str, path: str, query: str, complete: bool
+    ) -> None:
+        """Hand a finished response to the recorder, or count why not."""
+        action, observation = decided
+        recorder = self.recorder
+        if action == RECORD and complete:
+            recorder.submit(observation, RECORD)
+        elif action == REMOVE:
+            recorder.submit(Observation(key, path, query, raw=False), REMOVE)
+        elif action == FRESH:
+            recorder.count("fresh", "seen")
+        elif action == RECORD:
+            recorder.count("incomplete")
+        else:
+            recorder.count(action or "no_response")
 
     def _robots(
         self, environ: Environ, start_response: StartResponse, method: str
@@ -103,60 +135,35 @@ class SitemapMiddleware(SitemapBase):
         return _send(start_response, response)
 
 
-class _Watch(Observation):
-    """One request's view of its response: the decision and the body seen."""
-
-    __slots__ = ("recorder",)
-
-    def __init__(self, middleware: SitemapMiddleware, path: str, query: str) -> None:
-        super().__init__(middleware._cache_key(path, query), path, query, raw=False)
-        self.recorder = middleware.recorder
-
-    def fresh(self) -> bool:
-        """Whether this is a known page digested lately (then left alone)."""
-        if self.recorder.is_fresh(self.key):
-            self.action = "fresh"
-            return True
-        return False
-
-    def write(self, write: Callable[[bytes], object]) -> Callable[[bytes], object]:
-        def watching_write(chunk: bytes) -> object:
-            self.see(chunk)
-            return write(chunk)
-
-        return watching_write
-
-    def finish(self, complete: bool) -> None:
-        action = self.action
-        if action == RECORD and not complete:
-            action = "incomplete"
-        if action in (RECORD, REMOVE):
-            self.recorder.submit(self, action)
-        elif action == "fresh":
-            self.recorder.count("fresh", "seen")
-        else:
-            self.recorder.count(action or "no_response")
-
-
 class _Observed:
     """The app's iterable, passed through chunk by chunk while the body is noted.
 
-    ``close()`` closes the app's iterable first (PEP 3333), then hands the
-    observation over; a response cut short (client gone) is not recorded.
+    ``close()`` closes the app's iterable first (PEP 3333), then settles the
+    response; a response cut short (client gone) is not recorded.
     """
 
-    __slots__ = ("_body", "_complete", "_watch")
+    __slots__ = ("_body", "_complete", "_decided", "_middleware", "_request")
 
-    def __init__(self, body: Iterable[bytes], watch: _Watch) -> None:
+    def __init__(
+        self,
+        body: Iterable[bytes],
+        decided: list[Any],
+        middleware: SitemapMiddleware,
+        request: tuple[str, str, str],  # key, path, query
+    ) -> None:
         self._body = body
-        self._watch = watch
+        self._decided = decided
+        self._middleware = middleware
+        self._request = request
         self._complete = False
 
     def __iter__(self) -> Iterator[bytes]:
-        watch = self._watch
+        decided = self._decided
         for chunk in self._body:
-            if watch.action == RECORD:
-                watch.see(chunk)
+            # start_response has been called by now (PEP 3333): the decision
+            # is known, and a page to record has its observation.
+            if decided[0] == RECORD:
+                decided[1].see(chunk)
             yield chunk
         self._complete = True
 
@@ -166,10 +173,7 @@ class _Observed:
             if close is not None:
                 close()
         finally:
-            watch = self._watch
-            if watch.action == RECORD:
-                watch.fresh()  # a lazily started response may be a known page
-            watch.finish(self._complete)
+            self._middleware._settle(self._decided, *self._request, self._complete)
 
 
 def _header_getter(environ: Environ) -> Callable[[str], str | None]:

@@ -103,3 +103,25 @@ def test_interpreter_exit_flushes(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
     with open_store(f"sqlite:///{db}") as store:
         assert sorted(e.path for e in store.entries(1)) == ["/a", "/b", "/c"]
+
+
+def test_counters_survive_their_threads() -> None:
+    """Counts made on short-lived threads are kept after the threads end."""
+    import threading
+
+    from sitemap_middleware.recorder import Counters
+
+    counters = Counters()
+
+    def work() -> None:
+        for _ in range(100):
+            counters.add("skipped", "host")
+
+    threads = [threading.Thread(target=work) for _ in range(50)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    counters.add("skipped", "host")
+    assert counters.snapshot()[("skipped", "host")] == 5001
+    assert len(counters._live) <= 2  # this thread's dict, and none left behind
