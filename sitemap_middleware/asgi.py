@@ -13,7 +13,7 @@ from .config import Config
 from .core import SitemapBase
 from .policy import RECORD, REMOVE
 from .recorder import FRESH, Observation
-from .serving import Response
+from .serving import OWN_PREFIXES, Response
 
 T = TypeVar("T")
 
@@ -57,14 +57,15 @@ class ASGISitemapMiddleware(SitemapBase):
         if root and path.startswith(root):
             path = path[len(root) :] or "/"
         method: str = scope["method"]
-        if self.server.is_sitemap(path):
-            headers = _headers(scope)
-            response = await _blocking(self.server.serve, method, path, headers.get)
-            await _send(send, response)
-            return
-        if path == "/robots.txt" and method in ("GET", "HEAD"):
-            await self._robots(scope, receive, send, method)
-            return
+        if path.startswith(OWN_PREFIXES):
+            if self.server.is_sitemap(path):
+                headers = _headers(scope)
+                serve = self.server.serve
+                await _send(send, await _blocking(serve, method, path, headers.get))
+                return
+            if path == "/robots.txt" and method in ("GET", "HEAD"):
+                await self._robots(scope, receive, send, method)
+                return
         host = authorization = cookie = b""
         for name, value in scope["headers"]:
             if name == b"host":

@@ -42,5 +42,6 @@ class SitemapBase:
         self.recorder.close()
 
     def _cache_key(self, path: str, query: str) -> str:
-        # Dropped query parameters must not make one page look like many.
+        # Dropped query parameters must not make one page look like many (the
+        # WSGI adapter inlines this).
         return f"{path}?{query}" if query and self._query_kept else path

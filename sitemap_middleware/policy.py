@@ -12,6 +12,10 @@ from .config import Config
 
 RECORD = "record"
 REMOVE = "remove"
+# The reasons response_action gives for leaving a response alone.
+SKIPS = frozenset(
+    {"status", "set_cookie", "private", "vary", "encoded", "attachment", "not_html"}
+)
 
 # A known page that answers one of these is gone or moved for good; other
 # errors (5xx, 429) are transient and change nothing.

@@ -82,7 +82,8 @@ class Counters:
         self._live: dict[int, dict[tuple[str, str], int]] = {}
         self._retired: Counter[tuple[str, str]] = Counter()
 
-    def add(self, group: str, reason: str, n: int = 1) -> None:
+    def add(self, reason: str, group: str = "skipped", n: int = 1) -> None:
+        """Count one (or ``n``) of ``reason`` in ``group``."""
         try:
             counts = self._local.counts
         except AttributeError:
@@ -125,6 +126,8 @@ class Recorder:
         self._store = store
         self._base_length = len(config.base_url)
         self._counts = Counters()
+        # count(reason, group="skipped", n=1): called on the request path.
+        self.count = self._counts.add
         # key -> (digest, when checked), least recently checked first
         self._recent: OrderedDict[str, tuple[str, float]] = OrderedDict()
         self._last_log: dict[str, float] = {}
@@ -142,9 +145,6 @@ class Recorder:
         self._stopping = False
 
     # -- request path -------------------------------------------------------
-
-    def count(self, reason: str, group: str = "skipped") -> None:
-        self._counts.add(group, reason)
 
     def is_fresh(self, key: str) -> bool:
         """Whether ``key`` was digested within the recheck interval."""
@@ -264,15 +264,15 @@ class Recorder:
                 removed = self._store.remove(removals)
         except Exception as exc:
             self._log_error("store", exc)
-            self._counts.add("dropped", "store_error", len(entries) + len(removals))
+            self.count("store_error", "dropped", len(entries) + len(removals))
             return
         for _, digest, key in records.values():
             self._remember(key, digest)
         for obs in removals.values():
             self._recent.pop(obs.key, None)
-        self._counts.add("recorded", "", len(entries))
+        self.count("", "recorded", len(entries))
         if removals:
-            self._counts.add("removed", "", removed)
+            self.count("", "removed", removed)
 
     def _canonical(self, observation: Observation) -> str | None:
         raw = observation.path if observation.raw else wsgi_path(observation.path)

@@ -35,6 +35,8 @@ RETRY_AFTER = "120"
 _PAGE = re.compile(r"/sitemap-([1-9][0-9]{0,8})\.xml\.gz")
 
 Header = Callable[[str], "str | None"]
+# Every path the middleware answers starts with one of these.
+OWN_PREFIXES = ("/sitemap", "/robots.txt")
 
 
 @dataclass(slots=True)

@@ -11,9 +11,9 @@ from typing import Any
 from ._types import Environ, ResponseHeaders, StartResponse, WSGIApp
 from .config import Config
 from .core import SitemapBase
-from .policy import RECORD, REMOVE
+from .policy import RECORD, REMOVE, SKIPS
 from .recorder import FRESH, Observation
-from .serving import Response
+from .serving import OWN_PREFIXES, Response
 
 
 class SitemapMiddleware(SitemapBase):
@@ -38,11 +38,12 @@ class SitemapMiddleware(SitemapBase):
     ) -> Iterable[bytes]:
         path: str = environ.get("PATH_INFO") or "/"
         method: str = environ["REQUEST_METHOD"]
-        if self.server.is_sitemap(path):
-            header = _header_getter(environ)
-            return _send(start_response, self.server.serve(method, path, header))
-        if path == "/robots.txt" and method in ("GET", "HEAD"):
-            return self._robots(environ, start_response, method)
+        if path.startswith(OWN_PREFIXES):  # one C call for every other request
+            if self.server.is_sitemap(path):
+                header = _header_getter(environ)
+                return _send(start_response, self.server.serve(method, path, header))
+            if path == "/robots.txt" and method in ("GET", "HEAD"):
+                return self._robots(environ, start_response, method)
         reason = self.policy.request_skip(
             method,
             path,
@@ -58,7 +59,7 @@ class SitemapMiddleware(SitemapBase):
         # for a response that is recorded or removed.
         recorder = self.recorder
         query: str = environ.get("QUERY_STRING", "")
-        key = self._cache_key(path, query)
+        key = f"{path}?{query}" if query and self._query_kept else path
         decided: list[Any] = [None, None]  # the action, then the observation
 
         def watching_start_response(
@@ -83,10 +84,14 @@ class SitemapMiddleware(SitemapBase):
             return watching_write
 
         body = self.app(environ, watching_start_response)
-        if decided[0] is None or decided[0] == RECORD:
+        action = decided[0]
+        if action is None or action == RECORD:
             # A page to record, or start_response not called yet.
             return _Observed(body, decided, self, (key, path, query))
-        self._settle(decided, key, path, query, complete=True)
+        if action in SKIPS:  # the common case, settled in one call
+            recorder.count(action)
+        else:
+            self._settle(decided, key, path, query, complete=True)
         return body
 
     def _settle(
@@ -100,7 +105,7 @@ class SitemapMiddleware(SitemapBase):
         elif action == REMOVE:
             recorder.submit(Observation(key, path, query, raw=False), REMOVE)
         elif action == FRESH:
-            recorder.count("fresh", "seen")
+            recorder.count(FRESH, "seen")
         elif action == RECORD:
             recorder.count("incomplete")
         else:
