@@ -2,32 +2,90 @@
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
+import re
+import secrets
 import sqlite3
+import sys
+import time
 from collections.abc import Callable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from services import require_postgres, require_redis
 
-from sitemap_middleware import ConfigError, Entry, Store, open_store, register_store
+from sitemap_middleware import (
+    ConfigError,
+    Entry,
+    Store,
+    StoreError,
+    open_store,
+    register_store,
+)
 from sitemap_middleware.stores.memory import MemoryStore
 from sitemap_middleware.stores.sqlite import SQLiteStore
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+
+# Run after the test (and after its stores are closed): drop its keys and tables.
+_CLEANUPS: list[Callable[[], None]] = []
+
+
+@pytest.fixture(autouse=True)
+def _cleanup() -> Iterator[None]:
+    yield
+    while _CLEANUPS:
+        _CLEANUPS.pop()()
 
 
 def _sqlite(tmp_path: Path, page_size: int) -> Store:
     return open_store(f"sqlite:///{tmp_path}/s.sqlite3?page_size={page_size}")
 
 
+def redis_uri(**options: object) -> str:
+    """A Redis store URI under a fresh key prefix, deleted after the test."""
+    url = require_redis()
+    prefix = f"{{test-{secrets.token_hex(6)}}}:"
+    _CLEANUPS.append(lambda: _delete_redis_keys(url, prefix))
+    return f"{url}?{urlencode({'prefix': prefix, **options})}"
+
+
+def _delete_redis_keys(url: str, prefix: str) -> None:
+    import redis
+
+    with redis.Redis.from_url(url) as client:
+        keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
+        if keys:
+            client.delete(*keys)
+
+
+def postgres_uri(**options: object) -> str:
+    """A PostgreSQL store URI on fresh tables, dropped after the test."""
+    url = require_postgres()
+    prefix = f"test_{secrets.token_hex(6)}_"
+    _CLEANUPS.append(lambda: _drop_tables(url, prefix))
+    return f"{url}?{urlencode({'table_prefix': prefix, **options})}"
+
+
+def _drop_tables(url: str, prefix: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta")
+
+
 FACTORIES: dict[str, Callable[[Path, int], Store]] = {
     "memory": lambda tmp_path, size: open_store(f"memory://?page_size={size}"),
     "sqlite": _sqlite,
+    "redis": lambda tmp_path, size: open_store(redis_uri(page_size=size)),
+    "postgres": lambda tmp_path, size: open_store(postgres_uri(page_size=size)),
 }
 
 
@@ -226,6 +284,180 @@ def test_sqlite_after_fork_and_across_processes(tmp_path: Path) -> None:
         ["/parent", *(f"/c/{n}" for n in range(1250))]
     )
     store.close()
+
+
+SERVERS = {"redis": redis_uri, "postgres": postgres_uri}
+
+
+@pytest.mark.parametrize("kind", sorted(SERVERS))
+def test_server_store_persists_across_reopen(kind: str) -> None:
+    uri = SERVERS[kind]()
+    with open_store(uri) as store:
+        store.upsert([Entry("/a", T0, "f", "daily", 0.3, "/<x>")])
+        version = store.page(1).version  # type: ignore[union-attr]
+    with open_store(uri) as store:
+        assert list(store.entries(1)) == [Entry("/a", T0, "f", "daily", 0.3, "/<x>")]
+        assert store.page(1).version == version  # type: ignore[union-attr]
+
+
+def _write_uri_from_child(uri: str, start: int) -> None:
+    store = open_store(uri)
+    store.upsert([Entry(f"/only/{start}", T0)])
+    for n in range(start, start + 500, 50):
+        store.upsert(Entry(f"/c/{i}", T0) for i in range(n, n + 50))
+    assert store.remove([f"/only/{start}"]) == 1
+    store.close()
+
+
+@pytest.mark.parametrize("kind", sorted(SERVERS))
+def test_server_store_after_fork_and_across_processes(kind: str) -> None:
+    """Forked children reuse no connection of the parent's; concurrent writers
+    of overlapping batches lose nothing, duplicate nothing and do not deadlock."""
+    uri = SERVERS[kind](page_size=100)
+    store = open_store(uri)
+    store.upsert([Entry("/parent", T0)])
+    context = multiprocessing.get_context("fork")
+    starts = (0, 250, 500, 750)
+    children = [
+        context.Process(target=_write_uri_from_child, args=(uri, start))
+        for start in starts
+    ]
+    for child in children:
+        child.start()
+    for child in children:
+        child.join(60)
+        assert child.exitcode == 0
+    expected = {"/parent", *(f"/c/{n}" for n in range(1250))}
+    # The parent's connection still works after its children's writes.
+    assert store.count() == len(expected)
+    listed = paths(store)
+    assert len(listed) == len(set(listed)) and set(listed) == expected
+    assert sum(p.urls for p in store.pages()) == len(expected)
+    assert all(p.urls <= 100 for p in store.pages())
+    store.close()
+
+
+def test_redis_options() -> None:
+    uri = redis_uri(page_size=10, timeout=0.5, connect_timeout=0.25)
+    with open_store(uri) as store:
+        assert (store.page_size, store.timeout, store.connect_timeout) == (
+            10,
+            0.5,
+            0.25,
+        )
+        assert store.prefix.startswith("{test-")
+        store.upsert([Entry("/a", T0)])
+        import redis
+
+        with redis.Redis.from_url(require_redis()) as client:
+            keys = client.keys(f"{store.prefix}*")
+        assert keys and all(k.decode().startswith(store.prefix) for k in keys)
+    with pytest.raises(ConfigError, match="unknown option 'db'"):
+        open_store("redis://127.0.0.1/0?db=1")
+    with pytest.raises(ConfigError, match="hash tag"):
+        open_store("redis://127.0.0.1/0?prefix=sitemap:")
+    with pytest.raises(ConfigError, match="page_size"):
+        open_store("redis://127.0.0.1/0?page_size=0")
+
+
+def test_redis_unreachable_fails_within_timeout() -> None:
+    store = open_store("redis://127.0.0.1:1/0?connect_timeout=0.5")
+    started = time.monotonic()
+    with pytest.raises(StoreError, match="Redis"):
+        store.count()
+    assert time.monotonic() - started < 2
+
+
+def test_redis_warns_when_eviction_could_drop_entries(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import redis
+
+    uri = redis_uri()
+    with redis.Redis.from_url(require_redis(), decode_responses=True) as client:
+        old = client.config_get("maxmemory-policy")["maxmemory-policy"]
+        try:
+            client.config_set("maxmemory-policy", "volatile-lru")
+            with (
+                caplog.at_level(logging.WARNING, "sitemap_middleware"),
+                open_store(uri) as store,
+            ):
+                store.count()
+            assert not caplog.records
+            client.config_set("maxmemory-policy", "allkeys-lru")
+            with caplog.at_level(logging.WARNING, "sitemap_middleware"):
+                store = open_store(uri)
+                store.count()
+                store.close()
+                store.count()  # reconnects, does not warn again
+                store.close()
+        finally:
+            client.config_set("maxmemory-policy", old)
+    [record] = caplog.records
+    assert record.name == "sitemap_middleware"
+    assert "allkeys-lru" in record.getMessage()
+    assert "noeviction" in record.getMessage()
+
+
+def test_postgres_options() -> None:
+    uri = postgres_uri(page_size=10, statement_timeout=250, application_name="t")
+    with open_store(uri) as store:
+        assert store.page_size == 10
+        with store._connection() as conn:  # type: ignore[attr-defined]
+            assert _one(conn, "SHOW statement_timeout") == "250ms"
+            assert _one(conn, "SHOW application_name") == "t"
+        store.upsert([Entry("/a", T0)])
+        with store._connection() as conn:  # type: ignore[attr-defined]
+            assert _one(conn, f"SELECT count(*) FROM {store.prefix}url") == 1
+    with pytest.raises(ConfigError, match="bogus"):
+        open_store("postgresql://127.0.0.1/test?bogus=1")
+    with pytest.raises(ConfigError, match="table_prefix"):
+        open_store("postgresql://127.0.0.1/test?table_prefix=x;drop")
+
+
+def _one(conn: Any, query: str) -> Any:
+    return conn.execute(query).fetchone()[0]
+
+
+def test_postgres_refuses_other_schema() -> None:
+    import psycopg
+
+    uri = postgres_uri()
+    with open_store(uri) as store:
+        store.count()
+        prefix = store.prefix  # type: ignore[attr-defined]
+    with psycopg.connect(require_postgres(), autocommit=True) as conn:
+        conn.execute(f"UPDATE {prefix}meta SET schema = 99")
+    with pytest.raises(StoreError, match="schema 99, expected 1"):
+        open_store(uri).count()
+
+
+def test_postgres_unreachable_fails_within_timeout() -> None:
+    store = open_store("postgresql://postgres@127.0.0.1:1/test?connect_timeout=1")
+    started = time.monotonic()
+    with pytest.raises(StoreError, match="PostgreSQL"):
+        store.count()
+    assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize(
+    ("module", "uri", "extra"),
+    [
+        ("redis", "redis://127.0.0.1/0", "redis"),
+        ("redis", "rediss://127.0.0.1/0", "redis"),
+        ("psycopg", "postgresql://127.0.0.1/test", "postgres"),
+        ("psycopg_pool", "postgres://127.0.0.1/test", "postgres"),
+    ],
+)
+def test_missing_driver_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch, module: str, uri: str, extra: str
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # type: ignore[arg-type]
+    for name in ("redis", "postgres"):  # forget our modules, so they import again
+        monkeypatch.delitem(sys.modules, f"sitemap_middleware.stores.{name}", False)
+    hint = f'pip install "sitemap-middleware[{extra}]"'
+    with pytest.raises(ConfigError, match=re.escape(hint)):
+        open_store(uri)
 
 
 def test_registry(tmp_path: Path) -> None:

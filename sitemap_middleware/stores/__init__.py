@@ -22,6 +22,10 @@ StoreFactory = Callable[[str], Store]
 _BUILTIN = {
     "memory": "sitemap_middleware.stores:_memory",
     "sqlite": "sitemap_middleware.stores:_sqlite",
+    "redis": "sitemap_middleware.stores:_redis",
+    "rediss": "sitemap_middleware.stores:_redis",
+    "postgresql": "sitemap_middleware.stores:_postgres",
+    "postgres": "sitemap_middleware.stores:_postgres",
 }
 
 
@@ -97,3 +101,31 @@ def _sqlite(uri: str) -> Store:
     if not path:
         raise ConfigError(f"SQLite URI {uri!r} names no file")
     return SQLiteStore(path, **_options(uri, {"page_size": int, "timeout": float}))
+
+
+def _missing(extra: str, exc: ImportError) -> ConfigError:
+    return ConfigError(
+        f"this store needs the optional dependency {exc.name or extra!r}: "
+        f'pip install "sitemap-middleware[{extra}]"'
+    )
+
+
+def _redis(uri: str) -> Store:
+    try:
+        from .redis import RedisStore
+    except ImportError as exc:
+        raise _missing("redis", exc) from exc
+    options = _options(
+        uri,
+        {"page_size": int, "prefix": str, "timeout": float, "connect_timeout": float},
+    )
+    # The query holds only our options; redis-py gets the rest of the URI.
+    return RedisStore(urlsplit(uri)._replace(query="").geturl(), **options)
+
+
+def _postgres(uri: str) -> Store:
+    try:
+        from .postgres import PostgresStore
+    except ImportError as exc:
+        raise _missing("postgres", exc) from exc
+    return PostgresStore(uri)
