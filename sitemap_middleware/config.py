@@ -13,6 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import ConfigError
+from .urls import is_secret_name
 
 DEFAULT_STORE = "sqlite:///sitemap.sqlite3"
 
@@ -166,6 +167,17 @@ def _names(key: str, value: Any) -> frozenset[str]:
     return frozenset(_strings(key, value))
 
 
+def _query(key: str, value: Any) -> frozenset[str]:
+    names = _names(key, value)
+    for name in sorted(names):
+        if is_secret_name(name):
+            raise ConfigError(
+                f"{key!r} lists {name!r}, which looks like a credential; such "
+                "parameters are never published in a sitemap"
+            )
+    return names
+
+
 def _changefreq(key: str, value: Any) -> str | None:
     if value is None or value in CHANGEFREQS:
         return value  # type: ignore[no-any-return]
@@ -215,7 +227,7 @@ _KEYS: dict[str, Callable[[str, Any], Any]] = {
     "allowed_hosts": _hosts,
     "exclude": _patterns,
     "include": _patterns,
-    "query": _names,
+    "query": _query,
     "changefreq": _changefreq,
     "priority": _priority,
     "cache_max_age": _max_age,

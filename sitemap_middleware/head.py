@@ -1,10 +1,12 @@
-"""The head scanner: what a page's ``<head>`` says about indexing, read with the
-standard library's HTML tokenizer, fed chunk by chunk, within a byte budget.
+"""The head scanner: what a page's ``<head>`` says about indexing (meta robots,
+the canonical link), read with the standard library's HTML tokenizer within a
+byte budget.
 """
 
 from __future__ import annotations
 
 import codecs
+from dataclasses import dataclass
 from html.parser import HTMLParser
 
 from .policy import is_noindex
@@ -16,10 +18,22 @@ SLICE = 512
 ROBOTS_NAMES = frozenset({"robots", "googlebot", "bingbot"})
 
 
+@dataclass(frozen=True, slots=True)
+class Head:
+    """What the head says: ``noindex``, and the canonical link's href if any."""
+
+    noindex: bool = False
+    canonical: str | None = None
+
+
+NOTHING = Head()
+
+
 class _HeadParser(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.noindex = False
+        self.canonical: str | None = None
         self.done = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -31,6 +45,10 @@ class _HeadParser(HTMLParser):
                 values.get("content", "")
             ):
                 self.noindex = True
+        elif tag == "link" and self.canonical is None:
+            values = {name: value or "" for name, value in attrs}
+            if "canonical" in values.get("rel", "").lower().split():
+                self.canonical = values.get("href") or None
         elif tag == "body":
             self.done = True
 
@@ -39,22 +57,23 @@ class _HeadParser(HTMLParser):
             self.done = True
 
 
-def head_noindex(chunks: list[bytes], budget: int = HEAD_BUDGET) -> bool:
-    """Whether the ``<head>`` of an HTML body asks robots not to index it.
+def scan_head(chunks: list[bytes], budget: int = HEAD_BUDGET) -> Head:
+    """Read the ``<head>`` of an HTML body: robots meta tags and the canonical.
 
-    Only meta tags inside the head count: the same tag in the body is content
-    (user text, say), not an instruction. Never raises on malformed HTML.
+    Only tags inside the head count: the same tag in the body is content (user
+    text, say), not an instruction. The first canonical link wins. Never raises
+    on malformed HTML.
     """
     start = bytearray()
     for chunk in chunks:
         start += chunk[: budget - len(start)]
         if len(start) >= budget:
             break
-    # Most pages say nothing of the kind: a plain search rules them out before
-    # the much slower tokenizer runs.
+    # Most heads hold neither: a plain search rules them out before the much
+    # slower tokenizer runs.
     lowered = start.lower()
-    if b"noindex" not in lowered and b"none" not in lowered:
-        return False
+    if not any(word in lowered for word in (b"noindex", b"none", b"canonical")):
+        return NOTHING
     parser = _HeadParser()
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     # The tokenizer parses all it is fed: slices let it stop soon after </head>.
@@ -62,4 +81,4 @@ def head_noindex(chunks: list[bytes], budget: int = HEAD_BUDGET) -> bool:
         parser.feed(decoder.decode(start[offset : offset + SLICE]))
         if parser.done:
             break
-    return parser.noindex
+    return Head(parser.noindex, parser.canonical)

@@ -19,10 +19,17 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 
 from .config import Config
-from .head import head_noindex
+from .head import scan_head
 from .policy import RECORD, REMOVE, Policy
 from .stores.base import Entry, Store
-from .urls import MAX_URL_LENGTH, filter_query, normalise_path, wsgi_path
+from .urls import (
+    MAX_URL_LENGTH,
+    canonical_target,
+    filter_query,
+    normalise_path,
+    strip_secrets,
+    wsgi_path,
+)
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -244,8 +251,9 @@ class Recorder:
                     self._remember(observation.key, digest)
                     self.count("unchanged", "seen")
                     continue
-                if head_noindex(observation.body):
-                    self.count("noindex")
+                reason = self._head_says_no(path, observation.body)
+                if reason is not None:
+                    self.count(reason)
                     observation.action = REMOVE
                 else:
                     records[path] = (observation, digest, observation.key)
@@ -274,11 +282,30 @@ class Recorder:
         if removals:
             self.count("", "removed", removed)
 
+    def _head_says_no(self, path: str, body: list[bytes]) -> str | None:
+        """Why the page's head keeps it out of the sitemap, or ``None``."""
+        head = scan_head(body)
+        if head.noindex:
+            return "noindex"
+        if head.canonical is not None:
+            config = self._config
+            target = canonical_target(
+                head.canonical, config.base_url, path, config.query
+            )
+            # Another page, or another site: either way not this URL's entry.
+            if target != path:
+                return "canonical_other"
+        return None
+
     def _canonical(self, observation: Observation) -> str | None:
         raw = observation.path if observation.raw else wsgi_path(observation.path)
         path = normalise_path(raw)
         if path is None:
             self.count("bad_path")
+            return None
+        path = strip_secrets(path)
+        if path is None:
+            self.count("secret")
             return None
         reason = self._policy.path_skip(path)
         if reason is not None:

@@ -7,7 +7,7 @@ allow-listed query parameters, in a canonical order.
 from __future__ import annotations
 
 import re
-from urllib.parse import parse_qsl, quote, urlencode, urlsplit
+from urllib.parse import parse_qsl, quote, urlencode, urljoin, urlsplit
 
 # sitemaps.org: "<loc> ... must be less than 2,048 characters".
 MAX_URL_LENGTH = 2047
@@ -88,12 +88,85 @@ def remove_dot_segments(path: str) -> str:
 
 
 def filter_query(query: str, allowed: frozenset[str]) -> str:
-    """Keep the allow-listed parameters of a raw query string, sorted."""
+    """Keep the allow-listed parameters of a raw query string, sorted; a name
+    that looks like a credential is dropped even when allow-listed."""
     if not query or not allowed:
         return ""
     pairs = parse_qsl(query, keep_blank_values=True, encoding="utf-8")
-    kept = sorted((k, v) for k, v in pairs if k in allowed)
+    kept = sorted((k, v) for k, v in pairs if k in allowed and not is_secret_name(k))
     return urlencode(kept, quote_via=quote, safe="-._~")
+
+
+# Words that name credentials in parameter names (``token``, ``api_key``,
+# ``X-Amz-Signature``, ``jsessionid``...). A URL carrying one is private.
+_SECRET_WORDS = frozenset(
+    {
+        "auth", "code", "credential", "credentials", "jsessionid", "key",
+        "nonce", "otp", "passwd", "password", "phpsessid", "pwd", "secret",
+        "session", "sessionid", "sessid", "sid", "sig", "signature", "token",
+        "apikey", "accesstoken", "authtoken",
+    }
+)  # fmt: skip
+_WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+# A JSON Web Token: three base64url parts, the first one '{"' encoded.
+_JWT = re.compile(r"eyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*")
+_HEX = re.compile(r"[0-9A-Fa-f]{32,}")
+_TOKENISH = re.compile(r"[\w-]{32,}")
+
+
+def is_secret_name(name: str) -> bool:
+    """Whether a parameter name looks like it carries a credential."""
+    if name.lower() in _SECRET_WORDS:
+        return True
+    return any(word.lower() in _SECRET_WORDS for word in _WORDS.findall(name))
+
+
+def _is_secret_segment(segment: str) -> bool:
+    # Long hex, JWTs and long random mixed-case tokens are invitation, reset
+    # and download links, not pages; slugs are lower-case words.
+    if _HEX.fullmatch(segment) or _JWT.fullmatch(segment):
+        return True
+    return bool(
+        _TOKENISH.fullmatch(segment)
+        and any(c.isupper() for c in segment)
+        and any(c.islower() for c in segment)
+        and any(c.isdigit() for c in segment)
+    )
+
+
+def strip_secrets(path: str) -> str | None:
+    """Drop credential matrix parameters (``;jsessionid=...``) from a
+    normalised path; ``None`` if a segment itself looks like a secret."""
+    segments = path.split("/")
+    for index, segment in enumerate(segments):
+        if ";" in segment:
+            name, *params = segment.split(";")
+            kept = [p for p in params if not is_secret_name(p.partition("=")[0])]
+            segment = segments[index] = ";".join([name, *kept])
+        if len(segment) >= 32 and _is_secret_segment(segment):
+            return None
+    return "/".join(segments)
+
+
+def canonical_target(
+    href: str, base_url: str, page: str, allowed: frozenset[str]
+) -> str | None:
+    """The path (and allowed query) a canonical link names, in stored form, or
+    ``None`` when it points outside ``base_url`` or cannot be normalised.
+
+    ``page`` is the stored path of the page carrying the link.
+    """
+    origin, prefix = split_base_url(base_url)
+    parts = urlsplit(urljoin(f"{origin}{prefix}{page}", href.strip()))
+    if f"{parts.scheme}://{parts.netloc}".lower() != origin.lower():
+        return None
+    if not parts.path.startswith(prefix + "/"):
+        return None
+    path = normalise_path(parts.path[len(prefix) :].encode("utf-8").decode("latin-1"))
+    if path is None:
+        return None
+    query = filter_query(parts.query, allowed)
+    return f"{path}?{query}" if query else path
 
 
 def split_base_url(url: str) -> tuple[str, str]:

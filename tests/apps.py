@@ -9,6 +9,7 @@ from typing import Any
 from helpers import Reply
 
 HTML = "text/html; charset=utf-8"
+JWT_PATH = "/verify/eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc_DEF-123"
 
 
 def html(title: str, head: str = "") -> bytes:
@@ -52,6 +53,33 @@ ROUTES: dict[str, tuple[int, dict[str, str], list[bytes]]] = {
     "/api/posts": (200, {"Content-Type": "application/json"}, [b"[]"]),
     "/stream": (200, {"Content-Type": HTML}, [b"<html><body>", b"one ", b"two</body>"]),
     "/events": (200, {"Content-Type": "text/event-stream"}, [b"data: 1\n\n"] * 3),
+    "/canonical-self": (
+        200,
+        {"Content-Type": HTML},
+        [html("S", '<link rel="canonical" href="http://localhost/%63anonical-self">')],
+    ),
+    "/canonical-other": (
+        200,
+        {"Content-Type": HTML},
+        [html("O", '<link rel="canonical" href="/about">')],
+    ),
+    "/canonical-foreign": (
+        200,
+        {"Content-Type": HTML},
+        [
+            html(
+                "F",
+                "<link rel=canonical href='https://evil.example/canonical-foreign'>",
+            )
+        ],
+    ),
+    "/draft": (
+        200,
+        {"Content-Type": HTML},
+        [html("Draft", '<meta name="robots" content="noindex, follow">')],
+    ),
+    "/p;jsessionid=1A2B": (200, {"Content-Type": HTML}, [html("P")]),
+    JWT_PATH: (200, {"Content-Type": HTML}, [html("Verify")]),
 }
 
 

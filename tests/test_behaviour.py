@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from apps import ROUTES, Site, make_site
+from apps import JWT_PATH, ROUTES, Site, make_site
 from helpers import sitemap_urls
 
 # (method, path, request headers, stored path or None, counter that explains it)
@@ -31,6 +31,12 @@ TABLE = [
     ("GET", "/gone", {}, None, "removed"),
     ("GET", "/missing", {}, None, "removed"),
     ("GET", "/error", {}, None, "skipped:status"),
+    ("GET", "/draft", {}, None, "skipped:noindex"),
+    ("GET", "/canonical-self", {}, "/canonical-self", "recorded"),
+    ("GET", "/canonical-other", {}, None, "skipped:canonical_other"),
+    ("GET", "/canonical-foreign", {}, None, "skipped:canonical_other"),
+    ("GET", "/p;jsessionid=1A2B", {}, "/p", "recorded"),
+    ("GET", JWT_PATH, {}, None, "skipped:secret"),
     ("GET", "/admin/", {}, None, "skipped:excluded"),
     ("GET", "/api/posts", {}, None, "skipped:excluded"),
     ("GET", "/about", {"Cookie": "theme=dark; session=abc"}, None, "skipped:session"),

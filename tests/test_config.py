@@ -39,6 +39,7 @@ BASE = {"base_url": "https://www.example.com", "store": "memory://"}
         ({"exclude": ["admin"]}, "start with '/'"),
         ({"include": [3]}, "'include' must hold non-empty strings"),
         ({"query": "page"}, "'query' must be a list of strings"),
+        ({"query": ["page", "token"]}, "'token', which looks like a credential"),
         ({"allowed_hosts": None}, "'allowed_hosts' must be a list"),
         ({"cache_max_age": -1}, "'cache_max_age' must be a whole number"),
         ({"cache_max_age": 1.5}, "'cache_max_age' must be a whole number"),

@@ -1,4 +1,4 @@
-"""The head scanner: meta robots noindex in the <head>, and only there."""
+"""The head scanner: meta robots noindex and the canonical, in the <head> only."""
 
 from __future__ import annotations
 
@@ -6,7 +6,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitemap_middleware.head import head_noindex
+from sitemap_middleware.head import Head, scan_head
+
+
+def head_noindex(chunks: list[bytes]) -> bool:
+    return scan_head(chunks).noindex
+
 
 CASES = [
     (b"<html><head><meta name=robots content=noindex></head>", True),
@@ -51,3 +56,21 @@ def test_budget_bounds_the_scan() -> None:
     padding = b"<head>" + b"<meta name=x content=y>" * 4000
     assert head_noindex([padding + b"<meta name=robots content=noindex>"]) is False
     assert head_noindex([b"<head><meta name=robots content=noindex>" + padding]) is True
+
+
+@pytest.mark.parametrize(
+    ("body", "canonical"),
+    [
+        (b'<head><link rel="canonical" href="/a"></head>', "/a"),
+        (
+            b"<head><LINK REL='Canonical Alternate' HREF='https://x.test/b'>",
+            "https://x.test/b",
+        ),
+        (b'<head><link href="/c" rel=canonical><link rel=canonical href=/d>', "/c"),
+        (b"<head></head><body><link rel=canonical href=/e>", None),
+        (b"<head><link rel=alternate href=/f hreflang=de></head>", None),
+        (b"<head><link rel=canonical></head>", None),
+    ],
+)
+def test_canonical(body: bytes, canonical: str | None) -> None:
+    assert scan_head([body]) == Head(noindex=False, canonical=canonical)

@@ -9,9 +9,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sitemap_middleware.urls import (
+    canonical_target,
     filter_query,
+    is_secret_name,
     normalise_path,
     remove_dot_segments,
+    strip_secrets,
     wsgi_path,
 )
 
@@ -116,3 +119,60 @@ def test_equivalent_spellings(text: str) -> None:
     raw = text.encode("utf-8").decode("latin-1")
     encoded = quote(text, safe="/!$&'()*+,;=:@")  # sub-delims are not equivalent
     assert normalise_path(raw) == normalise_path(encoded)
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["token", "access_token", "api_key", "apiKey", "X-Amz-Signature", "sig",
+     "jsessionid", "PHPSESSID", "reset_code", "password", "auth"],
+)  # fmt: skip
+def test_secret_names(name: str) -> None:
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize("name", ["page", "q", "lang", "monkey", "sort", "category"])
+def test_ordinary_names(name: str) -> None:
+    assert not is_secret_name(name)
+
+
+SLUG = "/blog/a-very-long-slug-made-of-many-lower-case-words"
+UUID = "/product/123e4567-e89b-12d3-a456-426614174000"
+
+
+@pytest.mark.parametrize(
+    ("path", "kept"),
+    [
+        ("/p;jsessionid=1A2B", "/p"),
+        ("/p;color=red;sid=9", "/p;color=red"),
+        (SLUG, SLUG),
+        ("/invite/0123456789abcdef0123456789abcdef", None),
+        ("/verify/eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc_DEF-123", None),
+        ("/reset/Zx8Kq2LmN4pR7sT1vW3yA6bC9dE0fGh5", None),
+        (UUID, UUID),
+    ],
+)  # fmt: skip
+def test_strip_secrets(path: str, kept: str | None) -> None:
+    assert strip_secrets(path) == kept
+
+
+def test_secret_query_parameters_dropped_even_if_allowed() -> None:
+    assert filter_query("id=5&token=abc", frozenset({"id", "token"})) == "id=5"
+
+
+@pytest.mark.parametrize(
+    ("href", "target"),
+    [
+        ("/shop/about", "/about"),
+        ("/about", None),  # outside the prefix
+        ("about", "/blog/about"),
+        ("https://www.example.com/shop/x?page=2&utm=1", "/x?page=2"),
+        ("HTTPS://WWW.EXAMPLE.COM/shop/%7Ex", "/~x"),
+        ("https://evil.example/shop/x", None),
+        ("http://www.example.com/shop/x", None),  # other scheme: other origin
+        ("https://www.example.com/elsewhere", None),  # outside the prefix
+        ("/shop/café", "/caf%C3%A9"),
+    ],
+)
+def test_canonical_target(href: str, target: str | None) -> None:
+    base = "https://www.example.com/shop"
+    assert canonical_target(href, base, "/blog/post", frozenset({"page"})) == target
