@@ -304,28 +304,26 @@ class RedisStore(StoreBase):
         )
 
     def entries(self, number: int) -> Iterator[Entry]:
-        key, low = self._page(number), "-inf"
+        key, after = self._page(number), -1
         dates: dict[int, Any] = {}  # rows of a bulk load share their lastmod
         while True:
             with _errors():
                 client = self._client()
-                members = client.zrangebyscore(
-                    key, low, "+inf", start=0, num=CHUNK, withscores=True
-                )
-                rows = (
-                    client.hmget(self._rows, [m for m, _ in members]) if members else []
-                )
-            for (path, _), packed in zip(members, rows, strict=True):
+                # No scores: the rows hold their seq, and parsing scores costs.
+                paths = client.zrangebyscore(key, f"({after}", "+inf", 0, CHUNK)
+                rows = client.hmget(self._rows, paths) if paths else []
+            for path, packed in zip(paths, rows, strict=True):
                 if packed is None:  # removed since the range was read
                     continue
-                _, _, lastmod, *rest = _unpack(packed)
+                after, _, lastmod, fingerprint, changefreq, priority, route = _unpack(
+                    packed
+                )
                 when = dates.get(lastmod)
                 if when is None:
                     when = dates[lastmod] = to_datetime(lastmod)
-                yield Entry(path, when, *rest)
-            if len(members) < CHUNK:
+                yield Entry(path, when, fingerprint, changefreq, priority, route)
+            if len(paths) < CHUNK:
                 return
-            low = f"({int(members[-1][1])}"
 
     def close(self) -> None:
         with self._lock:
