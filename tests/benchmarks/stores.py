@@ -1,0 +1,326 @@
+"""Upsert throughput and cold page reads of the SQLite, Redis and PostgreSQL stores,
+each beside its raw driver doing the equivalent work in the same run (the floor).
+
+Writes: N new entries (path, lastmod, fingerprint, route) in batches of 1,000,
+through ``store.upsert`` and through the bare driver: sqlite3 ``executemany``
+INSERT into the same table in one transaction a batch; redis-py pipelined HSET
+(the same packed row) + ZADD; psycopg ``executemany`` INSERT (no COPY) in one
+transaction a batch. The raw runs write precomputed rows: no read of old rows,
+no lastmod rules, no page summaries; that is the store's overhead being measured.
+
+Reads: ``list(store.entries(1))`` of a 50,000-URL page on a freshly opened
+store (connected beforehand), against the same keyset reads by the bare driver
+(chunks of the store's size, rows decoded to tuples), median of 5. The first
+line also gives what building the page's ``Entry`` objects costs on its own, a
+cost the raw reads do not pay.
+
+Targets (issue 4): store >= 0.8x raw; SQLite >= 200k entries/s, Redis >= 40k/s;
+page reads <= 1.2x raw.
+
+Run it from the repository root with the project's virtualenv, with the servers
+of the test suite (``REDIS_URL``, ``DATABASE_URL``) up::
+
+    python tests/benchmarks/stores.py                  # 200,000 entries, ~1 minute
+    python tests/benchmarks/stores.py --n 1000000      # the issue's figure
+    python tests/benchmarks/stores.py --only sqlite,redis
+
+It cleans up its keys (prefix ``{bench-...}:``) and tables (``bench_...``). It is
+a measurement, not a test: the exit status is 0 whatever the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from services import DATABASE_URL, REDIS_URL  # noqa: E402
+
+from sitemap_middleware import Entry, Store, open_store  # noqa: E402
+from sitemap_middleware.stores import postgres as pg_store  # noqa: E402
+from sitemap_middleware.stores import redis as redis_store  # noqa: E402
+from sitemap_middleware.stores import sqlite as sqlite_store  # noqa: E402
+from sitemap_middleware.stores.base import to_datetime  # noqa: E402
+
+T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+PAGE = 50_000
+Row = tuple[str, int, int, int, str, None, None, str]  # path, seq, page, lastmod, ...
+
+
+def entries(n: int) -> list[Entry]:
+    return [
+        Entry(f"/p/{i}", T0 + timedelta(seconds=i), f"{i:016x}", route="/p/<n>")
+        for i in range(n)
+    ]
+
+
+def rows(n: int) -> list[Row]:
+    start = int(T0.timestamp())
+    return [
+        (f"/p/{i}", i + 1, i // PAGE + 1, start + i, f"{i:016x}", None, None, "/p/<n>")
+        for i in range(n)
+    ]
+
+
+def batches(items: list[Any], size: int) -> Iterator[list[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def timed(run: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    run()
+    return time.perf_counter() - started
+
+
+def median_of(runs: int, run: Callable[[], object]) -> float:
+    return statistics.median(timed(run) for _ in range(runs))
+
+
+# --- SQLite -------------------------------------------------------------------
+
+
+def sqlite_raw(folder: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(f"{folder}/raw.sqlite3", isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.executescript(sqlite_store._SCHEMA)
+    return conn
+
+
+def sqlite_write(conn: sqlite3.Connection, data: list[Row], size: int) -> None:
+    for batch in batches(data, size):
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany(
+            "INSERT INTO sitemap_url (path, seq, page, lastmod, fingerprint,"
+            " changefreq, priority, route) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            batch,
+        )
+        conn.execute("COMMIT")
+
+
+def sqlite_read(conn: sqlite3.Connection) -> list[Any]:
+    out: list[Any] = []
+    after = -1
+    while True:
+        chunk = conn.execute(
+            "SELECT seq, path, lastmod, fingerprint, changefreq, priority, route"
+            " FROM sitemap_url WHERE page = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (1, after, sqlite_store.CHUNK),
+        ).fetchall()
+        out += chunk
+        if len(chunk) < sqlite_store.CHUNK:
+            return out
+        after = chunk[-1][0]
+
+
+# --- Redis --------------------------------------------------------------------
+
+
+def redis_write(client: Any, prefix: str, data: list[Row], size: int) -> None:
+    pack = redis_store._pack
+    for batch in batches(data, size):
+        pipe = client.pipeline(transaction=False)
+        pipe.hset(f"{prefix}url", mapping={r[0]: pack(r[1:]) for r in batch})
+        by_page: dict[int, dict[str, int]] = {}
+        for r in batch:
+            by_page.setdefault(r[2], {})[r[0]] = r[1]
+        for page, members in by_page.items():
+            pipe.zadd(f"{prefix}page:{page}", members)
+        pipe.execute()
+
+
+def redis_read(client: Any, prefix: str) -> list[Any]:
+    out: list[Any] = []
+    after = -1
+    chunk = redis_store.CHUNK
+    while True:
+        paths = client.zrangebyscore(f"{prefix}page:1", f"({after}", "+inf", 0, chunk)
+        if not paths:
+            return out
+        packed = client.hmget(f"{prefix}url", paths)
+        rows = [
+            (path, *redis_store._unpack(p))
+            for path, p in zip(paths, packed, strict=True)
+        ]
+        out += rows
+        if len(paths) < chunk:
+            return out
+        after = rows[-1][1]
+
+
+def redis_clean(client: Any, *prefixes: str) -> None:
+    for prefix in prefixes:
+        keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
+        for batch in batches(keys, 1000):
+            client.delete(*batch)
+
+
+# --- PostgreSQL ---------------------------------------------------------------
+
+
+def pg_write(conn: Any, data: list[Row], size: int) -> None:
+    for batch in batches(data, size):
+        with conn.transaction(), conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO bench_raw_url (path, seq, page, lastmod, fingerprint,"
+                " changefreq, priority, route) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                batch,
+            )
+
+
+def pg_read(conn: Any) -> list[Any]:
+    out: list[Any] = []
+    after = -1
+    while True:
+        chunk = conn.execute(
+            "SELECT seq, path, lastmod, fingerprint, changefreq, priority, route"
+            " FROM bench_raw_url WHERE page = %s AND seq > %s ORDER BY seq LIMIT %s",
+            (1, after, pg_store.CHUNK),
+            prepare=True,
+        ).fetchall()
+        out += chunk
+        if len(chunk) < pg_store.CHUNK:
+            return out
+        after = chunk[-1][0]
+
+
+def pg_drop(conn: Any) -> None:
+    for prefix in ("bench_", "bench_raw_"):
+        conn.execute(f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta")
+
+
+# --- the runs -----------------------------------------------------------------
+
+
+def measure(
+    uri: str,
+    write_raw: Callable[[], object],
+    read_raw: Callable[[], list[Any]],
+    data: list[Entry],
+    size: int,
+) -> dict[str, float]:
+    raw_write = timed(write_raw)
+    with open_store(uri) as store:
+        store_write = timed(lambda: [store.upsert(b) for b in batches(data, size)])
+        assert store.count() == len(data), store.count()
+
+    def cold_read() -> float:
+        store: Store
+        with open_store(uri) as store:
+            store.count()  # connected: the read is what is timed
+            return timed(lambda: list(store.entries(1)))
+
+    assert len(read_raw()) == min(PAGE, len(data))
+    return {
+        "write": len(data) / store_write,
+        "raw_write": len(data) / raw_write,
+        "read": statistics.median(cold_read() for _ in range(5)),
+        "raw_read": median_of(5, read_raw),
+    }
+
+
+def run_sqlite(data: list[Entry], raw: list[Row], size: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory() as folder:
+        conn = sqlite_raw(folder)
+        result = measure(
+            f"sqlite:///{folder}/store.sqlite3",
+            lambda: sqlite_write(conn, raw, size),
+            lambda: sqlite_read(sqlite_raw(folder)),
+            data,
+            size,
+        )
+        conn.close()
+        return result
+
+
+def run_redis(data: list[Entry], raw: list[Row], size: int) -> dict[str, float]:
+    import redis
+
+    client = redis.Redis.from_url(REDIS_URL, decode_responses=True)
+    tag = f"bench-{os.getpid()}"
+    store, bare = f"{{{tag}}}:", f"{{{tag}-raw}}:"
+    try:
+        return measure(
+            f"{REDIS_URL}?prefix={store}&timeout=10",
+            lambda: redis_write(client, bare, raw, size),
+            lambda: redis_read(
+                redis.Redis.from_url(REDIS_URL, decode_responses=True), bare
+            ),
+            data,
+            size,
+        )
+    finally:
+        redis_clean(client, store, bare)
+
+
+def run_postgres(data: list[Entry], raw: list[Row], size: int) -> dict[str, float]:
+    import psycopg
+
+    conn = psycopg.connect(DATABASE_URL, autocommit=True)
+    pg_drop(conn)
+    schema = pg_store._SCHEMA.replace("{p}", "bench_raw_")
+    for statement in schema.split(";"):
+        conn.execute(statement)
+    try:
+        return measure(
+            f"{DATABASE_URL}?table_prefix=bench_&statement_timeout=60000",
+            lambda: pg_write(conn, raw, size),
+            lambda: pg_read(psycopg.connect(DATABASE_URL, autocommit=True)),
+            data,
+            size,
+        )
+    finally:
+        pg_drop(conn)
+        conn.close()
+
+
+RUNS = {"sqlite": run_sqlite, "redis": run_redis, "postgres": run_postgres}
+WRITE_FLOOR = {"sqlite": 200_000, "redis": 40_000}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=200_000, help="entries to write")
+    parser.add_argument("--batch", type=int, default=1000, help="entries a batch")
+    parser.add_argument("--only", default=",".join(RUNS), help="sqlite,redis,postgres")
+    args = parser.parse_args()
+    data, raw = entries(args.n), rows(args.n)
+    page = raw[:PAGE]
+    build = median_of(5, lambda: [Entry(r[0], to_datetime(r[3]), *r[4:]) for r in page])
+    print(
+        f"{args.n:,} entries in batches of {args.batch:,}; page read: "
+        f"{len(page):,} URLs; building that many Entry objects from tuples alone "
+        f"takes {build * 1000:.1f} ms"
+    )
+    print(
+        f"{'store':<9} {'upsert/s':>10} {'raw/s':>10} {'ratio':>6} {'target':>16}"
+        f"  {'read ms':>8} {'raw ms':>8} {'ratio':>6} {'target':>7}"
+    )
+    for name in args.only.split(","):
+        r = RUNS[name](data, raw, args.batch)
+        ratio, read_ratio = r["write"] / r["raw_write"], r["read"] / r["raw_read"]
+        floor = WRITE_FLOOR.get(name)
+        target = ">=0.8x" + (f", >={floor // 1000}k/s" if floor else "")
+        ok = ratio >= 0.8 and (floor is None or r["write"] >= floor)
+        print(
+            f"{name:<9} {r['write']:>10,.0f} {r['raw_write']:>10,.0f} {ratio:>5.2f}x"
+            f" {target:>14} {'ok' if ok else '--'}"
+            f"  {r['read'] * 1000:>8.1f} {r['raw_read'] * 1000:>8.1f}"
+            f" {read_ratio:>5.2f}x <=1.2x {'ok' if read_ratio <= 1.2 else '--'}"
+        )
+
+
+if __name__ == "__main__":
+    main()
