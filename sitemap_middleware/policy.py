@@ -128,6 +128,8 @@ class Policy:
                 self._host_verdicts[host] = verdict
         if not verdict:
             return "host"
+        # The rules of path_skip but its own-path check (the adapters route
+        # those paths first), inlined: this runs on every request.
         if self._excluded.match(path):
             return "excluded"
         if not self._included.empty and not self._included.match(path):
