@@ -17,6 +17,7 @@ import weakref
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable
 from datetime import datetime, timezone
+from typing import Any
 
 from .config import Config
 from .head import scan_head
@@ -265,22 +266,27 @@ class Recorder:
             Entry(path, datetime.fromtimestamp(obs.seen, timezone.utc), digest)
             for path, (obs, digest, _) in records.items()
         ]
+        if entries and self._stored(self._store.upsert, entries) is not None:
+            for _, digest, key in records.values():
+                self._remember(key, digest)
+            self.count("", "recorded", len(entries))
+        if removals:
+            removed = self._stored(self._store.remove, list(removals))
+            if removed is not None:
+                for obs in removals.values():
+                    self._recent.pop(obs.key, None)
+                self.count("", "removed", removed)
+
+    def _stored(
+        self, write: Callable[[list[Any]], int], batch: list[Any]
+    ) -> int | None:
+        """One store write; an error is logged, counted as dropped, swallowed."""
         try:
-            if entries:
-                self._store.upsert(entries)
-            if removals:
-                removed = self._store.remove(removals)
+            return write(batch)
         except Exception as exc:
             self._log_error("store", exc)
-            self.count("store_error", "dropped", len(entries) + len(removals))
-            return
-        for _, digest, key in records.values():
-            self._remember(key, digest)
-        for obs in removals.values():
-            self._recent.pop(obs.key, None)
-        self.count("", "recorded", len(entries))
-        if removals:
-            self.count("", "removed", removed)
+            self.count("store_error", "dropped", len(batch))
+            return None
 
     def _head_says_no(self, path: str, body: list[bytes]) -> str | None:
         """Why the page's head keeps it out of the sitemap, or ``None``."""

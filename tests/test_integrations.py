@@ -6,12 +6,14 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from flask import Flask
 
-from sitemap_middleware import ConfigError, SitemapMiddleware, open_store
+from sitemap_middleware import ConfigError, SitemapMiddleware, StoreError, open_store
 from sitemap_middleware.flask import Sitemap, get_sitemap
+from sitemap_middleware.stores.memory import MemoryStore
 
 
 def _flask(tmp_path: Path, config: dict[str, object] | None) -> Flask:
@@ -125,3 +127,59 @@ def test_counters_survive_their_threads() -> None:
     counters.add("host")
     assert counters.snapshot()[("skipped", "host")] == 5001
     assert len(counters._live) <= 2  # this thread's dict, and none left behind
+
+
+class _FailingStore(MemoryStore):
+    """A memory store whose chosen methods raise, as a dead server would."""
+
+    def __init__(self, *failing: str) -> None:
+        super().__init__()
+        self.failing = set(failing)
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in object.__getattribute__(self, "failing"):
+
+            def refused(*args: Any) -> Any:
+                raise StoreError(f"{name}: connection refused")
+
+            return refused
+        return super().__getattribute__(name)
+
+
+def test_store_errors_never_reach_the_app() -> None:
+    """A failing store: the page is still served, the loss is counted, and the
+    sitemap answers 503 (never an empty 200) until a good document exists."""
+    from apps import make_site
+
+    store = _FailingStore("upsert", "pages", "page")
+    site = make_site("wsgi", {"base_url": "http://localhost", "store": store})
+    assert site.get("/about").status == 200
+    assert site.middleware.flush()
+    assert site.middleware.stats()["dropped"] == {"store_error": 1}
+    reply = site.get("/sitemap.xml")
+    assert reply.status == 503 and reply.headers["retry-after"]
+    assert site.get("/robots.txt").status == 200
+    store.failing.clear()
+    site.get("/about")
+    assert site.recorded() == ["/about"]
+    good = site.get("/sitemap.xml")
+    assert good.status == 200
+    store.failing.update({"pages", "page"})
+    stale = site.get("/sitemap.xml")
+    assert (stale.status, stale.body) == (200, good.body)  # last good bytes
+    assert site.get("/sitemap-1.xml.gz").status == 503  # never rendered: no bytes
+    site.close()
+
+
+def test_failed_removal_keeps_the_recorded_pages() -> None:
+    """Upserts and removals fail separately: one does not cost the other."""
+    from apps import make_site
+
+    store = _FailingStore("remove")
+    site = make_site("wsgi", {"base_url": "http://localhost", "store": store})
+    site.get("/about")
+    site.get("/gone")  # a removal, which fails
+    assert site.recorded() == ["/about"]
+    stats = site.middleware.stats()
+    assert stats["recorded"] == 1 and stats["dropped"] == {"store_error": 1}
+    site.close()

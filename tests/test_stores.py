@@ -253,7 +253,7 @@ def test_sqlite_refuses_other_schema(tmp_path: Path) -> None:
     conn.execute("UPDATE sitemap_meta SET value = '99' WHERE key = 'schema'")
     conn.commit()
     conn.close()
-    with pytest.raises(sqlite3.DatabaseError, match="schema 99"):
+    with pytest.raises(StoreError, match="schema 99"):
         SQLiteStore(str(path)).count()
 
 

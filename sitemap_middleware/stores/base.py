@@ -46,6 +46,26 @@ class PageInfo:
     changed: datetime
     """When the page last changed (its ``Last-Modified``)."""
 
+    @classmethod
+    def from_row(
+        cls,
+        epoch: str,
+        number: int,
+        urls: int,
+        lastmod: int,
+        version: int,
+        changed: int,
+    ) -> PageInfo:
+        """A summary from stored integers (epoch seconds, a version counter);
+        ``epoch`` identifies the store's data, so versions never repeat."""
+        return cls(
+            number,
+            urls,
+            to_datetime(lastmod),
+            f"{epoch}.{version}",
+            to_datetime(changed),
+        )
+
 
 @runtime_checkable
 class Store(Protocol):

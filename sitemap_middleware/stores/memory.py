@@ -93,12 +93,13 @@ class MemoryStore(StoreBase):
         page = self._pages[number - 1]
         if not page.paths:
             return None
-        return PageInfo(
+        return PageInfo.from_row(
+            self._epoch,
             number,
             len(page.paths),
-            to_datetime(page.lastmod),
-            f"{self._epoch}.{page.version}",
-            to_datetime(page.changed),
+            page.lastmod,
+            page.version,
+            page.changed,
         )
 
     def entries(self, number: int) -> Iterator[Entry]:

@@ -18,7 +18,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
 from ..errors import StoreError
-from .base import Entry, PageInfo, StoreBase, dedupe, merge, now, to_datetime
+from .base import Entry, PageInfo, StoreBase, dedupe, merge, now
 
 SCHEMA_VERSION = 1
 _SCHEMA = """
@@ -293,13 +293,7 @@ class PostgresStore(StoreBase):
     def _info(
         self, number: int, urls: int, lastmod: int, version: int, changed: int
     ) -> PageInfo:
-        return PageInfo(
-            number,
-            urls,
-            to_datetime(lastmod),
-            f"{self._epoch}.{version}",
-            to_datetime(changed),
-        )
+        return PageInfo.from_row(self._epoch, number, urls, lastmod, version, changed)
 
     def entries(self, number: int) -> Iterator[Entry]:
         after = -1

@@ -295,13 +295,7 @@ class RedisStore(StoreBase):
         urls, lastmod, version, changed = _summary(packed)
         if urls <= 0:
             return None
-        return PageInfo(
-            number,
-            urls,
-            to_datetime(lastmod),
-            f"{epoch}.{version}",
-            to_datetime(changed),
-        )
+        return PageInfo.from_row(epoch, number, urls, lastmod, version, changed)
 
     def entries(self, number: int) -> Iterator[Entry]:
         key, after = self._page(number), -1

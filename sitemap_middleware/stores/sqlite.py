@@ -10,6 +10,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
 
+from ..errors import StoreError
 from .base import Entry, PageInfo, Row, StoreBase, dedupe, merge, now, to_datetime
 
 SCHEMA_VERSION = "1"
@@ -91,7 +92,7 @@ class SQLiteStore(StoreBase):
         meta = dict(conn.execute("SELECT key, value FROM sitemap_meta"))
         if meta["schema"] != SCHEMA_VERSION:
             conn.close()
-            raise sqlite3.DatabaseError(
+            raise StoreError(
                 f"{self.path} has sitemap schema {meta['schema']}, "
                 f"expected {SCHEMA_VERSION}"
             )
@@ -239,13 +240,7 @@ class SQLiteStore(StoreBase):
     def _info(
         self, number: int, urls: int, lastmod: int, version: int, changed: int
     ) -> PageInfo:
-        return PageInfo(
-            number,
-            urls,
-            to_datetime(lastmod),
-            f"{self._epoch}.{version}",
-            to_datetime(changed),
-        )
+        return PageInfo.from_row(self._epoch, number, urls, lastmod, version, changed)
 
     def entries(self, number: int) -> Iterator[Entry]:
         after = -1
