@@ -33,8 +33,10 @@ class SitemapBase:
         return self.recorder.flush(timeout)
 
     def stats(self) -> dict[str, Any]:
-        """Counters: ``recorded``, ``removed``, ``queued``, and ``skipped``,
-        ``dropped`` and ``seen`` (pages not re-digested) by reason."""
+        """Counters: ``recorded``, ``removed``; ``queued`` (observations not
+        yet digested) and ``pending`` (writes waiting for the store); and by
+        reason ``skipped``, ``dropped``, ``seen`` (pages not written again) and
+        ``errors`` (failed store writes, retried later)."""
         return self.recorder.stats()
 
     def close(self) -> None:

@@ -17,11 +17,10 @@ import weakref
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable
 from datetime import datetime, timezone
-from typing import Any
 
 from .config import Config
 from .head import scan_head
-from .policy import RECORD, REMOVE, Policy
+from .policy import RECORD, Policy
 from .stores.base import Entry, Store
 from .urls import (
     MAX_URL_LENGTH,
@@ -45,6 +44,9 @@ RECENT_PAGES = 10_000
 FLUSH_INTERVAL = 1.0  # seconds between writes when traffic is light
 BATCH = 1000  # observations written per store call
 LOG_EVERY = 60.0  # seconds between two logs of the same error
+# A failing store is left alone this long, doubling from MIN to MAX, then probed.
+MIN_BACKOFF = 1.0
+MAX_BACKOFF = 30.0
 # The action of a page to record that this process digested lately.
 FRESH = "fresh"
 
@@ -151,6 +153,12 @@ class Recorder:
         self._write_lock = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stopping = False
+        # Digested, not yet written: path -> (entry, cache key, digest), and
+        # path -> cache key for removals. Kept across store failures.
+        self._upserts: dict[str, tuple[Entry, str, str]] = {}
+        self._removals: dict[str, str] = {}
+        self._backoff = 0.0
+        self._retry_at = 0.0
 
     # -- request path -------------------------------------------------------
 
@@ -201,26 +209,20 @@ class Recorder:
             with self._cond:
                 if len(self._queue) < BATCH:
                     self._cond.wait(FLUSH_INTERVAL)
-            self.flush()
+            with self._write_lock:
+                self._drain()
+                self._push(force=False)
 
     def flush(self, timeout: float | None = None) -> bool:
-        """Write everything queued so far; ``False`` if ``timeout`` ran out first."""
-        deadline = None if timeout is None else time.monotonic() + timeout
+        """Write everything queued so far, trying the store even while its
+        breaker is open; ``False`` if ``timeout`` ran out or writes are still
+        pending because the store failed."""
         if not self._write_lock.acquire(timeout=-1 if timeout is None else timeout):
             return False
         try:
-            while True:
-                with self._cond:
-                    batch = [
-                        self._queue.popleft()
-                        for _ in range(min(BATCH, len(self._queue)))
-                    ]
-                    self._queued_bytes -= sum(o.size for o in batch)
-                if not batch:
-                    return True
-                self._write(batch)
-                if deadline is not None and time.monotonic() > deadline:
-                    return not self._queue
+            deadline = None if timeout is None else time.monotonic() + timeout
+            self._drain(deadline)
+            return self._push(force=True) and not self._queue
         finally:
             self._write_lock.release()
 
@@ -238,55 +240,79 @@ class Recorder:
         except Exception:
             logger.exception("closing the sitemap store failed")
 
-    def _write(self, batch: list[Observation]) -> None:
-        records: dict[str, tuple[Observation, str, str]] = {}  # path -> obs, digest
-        removals: dict[str, Observation] = {}
-        for observation in batch:
-            path = self._canonical(observation)
-            if path is None:
-                continue
-            if observation.action == RECORD:
-                digest = _digest(observation.body)
-                hit = self._recent.get(observation.key)
-                if hit is not None and hit[0] == digest:
-                    self._remember(observation.key, digest)
-                    self.count("unchanged", "seen")
-                    continue
-                reason = self._head_says_no(path, observation.body)
-                if reason is not None:
-                    self.count(reason)
-                    observation.action = REMOVE
-                else:
-                    records[path] = (observation, digest, observation.key)
-                    removals.pop(path, None)
-                    continue
-            removals[path] = observation
-            records.pop(path, None)
-        entries = [
-            Entry(path, datetime.fromtimestamp(obs.seen, timezone.utc), digest)
-            for path, (obs, digest, _) in records.items()
-        ]
-        if entries and self._stored(self._store.upsert, entries) is not None:
-            for _, digest, key in records.values():
-                self._remember(key, digest)
-            self.count("", "recorded", len(entries))
-        if removals:
-            removed = self._stored(self._store.remove, list(removals))
-            if removed is not None:
-                for obs in removals.values():
-                    self._recent.pop(obs.key, None)
-                self.count("", "removed", removed)
+    def _drain(self, deadline: float | None = None) -> None:
+        """Turn queued observations into pending writes (lock held)."""
+        while deadline is None or time.monotonic() < deadline:
+            with self._cond:
+                batch = [
+                    self._queue.popleft() for _ in range(min(BATCH, len(self._queue)))
+                ]
+                self._queued_bytes -= sum(o.size for o in batch)
+            if not batch:
+                return
+            for observation in batch:
+                self._note(observation)
+            # Beyond the bound the oldest pending writes go: the store has been
+            # failing for a while (the breaker is open) and memory is bounded.
+            while len(self._upserts) + len(self._removals) > MAX_QUEUED:
+                pending = self._upserts or self._removals
+                del pending[next(iter(pending))]
+                self.count("store_down", "dropped")
 
-    def _stored(
-        self, write: Callable[[list[Any]], int], batch: list[Any]
-    ) -> int | None:
-        """One store write; an error is logged, counted as dropped, swallowed."""
+    def _note(self, observation: Observation) -> None:
+        """Digest one observation into a pending upsert or removal, or nothing."""
+        path = self._canonical(observation)
+        if path is None:
+            return
+        key = observation.key
+        if observation.action == RECORD:
+            digest = _digest(observation.body)
+            hit = self._recent.get(key)
+            if hit is not None and hit[0] == digest and path not in self._removals:
+                self._remember(key, digest)
+                self.count("unchanged", "seen")
+                return
+            reason = self._head_says_no(path, observation.body)
+            if reason is None:
+                seen = datetime.fromtimestamp(observation.seen, timezone.utc)
+                self._upserts[path] = (Entry(path, seen, digest), key, digest)
+                self._removals.pop(path, None)
+                return
+            self.count(reason)
+        self._removals[path] = key
+        self._upserts.pop(path, None)
+
+    def _push(self, force: bool) -> bool:
+        """Write the pending changes; ``True`` when none is left (lock held).
+
+        A failing store opens a breaker: the writer leaves it alone for a
+        backoff that doubles up to ``MAX_BACKOFF``, keeping what is pending.
+        """
+        if not (self._upserts or self._removals):
+            return True
+        if not force and time.monotonic() < self._retry_at:
+            return False
         try:
-            return write(batch)
+            if self._upserts:
+                self._store.upsert([entry for entry, _, _ in self._upserts.values()])
+                for _, key, digest in self._upserts.values():
+                    self._remember(key, digest)
+                self.count("", "recorded", len(self._upserts))
+                self._upserts.clear()
+            if self._removals:
+                removed = self._store.remove(list(self._removals))
+                for key in self._removals.values():
+                    self._recent.pop(key, None)
+                self.count("", "removed", removed)
+                self._removals.clear()
         except Exception as exc:
             self._log_error("store", exc)
-            self.count("store_error", "dropped", len(batch))
-            return None
+            self.count("store", "errors")
+            self._backoff = min(max(2 * self._backoff, MIN_BACKOFF), MAX_BACKOFF)
+            self._retry_at = time.monotonic() + self._backoff
+            return False
+        self._backoff = 0.0
+        return True
 
     def _head_says_no(self, path: str, body: list[bytes]) -> str | None:
         """Why the page's head keeps it out of the sitemap, or ``None``."""
@@ -343,7 +369,12 @@ class Recorder:
     def stats(self) -> dict[str, object]:
         """Counters since start: recorded, removed, and skipped/dropped by reason."""
         counts = self._counts.snapshot()
-        grouped: dict[str, dict[str, int]] = {"skipped": {}, "dropped": {}, "seen": {}}
+        grouped: dict[str, dict[str, int]] = {
+            "skipped": {},
+            "dropped": {},
+            "seen": {},
+            "errors": {},
+        }
         flat: dict[str, object] = {"recorded": 0, "removed": 0}
         for (group, reason), value in counts.items():
             if reason:
@@ -352,6 +383,7 @@ class Recorder:
                 flat[group] = value
         flat.update(grouped)
         flat["queued"] = len(self._queue)
+        flat["pending"] = len(self._upserts) + len(self._removals)
         return flat
 
 

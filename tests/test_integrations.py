@@ -147,21 +147,24 @@ class _FailingStore(MemoryStore):
 
 
 def test_store_errors_never_reach_the_app() -> None:
-    """A failing store: the page is still served, the loss is counted, and the
-    sitemap answers 503 (never an empty 200) until a good document exists."""
+    """A failing store: the page is still served, its write waits for the store
+    to come back, and the sitemap answers 503 (never an empty 200) until a good
+    document exists."""
     from apps import make_site
 
     store = _FailingStore("upsert", "pages", "page")
     site = make_site("wsgi", {"base_url": "http://localhost", "store": store})
     assert site.get("/about").status == 200
-    assert site.middleware.flush()
-    assert site.middleware.stats()["dropped"] == {"store_error": 1}
+    assert not site.middleware.flush()  # still pending: the store failed
+    stats = site.middleware.stats()
+    assert stats["errors"] == {"store": 1} and stats["pending"] == 1
+    assert stats["dropped"] == {}
     reply = site.get("/sitemap.xml")
     assert reply.status == 503 and reply.headers["retry-after"]
     assert site.get("/robots.txt").status == 200
     store.failing.clear()
-    site.get("/about")
-    assert site.recorded() == ["/about"]
+    assert site.recorded() == ["/about"]  # written once the store is back
+    assert site.middleware.stats()["pending"] == 0
     good = site.get("/sitemap.xml")
     assert good.status == 200
     store.failing.update({"pages", "page"})
@@ -172,14 +175,62 @@ def test_store_errors_never_reach_the_app() -> None:
 
 
 def test_failed_removal_keeps_the_recorded_pages() -> None:
-    """Upserts and removals fail separately: one does not cost the other."""
+    """A failed removal stays pending without costing the upserts before it."""
     from apps import make_site
 
     store = _FailingStore("remove")
     site = make_site("wsgi", {"base_url": "http://localhost", "store": store})
     site.get("/about")
     site.get("/gone")  # a removal, which fails
-    assert site.recorded() == ["/about"]
+    assert not site.middleware.flush()
+    assert [e.path for e in store.entries(1)] == ["/about"]
     stats = site.middleware.stats()
-    assert stats["recorded"] == 1 and stats["dropped"] == {"store_error": 1}
+    assert stats["recorded"] == 1 and stats["pending"] == 1
+    store.failing.clear()
+    assert site.middleware.flush()
+    assert site.middleware.stats()["pending"] == 0
+    site.close()
+
+
+def test_sqlite_locked_by_another_process_loses_nothing(tmp_path: Path) -> None:
+    """Another process holds the database with BEGIN EXCLUSIVE: pages are still
+    served, writes wait, and everything lands once the lock is released."""
+    from apps import make_site
+
+    db = tmp_path / "s.sqlite3"
+    config = {"base_url": "http://localhost", "store": f"sqlite:///{db}?timeout=0.2"}
+    site = make_site("wsgi", config)
+    site.get("/")
+    assert site.recorded() == ["/"]  # the schema exists
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(
+                f"""
+                import sqlite3, sys, time
+                conn = sqlite3.connect({str(db)!r}, isolation_level=None)
+                conn.execute("BEGIN EXCLUSIVE")
+                print("locked", flush=True)
+                sys.stdin.readline()
+                conn.execute("COMMIT")
+                """
+            ),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "locked\n"
+        for path in ("/about", "/a&b", "/search"):
+            assert site.get(path).status == 200
+        assert not site.middleware.flush(5.0)
+        stats = site.middleware.stats()
+        assert stats["pending"] == 3 and stats["errors"]["store"] >= 1
+        assert stats["dropped"] == {}
+    finally:
+        holder.communicate("release\n", timeout=10)
+    assert site.middleware.flush(5.0)
+    assert site.recorded() == ["/", "/about", "/a&b", "/search"]
     site.close()
