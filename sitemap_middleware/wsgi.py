@@ -88,7 +88,10 @@ class SitemapMiddleware(SitemapBase):
         if action is None or action == RECORD:
             # A page to record, or start_response not called yet.
             return _Observed(body, decided, self, (key, path, query))
-        if action in SKIPS:  # the common case, settled in one call
+        # The common cases, settled in one call.
+        if action == FRESH:
+            recorder.count(FRESH, "seen")
+        elif action in SKIPS:
             recorder.count(action)
         else:
             self._settle(decided, key, path, query, complete=True)
