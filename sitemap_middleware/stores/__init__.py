@@ -2,12 +2,22 @@
 
 Backends are imported only when their scheme is used, so a missing optional
 driver costs nothing until it is asked for.
+
+Third-party stores plug in by scheme, either with :func:`register_store` or with
+an entry point in the group ``sitemap_middleware.stores`` (name: the scheme;
+value: ``"module:factory"``, a callable taking the URI and returning the store):
+
+.. code-block:: toml
+
+    [project.entry-points."sitemap_middleware.stores"]
+    dynamodb = "sitemap_dynamodb:open_store"
 """
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from importlib.metadata import entry_points
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
@@ -17,6 +27,8 @@ from .base import Entry, PageInfo, Store
 __all__ = ["Entry", "PageInfo", "Store", "open_store", "register_store"]
 
 StoreFactory = Callable[[str], Store]
+
+ENTRY_POINT_GROUP = "sitemap_middleware.stores"
 
 # scheme -> "module:function" building the store from its URI.
 _BUILTIN = {
@@ -49,9 +61,13 @@ def open_store(uri: str | Store) -> Store:
     scheme = urlsplit(uri).scheme.lower()
     factory = _REGISTRY.get(scheme)
     if factory is None:
+        factory = _from_entry_point(scheme)
+    if factory is None:
+        known = set(_REGISTRY)
+        known.update(p.name.lower() for p in entry_points(group=ENTRY_POINT_GROUP))
         raise ConfigError(
             f"unknown store scheme {scheme!r} in {uri!r}; known schemes: "
-            f"{', '.join(sorted(_REGISTRY))}"
+            f"{', '.join(sorted(known))}"
         )
     if isinstance(factory, str):
         module, _, name = factory.partition(":")
@@ -62,6 +78,23 @@ def open_store(uri: str | Store) -> Store:
         if isinstance(exc, ConfigError):
             raise
         raise ConfigError(f"bad store URI {uri!r}: {exc}") from exc
+
+
+def _from_entry_point(scheme: str) -> StoreFactory | None:
+    """The factory an installed distribution declares for ``scheme``, kept in
+    the registry once loaded; ``None`` when none does."""
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        if point.name.lower() == scheme:
+            try:
+                factory: StoreFactory = point.load()
+            except (ImportError, AttributeError) as exc:
+                raise ConfigError(
+                    f"store scheme {scheme!r}: entry point {point.value!r} "
+                    f"does not load: {exc}"
+                ) from exc
+            _REGISTRY[scheme] = factory
+            return factory
+    return None
 
 
 def _options(uri: str, allowed: dict[str, type]) -> dict[str, Any]:
