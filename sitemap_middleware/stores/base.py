@@ -7,7 +7,7 @@ membership never changes: a new path joins the last page or opens the next one.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Protocol, runtime_checkable
@@ -135,6 +135,52 @@ def merge(old: Row | None, entry: Entry, current: int) -> Row | None:
     if meta != old[2:]:
         return (old_lastmod, old_fingerprint, *meta)
     return None
+
+
+@dataclass(slots=True)
+class Plan:
+    """What an upsert batch writes, worked out once for every store."""
+
+    changes: list[tuple[str, int, Row, bool]]
+    """(path, page, row, new?) in batch order; new paths need a seq."""
+    pages: dict[int, tuple[int, int]]
+    """page -> (URLs added, newest lastmod) for every page touched."""
+    last_page: int
+
+
+def plan(
+    batch: dict[str, Entry],
+    old: Mapping[str, tuple[int, Row]],
+    last: tuple[int, int],
+    page_size: int,
+    current: int,
+) -> Plan:
+    """Merge a de-duplicated batch with the stored rows (``old``: path ->
+    (page, row)). New paths join the last page while it holds fewer than
+    ``page_size`` URLs, then open the next one: membership never changes.
+
+    ``last`` is (number, URLs) of the last page, ``(1, 0)`` for an empty store.
+    Raises ``ValueError`` (from :func:`merge`) before anything is written.
+    """
+    last_page, last_urls = last
+    changes: list[tuple[str, int, Row, bool]] = []
+    pages: dict[int, tuple[int, int]] = {}
+    for path, entry in batch.items():
+        previous = old.get(path)
+        row = merge(previous[1] if previous else None, entry, current)
+        if row is None:
+            continue
+        if previous is None:
+            if last_urls >= page_size:
+                last_page, last_urls = last_page + 1, 0
+            last_urls += 1
+            page = last_page
+        else:
+            page = previous[0]
+        changes.append((path, page, row, previous is None))
+        added, newest = pages.get(page, (0, 0))
+        pages[page] = (added + (previous is None), max(newest, row[0]))
+    return Plan(changes, pages, last_page)
 
 
 def dedupe(entries: Iterable[Entry]) -> dict[str, Entry]:

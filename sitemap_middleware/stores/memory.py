@@ -10,7 +10,7 @@ import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from .base import Entry, PageInfo, Row, StoreBase, dedupe, merge, now, to_datetime
+from .base import Entry, PageInfo, Row, StoreBase, dedupe, now, plan, to_datetime
 
 
 @dataclass(slots=True)
@@ -34,27 +34,22 @@ class MemoryStore(StoreBase):
     def upsert(self, entries: Iterable[Entry]) -> int:
         with self._lock:
             current = now()
-            # Work out every row first, so that a bad entry changes nothing.
-            changes = []
-            for path, entry in dedupe(entries).items():
-                old = self._rows.get(path)
-                row = merge(old[1] if old else None, entry, current)
-                if row is not None:
-                    changes.append((path, old, row))
-            for path, old, row in changes:
-                if old is None:
-                    if not self._pages or len(self._pages[-1].paths) >= self.page_size:
-                        self._pages.append(_Page({}))
-                    self._pages[-1].paths[path] = None
-                    number = len(self._pages)
-                else:
-                    number = old[0]
+            pages = self._pages
+            last = (len(pages), len(pages[-1].paths)) if pages else (1, 0)
+            # Planned in full first, so that a bad entry changes nothing.
+            todo = plan(dedupe(entries), self._rows, last, self.page_size, current)
+            for path, number, row, new in todo.changes:
+                while len(pages) < number:
+                    pages.append(_Page({}))
+                if new:
+                    pages[number - 1].paths[path] = None
                 self._rows[path] = (number, row)
-                page = self._pages[number - 1]
-                page.lastmod = max(page.lastmod, row[0])
+            for number, (_, newest) in todo.pages.items():
+                page = pages[number - 1]
+                page.lastmod = max(page.lastmod, newest)
                 page.version += 1
                 page.changed = current
-        return len(changes)
+        return len(todo.changes)
 
     def remove(self, paths: Iterable[str]) -> int:
         removed = 0

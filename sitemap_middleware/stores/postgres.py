@@ -18,7 +18,7 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
 from ..errors import StoreError
-from .base import Entry, PageInfo, StoreBase, dedupe, merge, now
+from .base import Entry, PageInfo, StoreBase, dedupe, now, plan
 
 SCHEMA_VERSION = 1
 _SCHEMA = """
@@ -181,37 +181,23 @@ class PostgresStore(StoreBase):
             ),
             (list(batch),),
         )
-        old = {path: rest for path, *rest in cur}
+        found = {path: (number, page, tuple(row)) for path, number, page, *row in cur}
         last = cur.execute(
             self._sql("SELECT page, urls FROM {p}page ORDER BY page DESC LIMIT 1")
         ).fetchone()
-        last_page, last_urls = last or (1, 0)
+        old = {path: (page, row) for path, (_, page, row) in found.items()}
+        todo = plan(batch, old, last or (1, 0), self.page_size, current)
         rows: list[tuple[Any, ...]] = []
-        touched: dict[int, list[int]] = {}  # page -> [new urls, max lastmod]
-        for path, entry in batch.items():
-            previous = old.get(path)
-            row = merge(tuple(previous[2:]) if previous else None, entry, current)
-            if row is None:
-                continue
-            if previous is None:
-                if last_urls >= self.page_size:
-                    last_page, last_urls = last_page + 1, 0
-                last_urls += 1
+        for path, page, row, new in todo.changes:
+            if new:
                 seq += 1
-                page = last_page
-                rows.append((path, seq, page, *row))
-            else:
-                page = previous[1]
-                rows.append((path, previous[0], page, *row))
-            stats = touched.setdefault(page, [0, 0])
-            stats[0] += previous is None
-            stats[1] = max(stats[1], row[0])
+            rows.append((path, seq if new else found[path][0], page, *row))
         if not rows:
             return 0
         # Parameters are binary (%b): psycopg escapes every string of a text array
         # with a regex, binary ones are copied.
         rows.sort()  # one lock order for every writer: no deadlocks
-        numbers = sorted((page, *stats) for page, stats in touched.items())
+        numbers = sorted((page, *stats) for page, stats in todo.pages.items())
         cur.execute(
             self._sql(
                 "INSERT INTO {p}url SELECT * FROM unnest(%b::text[], %b::bigint[],"

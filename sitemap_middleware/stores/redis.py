@@ -20,7 +20,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from ..errors import StoreError
-from .base import Entry, PageInfo, StoreBase, dedupe, merge, now, to_datetime
+from .base import Entry, PageInfo, StoreBase, dedupe, now, plan, to_datetime
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -182,39 +182,32 @@ class RedisStore(StoreBase):
         seq, last_page = int(seq or 0), int(last_page or 1)
         old = _hmget(pipe, self._rows, list(batch))
         last_urls = _summary(pipe.hget(self._pages, str(last_page)))[0]
+        found = {
+            path: _unpack(packed)
+            for path, packed in zip(batch, old, strict=True)
+            if packed
+        }
+        stored = {path: (row[1], tuple(row[2:])) for path, row in found.items()}
+        todo = plan(batch, stored, (last_page, last_urls), self.page_size, current)
         rows: dict[str, str] = {}
         added: dict[int, dict[str, int]] = {}  # page -> {path: seq}
-        touched: dict[int, list[int]] = {}  # page -> [new urls, max lastmod]
-        for (path, entry), packed in zip(batch.items(), old, strict=True):
-            previous = _unpack(packed) if packed else None
-            row = merge(tuple(previous[2:]) if previous else None, entry, current)
-            if row is None:
-                continue
-            if previous is None:
-                if last_urls >= self.page_size:
-                    last_page, last_urls = last_page + 1, 0
-                last_urls += 1
+        for path, page, row, new in todo.changes:
+            if new:
                 seq += 1
-                page = last_page
                 added.setdefault(page, {})[path] = seq
-                rows[path] = _pack([seq, page, *row])
-            else:
-                page = previous[1]
-                rows[path] = _pack([previous[0], page, *row])
-            stats = touched.setdefault(page, [0, 0])
-            stats[0] += previous is None
-            stats[1] = max(stats[1], row[0])
+            rows[path] = _pack([seq if new else found[path][0], page, *row])
+        last_page = todo.last_page
         if not rows:
             return 0
-        numbers = list(touched)
+        numbers = list(todo.pages)
         summaries = {}
         for number, packed in zip(
             numbers, pipe.hmget(self._pages, numbers), strict=True
         ):
             urls, lastmod, version, _ = _summary(packed)
-            new, newest = touched[number]
+            more, newest = todo.pages[number]
             summaries[number] = (
-                f"{urls + new} {max(lastmod, newest)} {version + 1} {current}"
+                f"{urls + more} {max(lastmod, newest)} {version + 1} {current}"
             )
         pipe.multi()
         _hset(pipe, self._rows, rows)

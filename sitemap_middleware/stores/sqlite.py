@@ -11,7 +11,7 @@ import threading
 from collections.abc import Iterable, Iterator
 
 from ..errors import StoreError
-from .base import Entry, PageInfo, Row, StoreBase, dedupe, merge, now, to_datetime
+from .base import Entry, PageInfo, Row, StoreBase, dedupe, now, plan, to_datetime
 
 SCHEMA_VERSION = "1"
 _SCHEMA = """
@@ -117,31 +117,18 @@ class SQLiteStore(StoreBase):
 
     def _upsert(self, conn: sqlite3.Connection, batch: dict[str, Entry]) -> int:
         current = now()
-        old = self._rows(conn, list(batch))
         last = conn.execute(
             "SELECT page, urls FROM sitemap_page ORDER BY page DESC LIMIT 1"
         ).fetchone()
-        last_page, last_urls = last or (1, 0)
-        inserts: list[tuple[object, ...]] = []
-        updates: list[tuple[object, ...]] = []
-        touched: dict[int, list[int]] = {}  # page -> [new urls, max lastmod]
-        for path, entry in batch.items():
-            previous = old.get(path)
-            row = merge(previous[1] if previous else None, entry, current)
-            if row is None:
-                continue
-            if previous is None:
-                if last_urls >= self.page_size:
-                    last_page, last_urls = last_page + 1, 0
-                last_urls += 1
-                page = last_page
-                inserts.append((path, page, *row))
-            else:
-                page = previous[0]
-                updates.append((*row, path))
-            stats = touched.setdefault(page, [0, 0])
-            stats[0] += previous is None
-            stats[1] = max(stats[1], row[0])
+        todo = plan(
+            batch,
+            self._rows(conn, list(batch)),
+            last or (1, 0),
+            self.page_size,
+            current,
+        )
+        inserts = [(path, page, *row) for path, page, row, new in todo.changes if new]
+        updates = [(*row, path) for path, _, row, new in todo.changes if not new]
         conn.executemany(
             "INSERT INTO sitemap_url (path, page, lastmod, fingerprint, changefreq,"
             " priority, route) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -157,9 +144,9 @@ class SQLiteStore(StoreBase):
             " UPDATE SET urls = urls + excluded.urls,"
             " lastmod = max(lastmod, excluded.lastmod), version = version + 1,"
             " changed = excluded.changed",
-            [(page, n, lastmod, current) for page, (n, lastmod) in touched.items()],
+            [(page, n, newest, current) for page, (n, newest) in todo.pages.items()],
         )
-        return len(inserts) + len(updates)
+        return len(todo.changes)
 
     def _rows(
         self, conn: sqlite3.Connection, paths: list[str]
