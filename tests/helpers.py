@@ -103,3 +103,25 @@ class HTTPClient:
 
     def head(self, path: str, headers: dict[str, str] | None = None) -> Reply:
         return self.request("HEAD", path, headers)
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def stop_server(process: Any, timeout: float) -> None:
+    """SIGTERM (an orderly shutdown that flushes), SIGKILL after ``timeout``."""
+    import signal
+    import subprocess
+
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

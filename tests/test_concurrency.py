@@ -18,6 +18,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
+from helpers import free_port, stop_server
 from services import require_postgres, require_redis
 
 from sitemap_middleware import open_store
@@ -38,12 +39,6 @@ SERVERS = {
         ["-m", "uvicorn", "--workers", "4", "--port", "{port}", "load_app:app"],
     ),
 }
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _sqlite(tmp_path: Path) -> tuple[str, Callable[[], None]]:
@@ -135,7 +130,7 @@ def test_workers_record_every_page_once(
     expected, and any lost record shows as a missing path.
     """
     stack, argv = SERVERS[server]
-    port = _free_port()
+    port = free_port()
     log = tmp_path / "server.log"
     with log.open("wb") as output:
         process = subprocess.Popen(
@@ -155,12 +150,7 @@ def test_workers_record_every_page_once(
         _wait_until_up(port, process, log)
         statuses = _load(port)
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_server(process, 30)
     assert process.returncode in (0, -signal.SIGTERM), log.read_text()
     assert statuses == {200: REQUESTS}, statuses
 

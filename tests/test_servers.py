@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import textwrap
@@ -14,15 +13,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers import HTTPClient, gunzip_once, locs, sitemap_urls, validate
+from helpers import (
+    HTTPClient,
+    free_port,
+    gunzip_once,
+    locs,
+    sitemap_urls,
+    stop_server,
+    validate,
+)
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _wait_until(check: object, timeout: float, what: str) -> None:
@@ -58,7 +59,7 @@ def server(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> Iterator[tuple[str, HTTPClient]]:
     module, argv = SERVERS[request.param]
-    port = _free_port()
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     (tmp_path / "entry.py").write_text(
         textwrap.dedent(
@@ -89,12 +90,7 @@ def server(
         )
         yield base, client
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_server(process, 15)
         assert process.returncode in (0, -signal.SIGTERM), log.read_text()
 
 

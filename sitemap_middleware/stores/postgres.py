@@ -263,7 +263,7 @@ class PostgresStore(StoreBase):
                     " WHERE urls > 0 ORDER BY page"
                 )
             ).fetchall()
-        return [self._info(*row) for row in rows]
+        return [PageInfo.from_row(self._epoch, *row) for row in rows]
 
     def page(self, number: int) -> PageInfo | None:
         with self._connection() as conn:
@@ -274,12 +274,7 @@ class PostgresStore(StoreBase):
                 ),
                 (number,),
             ).fetchone()
-        return self._info(*row) if row else None
-
-    def _info(
-        self, number: int, urls: int, lastmod: int, version: int, changed: int
-    ) -> PageInfo:
-        return PageInfo.from_row(self._epoch, number, urls, lastmod, version, changed)
+        return PageInfo.from_row(self._epoch, *row) if row else None
 
     def entries(self, number: int) -> Iterator[Entry]:
         after = -1

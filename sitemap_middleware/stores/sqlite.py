@@ -209,7 +209,7 @@ class SQLiteStore(StoreBase):
                 )
                 .fetchall()
             )
-        return [self._info(*row) for row in rows]
+        return [PageInfo.from_row(self._epoch, *row) for row in rows]
 
     def page(self, number: int) -> PageInfo | None:
         with self._lock:
@@ -222,12 +222,7 @@ class SQLiteStore(StoreBase):
                 )
                 .fetchone()
             )
-        return self._info(*row) if row else None
-
-    def _info(
-        self, number: int, urls: int, lastmod: int, version: int, changed: int
-    ) -> PageInfo:
-        return PageInfo.from_row(self._epoch, number, urls, lastmod, version, changed)
+        return PageInfo.from_row(self._epoch, *row) if row else None
 
     def entries(self, number: int) -> Iterator[Entry]:
         after = -1
