@@ -264,6 +264,7 @@ class Recorder:
         path = self._canonical(observation)
         if path is None:
             return
+        config = self._config
         key = observation.key
         if observation.action == RECORD:
             digest = _digest(observation.body)
@@ -275,7 +276,10 @@ class Recorder:
             reason = self._head_says_no(path, observation.body)
             if reason is None:
                 seen = datetime.fromtimestamp(observation.seen, timezone.utc)
-                self._upserts[path] = (Entry(path, seen, digest), key, digest)
+                # Defaults are written into the entry, so the stored fragment
+                # is final (pages re-recorded later pick up a changed config).
+                entry = Entry(path, seen, digest, config.changefreq, config.priority)
+                self._upserts[path] = (entry, key, digest)
                 self._removals.pop(path, None)
                 return
             self.count(reason)
