@@ -13,6 +13,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import ConfigError
+from .render import escape
+from .stores.base import MAX_ORIGIN_BYTES
 from .urls import is_secret_name
 
 DEFAULT_STORE = "sqlite:///sitemap.sqlite3"
@@ -61,6 +63,8 @@ class Config:
     changefreq: str | None = None
     priority: float | None = None
     cache_max_age: int = 3600
+    gzip_level: int = 6
+    """zlib level of the ``.xml.gz`` pages: 1 is fastest, 9 smallest."""
     robots_generate: bool = True
     robots_lines: tuple[str, ...] = ()
     session_cookies: frozenset[str] = frozenset(DEFAULT_SESSION_COOKIES)
@@ -125,7 +129,11 @@ def _base_url(key: str, value: Any) -> str:
     prefix = parts.path.rstrip("/")
     if prefix and not prefix.isascii():
         raise ConfigError(f"{key!r} path must be percent-encoded ASCII: {value!r}")
-    return f"{scheme}://{host}{prefix}"
+    url = f"{scheme}://{host}{prefix}"
+    # Stores size pages with this much room for the origin of each URL.
+    if len(escape(url)) > MAX_ORIGIN_BYTES:
+        raise ConfigError(f"{key!r} must be at most {MAX_ORIGIN_BYTES} characters")
+    return url
 
 
 def _store(key: str, value: Any) -> Any:
@@ -205,6 +213,12 @@ def _max_age(key: str, value: Any) -> int:
     raise ConfigError(f"{key!r} must be a whole number of seconds >= 0, got {value!r}")
 
 
+def _gzip_level(key: str, value: Any) -> int:
+    if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 9:
+        return value
+    raise ConfigError(f"{key!r} must be a whole number from 1 to 9, got {value!r}")
+
+
 def _robots(key: str, value: Any) -> tuple[bool, tuple[str, ...]]:
     expected = "a dict with 'generate' (bool) and 'lines' (list of strings)"
     if not isinstance(value, Mapping):
@@ -231,6 +245,7 @@ _KEYS: dict[str, Callable[[str, Any], Any]] = {
     "changefreq": _changefreq,
     "priority": _priority,
     "cache_max_age": _max_age,
+    "gzip_level": _gzip_level,
     "robots": _robots,
     "session_cookies": _names,
     "recheck_interval": _seconds,

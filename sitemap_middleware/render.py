@@ -1,21 +1,44 @@
-"""Pure rendering: entries to ``<urlset>``, pages to ``<sitemapindex>``, robots.txt.
+"""Pure rendering: entries to ``<url>`` fragments, fragments to ``<urlset>``
+pages, pages to ``<sitemapindex>``, and robots.txt.
 
 Every value goes through :func:`escape`; documents are UTF-8 and follow the
-sitemaps.org 0.9 schemas (https://www.sitemaps.org/protocol.html).
+sitemaps.org 0.9 schemas (https://www.sitemaps.org/protocol.html) and Google's
+image and hreflang extensions.
 """
 
 from __future__ import annotations
 
+import re
 import zlib
-from collections.abc import Iterable, Iterator
-from datetime import datetime
+from collections.abc import Iterable
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
-from .stores.base import Entry, PageInfo
+if TYPE_CHECKING:
+    from .stores.base import Entry, PageInfo
 
 XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
-# Entries are rendered and handed to gzip this many at a time.
-_BATCH = 500
+XHTML_NS = "http://www.w3.org/1999/xhtml"
+IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
+URLSET_OPEN = (
+    f'{XML_DECLARATION}<urlset xmlns="{SITEMAP_NS}" xmlns:xhtml="{XHTML_NS}"'
+    f' xmlns:image="{IMAGE_NS}">\n'
+).encode()
+URLSET_CLOSE = b"</urlset>\n"
+# Stored fragments hold this byte where the escaped base URL goes: a NUL can
+# never appear in XML, and one replace() per chunk puts the origin back.
+ORIGIN = b"\x00"
+# Google's image extension: "You can include up to 1,000 images for each page."
+MAX_IMAGES = 1000
+# xs:language, the type of xhtml:link's hreflang (x-default included).
+_LANGUAGE = re.compile(r"[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*")
+# What a stored path looks like after normalisation (RFC 3986 pchar and "?").
+_PATH = re.compile(r"/[!$&'()*+,;=:@%/?A-Za-z0-9._~-]*")
+_ABSOLUTE = re.compile(r"https?://[!$&'()*+,;=:@%/?\[\]A-Za-z0-9._~-]+")
+# The longest path that fits after the shortest origin ("http://a") within
+# the 2,048-character limit on <loc>; the recorder checks the real origin.
+MAX_PATH_LENGTH = 2047 - len("http://a")
 
 
 def escape(value: str) -> str:
@@ -38,41 +61,82 @@ def w3c_datetime(moment: datetime) -> str:
     return moment.isoformat(timespec="seconds")
 
 
+def _path(value: str, what: str) -> str:
+    if len(value) > MAX_PATH_LENGTH or not _PATH.fullmatch(value):
+        raise ValueError(
+            f"{what} must be a normalised path starting with '/' (ASCII, "
+            f"percent-encoded, at most {MAX_PATH_LENGTH} characters), got {value!r}"
+        )
+    return "\x00" + escape(value)
+
+
+def _image(value: str) -> str:
+    if value.startswith("/"):
+        return _path(value, "an image")
+    if len(value) > 2047 or not _ABSOLUTE.fullmatch(value):
+        raise ValueError(f"an image must be a path or an http(s) URL, got {value!r}")
+    return escape(value)
+
+
+def fragment(entry: Entry, lastmod: int) -> bytes:
+    """The finished ``<url>`` element of an entry, written once when stored.
+
+    Paths are written after :data:`ORIGIN`, the place of the base URL, so
+    that serving a page costs a join and a replace per chunk, not per URL.
+    Raises ``ValueError`` for values no sitemap may hold.
+    """
+    moment = datetime.fromtimestamp(lastmod, timezone.utc)
+    parts = [
+        "<url><loc>",
+        _path(entry.path, "a path"),
+        "</loc><lastmod>",
+        w3c_datetime(moment),
+        "</lastmod>",
+    ]
+    if entry.changefreq is not None:
+        parts.append(f"<changefreq>{escape(entry.changefreq)}</changefreq>")
+    if entry.priority is not None:
+        if not 0.0 <= entry.priority <= 1.0:
+            raise ValueError(f"priority must be 0.0 to 1.0, got {entry.priority!r}")
+        parts.append(f"<priority>{entry.priority:.1f}</priority>")
+    for hreflang, href in entry.alternates:
+        if not _LANGUAGE.fullmatch(hreflang):
+            raise ValueError(f"hreflang must be a language tag, got {hreflang!r}")
+        parts.append(
+            f'<xhtml:link rel="alternate" hreflang="{hreflang}"'
+            f' href="{_path(href, "an alternate")}"/>'
+        )
+    if len(entry.images) > MAX_IMAGES:
+        raise ValueError(f"at most {MAX_IMAGES} images a URL, got {len(entry.images)}")
+    for image in entry.images:
+        parts.append(
+            f"<image:image><image:loc>{_image(image)}</image:loc></image:image>"
+        )
+    parts.append("</url>\n")
+    return "".join(parts).encode()
+
+
 def page_url(base_url: str, number: int) -> str:
     return f"{base_url}/sitemap-{number}.xml.gz"
 
 
-def urlset(
-    base_url: str,
-    entries: Iterable[Entry],
-    changefreq: str | None = None,
-    priority: float | None = None,
-) -> Iterator[str]:
-    """The ``<urlset>`` document for entries, in pieces.
+def urlset(base_url: str, chunks: Iterable[bytes], level: int = 6) -> bytes:
+    """The gzip ``<urlset>`` page of stored fragments, compressed as they come.
 
-    ``changefreq`` and ``priority`` are defaults for entries that carry none;
-    both are left out when unset (Google ignores them).
+    ``chunks`` are runs of finished fragments; each costs one replace (to put
+    the origin in) and one deflate call, so a page is rendered at close to
+    the speed of deflate alone and memory holds one chunk at a time. zlib's
+    gzip header carries no file name and a zero mtime, so the same page
+    gives the same bytes (and ETag) in every process; it is one gzip member.
     """
-    yield f'{XML_DECLARATION}<urlset xmlns="{SITEMAP_NS}">\n'
-    prefix = escape(base_url)
-    batch: list[str] = []
-    for entry in entries:
-        parts = [f"<url><loc>{prefix}{escape(entry.path)}</loc>"]
-        if entry.lastmod is not None:
-            parts.append(f"<lastmod>{w3c_datetime(entry.lastmod)}</lastmod>")
-        if freq := entry.changefreq or changefreq:
-            parts.append(f"<changefreq>{freq}</changefreq>")
-        weight = entry.priority if entry.priority is not None else priority
-        if weight is not None:
-            parts.append(f"<priority>{weight:.1f}</priority>")
-        parts.append("</url>\n")
-        batch.append("".join(parts))
-        if len(batch) >= _BATCH:
-            yield "".join(batch)
-            batch.clear()
-    if batch:
-        yield "".join(batch)
-    yield "</urlset>\n"
+    origin = escape(base_url).encode()
+    compressor = zlib.compressobj(level, zlib.DEFLATED, 31)
+    out = [compressor.compress(URLSET_OPEN)]
+    for chunk in chunks:
+        out.append(compressor.compress(chunk.replace(ORIGIN, origin)))
+    out.append(compressor.compress(URLSET_CLOSE))
+    out.append(compressor.flush())
+    return b"".join(out)
 
 
 def sitemapindex(base_url: str, pages: Iterable[PageInfo]) -> str:
@@ -85,18 +149,6 @@ def sitemapindex(base_url: str, pages: Iterable[PageInfo]) -> str:
         )
     lines.append("</sitemapindex>\n")
     return "".join(lines)
-
-
-def gzip(pieces: Iterable[str], level: int = 6) -> bytes:
-    """One gzip member of the UTF-8 pieces, compressed as they come.
-
-    zlib's gzip header carries no file name and a zero mtime, so the same
-    document gives the same bytes in every process (and the same ETag).
-    """
-    compressor = zlib.compressobj(level, zlib.DEFLATED, 31)
-    out = [compressor.compress(piece.encode("utf-8")) for piece in pieces]
-    out.append(compressor.flush())
-    return b"".join(out)
 
 
 def robots_txt(lines: Iterable[str], sitemap_url: str) -> str:

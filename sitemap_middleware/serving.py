@@ -131,17 +131,11 @@ class Server:
         return Response(200, headers, body)
 
     def _render(self, number: int, pages: list[PageInfo]) -> bytes:
-        config = self._config
+        base_url = self._config.base_url
         if not number:
-            return render.sitemapindex(config.base_url, pages).encode("utf-8")
-        return render.gzip(
-            render.urlset(
-                config.base_url,
-                self._store.entries(number),
-                config.changefreq,
-                config.priority,
-            )
-        )
+            return render.sitemapindex(base_url, pages).encode("utf-8")
+        fragments = self._store.fragments(number)
+        return render.urlset(base_url, fragments, self._config.gzip_level)
 
     def _cached(self, key: tuple[object, ...], build: Callable[[], bytes]) -> bytes:
         with self._cache_lock:

@@ -12,13 +12,39 @@ from urllib.parse import urlsplit
 from lxml import etree
 
 XSD = pathlib.Path(__file__).parent / "xsd"
-NS = {"sm": "http://www.sitemaps.org/schemas/sitemap/0.9"}
+NS = {
+    "sm": "http://www.sitemaps.org/schemas/sitemap/0.9",
+    "xhtml": "http://www.w3.org/1999/xhtml",
+    "image": "http://www.google.com/schemas/sitemap-image/1.1",
+}
+# One schema set for pages: sitemap.xsd's extension points are "strict", so
+# xhtml:link and image:image validate only when their schemas are loaded too.
+_URLSET = f"""<xsd:schema xmlns:xsd="http://www.w3.org/2001/XMLSchema">
+<xsd:import namespace="{NS["sm"]}" schemaLocation="{XSD / "sitemap.xsd"}"/>
+<xsd:import namespace="{NS["image"]}" schemaLocation="{XSD / "sitemap-image.xsd"}"/>
+<xsd:import namespace="{NS["xhtml"]}" schemaLocation="{XSD / "xhtml1-strict.xsd"}"/>
+</xsd:schema>"""
 _SCHEMAS: dict[str, etree.XMLSchema] = {}
+
+
+class _LocalXML(etree.Resolver):
+    """xhtml1-strict.xsd imports the xml: namespace schema from w3.org."""
+
+    def resolve(self, url: str, pubid: object, context: object) -> Any:
+        if url.endswith("/xml.xsd"):
+            return self.resolve_filename(str(XSD / "xml.xsd"), context)
+        return None
 
 
 def schema(name: str) -> etree.XMLSchema:
     if name not in _SCHEMAS:
-        _SCHEMAS[name] = etree.XMLSchema(etree.parse(str(XSD / name)))
+        parser = etree.XMLParser(no_network=True)
+        parser.resolvers.add(_LocalXML())
+        if name == "urlset":
+            document = etree.fromstring(_URLSET.encode(), parser).getroottree()
+        else:
+            document = etree.parse(str(XSD / name), parser)
+        _SCHEMAS[name] = etree.XMLSchema(document)
     return _SCHEMAS[name]
 
 
@@ -28,10 +54,10 @@ def parse(xml: bytes) -> etree._Element:
 
 
 def validate(xml: bytes) -> etree._Element:
-    """Parse a sitemap or index and assert it is valid against its schema."""
+    """Parse a sitemap or index and assert it is valid against its schemas."""
     assert xml.startswith(b'<?xml version="1.0" encoding="UTF-8"?>')
     root = parse(xml)
-    name = "siteindex.xsd" if root.tag.endswith("sitemapindex") else "sitemap.xsd"
+    name = "siteindex.xsd" if root.tag.endswith("sitemapindex") else "urlset"
     checker = schema(name)
     assert checker.validate(root), checker.error_log
     return root

@@ -1,19 +1,38 @@
-"""The XML writer: escaping, schema validity and round trips of any accepted entry."""
+"""The XML writer: escaping, fragments, schema validity and round trips of any
+accepted entry."""
 
 from __future__ import annotations
 
+import gzip
+import zlib
 from datetime import datetime, timezone
 
+import pytest
 from helpers import NS, parse, validate
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemap_middleware import Entry
-from sitemap_middleware.render import escape, gzip, sitemapindex, urlset, w3c_datetime
+from sitemap_middleware.render import (
+    MAX_IMAGES,
+    escape,
+    fragment,
+    sitemapindex,
+    urlset,
+    w3c_datetime,
+)
 from sitemap_middleware.stores.base import PageInfo
 from sitemap_middleware.urls import normalise_path
 
 BASE = "https://www.example.com"
+T = int(datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc).timestamp())
+
+
+def page(entries: list[Entry], base: str = BASE, lastmod: int = T) -> bytes:
+    """The uncompressed page of entries, through the stored-fragment path."""
+    pieces = [fragment(entry, lastmod) for entry in entries]
+    body = urlset(base, [b"".join(pieces[:2]), b"".join(pieces[2:])])
+    return gzip.decompress(body)
 
 
 def test_escape_all_five() -> None:
@@ -22,24 +41,66 @@ def test_escape_all_five() -> None:
 
 
 def test_metacharacters_round_trip() -> None:
-    """Every metacharacter a stored path could carry comes back exactly."""
-    entries = [
-        Entry("/a&b'c\"d<e>f", datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc))
-    ]
-    root = parse("".join(urlset(BASE, entries)).encode())
-    assert root.findtext(".//sm:loc", namespaces=NS) == BASE + "/a&b'c\"d<e>f"
+    """Every metacharacter a stored path or base URL can carry comes back exactly."""
+    root = parse(page([Entry("/a&b'c")], base="https://example.com/o'&x"))
+    assert root.findtext(".//sm:loc", namespaces=NS) == "https://example.com/o'&x/a&b'c"
     assert root.findtext(".//sm:lastmod", namespaces=NS) == "2024-01-02T03:04:05+00:00"
 
 
 def test_changefreq_and_priority_only_when_set() -> None:
-    entries = [Entry("/a"), Entry("/b", changefreq="daily", priority=0.3)]
-    xml = "".join(urlset(BASE, entries)).encode()
+    xml = page([Entry("/a"), Entry("/b", changefreq="daily", priority=0.3)])
     validate(xml)
     assert b"changefreq" not in xml.split(b"/b<")[0]
     assert b"<changefreq>daily</changefreq><priority>0.3</priority>" in xml
-    defaulted = "".join(urlset(BASE, entries, "weekly", 0.5))
-    assert defaulted.count("<changefreq>weekly</changefreq>") == 1
-    assert defaulted.count("<priority>0.5</priority>") == 1
+
+
+def test_alternates_and_images_validate() -> None:
+    entry = Entry(
+        "/en/a",
+        alternates=(("en", "/en/a"), ("de-AT", "/de/a"), ("x-default", "/a")),
+        images=("/img/1.png", "https://cdn.example.net/2.jpg?s=1&t=2"),
+    )
+    root = validate(page([entry]))
+    links = root.findall(".//xhtml:link", NS)
+    assert [(x.get("hreflang"), x.get("href")) for x in links] == [
+        ("en", BASE + "/en/a"),
+        ("de-AT", BASE + "/de/a"),
+        ("x-default", BASE + "/a"),
+    ]
+    assert [i.text for i in root.iterfind(".//image:loc", NS)] == [
+        BASE + "/img/1.png",
+        "https://cdn.example.net/2.jpg?s=1&t=2",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        (Entry("relative"), "a path must be a normalised path"),
+        (Entry("/a b"), "a path must be a normalised path"),
+        (Entry("/" + "a" * 2040), "at most 2039 characters"),
+        (Entry("/a", priority=1.5), "priority must be 0.0 to 1.0"),
+        (Entry("/a", alternates=(("en us", "/a"),)), "hreflang must be a language"),
+        (Entry("/a", alternates=(("en", "https://x.example/"),)), "an alternate"),
+        (Entry("/a", images=("javascript:alert(1)",)), "an image must be a path"),
+        (Entry("/a", images=("/i.png",) * (MAX_IMAGES + 1)), "at most 1000 images"),
+    ],
+)
+def test_bad_entries_refused(entry: Entry, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        fragment(entry, T)
+
+
+def test_one_gzip_member_and_the_level() -> None:
+    entries = [Entry(f"/p/{n}") for n in range(2000)]
+    pieces = b"".join(fragment(e, T) for e in entries)
+    fast, small = urlset(BASE, [pieces], level=1), urlset(BASE, [pieces], level=9)
+    assert gzip.decompress(fast) == gzip.decompress(small)
+    assert len(small) < len(fast)
+    # One member: a decoder that stops after the first member sees it all.
+    reader = zlib.decompressobj(31)
+    assert reader.decompress(small) == gzip.decompress(small)
+    assert reader.eof and reader.unused_data == b""
 
 
 def test_w3c_datetime_with_zone() -> None:
@@ -64,21 +125,16 @@ moments = st.datetimes(
 def test_any_accepted_entries_validate_and_round_trip(
     rows: list[tuple[str, datetime]],
 ) -> None:
-    """Accepted entries render to XML that parses, validates and round-trips,
-    as a page and through gzip."""
-    entries = [Entry(path, lastmod) for path, lastmod in rows]
-    pieces = list(urlset(BASE, entries))
-    xml = "".join(pieces).encode()
+    """Accepted entries render to XML that parses, validates and round-trips."""
+    pieces = [fragment(Entry(p), int(m.timestamp())) for p, m in rows]
+    xml = gzip.decompress(urlset(BASE, [b"".join(pieces)]))
     root = validate(xml)
     assert [u.findtext("sm:loc", namespaces=NS) for u in root] == [
-        BASE + e.path for e in entries
+        BASE + path for path, _ in rows
     ]
     assert [
         datetime.fromisoformat(u.findtext("sm:lastmod", namespaces=NS)) for u in root
-    ] == [e.lastmod for e in entries]
-    import gzip as stdlib_gzip
-
-    assert stdlib_gzip.decompress(gzip(pieces)) == xml
+    ] == [moment for _, moment in rows]
 
 
 def test_index_validates() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import logging
 import multiprocessing
 import re
@@ -16,7 +17,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from hypothesis import HealthCheck, settings
+from helpers import validate
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from services import require_postgres, require_redis
@@ -29,6 +31,8 @@ from sitemap_middleware import (
     open_store,
     register_store,
 )
+from sitemap_middleware.render import urlset
+from sitemap_middleware.stores.base import MAX_ORIGIN_BYTES
 from sitemap_middleware.stores.memory import MemoryStore
 from sitemap_middleware.stores.sqlite import SQLiteStore
 
@@ -45,8 +49,8 @@ def _cleanup() -> Iterator[None]:
         _CLEANUPS.pop()()
 
 
-def _sqlite(tmp_path: Path, page_size: int) -> Store:
-    return open_store(f"sqlite:///{tmp_path}/s.sqlite3?page_size={page_size}")
+def _sqlite(tmp_path: Path, **options: object) -> Store:
+    return open_store(f"sqlite:///{tmp_path}/s.sqlite3?{urlencode(options)}")
 
 
 def redis_uri(**options: object) -> str:
@@ -81,11 +85,12 @@ def _drop_tables(url: str, prefix: str) -> None:
         conn.execute(f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta")
 
 
-FACTORIES: dict[str, Callable[[Path, int], Store]] = {
-    "memory": lambda tmp_path, size: open_store(f"memory://?page_size={size}"),
+# kind -> (tmp_path, **URI options) -> a fresh store
+FACTORIES: dict[str, Callable[..., Store]] = {
+    "memory": lambda tmp_path, **o: open_store(f"memory://?{urlencode(o)}"),
     "sqlite": _sqlite,
-    "redis": lambda tmp_path, size: open_store(redis_uri(page_size=size)),
-    "postgres": lambda tmp_path, size: open_store(postgres_uri(page_size=size)),
+    "redis": lambda tmp_path, **o: open_store(redis_uri(**o)),
+    "postgres": lambda tmp_path, **o: open_store(postgres_uri(**o)),
 }
 
 
@@ -95,8 +100,8 @@ def make_store(
 ) -> Iterator[Callable[..., Store]]:
     stores: list[Store] = []
 
-    def build(page_size: int = 50_000) -> Store:
-        store = FACTORIES[request.param](tmp_path, page_size)
+    def build(**options: int) -> Store:
+        store = FACTORIES[request.param](tmp_path, **options)
         stores.append(store)
         return store
 
@@ -107,6 +112,17 @@ def make_store(
 
 def paths(store: Store) -> list[str]:
     return [e.path for p in store.pages() for e in store.entries(p.number)]
+
+
+# The longest base URL a config accepts: pages must fit with it.
+LONG_BASE = "https://example.com/" + "b" * (MAX_ORIGIN_BYTES - 20)
+
+
+def rendered(store: Store, number: int, base: str = LONG_BASE) -> bytes:
+    """A page as served, uncompressed, validated."""
+    xml = gzip.decompress(urlset(base, store.fragments(number)))
+    validate(xml)
+    return xml
 
 
 def test_upsert_is_idempotent(make_store: Callable[..., Store]) -> None:
@@ -164,8 +180,11 @@ def test_metadata_updates(make_store: Callable[..., Store]) -> None:
     store.upsert([Entry("/a", T0, "f")])
     store.upsert([Entry("/a", T0, "f", changefreq="daily", priority=0.4, route="/<x>")])
     entry = next(store.entries(1))
-    assert (entry.changefreq, entry.priority, entry.route) == ("daily", 0.4, "/<x>")
-    assert entry.lastmod == T0
+    assert (entry.route, entry.lastmod) == ("/<x>", T0)
+    xml = rendered(store, 1)
+    assert b"<changefreq>daily</changefreq><priority>0.4</priority>" in xml
+    store.upsert([Entry("/a", T0, "f", route="/<x>")])
+    assert b"changefreq" not in rendered(store, 1)
 
 
 def test_remove(make_store: Callable[..., Store]) -> None:
@@ -202,6 +221,90 @@ def test_pages_are_stable(make_store: Callable[..., Store]) -> None:
     assert store.page(2) is None and list(store.entries(2)) == []
     store.upsert([Entry("/9", T0)])
     assert [p.number for p in store.pages()] == [1, 3, 4]
+
+
+def test_pages_split_by_bytes(make_store: Callable[..., Store]) -> None:
+    """Long URLs close a page before its URL count does; each page, rendered
+    with the longest base URL, stays within the byte limit."""
+    store = make_store(page_size=50, page_bytes=8192)
+    store.upsert(Entry(f"/{n}/" + "x" * 700, T0) for n in range(20))
+    pages = store.pages()
+    assert len(pages) > 2 and sum(p.urls for p in pages) == 20
+    for page in pages[:-1]:
+        size = len(rendered(store, page.number))
+        assert size <= 8192
+        # Closed only because the next URL would not fit.
+        assert size + 700 + MAX_ORIGIN_BYTES > 8192 - 200
+    assert paths(store) == [f"/{n}/" + "x" * 700 for n in range(20)]
+
+
+def test_a_grown_entry_moves_to_the_end(make_store: Callable[..., Store]) -> None:
+    """The one documented move: an entry that outgrows its page's byte limit
+    is written again at the end; the rest of its page stays put."""
+    store = make_store(page_size=50, page_bytes=8192)
+    store.upsert(Entry(f"/{n}", T0) for n in range(20))
+    assert [p.urls for p in store.pages()] == [20]
+    images = tuple(f"/img/{n}/" + "i" * 100 for n in range(10))
+    store.upsert([Entry("/3", T0, images=images)])
+    assert [p.urls for p in store.pages()] == [19, 1]
+    assert paths(store) == [f"/{n}" for n in range(20) if n != 3] + ["/3"]
+    assert len(rendered(store, 1)) <= 8192 and len(rendered(store, 2)) <= 8192
+    assert rendered(store, 2).count(b"<image:loc>") == 10
+    # A small change that still fits stays where it is.
+    store.upsert([Entry("/4", T0, priority=0.5)])
+    assert paths(store)[3] == "/4"
+
+
+def test_entry_larger_than_a_page_is_refused(make_store: Callable[..., Store]) -> None:
+    store = make_store(page_bytes=8192)
+    store.upsert([Entry("/kept", T0)])
+    images = tuple(f"/img/{n}/" + "i" * 300 for n in range(30))
+    with pytest.raises(ValueError, match="do not fit in a sitemap page"):
+        store.upsert([Entry("/new", T0), Entry("/big", T0, images=images)])
+    assert paths(store) == ["/kept"]
+
+
+lengths = st.integers(1, 1500)
+entries = st.builds(
+    lambda n, length, alternates, images: Entry(
+        f"/{n}/" + "p" * length,
+        T0,
+        alternates=tuple((lang, f"/{lang}/{n}") for lang in alternates),
+        images=tuple(f"/i/{n}/{k}/" + "m" * size for k, size in enumerate(images)),
+    ),
+    st.integers(0, 40),
+    lengths,
+    st.lists(st.sampled_from(["en", "de", "fr-CA", "x-default"]), unique=True),
+    st.lists(st.integers(1, 300), max_size=12),
+)
+
+
+@pytest.mark.parametrize("kind", sorted(FACTORIES))
+def test_pages_never_exceed_the_limits(kind: str, tmp_path_factory: Any) -> None:
+    """Any mix of URL lengths, alternates, images and updates: no page holds
+    more URLs or bytes than allowed, and the pages together hold each stored
+    path exactly once."""
+
+    @settings(
+        max_examples=15 if kind in SERVERS else 40,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
+    )
+    @given(st.lists(st.lists(entries, min_size=1, max_size=15), max_size=6))
+    def check(batches: list[list[Entry]]) -> None:
+        tmp = tmp_path_factory.mktemp("limits")
+        with FACTORIES[kind](tmp, page_size=7, page_bytes=16384) as store:
+            for batch in batches:
+                store.upsert(batch)
+            stored = paths(store)
+            assert len(stored) == len(set(stored)) == store.count()
+            assert set(stored) == {e.path for b in batches for e in b}
+            for page in store.pages():
+                xml = rendered(store, page.number)
+                assert len(xml) <= 16384
+                assert xml.count(b"<url>") == page.urls <= 7
+
+    check()
 
 
 def test_bulk_load_keeps_order(make_store: Callable[..., Store]) -> None:
@@ -296,7 +399,8 @@ def test_server_store_persists_across_reopen(kind: str) -> None:
         store.upsert([Entry("/a", T0, "f", "daily", 0.3, "/<x>")])
         version = store.page(1).version  # type: ignore[union-attr]
     with open_store(uri) as store:
-        assert list(store.entries(1)) == [Entry("/a", T0, "f", "daily", 0.3, "/<x>")]
+        assert list(store.entries(1)) == [Entry("/a", T0, "f", route="/<x>")]
+        assert b"<changefreq>daily</changefreq>" in rendered(store, 1)
         assert store.page(1).version == version  # type: ignore[union-attr]
 
 
@@ -484,7 +588,7 @@ def test_state_machine_matches_model(kind: str, tmp_path_factory: Any) -> None:
     class Model(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            self.store = FACTORIES[kind](tmp_path_factory.mktemp("sm"), 3)
+            self.store = FACTORIES[kind](tmp_path_factory.mktemp("sm"), page_size=3)
             self.model: dict[str, tuple[datetime, str | None]] = {}
             self.order: list[str] = []
 

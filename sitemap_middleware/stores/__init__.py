@@ -118,7 +118,7 @@ def _options(uri: str, allowed: dict[str, type]) -> dict[str, Any]:
 def _memory(uri: str) -> Store:
     from .memory import MemoryStore
 
-    return MemoryStore(**_options(uri, {"page_size": int}))
+    return MemoryStore(**_options(uri, {"page_size": int, "page_bytes": int}))
 
 
 def _sqlite(uri: str) -> Store:
@@ -133,7 +133,8 @@ def _sqlite(uri: str) -> Store:
     path = unquote(parts.path[1:])  # "sqlite:///x" is relative, "sqlite:////x" not
     if not path:
         raise ConfigError(f"SQLite URI {uri!r} names no file")
-    return SQLiteStore(path, **_options(uri, {"page_size": int, "timeout": float}))
+    options = {"page_size": int, "page_bytes": int, "timeout": float}
+    return SQLiteStore(path, **_options(uri, options))
 
 
 def _missing(extra: str, exc: ImportError) -> ConfigError:

@@ -1,4 +1,5 @@
-"""The store protocol every backend implements, and the value objects it trades in.
+"""The store protocol every backend implements, the value objects it trades in,
+and the one upsert plan (merge rules and page allocation) every store follows.
 
 A store keeps paths (never origins) in first-seen order, grouped into pages whose
 membership never changes: a new path joins the last page or opens the next one.
@@ -12,8 +13,16 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Protocol, runtime_checkable
 
-# https://www.sitemaps.org/protocol.html#index: at most 50,000 URLs a sitemap.
+from ..render import ORIGIN, URLSET_CLOSE, URLSET_OPEN, fragment
+
+# https://www.sitemaps.org/protocol.html#index: at most 50,000 URLs and
+# 52,428,800 bytes (50 MiB) uncompressed a sitemap.
 MAX_URLS_PER_PAGE = 50_000
+MAX_PAGE_BYTES = 52_428_800
+# Room kept for the escaped base URL wherever a fragment holds ORIGIN; the
+# config refuses longer base URLs, so a page's size is known without it.
+MAX_ORIGIN_BYTES = 256
+ENVELOPE_BYTES = len(URLSET_OPEN) + len(URLSET_CLOSE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +31,9 @@ class Entry:
 
     ``lastmod`` is when the page's content last changed (``None``: now).
     ``fingerprint`` is a digest of that content; a new fingerprint moves
-    ``lastmod``, the same one never does.
+    ``lastmod``, the same one never does. ``alternates`` are ``(hreflang,
+    path)`` pairs written as ``xhtml:link``; ``images`` are paths or http(s)
+    URLs written as ``image:loc`` (at most 1,000).
     """
 
     path: str
@@ -31,6 +42,8 @@ class Entry:
     changefreq: str | None = None
     priority: float | None = None
     route: str | None = None
+    alternates: tuple[tuple[str, str], ...] = ()
+    images: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +85,7 @@ class Store(Protocol):
     """What the middleware needs from a store. All methods are synchronous."""
 
     page_size: int
+    page_bytes: int
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         """Add or update entries; return how many rows changed."""
@@ -88,15 +102,22 @@ class Store(Protocol):
     def page(self, number: int) -> PageInfo | None:
         """One page's summary, ``None`` if it does not exist or is empty."""
 
+    def fragments(self, number: int) -> Iterator[bytes]:
+        """One page's stored ``<url>`` fragments in first-seen order, read in
+        runs (keyset pagination) and yielded joined, a run at a time."""
+
     def entries(self, number: int) -> Iterator[Entry]:
-        """The entries of one page in first-seen order."""
+        """One page's entries in first-seen order, as the store decides with:
+        path, lastmod, fingerprint and route (the rest is in the fragment)."""
 
     def close(self) -> None:
         """Release connections; the store reopens lazily if used again."""
 
 
-# A stored row: (lastmod as epoch seconds, fingerprint, changefreq, priority, route).
-Row = tuple[int, "str | None", "str | None", "float | None", "str | None"]
+# A stored row: lastmod (epoch seconds), fingerprint, route, and the finished
+# <url> fragment that serving copies out (changefreq, priority, alternates and
+# images live only there).
+Row = tuple[int, "str | None", "str | None", bytes]
 
 
 def now() -> int:
@@ -116,6 +137,11 @@ def to_datetime(seconds: float) -> datetime:
     return datetime.fromtimestamp(int(seconds), timezone.utc)
 
 
+def weight(piece: bytes) -> int:
+    """The bytes a fragment takes in a page once the origin is in."""
+    return len(piece) + piece.count(ORIGIN) * (MAX_ORIGIN_BYTES - 1)
+
+
 def merge(old: Row | None, entry: Entry, current: int) -> Row | None:
     """The row to store for ``entry`` given the stored one, or ``None`` if unchanged.
 
@@ -123,18 +149,18 @@ def merge(old: Row | None, entry: Entry, current: int) -> Row | None:
     a newer explicit ``lastmod``), and never backwards.
     """
     lastmod = epoch(entry.lastmod, current)
-    meta = (entry.changefreq, entry.priority, entry.route)
-    if old is None:
-        return (lastmod, entry.fingerprint, *meta)
-    old_lastmod, old_fingerprint = old[0], old[1]
-    if entry.fingerprint is not None:
-        if entry.fingerprint != old_fingerprint:
-            return (max(old_lastmod, lastmod), entry.fingerprint, *meta)
-    elif entry.lastmod is not None and lastmod > old_lastmod:
-        return (lastmod, old_fingerprint, *meta)
-    if meta != old[2:]:
-        return (old_lastmod, old_fingerprint, *meta)
-    return None
+    fingerprint = entry.fingerprint
+    if old is not None:
+        if fingerprint is None:
+            fingerprint = old[1]
+            if entry.lastmod is None or lastmod < old[0]:
+                lastmod = old[0]
+        elif fingerprint == old[1]:
+            lastmod = old[0]
+        else:
+            lastmod = max(old[0], lastmod)
+    row = (lastmod, fingerprint, entry.route, fragment(entry, lastmod))
+    return None if row == old else row
 
 
 @dataclass(slots=True)
@@ -142,45 +168,78 @@ class Plan:
     """What an upsert batch writes, worked out once for every store."""
 
     changes: list[tuple[str, int, Row, bool]]
-    """(path, page, row, new?) in batch order; new paths need a seq."""
-    pages: dict[int, tuple[int, int]]
-    """page -> (URLs added, newest lastmod) for every page touched."""
+    """(path, page, row, new?) in batch order; new rows need the next seq."""
+    moved: list[str]
+    """Stored paths to delete first: they grew past their page's byte limit
+    and are written again as new rows (the one case a URL changes page)."""
+    pages: dict[int, list[int]]
+    """page -> [URLs added, bytes added, newest lastmod] for every page written."""
     last_page: int
 
 
 def plan(
     batch: dict[str, Entry],
     old: Mapping[str, tuple[int, Row]],
-    last: tuple[int, int],
+    sizes: Mapping[int, tuple[int, int]],
+    last: int,
     page_size: int,
+    page_bytes: int,
     current: int,
 ) -> Plan:
     """Merge a de-duplicated batch with the stored rows (``old``: path ->
-    (page, row)). New paths join the last page while it holds fewer than
-    ``page_size`` URLs, then open the next one: membership never changes.
+    (page, row)). New paths join the last page while it has room for them,
+    by count and by bytes, then open the next one: membership never changes,
+    except that a row which grows past its page's byte limit moves to the end.
 
-    ``last`` is (number, URLs) of the last page, ``(1, 0)`` for an empty store.
-    Raises ``ValueError`` (from :func:`merge`) before anything is written.
+    ``sizes`` holds (URLs, bytes) of the last page (``last``, 0 for an empty
+    store) and of every page in ``old``. Raises ``ValueError`` (an entry no
+    sitemap may hold) before anything is written.
     """
-    last_page, last_urls = last
+    budget = page_bytes - ENVELOPE_BYTES
+    held = {number: list(size) for number, size in sizes.items()}
+    last = max(last, 1)
+    held.setdefault(last, [0, 0])
     changes: list[tuple[str, int, Row, bool]] = []
-    pages: dict[int, tuple[int, int]] = {}
+    moved: list[str] = []
+    pages: dict[int, list[int]] = {}
     for path, entry in batch.items():
         previous = old.get(path)
         row = merge(previous[1] if previous else None, entry, current)
         if row is None:
             continue
-        if previous is None:
-            if last_urls >= page_size:
-                last_page, last_urls = last_page + 1, 0
-            last_urls += 1
-            page = last_page
-        else:
-            page = previous[0]
-        changes.append((path, page, row, previous is None))
-        added, newest = pages.get(page, (0, 0))
-        pages[page] = (added + (previous is None), max(newest, row[0]))
-    return Plan(changes, pages, last_page)
+        size = weight(row[3])
+        if size > budget:
+            raise ValueError(f"{path}: {size} bytes do not fit in a sitemap page")
+        if previous is not None:
+            number, was = previous
+            page = held[number]
+            grown = size - weight(was[3])
+            if page[1] + grown <= budget:
+                page[1] += grown
+                changes.append((path, number, row, False))
+                _note(pages, number, 0, grown, row[0])
+                continue
+            page[0] -= 1
+            page[1] -= weight(was[3])
+            moved.append(path)
+        page = held[last]
+        if page[0] >= page_size or page[1] + size > budget:
+            last += 1
+            page = held[last] = [0, 0]
+        page[0] += 1
+        page[1] += size
+        changes.append((path, last, row, True))
+        _note(pages, last, 1, size, row[0])
+    return Plan(changes, moved, pages, last)
+
+
+def _note(
+    pages: dict[int, list[int]], number: int, urls: int, size: int, lastmod: int
+) -> None:
+    totals = pages.setdefault(number, [0, 0, 0])
+    totals[0] += urls
+    totals[1] += size
+    totals[2] = max(totals[2], lastmod)
 
 
 def dedupe(entries: Iterable[Entry]) -> dict[str, Entry]:
@@ -192,14 +251,34 @@ def dedupe(entries: Iterable[Entry]) -> dict[str, Entry]:
 
 
 class StoreBase:
-    """Shared plumbing: page size, context manager."""
+    """Shared plumbing: page limits, context manager.
+
+    ``page_size`` and ``page_bytes`` may be set below the protocol's limits
+    (tests use small pages); never above.
+    """
 
     page_size: int
+    page_bytes: int
 
-    def __init__(self, page_size: int = MAX_URLS_PER_PAGE) -> None:
+    def __init__(
+        self, page_size: int = MAX_URLS_PER_PAGE, page_bytes: int = MAX_PAGE_BYTES
+    ) -> None:
         if not 1 <= page_size <= MAX_URLS_PER_PAGE:
             raise ValueError(f"page_size must be 1..{MAX_URLS_PER_PAGE}")
+        if not 4096 <= page_bytes <= MAX_PAGE_BYTES:
+            raise ValueError(f"page_bytes must be 4096..{MAX_PAGE_BYTES}")
         self.page_size = page_size
+        self.page_bytes = page_bytes
+
+    def _plan(
+        self,
+        batch: dict[str, Entry],
+        old: Mapping[str, tuple[int, Row]],
+        sizes: Mapping[int, tuple[int, int]],
+        last: int,
+        current: int,
+    ) -> Plan:
+        return plan(batch, old, sizes, last, self.page_size, self.page_bytes, current)
 
     def close(self) -> None:
         pass

@@ -10,12 +10,26 @@ import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from .base import Entry, PageInfo, Row, StoreBase, dedupe, now, plan, to_datetime
+from .base import (
+    MAX_PAGE_BYTES,
+    Entry,
+    PageInfo,
+    Row,
+    StoreBase,
+    dedupe,
+    now,
+    to_datetime,
+    weight,
+)
+
+# Fragments joined per yielded run, as a database store reads them.
+CHUNK = 2000
 
 
 @dataclass(slots=True)
 class _Page:
     paths: dict[str, None]  # insertion-ordered set: first-seen order
+    bytes: int = 0
     lastmod: int = 0
     version: int = 0
     changed: int = 0
@@ -24,8 +38,10 @@ class _Page:
 class MemoryStore(StoreBase):
     """Dicts behind one lock."""
 
-    def __init__(self, page_size: int = 50_000) -> None:
-        super().__init__(page_size)
+    def __init__(
+        self, page_size: int = 50_000, page_bytes: int = MAX_PAGE_BYTES
+    ) -> None:
+        super().__init__(page_size, page_bytes)
         self._lock = threading.Lock()
         self._rows: dict[str, tuple[int, Row]] = {}  # path -> (page, row)
         self._pages: list[_Page] = []
@@ -35,36 +51,41 @@ class MemoryStore(StoreBase):
         with self._lock:
             current = now()
             pages = self._pages
-            last = (len(pages), len(pages[-1].paths)) if pages else (1, 0)
+            sizes = {n + 1: (len(p.paths), p.bytes) for n, p in enumerate(pages)}
             # Planned in full first, so that a bad entry changes nothing.
-            todo = plan(dedupe(entries), self._rows, last, self.page_size, current)
+            todo = self._plan(dedupe(entries), self._rows, sizes, len(pages), current)
+            self._delete(todo.moved, current)
             for path, number, row, new in todo.changes:
                 while len(pages) < number:
                     pages.append(_Page({}))
                 if new:
                     pages[number - 1].paths[path] = None
                 self._rows[path] = (number, row)
-            for number, (_, newest) in todo.pages.items():
+            for number, (_, size, newest) in todo.pages.items():
                 page = pages[number - 1]
+                page.bytes += size
                 page.lastmod = max(page.lastmod, newest)
                 page.version += 1
                 page.changed = current
         return len(todo.changes)
 
     def remove(self, paths: Iterable[str]) -> int:
-        removed = 0
         with self._lock:
-            current = now()
-            for path in set(paths):
-                old = self._rows.pop(path, None)
-                if old is None:
-                    continue
-                page = self._pages[old[0] - 1]
-                del page.paths[path]
-                page.lastmod = max((self._rows[p][1][0] for p in page.paths), default=0)
-                page.version += 1
-                page.changed = current
-                removed += 1
+            return self._delete(set(paths), now())
+
+    def _delete(self, paths: Iterable[str], current: int) -> int:
+        removed = 0
+        for path in paths:
+            old = self._rows.pop(path, None)
+            if old is None:
+                continue
+            page = self._pages[old[0] - 1]
+            del page.paths[path]
+            page.bytes -= weight(old[1][3])
+            page.lastmod = max((self._rows[p][1][0] for p in page.paths), default=0)
+            page.version += 1
+            page.changed = current
+            removed += 1
         return removed
 
     def count(self) -> int:
@@ -97,9 +118,17 @@ class MemoryStore(StoreBase):
             page.changed,
         )
 
-    def entries(self, number: int) -> Iterator[Entry]:
+    def _page_rows(self, number: int) -> list[tuple[str, Row]]:
         with self._lock:
             if not 1 <= number <= len(self._pages):
-                return iter(())
-            rows = [(p, self._rows[p][1]) for p in self._pages[number - 1].paths]
-        return (Entry(path, to_datetime(row[0]), *row[1:]) for path, row in rows)
+                return []
+            return [(p, self._rows[p][1]) for p in self._pages[number - 1].paths]
+
+    def fragments(self, number: int) -> Iterator[bytes]:
+        rows = self._page_rows(number)
+        for i in range(0, len(rows), CHUNK):
+            yield b"".join(row[3] for _, row in rows[i : i + CHUNK])
+
+    def entries(self, number: int) -> Iterator[Entry]:
+        for path, (lastmod, fingerprint, route, _) in self._page_rows(number):
+            yield Entry(path, to_datetime(lastmod), fingerprint, route=route)

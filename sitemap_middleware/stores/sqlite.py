@@ -9,11 +9,22 @@ import secrets
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from ..errors import StoreError
-from .base import Entry, PageInfo, Row, StoreBase, dedupe, now, plan, to_datetime
+from .base import (
+    MAX_PAGE_BYTES,
+    Entry,
+    PageInfo,
+    Row,
+    StoreBase,
+    dedupe,
+    now,
+    to_datetime,
+    weight,
+)
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS sitemap_meta (
     key TEXT PRIMARY KEY,
@@ -25,14 +36,14 @@ CREATE TABLE IF NOT EXISTS sitemap_url (
     page INTEGER NOT NULL,
     lastmod INTEGER NOT NULL,       -- epoch seconds, UTC
     fingerprint TEXT,
-    changefreq TEXT,
-    priority REAL,
-    route TEXT
+    route TEXT,
+    fragment BLOB NOT NULL          -- the finished <url> element
 );
 CREATE INDEX IF NOT EXISTS sitemap_url_page ON sitemap_url (page, seq);
 CREATE TABLE IF NOT EXISTS sitemap_page (
     page INTEGER PRIMARY KEY,
     urls INTEGER NOT NULL,
+    bytes INTEGER NOT NULL,         -- rendered size of its fragments
     lastmod INTEGER NOT NULL,
     version INTEGER NOT NULL,
     changed INTEGER NOT NULL
@@ -49,13 +60,18 @@ class SQLiteStore(StoreBase):
 
     :param path: the database file; its folder must exist.
     :param page_size: URLs per sitemap page (at most 50,000).
+    :param page_bytes: uncompressed bytes per page (at most 50 MiB).
     :param timeout: seconds to wait for another process's write lock.
     """
 
     def __init__(
-        self, path: str, page_size: int = 50_000, timeout: float = 5.0
+        self,
+        path: str,
+        page_size: int = 50_000,
+        page_bytes: int = MAX_PAGE_BYTES,
+        timeout: float = 5.0,
     ) -> None:
-        super().__init__(page_size)
+        super().__init__(page_size, page_bytes)
         self.path = path
         self.timeout = timeout
         self._lock = threading.Lock()
@@ -117,34 +133,36 @@ class SQLiteStore(StoreBase):
 
     def _upsert(self, conn: sqlite3.Connection, batch: dict[str, Entry]) -> int:
         current = now()
-        last = conn.execute(
-            "SELECT page, urls FROM sitemap_page ORDER BY page DESC LIMIT 1"
-        ).fetchone()
-        todo = plan(
-            batch,
-            self._rows(conn, list(batch)),
-            last or (1, 0),
-            self.page_size,
-            current,
-        )
-        inserts = [(path, page, *row) for path, page, row, new in todo.changes if new]
-        updates = [(*row, path) for path, _, row, new in todo.changes if not new]
+        old = self._rows(conn, list(batch))
+        (last,) = conn.execute("SELECT coalesce(max(page), 0) FROM sitemap_page")
+        wanted = sorted({page for page, _ in old.values()} | {last[0]})
+        sizes = {
+            page: (urls, size)
+            for page, urls, size in conn.execute(
+                "SELECT page, urls, bytes FROM sitemap_page"
+                f" WHERE page IN ({','.join('?' * len(wanted))})",
+                wanted,
+            )
+        }
+        todo = self._plan(batch, old, sizes, last[0], current)
+        self._delete(conn, {path: old[path] for path in todo.moved}, current)
         conn.executemany(
-            "INSERT INTO sitemap_url (path, page, lastmod, fingerprint, changefreq,"
-            " priority, route) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            inserts,
-        )
-        conn.executemany(
-            "UPDATE sitemap_url SET lastmod = ?, fingerprint = ?, changefreq = ?,"
-            " priority = ?, route = ? WHERE path = ?",
-            updates,
+            "INSERT INTO sitemap_url (path, page, lastmod, fingerprint, route,"
+            " fragment) VALUES (?, ?, ?, ?, ?, ?)",
+            [(path, page, *row) for path, page, row, new in todo.changes if new],
         )
         conn.executemany(
-            "INSERT INTO sitemap_page VALUES (?, ?, ?, 1, ?) ON CONFLICT (page) DO"
-            " UPDATE SET urls = urls + excluded.urls,"
+            "UPDATE sitemap_url SET lastmod = ?, fingerprint = ?, route = ?,"
+            " fragment = ? WHERE path = ?",
+            [(*row, path) for path, _, row, new in todo.changes if not new],
+        )
+        conn.executemany(
+            "INSERT INTO sitemap_page VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT (page)"
+            " DO UPDATE SET urls = urls + excluded.urls,"
+            " bytes = bytes + excluded.bytes,"
             " lastmod = max(lastmod, excluded.lastmod), version = version + 1,"
             " changed = excluded.changed",
-            [(page, n, newest, current) for page, (n, newest) in todo.pages.items()],
+            [(page, *totals, current) for page, totals in todo.pages.items()],
         )
         return len(todo.changes)
 
@@ -156,7 +174,7 @@ class SQLiteStore(StoreBase):
             chunk = paths[i : i + _IN_BATCH]
             marks = ",".join("?" * len(chunk))
             for path, page, *row in conn.execute(
-                "SELECT path, page, lastmod, fingerprint, changefreq, priority, route"
+                "SELECT path, page, lastmod, fingerprint, route, fragment"
                 f" FROM sitemap_url WHERE path IN ({marks})",
                 chunk,
             ):
@@ -171,24 +189,31 @@ class SQLiteStore(StoreBase):
             conn = self._connect()
             conn.execute("BEGIN IMMEDIATE")
             try:
-                gone = self._rows(conn, wanted)
-                conn.executemany(
-                    "DELETE FROM sitemap_url WHERE path = ?", [(p,) for p in gone]
-                )
-                pages: dict[int, int] = {}
-                for page, _ in gone.values():
-                    pages[page] = pages.get(page, 0) + 1
-                conn.executemany(
-                    "UPDATE sitemap_page SET urls = urls - ?, version = version + 1,"
-                    " changed = ?, lastmod = coalesce((SELECT max(lastmod) FROM"
-                    " sitemap_url WHERE page = ?), 0) WHERE page = ?",
-                    [(n, now(), page, page) for page, n in pages.items()],
-                )
+                gone = self._delete(conn, self._rows(conn, wanted), now())
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
-        return len(gone)
+        return gone
+
+    @staticmethod
+    def _delete(
+        conn: sqlite3.Connection, rows: dict[str, tuple[int, Row]], current: int
+    ) -> int:
+        """Delete stored rows and shrink their pages; in the caller's transaction."""
+        conn.executemany("DELETE FROM sitemap_url WHERE path = ?", [(p,) for p in rows])
+        pages: dict[int, list[int]] = {}
+        for page, row in rows.values():
+            totals = pages.setdefault(page, [0, 0])
+            totals[0] += 1
+            totals[1] += weight(row[3])
+        conn.executemany(
+            "UPDATE sitemap_page SET urls = urls - ?, bytes = bytes - ?,"
+            " version = version + 1, changed = ?, lastmod = coalesce((SELECT"
+            " max(lastmod) FROM sitemap_url WHERE page = ?), 0) WHERE page = ?",
+            [(n, size, current, page, page) for page, (n, size) in pages.items()],
+        )
+        return len(rows)
 
     def count(self) -> int:
         with self._lock:
@@ -224,25 +249,34 @@ class SQLiteStore(StoreBase):
             )
         return PageInfo.from_row(self._epoch, *row) if row else None
 
-    def entries(self, number: int) -> Iterator[Entry]:
+    def _runs(self, number: int, columns: str) -> Iterator[list[tuple[Any, ...]]]:
+        """A page's rows in runs of CHUNK, by keyset on seq (never OFFSET)."""
         after = -1
         while True:
             with self._lock:
                 rows = (
                     self._connect()
                     .execute(
-                        "SELECT seq, path, lastmod, fingerprint, changefreq, priority,"
-                        " route FROM sitemap_url WHERE page = ? AND seq > ?"
-                        " ORDER BY seq LIMIT ?",
+                        f"SELECT seq, {columns} FROM sitemap_url"
+                        " WHERE page = ? AND seq > ? ORDER BY seq LIMIT ?",
                         (number, after, CHUNK),
                     )
                     .fetchall()
                 )
-            for _, path, lastmod, *rest in rows:
-                yield Entry(path, to_datetime(lastmod), *rest)
+            if rows:
+                yield rows
             if len(rows) < CHUNK:
                 return
             after = rows[-1][0]
+
+    def fragments(self, number: int) -> Iterator[bytes]:
+        for rows in self._runs(number, "fragment"):
+            yield b"".join([row[1] for row in rows])
+
+    def entries(self, number: int) -> Iterator[Entry]:
+        for rows in self._runs(number, "path, lastmod, fingerprint, route"):
+            for _, path, lastmod, fingerprint, route in rows:
+                yield Entry(path, to_datetime(lastmod), fingerprint, route=route)
 
     def close(self) -> None:
         with self._lock:
