@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import ConfigError
-from .render import escape
+from .render import CHANGEFREQS, escape
 from .stores.base import MAX_ORIGIN_BYTES
 from .urls import is_secret_name
 
@@ -39,8 +39,6 @@ DEFAULT_EXCLUDE = (
     "/.well-known/*",
 )
 
-# https://www.sitemaps.org/protocol.html#changefreqdef
-CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
 
 # Request cookies that mark a visitor as signed in: Flask and Starlette both
 # call their session cookie "session".

@@ -8,6 +8,7 @@ image and hreflang extensions.
 
 from __future__ import annotations
 
+import functools
 import re
 import zlib
 from collections.abc import Iterable
@@ -29,12 +30,14 @@ URLSET_CLOSE = b"</urlset>\n"
 # Stored fragments hold this byte where the escaped base URL goes: a NUL can
 # never appear in XML, and one replace() per chunk puts the origin back.
 ORIGIN = b"\x00"
+# https://www.sitemaps.org/protocol.html#changefreqdef
+CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
 # Google's image extension: "You can include up to 1,000 images for each page."
 MAX_IMAGES = 1000
 # xs:language, the type of xhtml:link's hreflang (x-default included).
 _LANGUAGE = re.compile(r"[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*")
 # What a stored path looks like after normalisation (RFC 3986 pchar and "?").
-_PATH = re.compile(r"/[!$&'()*+,;=:@%/?A-Za-z0-9._~-]*")
+_is_path = re.compile(r"/[!$&'()*+,;=:@%/?A-Za-z0-9._~-]*").fullmatch
 _ABSOLUTE = re.compile(r"https?://[!$&'()*+,;=:@%/?\[\]A-Za-z0-9._~-]+")
 # The longest path that fits after the shortest origin ("http://a") within
 # the 2,048-character limit on <loc>; the recorder checks the real origin.
@@ -62,12 +65,15 @@ def w3c_datetime(moment: datetime) -> str:
 
 
 def _path(value: str, what: str) -> str:
-    if len(value) > MAX_PATH_LENGTH or not _PATH.fullmatch(value):
+    if len(value) > MAX_PATH_LENGTH or not _is_path(value):
         raise ValueError(
             f"{what} must be a normalised path starting with '/' (ASCII, "
             f"percent-encoded, at most {MAX_PATH_LENGTH} characters), got {value!r}"
         )
-    return "\x00" + escape(value)
+    # Of the five metacharacters only & and ' are left in a normalised path.
+    if "&" in value or "'" in value:
+        value = escape(value)
+    return "\x00" + value
 
 
 def _image(value: str) -> str:
@@ -78,6 +84,12 @@ def _image(value: str) -> str:
     return escape(value)
 
 
+@functools.lru_cache(maxsize=1024)
+def _stamp(lastmod: int) -> str:
+    # Entries written together mostly share a lastmod: format it once.
+    return w3c_datetime(datetime.fromtimestamp(lastmod, timezone.utc))
+
+
 def fragment(entry: Entry, lastmod: int) -> bytes:
     """The finished ``<url>`` element of an entry, written once when stored.
 
@@ -85,16 +97,23 @@ def fragment(entry: Entry, lastmod: int) -> bytes:
     that serving a page costs a join and a replace per chunk, not per URL.
     Raises ``ValueError`` for values no sitemap may hold.
     """
-    moment = datetime.fromtimestamp(lastmod, timezone.utc)
-    parts = [
-        "<url><loc>",
-        _path(entry.path, "a path"),
-        "</loc><lastmod>",
-        w3c_datetime(moment),
-        "</lastmod>",
-    ]
+    loc = _path(entry.path, "a path")
+    head = f"<url><loc>{loc}</loc><lastmod>{_stamp(lastmod)}</lastmod>"
+    if (
+        entry.changefreq is None
+        and entry.priority is None
+        and not entry.alternates
+        and not entry.images
+    ):
+        return f"{head}</url>\n".encode()
+    parts = [head]
     if entry.changefreq is not None:
-        parts.append(f"<changefreq>{escape(entry.changefreq)}</changefreq>")
+        if entry.changefreq not in CHANGEFREQS:
+            raise ValueError(
+                f"changefreq must be one of {', '.join(CHANGEFREQS)},"
+                f" got {entry.changefreq!r}"
+            )
+        parts.append(f"<changefreq>{entry.changefreq}</changefreq>")
     if entry.priority is not None:
         if not 0.0 <= entry.priority <= 1.0:
             raise ValueError(f"priority must be 0.0 to 1.0, got {entry.priority!r}")

@@ -148,17 +148,16 @@ def merge(old: Row | None, entry: Entry, current: int) -> Row | None:
     ``lastmod`` moves only with a new fingerprint (or, for entries without one,
     a newer explicit ``lastmod``), and never backwards.
     """
-    lastmod = epoch(entry.lastmod, current)
+    lastmod = current if entry.lastmod is None else epoch(entry.lastmod, current)
     fingerprint = entry.fingerprint
-    if old is not None:
-        if fingerprint is None:
-            fingerprint = old[1]
-            if entry.lastmod is None or lastmod < old[0]:
-                lastmod = old[0]
-        elif fingerprint == old[1]:
+    if old is None:
+        return (lastmod, fingerprint, entry.route, fragment(entry, lastmod))
+    if fingerprint is None:
+        fingerprint = old[1]
+        if entry.lastmod is None or lastmod < old[0]:
             lastmod = old[0]
-        else:
-            lastmod = max(old[0], lastmod)
+    elif fingerprint == old[1] or lastmod < old[0]:
+        lastmod = old[0]
     row = (lastmod, fingerprint, entry.route, fragment(entry, lastmod))
     return None if row == old else row
 
@@ -196,41 +195,59 @@ def plan(
     sitemap may hold) before anything is written.
     """
     budget = page_bytes - ENVELOPE_BYTES
+    extra = MAX_ORIGIN_BYTES - 1
     held = {number: list(size) for number, size in sizes.items()}
     last = max(last, 1)
-    held.setdefault(last, [0, 0])
+    page = held.setdefault(last, [0, 0])
     changes: list[tuple[str, int, Row, bool]] = []
     moved: list[str] = []
     pages: dict[int, list[int]] = {}
+    totals = pages[last] = [0, 0, 0]
+    # Bulk loads mostly share one lastmod object: convert it once.
+    moment: datetime | None = None
+    seconds = current
     for path, entry in batch.items():
         previous = old.get(path)
-        row = merge(previous[1] if previous else None, entry, current)
-        if row is None:
-            continue
-        size = weight(row[3])
+        if previous is None:
+            # merge() of a new path, inlined: this loop runs per bulk entry.
+            if entry.lastmod is not moment:
+                moment = entry.lastmod
+                seconds = epoch(moment, current)
+            row = (seconds, entry.fingerprint, entry.route, fragment(entry, seconds))
+        else:
+            row = merge(previous[1], entry, current)  # type: ignore[assignment]
+            if row is None:
+                continue
+        piece = row[3]
+        size = len(piece) + piece.count(ORIGIN) * extra  # weight(piece), inlined
         if size > budget:
             raise ValueError(f"{path}: {size} bytes do not fit in a sitemap page")
         if previous is not None:
             number, was = previous
-            page = held[number]
+            other = held[number]
             grown = size - weight(was[3])
-            if page[1] + grown <= budget:
-                page[1] += grown
+            if other[1] + grown <= budget:
+                other[1] += grown
                 changes.append((path, number, row, False))
                 _note(pages, number, 0, grown, row[0])
                 continue
-            page[0] -= 1
-            page[1] -= weight(was[3])
+            other[0] -= 1
+            other[1] -= weight(was[3])
             moved.append(path)
-        page = held[last]
         if page[0] >= page_size or page[1] + size > budget:
             last += 1
             page = held[last] = [0, 0]
+            totals = pages[last] = [0, 0, 0]
         page[0] += 1
         page[1] += size
         changes.append((path, last, row, True))
-        _note(pages, last, 1, size, row[0])
-    return Plan(changes, moved, pages, last)
+        totals[0] += 1
+        totals[1] += size
+        if row[0] > totals[2]:
+            totals[2] = row[0]
+    return Plan(
+        changes, moved, {n: t for n, t in pages.items() if t != [0, 0, 0]}, last
+    )
 
 
 def _note(
