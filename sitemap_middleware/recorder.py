@@ -1,8 +1,8 @@
 """The recorder: the request path enqueues observations; one writer thread per
 process digests them, normalises their URLs and writes batches to the store.
 
-Nothing here raises into the app: a full queue drops and counts, store errors are
-logged (rate-limited), counted and swallowed.
+Nothing here raises into the app: a full queue drops and counts; a failing store
+opens a circuit breaker (one warning, writes kept pending and retried) and is counted.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 
 from .config import Config
+from .errors import StoreError
 from .head import scan_head
 from .policy import RECORD, Policy
 from .stores.base import Entry, Store
@@ -43,7 +44,6 @@ MAX_QUEUED_BYTES = 64 * 1024 * 1024
 RECENT_PAGES = 10_000
 FLUSH_INTERVAL = 1.0  # seconds between writes when traffic is light
 BATCH = 1000  # observations written per store call
-LOG_EVERY = 60.0  # seconds between two logs of the same error
 # A failing store is left alone this long, doubling from MIN to MAX, then probed.
 MIN_BACKOFF = 1.0
 MAX_BACKOFF = 30.0
@@ -140,7 +140,6 @@ class Recorder:
         self.count = self._counts.add
         # key -> (digest, when checked), least recently checked first
         self._recent: OrderedDict[str, tuple[str, float]] = OrderedDict()
-        self._last_log: dict[str, float] = {}
         self._reset()
         ref = weakref.ref(self)
         os.register_at_fork(after_in_child=lambda: _call(ref, Recorder._reset))
@@ -159,6 +158,8 @@ class Recorder:
         self._removals: dict[str, str] = {}
         self._backoff = 0.0
         self._retry_at = 0.0
+        # When the breaker opened (monotonic), or None while writes succeed.
+        self._paused_at: float | None = None
 
     # -- request path -------------------------------------------------------
 
@@ -290,7 +291,8 @@ class Recorder:
         """Write the pending changes; ``True`` when none is left (lock held).
 
         A failing store opens a breaker: the writer leaves it alone for a
-        backoff that doubles up to ``MAX_BACKOFF``, keeping what is pending.
+        backoff that doubles up to ``MAX_BACKOFF``, keeping what is pending,
+        then probes it with the next write.
         """
         if not (self._upserts or self._removals):
             return True
@@ -310,13 +312,36 @@ class Recorder:
                 self.count("", "removed", removed)
                 self._removals.clear()
         except Exception as exc:
-            self._log_error("store", exc)
             self.count("store", "errors")
             self._backoff = min(max(2 * self._backoff, MIN_BACKOFF), MAX_BACKOFF)
             self._retry_at = time.monotonic() + self._backoff
+            self._pause(exc)
             return False
         self._backoff = 0.0
+        if self._paused_at is not None:
+            logger.info(
+                "recording resumed: the store is back after %.1f s",
+                time.monotonic() - self._paused_at,
+            )
+            self._paused_at = None
         return True
+
+    def _pause(self, exc: Exception) -> None:
+        # One warning per outage, not one per probe: a store down for an hour
+        # would otherwise fill the logs while the app itself is fine. The
+        # counters (errors, pending, dropped) keep the full account.
+        if self._paused_at is None:
+            self._paused_at = time.monotonic()
+            logger.warning(
+                "recording paused: store unavailable (%s); pending writes are "
+                "kept and retried",
+                exc,
+                # A store's own error is an outage; anything else is a bug,
+                # whose traceback is worth its lines.
+                exc_info=None if isinstance(exc, StoreError) else exc,
+            )
+        else:
+            logger.debug("store still unavailable: %s", exc, exc_info=exc)
 
     def _head_says_no(self, path: str, body: list[bytes]) -> str | None:
         """Why the page's head keeps it out of the sitemap, or ``None``."""
@@ -361,12 +386,6 @@ class Recorder:
         recent.move_to_end(key)
         while len(recent) > RECENT_PAGES:
             recent.popitem(last=False)
-
-    def _log_error(self, what: str, exc: Exception) -> None:
-        current = time.monotonic()
-        if current - self._last_log.get(what, -LOG_EVERY) >= LOG_EVERY:
-            self._last_log[what] = current
-            logger.error("sitemap %s error: %s", what, exc, exc_info=exc)
 
     # -- inspection -------------------------------------------------------------
 
