@@ -13,7 +13,16 @@ import re
 import zlib
 from collections.abc import Iterable
 from datetime import datetime, timezone
+from types import ModuleType
 from typing import TYPE_CHECKING
+
+DEFLATE: ModuleType = zlib
+try:  # optional, "sitemap-middleware[fast]": the same gzip, deflated ~2.5x faster
+    from zlib_ng import zlib_ng
+
+    DEFLATE = zlib_ng
+except ImportError:  # pragma: no cover - depends on the environment
+    pass
 
 if TYPE_CHECKING:
     from .stores.base import Entry, PageInfo
@@ -139,17 +148,23 @@ def page_url(base_url: str, number: int) -> str:
     return f"{base_url}/sitemap-{number}.xml.gz"
 
 
-def urlset(base_url: str, chunks: Iterable[bytes], level: int = 6) -> bytes:
+def urlset(
+    base_url: str,
+    chunks: Iterable[bytes],
+    level: int = 6,
+    deflate: ModuleType = DEFLATE,
+) -> bytes:
     """The gzip ``<urlset>`` page of stored fragments, compressed as they come.
 
     ``chunks`` are runs of finished fragments; each costs one replace (to put
     the origin in) and one deflate call, so a page is rendered at close to
-    the speed of deflate alone and memory holds one chunk at a time. zlib's
-    gzip header carries no file name and a zero mtime, so the same page
-    gives the same bytes (and ETag) in every process; it is one gzip member.
+    the speed of deflate alone and memory holds one chunk at a time. The gzip
+    header carries no file name and a zero mtime, so the same page gives the
+    same bytes in every process with the same ``deflate`` module (zlib-ng
+    when installed, else zlib); it is one gzip member.
     """
     origin = escape(base_url).encode()
-    compressor = zlib.compressobj(level, zlib.DEFLATED, 31)
+    compressor = deflate.compressobj(level, deflate.DEFLATED, 31)
     out = [compressor.compress(URLSET_OPEN)]
     for chunk in chunks:
         out.append(compressor.compress(chunk.replace(ORIGIN, origin)))

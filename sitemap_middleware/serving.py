@@ -63,6 +63,7 @@ class Server:
         self._store = store
         self._cache_control = f"public, max-age={config.cache_max_age}"
         self._sitemap_url = f"{config.base_url}/sitemap.xml"
+        self._gzip = (render.DEFLATE.__name__, config.gzip_level)
         # version key -> body; bounded in bytes, least recently used out first.
         self._cache: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
         self._cache_bytes = 0
@@ -100,7 +101,8 @@ class Server:
             if page is None:
                 return _text(404, "Not Found\n")
             pages = [page]
-            key: tuple[object, ...] = (number, page.version)
+            # Another deflate library or level gives other bytes: another ETag.
+            key: tuple[object, ...] = (number, page.version, *self._gzip)
         else:
             pages = self._store.pages()
             if not pages:

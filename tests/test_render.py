@@ -144,3 +144,11 @@ def test_index_validates() -> None:
     assert [s.findtext("sm:loc", namespaces=NS) for s in root] == [
         f"{BASE}/shop/sitemap-{n}.xml.gz" for n in (1, 2, 7)
     ]
+
+
+def test_standard_library_fallback_gives_the_same_document() -> None:
+    """Without zlib-ng the page is the same document, one gzip member."""
+    pieces = [b"".join(fragment(Entry(f"/p/{n}"), T) for n in range(3000))]
+    default, stdlib = urlset(BASE, pieces), urlset(BASE, pieces, deflate=zlib)
+    assert zlib.decompress(stdlib, 31) == gzip.decompress(default)
+    assert stdlib == urlset(BASE, pieces, deflate=zlib)  # deterministic

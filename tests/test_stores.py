@@ -17,7 +17,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from helpers import validate
+from helpers import locs, parse, validate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
@@ -313,6 +313,9 @@ def test_bulk_load_keeps_order(make_store: Callable[..., Store]) -> None:
     assert store.count() == 5000
     assert [p.urls for p in store.pages()] == [1000] * 5
     assert paths(store) == [f"/p/{n}" for n in range(5000)]
+    # The fragments served come in the same first-seen order.
+    served = [u for p in store.pages() for u in locs(parse(rendered(store, p.number)))]
+    assert served == [f"{LONG_BASE}/p/{n}" for n in range(5000)]
 
 
 def test_last_entry_in_batch_wins(make_store: Callable[..., Store]) -> None:

@@ -52,6 +52,14 @@ CREATE TABLE IF NOT EXISTS sitemap_page (
 """
 # Rows read per query when streaming a page (keyset pagination, no OFFSET).
 CHUNK = 2000
+_RUN = "FROM sitemap_url WHERE seq >= ? AND seq <= ? AND +page = ? ORDER BY seq"
+# SQLite joins a run's fragments itself: one bytes object a run rather than one
+# a URL halves the read. An aggregate's ordered subquery is not flattened, so
+# group_concat sees the rows in seq order.
+_JOINED_RUN = (
+    f"SELECT CAST(group_concat(f, '') AS BLOB) FROM (SELECT fragment f {_RUN})"
+)
+_ENTRY_RUN = f"SELECT path, lastmod, fingerprint, route {_RUN}"
 
 
 class SQLiteStore(StoreBase):
@@ -246,33 +254,34 @@ class SQLiteStore(StoreBase):
             )
         return PageInfo.from_row(self._epoch, *row) if row else None
 
-    def _runs(self, number: int, columns: str) -> Iterator[list[tuple[Any, ...]]]:
-        """A page's rows in runs of CHUNK, by keyset on seq (never OFFSET)."""
-        after = -1
-        while True:
-            with self._lock:
-                rows = (
-                    self._connect()
-                    .execute(
-                        f"SELECT seq, {columns} FROM sitemap_url"
-                        " WHERE page = ? AND seq > ? ORDER BY seq LIMIT ?",
-                        (number, after, CHUNK),
-                    )
-                    .fetchall()
-                )
-            if rows:
-                yield rows
-            if len(rows) < CHUNK:
-                return
-            after = rows[-1][0]
+    def _query(self, sql: str, params: tuple[int, ...]) -> list[Any]:
+        with self._lock:
+            return self._connect().execute(sql, params).fetchall()
+
+    def _ranges(self, number: int) -> Iterator[tuple[int, int, int]]:
+        """(first seq, last seq, page) of each run of at most CHUNK rows.
+
+        New rows always join the last page, so each page's rows fill one
+        range of seq that no other page's rows enter: after one index lookup
+        for its ends, a page is read as rowid ranges (keyset, never OFFSET),
+        which SQLite walks in order without touching the index.
+        """
+        ((low, high),) = self._query(
+            "SELECT min(seq), max(seq) FROM sitemap_url WHERE page = ?", (number,)
+        )
+        if low is not None:
+            for start in range(low, high + 1, CHUNK):
+                yield start, min(start + CHUNK - 1, high), number
 
     def fragments(self, number: int) -> Iterator[bytes]:
-        for rows in self._runs(number, "fragment"):
-            yield b"".join([row[1] for row in rows])
+        for run in self._ranges(number):
+            ((joined,),) = self._query(_JOINED_RUN, run)
+            if joined is not None:
+                yield joined
 
     def entries(self, number: int) -> Iterator[Entry]:
-        for rows in self._runs(number, "path, lastmod, fingerprint, route"):
-            for _, path, lastmod, fingerprint, route in rows:
+        for run in self._ranges(number):
+            for path, lastmod, fingerprint, route in self._query(_ENTRY_RUN, run):
                 yield Entry(path, to_datetime(lastmod), fingerprint, route=route)
 
     def close(self) -> None:
