@@ -267,6 +267,23 @@ def dedupe(entries: Iterable[Entry]) -> dict[str, Entry]:
     return batch
 
 
+# Entries written in one transaction: a bulk load of millions runs in batches,
+# in bounded memory, each batch all or nothing.
+BATCH = 10_000
+
+
+def batches(entries: Iterable[Entry], size: int = BATCH) -> Iterator[dict[str, Entry]]:
+    """De-duplicated batches of at most ``size`` entries, in the order given."""
+    batch: dict[str, Entry] = {}
+    for entry in entries:
+        batch[entry.path] = entry
+        if len(batch) >= size:
+            yield batch
+            batch = {}
+    if batch:
+        yield batch
+
+
 class StoreBase:
     """Shared plumbing: page limits, context manager.
 

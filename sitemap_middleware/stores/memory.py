@@ -16,7 +16,7 @@ from .base import (
     PageInfo,
     Row,
     StoreBase,
-    dedupe,
+    batches,
     now,
     to_datetime,
     weight,
@@ -48,12 +48,15 @@ class MemoryStore(StoreBase):
         self._epoch = secrets.token_hex(4)
 
     def upsert(self, entries: Iterable[Entry]) -> int:
+        return sum(self._upsert(batch) for batch in batches(entries))
+
+    def _upsert(self, batch: dict[str, Entry]) -> int:
         with self._lock:
             current = now()
             pages = self._pages
             sizes = {n + 1: (len(p.paths), p.bytes) for n, p in enumerate(pages)}
             # Planned in full first, so that a bad entry changes nothing.
-            todo = self._plan(dedupe(entries), self._rows, sizes, len(pages), current)
+            todo = self._plan(batch, self._rows, sizes, len(pages), current)
             self._delete(todo.moved, current)
             for path, number, row, new in todo.changes:
                 while len(pages) < number:

@@ -19,7 +19,7 @@ from .base import (
     PageInfo,
     Row,
     StoreBase,
-    dedupe,
+    batches,
     now,
     to_datetime,
     weight,
@@ -124,18 +124,17 @@ class SQLiteStore(StoreBase):
         return conn
 
     def upsert(self, entries: Iterable[Entry]) -> int:
-        batch = dedupe(entries)
-        if not batch:
-            return 0
-        with self._lock:
-            conn = self._connect()
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                changed = self._upsert(conn, batch)
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
+        changed = 0
+        for batch in batches(entries):
+            with self._lock:
+                conn = self._connect()
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    changed += self._upsert(conn, batch)
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                conn.execute("COMMIT")
         return changed
 
     def _upsert(self, conn: sqlite3.Connection, batch: dict[str, Entry]) -> int:
