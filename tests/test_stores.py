@@ -475,6 +475,29 @@ def test_redis_unreachable_fails_within_timeout() -> None:
     assert time.monotonic() - started < 2
 
 
+def test_redis_refuses_other_schema() -> None:
+    """Data of another layout (schema 1: rows without fragments) is refused,
+    never read as this one."""
+    import redis
+
+    uri = redis_uri()
+    with open_store(uri) as store:
+        store.count()
+        meta = store.prefix + "meta"  # type: ignore[attr-defined]
+    with redis.Redis.from_url(require_redis()) as client:
+        client.hset(meta, "schema", "1")
+    with pytest.raises(StoreError, match="schema 1, expected 2"):
+        open_store(uri).count()
+
+
+def test_redis_remove_takes_paths_verbatim() -> None:
+    """Paths go to Redis joined by NUL: one holding a NUL removes nothing."""
+    with open_store(redis_uri()) as store:
+        store.upsert([Entry("/a", T0), Entry("/b", T0)])
+        assert store.remove(["/a\x00/b"]) == 0
+        assert paths(store) == ["/a", "/b"]
+
+
 def test_redis_warns_when_eviction_could_drop_entries(
     caplog: pytest.LogCaptureFixture,
 ) -> None:

@@ -151,7 +151,13 @@ def _redis(uri: str) -> Store:
         raise _missing("redis", exc) from exc
     options = _options(
         uri,
-        {"page_size": int, "prefix": str, "timeout": float, "connect_timeout": float},
+        {
+            "page_size": int,
+            "page_bytes": int,
+            "prefix": str,
+            "timeout": float,
+            "connect_timeout": float,
+        },
     )
     # The query holds only our options; redis-py gets the rest of the URI.
     return RedisStore(urlsplit(uri)._replace(query="").geturl(), **options)
