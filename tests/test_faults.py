@@ -359,11 +359,6 @@ def test_redis_stopped_never_delays_requests(
     )
 
 
-@pytest.mark.xfail(
-    reason="RedisStore sets its epoch only when a process first connects: after "
-    "Redis loses its data the versions restart as 'None.1', ... and repeat",
-    strict=True,
-)
 def test_redis_data_loss_never_serves_a_stale_sitemap(
     redis_server: RedisServer,
 ) -> None:

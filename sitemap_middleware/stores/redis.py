@@ -423,6 +423,10 @@ class RedisStore(StoreBase):
         yield _command(
             b"HSET", self._meta, b"seq", b"%d" % seq, b"last", b"%d" % todo.last_page
         )
+        # Redis may have lost its data since this process connected (a restart
+        # without persistence): a new epoch keeps page versions from repeating.
+        yield _command(b"HSETNX", self._meta, b"schema", SCHEMA_VERSION.encode())
+        yield _command(b"HSETNX", self._meta, b"epoch", secrets.token_hex(4).encode())
 
     def _unlink(
         self,
@@ -506,9 +510,11 @@ class RedisStore(StoreBase):
         return self._info(epoch, number, packed)
 
     @staticmethod
-    def _info(epoch: bytes, number: int, packed: bytes | None) -> PageInfo | None:
+    def _info(
+        epoch: bytes | None, number: int, packed: bytes | None
+    ) -> PageInfo | None:
         urls, _, lastmod, version, changed = _summary(packed)
-        if urls <= 0:
+        if urls <= 0 or epoch is None:  # no epoch: data lost, versions unknown
             return None
         return PageInfo.from_row(_text(epoch), number, urls, lastmod, version, changed)
 
