@@ -1,7 +1,8 @@
 """sitemap_middleware: learn a site's sitemap from the pages it serves.
 
 Wrap a WSGI app with :class:`SitemapMiddleware` or an ASGI app with
-:class:`ASGISitemapMiddleware`; both take one config dict.
+:class:`ASGISitemapMiddleware`; both take one config dict. Views may declare
+their options with :func:`sitemap` and keep one response out with :func:`skip`.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from importlib.metadata import PackageNotFoundError, version
 from .asgi import ASGISitemapMiddleware
 from .config import Config
 from .errors import ConfigError, SitemapError, StoreError
+from .routes import sitemap, skip
 from .stores import Entry, PageInfo, Store, open_store, register_store
 from .wsgi import SitemapMiddleware
 
@@ -31,4 +33,6 @@ __all__ = [
     "StoreError",
     "open_store",
     "register_store",
+    "sitemap",
+    "skip",
 ]

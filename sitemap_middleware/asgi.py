@@ -1,5 +1,6 @@
 """The ASGI adapter: a pure ASGI middleware (no ``BaseHTTPMiddleware``) that wraps
 ``send`` to watch responses and answers the sitemap endpoints in a worker thread.
+The route comes from the keys Starlette's router sets in the scope.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from .config import Config
 from .core import SitemapBase
 from .policy import RECORD, REMOVE
 from .recorder import FRESH, Observation
+from .routes import Route
 from .serving import OWN_PREFIXES, Response
 
 T = TypeVar("T")
@@ -85,7 +87,24 @@ class ASGISitemapMiddleware(SitemapBase):
             self.recorder.count(reason)
             await self.app(scope, receive, send)
             return
-        await self.app(scope, receive, _Watch(self, scope, path, send).send)
+        await self.app(scope, receive, _Watch(self, scope, path, root, send).send)
+
+    def _find_route(
+        self, state: Mapping[str, Any], root: str
+    ) -> tuple[str, object] | None:
+        # Starlette's router (and so FastAPI's) puts the route it matched and
+        # its endpoint in the scope it passes down, which is this very dict.
+        route = state.get("route")
+        template = getattr(route, "path", None)
+        # A Mount whose app is no router (static files, a WSGI app) stays the
+        # route: its own path is no page template.
+        if not isinstance(template, str) or hasattr(route, "routes"):
+            return None
+        # Mounts on the way add their matched prefix to root_path.
+        mounted: str = state.get("root_path", "")
+        if len(mounted) > len(root):
+            template = mounted[len(root) :] + template
+        return template, state.get("endpoint")
 
     def _flushing_on_shutdown(self, send: Send) -> Send:
         async def flushing_send(message: Message) -> None:
@@ -130,49 +149,56 @@ class _Watch:
     """One request's ``send`` wrapper: forwards every message unchanged and
     notes the decision and, for a page to record, the body as it passes."""
 
-    __slots__ = ("key", "middleware", "observation", "path", "scope", "send_")
+    __slots__ = ("middleware", "observation", "path", "root", "scope", "send_")
 
     def __init__(
-        self, middleware: ASGISitemapMiddleware, scope: Scope, path: str, send: Send
+        self,
+        middleware: ASGISitemapMiddleware,
+        scope: Scope,
+        path: str,
+        root: str,
+        send: Send,
     ) -> None:
         self.middleware = middleware
         self.scope = scope
         self.path = path
+        self.root = root  # root_path as the middleware saw it, before any Mount
         self.send_ = send
-        self.key = path
-        if middleware._query_kept:
-            self.key = middleware._cache_key(
-                path, scope.get("query_string", b"").decode("latin-1")
-            )
         self.observation: Observation | None = None  # while a page is being sent
 
-    def _observe(self) -> Observation:
-        scope = self.scope
-        query = scope.get("query_string", b"").decode("latin-1")
-        raw_path = scope.get("raw_path")
+    def _observe(self, key: str, query: str, route: Route) -> Observation:
+        raw_path = self.scope.get("raw_path")
         # raw_path keeps "%2F" apart from "/"; it is absent on some servers and
         # includes the mount prefix when root_path is set.
-        if raw_path and not scope.get("root_path"):
+        if raw_path and not self.root:
             wire = raw_path.partition(b"?")[0].decode("latin-1")
-            return Observation(self.key, wire, query, raw=True)
+            return Observation(key, wire, query, True, route)
         latin = self.path.encode("utf-8").decode("latin-1")
-        return Observation(self.key, latin, query, raw=False)
+        return Observation(key, latin, query, False, route)
 
     async def send(self, message: Message) -> None:
         kind = message["type"]
         if kind == "http.response.start":
-            recorder = self.middleware.recorder
-            action = self.middleware.policy.response_action(
+            middleware = self.middleware
+            recorder = middleware.recorder
+            action = middleware.policy.response_action(
                 message["status"], message.get("headers", ())
             )
-            if action == RECORD:
-                if recorder.is_fresh(self.key):
-                    action = FRESH
+            if action in (RECORD, REMOVE):
+                # The app has answered: its route and opt-out are known now.
+                scope = self.scope
+                query = scope.get("query_string", b"").decode("latin-1")
+                action, key, route = middleware._judge(
+                    action, scope, self.path, query, self.root
+                )
+                if action == RECORD:
+                    self.observation = self._observe(key, query, route)
+                elif action == REMOVE:
+                    recorder.submit(self._observe(key, query, route), REMOVE)
+                elif action == FRESH:
                     recorder.count(FRESH, "seen")
                 else:
-                    self.observation = self._observe()
-            elif action == REMOVE:
-                recorder.submit(self._observe(), REMOVE)
+                    recorder.count(action)
             else:
                 recorder.count(action)
         elif kind == "http.response.body" and self.observation is not None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -43,6 +44,28 @@ DEFAULT_EXCLUDE = (
 # Request cookies that mark a visitor as signed in: Flask and Starlette both
 # call their session cookie "session".
 DEFAULT_SESSION_COOKIES = ("session",)
+# The cardinality bounds (invariant 7). A million URLs is twenty full sitemap
+# pages: more than nearly any site has, few enough that a slug explosion
+# cannot fill a disk. A thousand new URLs a minute per process is far more
+# than a site publishes and lets a first crawl teach the store a large site
+# within hours, while an attack adds at most that much before the caps hold.
+DEFAULT_MAX_URLS = 1_000_000
+DEFAULT_NEW_URLS_PER_MINUTE = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class RouteOptions:
+    """What the config's ``routes`` or the ``sitemap`` decorator says about one
+    route; ``None`` means "not said", so that the two can be merged."""
+
+    changefreq: str | None = None
+    priority: float | None = None
+    exclude: bool | None = None
+    """``True``: the route's pages are never recorded."""
+    max_urls: int | None = None
+    """Per-route cap on stored URLs."""
+    query: frozenset[str] | None = None
+    """Query parameters kept for this route, on top of the global ``query``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,8 +89,17 @@ class Config:
     robots_generate: bool = True
     robots_lines: tuple[str, ...] = ()
     session_cookies: frozenset[str] = frozenset(DEFAULT_SESSION_COOKIES)
+    """Request cookies that keep a page out; ``{"*"}``: any cookie does."""
     recheck_interval: float = 300.0
     """Seconds during which an unchanged known page is not digested again."""
+    routes: Mapping[str, RouteOptions] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    """Options by route template, as the framework spells it."""
+    max_urls: int | None = DEFAULT_MAX_URLS
+    """Stored URLs beyond which new ones are refused (``None``: no cap)."""
+    new_urls_per_minute: int | None = DEFAULT_NEW_URLS_PER_MINUTE
+    """New URLs one process records a minute at most (``None``: no limit)."""
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any] | Config) -> Config:
@@ -173,6 +205,19 @@ def _names(key: str, value: Any) -> frozenset[str]:
     return frozenset(_strings(key, value))
 
 
+def _cookies(key: str, value: Any) -> frozenset[str]:
+    # "*": a visitor with any cookie at all may see a personal page (the
+    # paranoid mode of an app whose session cookie names are not known).
+    if value == "*":
+        return frozenset({"*"})
+    if isinstance(value, str):
+        raise ConfigError(
+            f"{key!r} must be a list of cookie names, or '*' for any cookie, "
+            f"got {value!r}"
+        )
+    return _names(key, value)
+
+
 def _query(key: str, value: Any) -> frozenset[str]:
     names = _names(key, value)
     for name in sorted(names):
@@ -197,6 +242,22 @@ def _priority(key: str, value: Any) -> float | None:
     if number and 0.0 <= value <= 1.0:
         return float(value)
     raise ConfigError(f"{key!r} must be a number from 0.0 to 1.0, got {value!r}")
+
+
+def _flag(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise ConfigError(f"{key!r} must be true or false, got {value!r}")
+
+
+def _limit(key: str, value: Any) -> int | None:
+    if value is None or (
+        isinstance(value, int) and not isinstance(value, bool) and value >= 0
+    ):
+        return value
+    raise ConfigError(
+        f"{key!r} must be a whole number >= 0, or None for no limit, got {value!r}"
+    )
 
 
 def _seconds(key: str, value: Any) -> float:
@@ -233,6 +294,54 @@ def _robots(key: str, value: Any) -> tuple[bool, tuple[str, ...]]:
     return generate, lines
 
 
+_ROUTE_KEYS: dict[str, Callable[[str, Any], Any]] = {
+    "changefreq": _changefreq,
+    "priority": _priority,
+    "exclude": _flag,
+    "max_urls": _limit,
+    "query": _query,
+}
+
+
+def route_options(where: str, options: Mapping[str, Any]) -> RouteOptions:
+    """Check one route's options; ``where`` names them in error messages."""
+    for name in options:
+        if name not in _ROUTE_KEYS:
+            close = difflib.get_close_matches(str(name), _ROUTE_KEYS, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(
+                f"unknown key {name!r} in {where}{hint} "
+                f"(valid keys: {', '.join(_ROUTE_KEYS)})"
+            )
+    return RouteOptions(
+        **{
+            name: _ROUTE_KEYS[name](f"{where}.{name}", value)
+            for name, value in options.items()
+        }
+    )
+
+
+def _routes(key: str, value: Any) -> Mapping[str, RouteOptions]:
+    expected = (
+        "a dict of route template -> options, such as "
+        "{'/blog/<slug>': {'changefreq': 'weekly', 'max_urls': 50000}}"
+    )
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{key!r} must be {expected}, got {value!r}")
+    routes: dict[str, RouteOptions] = {}
+    for template, options in value.items():
+        if not isinstance(template, str) or not template.startswith("/"):
+            raise ConfigError(
+                f"{key!r} keys are route templates as the app declares them, "
+                f"starting with '/', got {template!r}"
+            )
+        where = f"{key}[{template!r}]"
+        if not isinstance(options, Mapping):
+            raise ConfigError(f"{where} must be a dict of options, got {options!r}")
+        routes[template] = route_options(where, options)
+    return MappingProxyType(routes)
+
+
 _KEYS: dict[str, Callable[[str, Any], Any]] = {
     "base_url": _base_url,
     "store": _store,
@@ -245,6 +354,9 @@ _KEYS: dict[str, Callable[[str, Any], Any]] = {
     "cache_max_age": _max_age,
     "gzip_level": _gzip_level,
     "robots": _robots,
-    "session_cookies": _names,
+    "session_cookies": _cookies,
     "recheck_interval": _seconds,
+    "routes": _routes,
+    "max_urls": _limit,
+    "new_urls_per_minute": _limit,
 }

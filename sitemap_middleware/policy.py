@@ -100,6 +100,7 @@ class Policy:
         self._host_suffixes = tuple(h for h in hosts if h.startswith("."))
         self._host_verdicts: dict[str, bool] = {}
         self._session_cookies = config.session_cookies
+        self._any_cookie = "*" in config.session_cookies
 
     def is_own_path(self, path: str) -> bool:
         """Whether the middleware answers this path itself."""
@@ -211,6 +212,8 @@ class Policy:
         )
 
     def _has_session(self, cookie: str) -> bool:
+        if self._any_cookie:
+            return not cookie.isspace()
         for pair in cookie.split(";"):
             if pair.partition("=")[0].strip() in self._session_cookies:
                 return True

@@ -3,6 +3,7 @@ process digests them, normalises their URLs and writes batches to the store.
 
 Nothing here raises into the app: a full queue drops and counts; a failing store
 opens a circuit breaker (one warning, writes kept pending and retried) and is counted.
+New URLs are admitted within the caps and the per-process rate (invariant 7).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from .config import Config
 from .errors import StoreError
 from .head import scan_head
 from .policy import RECORD, Policy
+from .routes import Route
 from .stores.base import Entry, Store
 from .urls import (
     MAX_URL_LENGTH,
@@ -49,6 +51,10 @@ MIN_BACKOFF = 1.0
 MAX_BACKOFF = 30.0
 # The action of a page to record that this process digested lately.
 FRESH = "fresh"
+# Seconds for which the store's count stands in for the global count, plus
+# the URLs this process has added since: processes may overshoot max_urls by
+# what they add in this time together.
+COUNT_INTERVAL = 5.0
 
 
 class Observation:
@@ -58,13 +64,26 @@ class Observation:
     :meth:`Recorder.submit` once it has been sent in full.
     """
 
-    __slots__ = ("action", "body", "key", "path", "query", "raw", "seen", "size")
+    __slots__ = (
+        "action",
+        "body",
+        "key",
+        "path",
+        "query",
+        "raw",
+        "route",
+        "seen",
+        "size",
+    )
 
-    def __init__(self, key: str, path: str, query: str, raw: bool) -> None:
+    def __init__(
+        self, key: str, path: str, query: str, raw: bool, route: Route
+    ) -> None:
         self.key = key  # cache key: path as received, plus query if any is kept
         self.path = path  # raw (wire) form if raw, else latin-1 over UTF-8 bytes
         self.query = query
         self.raw = raw
+        self.route = route
         self.action: str | None = None  # RECORD, REMOVE or why neither
         self.body: list[bytes] = []  # references to the chunks sent, never copies
         self.size = 0
@@ -127,6 +146,30 @@ class _ThreadToken:
     """An object whose only job is to be collected when its thread ends."""
 
 
+class _Bucket:
+    """A token bucket for new URLs: ``per_minute`` tokens, refilled evenly, at
+    most a minute's worth saved up; ``None`` never runs dry."""
+
+    __slots__ = ("_at", "_capacity", "_tokens")
+
+    def __init__(self, per_minute: int | None) -> None:
+        self._capacity = None if per_minute is None else float(per_minute)
+        self._tokens = self._capacity or 0.0
+        self._at = time.monotonic()
+
+    def take(self) -> bool:
+        if self._capacity is None:
+            return True
+        now = time.monotonic()
+        refill = (now - self._at) * self._capacity / 60
+        self._tokens = min(self._capacity, self._tokens + refill)
+        self._at = now
+        if self._tokens < 1:
+            return False
+        self._tokens -= 1
+        return True
+
+
 class Recorder:
     """Turns observations into store writes, off the request path."""
 
@@ -140,6 +183,15 @@ class Recorder:
         self.count = self._counts.add
         # key -> (digest, when checked), least recently checked first
         self._recent: OrderedDict[str, tuple[str, float]] = OrderedDict()
+        # The volume bounds, kept by the writer: new-URL tokens; the global
+        # count (the store's, plus what this process added since it was read)
+        # and when to read it again; the stored paths of each route with a
+        # cap, read from the store once per process, then kept up to date.
+        self._bucket = _Bucket(config.new_urls_per_minute)
+        self._count = 0
+        self._count_due = 0.0
+        self._route_paths: dict[str, set[str]] = {}
+        self._warned: set[str] = set()
         self._reset()
         ref = weakref.ref(self)
         os.register_at_fork(after_in_child=lambda: _call(ref, Recorder._reset))
@@ -156,6 +208,9 @@ class Recorder:
         # path -> cache key for removals. Kept across store failures.
         self._upserts: dict[str, tuple[Entry, str, str]] = {}
         self._removals: dict[str, str] = {}
+        # Digested pages at paths this process has not written lately, waiting
+        # for admission: path -> (entry, cache key, digest, route).
+        self._candidates: dict[str, tuple[Entry, str, str, Route]] = {}
         self._backoff = 0.0
         self._retry_at = 0.0
         # When the breaker opened (monotonic), or None while writes succeed.
@@ -255,8 +310,8 @@ class Recorder:
                 self._note(observation)
             # Beyond the bound the oldest pending writes go: the store has been
             # failing for a while (the breaker is open) and memory is bounded.
-            while len(self._upserts) + len(self._removals) > MAX_QUEUED:
-                pending = self._upserts or self._removals
+            while self._pending() > MAX_QUEUED:
+                pending = self._candidates or self._upserts or self._removals
                 del pending[next(iter(pending))]
                 self.count("store_down", "dropped")
 
@@ -265,8 +320,8 @@ class Recorder:
         path = self._canonical(observation)
         if path is None:
             return
-        config = self._config
         key = observation.key
+        route = observation.route
         if observation.action == RECORD:
             digest = _digest(observation.body)
             hit = self._recent.get(key)
@@ -274,18 +329,28 @@ class Recorder:
                 self._remember(key, digest)
                 self.count("unchanged", "seen")
                 return
-            reason = self._head_says_no(path, observation.body)
+            reason = self._head_says_no(path, observation.body, route.query)
             if reason is None:
                 seen = datetime.fromtimestamp(observation.seen, timezone.utc)
-                # Defaults are written into the entry, so the stored fragment
-                # is final (pages re-recorded later pick up a changed config).
-                entry = Entry(path, seen, digest, config.changefreq, config.priority)
-                self._upserts[path] = (entry, key, digest)
+                # The route's options (or the defaults) are written into the
+                # entry, so the stored fragment is final (pages re-recorded
+                # later pick up a changed config).
+                entry = Entry(
+                    path, seen, digest, route.changefreq, route.priority, route.template
+                )
                 self._removals.pop(path, None)
+                if hit is not None or path in self._upserts:
+                    self._candidates.pop(path, None)
+                    self._upserts[path] = (entry, key, digest)
+                else:
+                    # Not written by this process lately: maybe a new URL,
+                    # which the caps and the rate admit when it is pushed.
+                    self._candidates[path] = (entry, key, digest, route)
                 return
             self.count(reason)
         self._removals[path] = key
         self._upserts.pop(path, None)
+        self._candidates.pop(path, None)
 
     def _push(self, force: bool) -> bool:
         """Write the pending changes; ``True`` when none is left (lock held).
@@ -294,11 +359,13 @@ class Recorder:
         backoff that doubles up to ``MAX_BACKOFF``, keeping what is pending,
         then probes it with the next write.
         """
-        if not (self._upserts or self._removals):
+        if not (self._upserts or self._removals or self._candidates):
             return True
         if not force and time.monotonic() < self._retry_at:
             return False
         try:
+            if self._candidates:
+                self._admit()
             if self._upserts:
                 self._store.upsert([entry for entry, _, _ in self._upserts.values()])
                 for _, key, digest in self._upserts.values():
@@ -309,6 +376,8 @@ class Recorder:
                 removed = self._store.remove(list(self._removals))
                 for key in self._removals.values():
                     self._recent.pop(key, None)
+                for paths in self._route_paths.values():
+                    paths.difference_update(self._removals)
                 self.count("", "removed", removed)
                 self._removals.clear()
         except Exception as exc:
@@ -325,6 +394,78 @@ class Recorder:
             )
             self._paused_at = None
         return True
+
+    def _admit(self) -> None:
+        """Move candidates to the pending upserts as far as the caps and the
+        rate allow, counting the others as dropped (lock held).
+
+        Store reads come first, so that a failing store leaves every
+        candidate pending. A path is known, and always admitted, when its
+        capped route holds it; other paths count as new. The caps and the
+        rate refuse new paths only: known ones keep updating.
+        """
+        candidates = self._candidates
+        routes = self._route_paths
+        unread = {
+            route.template
+            for _, _, _, route in candidates.values()
+            if route.max_urls is not None
+            and route.template is not None
+            and route.template not in routes
+        }
+        if unread:
+            # One scan for every capped route the config names, too.
+            unread.update(
+                template
+                for template, options in self._config.routes.items()
+                if options.max_urls is not None and template not in routes
+            )
+            self._read_routes(unread)
+        cap = self._config.max_urls
+        if cap is not None and time.monotonic() >= self._count_due:
+            self._count = self._store.count()
+            self._count_due = time.monotonic() + COUNT_INTERVAL
+        for path, (entry, key, digest, route) in candidates.items():
+            limit = route.max_urls
+            paths = None
+            if limit is not None and route.template is not None:
+                paths = routes[route.template]
+            if paths is None or path not in paths:
+                if cap is not None and self._count >= cap:
+                    self._refuse("cap", "max_urls", self._count)
+                    continue
+                if paths is not None and limit is not None and len(paths) >= limit:
+                    self._refuse("route_cap", f"route {route.template}", len(paths))
+                    continue
+                if not self._bucket.take():
+                    self.count("rate", "dropped")
+                    continue
+                self._count += 1
+                if paths is not None:
+                    paths.add(path)
+            self._upserts[path] = (entry, key, digest)
+        candidates.clear()
+
+    def _read_routes(self, templates: set[str]) -> None:
+        """Read the stored paths of routes that have a cap: a scan of the
+        store's entries, once per process and route."""
+        found: dict[str, set[str]] = {template: set() for template in templates}
+        for page in self._store.pages():
+            for entry in self._store.entries(page.number):
+                if entry.route in found:
+                    found[entry.route].add(entry.path)
+        self._route_paths.update(found)
+
+    def _refuse(self, reason: str, cap: str, held: int) -> None:
+        self.count(reason, "dropped")
+        # One line per cap and process: the counters keep the full account.
+        if cap not in self._warned:
+            self._warned.add(cap)
+            logger.warning(
+                "%s reached (%d URLs): new URLs are refused, known ones updated",
+                cap,
+                held,
+            )
 
     def _pause(self, exc: Exception) -> None:
         # One warning per outage, not one per probe: a store down for an hour
@@ -343,15 +484,16 @@ class Recorder:
         else:
             logger.debug("store still unavailable: %s", exc, exc_info=exc)
 
-    def _head_says_no(self, path: str, body: list[bytes]) -> str | None:
+    def _head_says_no(
+        self, path: str, body: list[bytes], query: frozenset[str]
+    ) -> str | None:
         """Why the page's head keeps it out of the sitemap, or ``None``."""
         head = scan_head(body)
         if head.noindex:
             return "noindex"
         if head.canonical is not None:
-            config = self._config
             target = canonical_target(
-                head.canonical, config.base_url, path, config.query
+                head.canonical, self._config.base_url, path, query
             )
             # Another page, or another site: either way not this URL's entry.
             if target != path:
@@ -372,7 +514,7 @@ class Recorder:
         if reason is not None:
             self.count(reason)
             return None
-        query = filter_query(observation.query, self._config.query)
+        query = filter_query(observation.query, observation.route.query)
         if query:
             path = f"{path}?{query}"
         if self._base_length + len(path) > MAX_URL_LENGTH:
@@ -406,8 +548,11 @@ class Recorder:
                 flat[group] = value
         flat.update(grouped)
         flat["queued"] = len(self._queue)
-        flat["pending"] = len(self._upserts) + len(self._removals)
+        flat["pending"] = self._pending()
         return flat
+
+    def _pending(self) -> int:
+        return len(self._upserts) + len(self._removals) + len(self._candidates)
 
 
 def _digest(chunks: list[bytes]) -> str:

@@ -13,7 +13,14 @@ from .config import Config
 from .core import SitemapBase
 from .policy import RECORD, REMOVE, SKIPS
 from .recorder import FRESH, Observation
+from .routes import OPTED_OUT, ROUTE_EXCLUDED, ROUTE_KEY
 from .serving import OWN_PREFIXES, Response
+
+RouteFinder = Callable[[Mapping[str, Any]], "tuple[str, object] | None"]
+"""Finds the template and view of the route that served a request."""
+
+# The reasons a response is left alone, once the app has answered.
+_LEFT_ALONE = SKIPS | {OPTED_OUT, ROUTE_EXCLUDED}
 
 
 class SitemapMiddleware(SitemapBase):
@@ -21,6 +28,11 @@ class SitemapMiddleware(SitemapBase):
 
     :param app: the WSGI application to wrap.
     :param config: the config dict (see the README), parsed once here.
+    :param find_route: called with the environ once the app has started a
+        response that may be recorded or removed; returns the template and the
+        view of the route that served it, or ``None``. The Flask extension
+        passes one; the default reads a template the app may have put in
+        ``environ["sitemap_middleware.route"]``.
 
     .. code-block:: python
 
@@ -29,9 +41,16 @@ class SitemapMiddleware(SitemapBase):
         )
     """
 
-    def __init__(self, app: WSGIApp, config: Mapping[str, Any] | Config) -> None:
+    def __init__(
+        self,
+        app: WSGIApp,
+        config: Mapping[str, Any] | Config,
+        *,
+        find_route: RouteFinder | None = None,
+    ) -> None:
         super().__init__(config)
         self.app = app
+        self.find_route = find_route or _environ_route
 
     def __call__(
         self, environ: Environ, start_response: StartResponse
@@ -58,16 +77,18 @@ class SitemapMiddleware(SitemapBase):
         # Per-request state lives in this closure; an Observation is built only
         # for a response that is recorded or removed.
         recorder = self.recorder
-        query: str = environ.get("QUERY_STRING", "")
-        key = f"{path}?{query}" if query and self._query_kept else path
         decided: list[Any] = [None, None]  # the action, then the observation
 
         def watching_start_response(
             status: str, headers: ResponseHeaders, exc_info: Any = None
         ) -> Callable[[bytes], object]:
             action = self.policy.response_action(int(status[:3]), headers)
-            if action == RECORD and recorder.is_fresh(key):
-                action = FRESH
+            if action in (RECORD, REMOVE):
+                # The app has answered: its route and opt-out are known now.
+                query: str = environ.get("QUERY_STRING", "")
+                action, key, route = self._judge(action, environ, path, query, "")
+                if action in (RECORD, REMOVE):
+                    decided[1] = Observation(key, path, query, False, route)
             decided[0] = action
             if exc_info is None:
                 write = start_response(status, headers)
@@ -75,7 +96,7 @@ class SitemapMiddleware(SitemapBase):
                 write = start_response(status, headers, exc_info)
             if action != RECORD:
                 return write
-            observation = decided[1] = Observation(key, path, query, raw=False)
+            observation = decided[1]
 
             def watching_write(chunk: bytes) -> object:
                 observation.see(chunk)
@@ -87,26 +108,29 @@ class SitemapMiddleware(SitemapBase):
         action = decided[0]
         if action is None or action == RECORD:
             # A page to record, or start_response not called yet.
-            return _Observed(body, decided, self, (key, path, query))
+            return _Observed(body, decided, self)
         # The common cases, settled in one call.
         if action == FRESH:
             recorder.count(FRESH, "seen")
-        elif action in SKIPS:
+        elif action in _LEFT_ALONE:
             recorder.count(action)
         else:
-            self._settle(decided, key, path, query, complete=True)
+            self._settle(decided, complete=True)
         return body
 
-    def _settle(
-        self, decided: list[Any], key: str, path: str, query: str, complete: bool
-    ) -> None:
+    def _find_route(
+        self, state: Mapping[str, Any], root: str
+    ) -> tuple[str, object] | None:
+        return self.find_route(state)
+
+    def _settle(self, decided: list[Any], complete: bool) -> None:
         """Hand a finished response to the recorder, or count why not."""
         action, observation = decided
         recorder = self.recorder
         if action == RECORD and complete:
             recorder.submit(observation, RECORD)
         elif action == REMOVE:
-            recorder.submit(Observation(key, path, query, raw=False), REMOVE)
+            recorder.submit(observation, REMOVE)
         elif action == FRESH:
             recorder.count(FRESH, "seen")
         elif action == RECORD:
@@ -150,19 +174,14 @@ class _Observed:
     response; a response cut short (client gone) is not recorded.
     """
 
-    __slots__ = ("_body", "_complete", "_decided", "_middleware", "_request")
+    __slots__ = ("_body", "_complete", "_decided", "_middleware")
 
     def __init__(
-        self,
-        body: Iterable[bytes],
-        decided: list[Any],
-        middleware: SitemapMiddleware,
-        request: tuple[str, str, str],  # key, path, query
+        self, body: Iterable[bytes], decided: list[Any], middleware: SitemapMiddleware
     ) -> None:
         self._body = body
         self._decided = decided
         self._middleware = middleware
-        self._request = request
         self._complete = False
 
     def __iter__(self) -> Iterator[bytes]:
@@ -181,7 +200,12 @@ class _Observed:
             if close is not None:
                 close()
         finally:
-            self._middleware._settle(self._decided, *self._request, self._complete)
+            self._middleware._settle(self._decided, self._complete)
+
+
+def _environ_route(environ: Mapping[str, Any]) -> tuple[str, object] | None:
+    template = environ.get(ROUTE_KEY)
+    return (template, None) if isinstance(template, str) else None
 
 
 def _header_getter(environ: Environ) -> Callable[[str], str | None]:

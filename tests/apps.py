@@ -154,6 +154,7 @@ class Site:
     def __init__(self, stack: str, app: Any) -> None:
         self.stack = stack
         self.app = app
+        self.state: dict[str, int] = {}
         if stack == "wsgi":
             from werkzeug.test import Client
 
@@ -213,3 +214,121 @@ class Site:
 def make_site(stack: str, config: dict[str, Any], robots: bytes | None = None) -> Site:
     build = flask_app if stack == "wsgi" else starlette_app
     return Site(stack, build(config, robots))
+
+
+# The routed apps: real routes (templates, a decorator, a mount or blueprint, a
+# view that opts out) on both stacks. Flask spells the templates "/blog/<slug>",
+# Starlette "/blog/{slug}"; ``state["version"]`` goes into every page's body.
+
+
+def routed_flask_app(config: dict[str, Any], state: dict[str, int]) -> Any:
+    from flask import Blueprint, Flask, Response, request
+
+    from sitemap_middleware import sitemap, skip
+    from sitemap_middleware.flask import Sitemap
+
+    app = Flask(__name__)
+    app.config["SITEMAP"] = config
+
+    def page(title: str, status: int = 200) -> Response:
+        body = html(f"{title} v{state['version']}")
+        return Response(body, status=status, content_type=HTML)
+
+    @app.route("/about")
+    def about() -> Response:
+        return page("About")
+
+    @app.route("/search")
+    def search() -> Response:
+        return page("Search")
+
+    @app.route("/blog/<slug>")
+    @sitemap(changefreq="weekly", priority=0.7)
+    def post(slug: str) -> Response:
+        return page(slug)
+
+    @app.route("/drafts/<slug>")
+    @sitemap(exclude=True)
+    def draft(slug: str) -> Response:
+        return page(slug)
+
+    @app.route("/products/<path:slug>")
+    def product(slug: str) -> Response:
+        return page(slug)
+
+    @app.route("/preview/<slug>")
+    def preview(slug: str) -> Response:
+        if request.args.get("skip"):
+            skip(request)
+        return page(slug, int(request.args.get("status", 200)))
+
+    docs = Blueprint("docs", __name__, url_prefix="/docs")
+
+    @docs.route("/<name>")
+    def doc(name: str) -> Response:
+        return page(name)
+
+    app.register_blueprint(docs)
+    Sitemap(app)
+    return app
+
+
+def routed_starlette_app(config: dict[str, Any], state: dict[str, int]) -> Any:
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Mount, Route
+
+    from sitemap_middleware import ASGISitemapMiddleware, sitemap, skip
+
+    def page(title: str, status: int = 200) -> Response:
+        return Response(html(f"{title} v{state['version']}"), status, media_type=HTML)
+
+    async def about(request: Request) -> Response:
+        return page("About")
+
+    async def search(request: Request) -> Response:
+        return page("Search")
+
+    @sitemap(changefreq="weekly", priority=0.7)
+    async def post(request: Request) -> Response:
+        return page(request.path_params["slug"])
+
+    @sitemap(exclude=True)
+    async def draft(request: Request) -> Response:
+        return page(request.path_params["slug"])
+
+    async def product(request: Request) -> Response:
+        return page(request.path_params["slug"])
+
+    async def preview(request: Request) -> Response:
+        if request.query_params.get("skip"):
+            skip(request)
+        status = int(request.query_params.get("status", 200))
+        return page(request.path_params["slug"], status)
+
+    async def doc(request: Request) -> Response:
+        return page(request.path_params["name"])
+
+    return Starlette(
+        routes=[
+            Route("/about", about),
+            Route("/search", search),
+            Route("/blog/{slug}", post),
+            Route("/drafts/{slug}", draft),
+            Route("/products/{slug:path}", product),
+            Route("/preview/{slug}", preview),
+            Mount("/docs", routes=[Route("/{name}", doc)]),
+        ],
+        middleware=[Middleware(ASGISitemapMiddleware, config=config)],
+    )
+
+
+def make_routed_site(stack: str, config: dict[str, Any]) -> Site:
+    """A routed app on ``stack``; ``site.state["version"]`` changes every page."""
+    state = {"version": 1}
+    build = routed_flask_app if stack == "wsgi" else routed_starlette_app
+    site = Site(stack, build(config, state))
+    site.state = state
+    return site

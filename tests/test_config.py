@@ -12,7 +12,7 @@ from sitemap_middleware import (
     ConfigError,
     SitemapMiddleware,
 )
-from sitemap_middleware.config import DEFAULT_EXCLUDE
+from sitemap_middleware.config import DEFAULT_EXCLUDE, RouteOptions
 
 BASE = {"base_url": "https://www.example.com", "store": "memory://"}
 
@@ -57,6 +57,23 @@ BASE = {"base_url": "https://www.example.com", "store": "memory://"}
             {"recheck_interval": "soon"},
             "'recheck_interval' must be a number of seconds",
         ),
+        ({"session_cookies": "all"}, "'session_cookies' must be a list of cookie"),
+        ({"max_urls": -1}, "'max_urls' must be a whole number >= 0, or None"),
+        ({"max_urls": "many"}, "'max_urls' must be a whole number"),
+        ({"new_urls_per_minute": 1.5}, "'new_urls_per_minute' must be a whole"),
+        ({"routes": ["/blog/<slug>"]}, "'routes' must be a dict of route template"),
+        ({"routes": {"blog/<slug>": {}}}, "route templates as the app declares"),
+        ({"routes": {"/x": "weekly"}}, "routes['/x'] must be a dict of options"),
+        (
+            {"routes": {"/x": {"prio": 0.5}}},
+            "unknown key 'prio' in routes['/x']; did you mean 'priority'?",
+        ),
+        ({"routes": {"/x": {"priority": 2}}}, "routes['/x'].priority\" must be"),
+        ({"routes": {"/x": {"changefreq": "often"}}}, "must be one of always"),
+        ({"routes": {"/x": {"exclude": "yes"}}}, "must be true or false"),
+        ({"routes": {"/x": {"max_urls": 1.5}}}, "must be a whole number >= 0"),
+        ({"routes": {"/x": {"query": "page"}}}, "must be a list of strings"),
+        ({"routes": {"/x": {"query": ["sig"]}}}, "looks like a credential"),
     ],
 )
 @pytest.mark.parametrize("middleware", [SitemapMiddleware, ASGISitemapMiddleware])
@@ -88,6 +105,8 @@ def test_defaults_and_normalisation() -> None:
     assert config.exclude == (*DEFAULT_EXCLUDE, "/private/*")
     assert config.store == "sqlite:///sitemap.sqlite3"
     assert config.changefreq is None and config.priority is None
+    assert config.routes == {} and config.session_cookies == {"session"}
+    assert config.max_urls == 1_000_000 and config.new_urls_per_minute == 1000
     with pytest.raises(AttributeError):
         config.base_url = "x"  # type: ignore[misc]
 
@@ -99,3 +118,27 @@ def test_port_and_ipv6_kept() -> None:
     config = Config.from_mapping({"base_url": "http://[::1]:8000/"})
     assert config.base_url == "http://[::1]:8000"
     assert config.allowed_hosts == ("::1",)
+
+
+def test_routes_and_limits() -> None:
+    """routes become frozen RouteOptions; limits may be None; "*" is any cookie."""
+    config = Config.from_mapping(
+        {
+            **BASE,
+            "routes": {
+                "/blog/<slug>": {"changefreq": "weekly", "max_urls": 50_000},
+                "/search": {"query": ["page"], "exclude": False},
+            },
+            "max_urls": None,
+            "new_urls_per_minute": None,
+            "session_cookies": "*",
+        }
+    )
+    assert dict(config.routes) == {
+        "/blog/<slug>": RouteOptions(changefreq="weekly", max_urls=50_000),
+        "/search": RouteOptions(exclude=False, query=frozenset({"page"})),
+    }
+    assert config.max_urls is None and config.new_urls_per_minute is None
+    assert config.session_cookies == {"*"}
+    with pytest.raises(TypeError):
+        config.routes["/x"] = RouteOptions()  # type: ignore[index]
