@@ -128,8 +128,9 @@ class Routes:
         for options in config.routes.values():
             every.update(options.query or ())
         self.any = Route(None, None, None, False, None, frozenset(every))
-        """For removals without a known route: a stored URL may have kept any
-        parameter that some route keeps."""
+        """For removals without a known route (a 404 no route matched): a
+        stored URL may have kept any parameter that a configured route keeps
+        (the decorator's are not known before their views answer)."""
 
     def resolve(self, template: str | None, view: object = None) -> Route:
         """The route of ``template`` served by ``view`` (either may be None)."""
