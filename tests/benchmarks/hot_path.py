@@ -68,7 +68,12 @@ QUICK_ROUNDS = 30
 FULL_BUDGET = 20.0
 QUICK_BUDGET = 2.5
 MIN_ROUNDS = 5
-CONFIG: dict[str, Any] = {"base_url": "http://localhost", "store": "memory://"}
+# No rate limit: case (b) measures the writing of thousands of new pages.
+CONFIG: dict[str, Any] = {
+    "base_url": "http://localhost",
+    "store": "memory://",
+    "new_urls_per_minute": None,
+}
 
 JSON = "application/json"
 HTML = "text/html; charset=utf-8"
