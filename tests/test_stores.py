@@ -32,7 +32,7 @@ from sitemap_middleware import (
     register_store,
 )
 from sitemap_middleware.render import urlset
-from sitemap_middleware.stores.base import MAX_ORIGIN_BYTES
+from sitemap_middleware.stores.base import BATCH, MAX_ORIGIN_BYTES
 from sitemap_middleware.stores.memory import MemoryStore
 from sitemap_middleware.stores.sqlite import SQLiteStore
 
@@ -316,6 +316,24 @@ def test_bulk_load_keeps_order(make_store: Callable[..., Store]) -> None:
     # The fragments served come in the same first-seen order.
     served = [u for p in store.pages() for u in locs(parse(rendered(store, p.number)))]
     assert served == [f"{LONG_BASE}/p/{n}" for n in range(5000)]
+
+
+def test_large_iterables_are_written_in_batches(
+    make_store: Callable[..., Store],
+) -> None:
+    """A generator streams in transactions of BATCH entries: a bad entry fails
+    its own batch with a clear error, and the batches before it stay."""
+
+    def seed() -> Iterator[Entry]:
+        for n in range(BATCH + 10):
+            yield Entry(f"/p/{n}", T0)
+        yield Entry("not a path", T0)
+
+    store = make_store()
+    with pytest.raises(ValueError, match="'not a path'"):
+        store.upsert(seed())
+    assert store.count() == BATCH
+    assert paths(store)[-1] == f"/p/{BATCH - 1}"
 
 
 def test_last_entry_in_batch_wins(make_store: Callable[..., Store]) -> None:
