@@ -1,32 +1,205 @@
-"""The head scanner: what a page's ``<head>`` says about indexing (meta robots,
-the canonical link), read with the standard library's HTML tokenizer within a
-byte budget.
+"""The head scanner: what a page's ``<head>`` and its ``Link`` header declare
+about it (robots noindex, the canonical, hreflang alternates, the modified
+time), read within a budget with the standard library's HTML tokenizer.
 """
 
 from __future__ import annotations
 
-import codecs
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
+from urllib.parse import urljoin
 
 from .policy import is_noindex
 
 # The head is read no further than this; a page whose head is longer is
 # judged on what was read (a noindex past it goes unseen).
 HEAD_BUDGET = 64 * 1024
-SLICE = 512
+# Characters of Link header read per response, all field lines together.
+LINK_BUDGET = 32 * 1024
+# Alternates kept per page: more than any real set of locales, few enough to
+# bound a record.
+MAX_ALTERNATES = 100
 ROBOTS_NAMES = frozenset({"robots", "googlebot", "bingbot"})
+# Open Graph's article property (https://ogp.me/#type_article). Not
+# og:updated_time: it is not in the protocol, and themes fill it with the
+# whole site's last change, which says nothing about this page.
+MODIFIED_PROPERTY = "article:modified_time"
 
 
 @dataclass(frozen=True, slots=True)
 class Head:
-    """What the head says: ``noindex``, and the canonical link's href if any."""
+    """What a response declares about its page.
+
+    ``noindex``: a robots, googlebot or bingbot meta tag says ``noindex`` or
+    ``none``. ``canonicals``: the canonical hrefs declared, the first of each
+    source (see :func:`merge`); the page is its own canonical only if every
+    one names it. ``alternates``: ``(hreflang, href)`` pairs, the first per
+    language, at most :data:`MAX_ALTERNATES`. ``modified``: the unparsed
+    ``article:modified_time``. Hrefs are as written; a head's are resolved
+    against its ``<base href>`` if it has one.
+    """
 
     noindex: bool = False
-    canonical: str | None = None
+    canonicals: tuple[str, ...] = ()
+    alternates: tuple[tuple[str, str], ...] = ()
+    modified: str | None = None
+
+    @property
+    def canonical(self) -> str | None:
+        """The first canonical href declared, or ``None``."""
+        return self.canonicals[0] if self.canonicals else None
 
 
 NOTHING = Head()
+
+
+def scan_head(chunks: Iterable[bytes], budget: int = HEAD_BUDGET) -> Head:
+    """Read the ``<head>`` at the start of an HTML body.
+
+    Only the head counts: the same tags in the body are content (user text,
+    say), not declarations. The head ends at ``</head>``, ``<body>``, text, or
+    any other element a head may not hold (where Google stops reading it
+    too). The first canonical link and the first ``<base href>`` win. The
+    result depends on the bytes only, not on how they are split into chunks.
+    Never raises.
+    """
+    pieces: list[bytes] = []
+    left = budget
+    for chunk in chunks:
+        pieces.append(chunk[: max(left, 0)])
+        left -= len(pieces[-1])
+        if left <= 0:
+            break
+    start = b"".join(pieces)
+    if not _may_declare(start.lower()):
+        return NOTHING
+    parser = _HeadParser()
+    try:
+        # utf-8-sig: a byte order mark is not text (HTML, "decode").
+        parser.feed(start.decode("utf-8-sig", "replace"))
+    except _HeadEnd:
+        pass
+    except Exception:
+        # html.parser documents no errors yet raises on some markup in some
+        # versions; what it read before stays good.
+        pass
+    return parser.result()
+
+
+def scan_link_header(values: Iterable[str | bytes], budget: int = LINK_BUDGET) -> Head:
+    """Read the ``Link`` header field lines of a response (RFC 8288).
+
+    Gives the canonical (``rel=canonical``) and the alternates
+    (``rel=alternate`` with ``hreflang``) declared there, with targets as
+    written: they are relative to the request URL, not to any ``<base>``
+    (RFC 8288 §3.1). Pass every field line, as bytes (ASGI) or as latin-1
+    text (WSGI). Never raises.
+    """
+    canonical: str | None = None
+    alternates: dict[str, tuple[str, str]] = {}
+    left = budget
+    for value in values:
+        if left <= 0:
+            break
+        text = _field_text(value)
+        cut = len(text) > left
+        text = text[:left]
+        left -= len(text)
+        for target, params, end in _links(text):
+            if cut and end == len(text):
+                break  # the budget cut this link: its parameters may be partial
+            rel = _param(params, "rel")
+            # A link with an anchor is about another resource (§3.2).
+            if rel is None or _param(params, "anchor") or not target.strip():
+                continue
+            relations = _tokens(rel)
+            if "canonical" in relations and canonical is None:
+                canonical = target
+            if "alternate" in relations and _is_html(_param(params, "type")):
+                # Several hreflang parameters are several languages (§3.4.1).
+                for name, lang in params:
+                    if name == "hreflang":
+                        _add_alternate(alternates, lang, target)
+    if canonical is None and not alternates:
+        return NOTHING
+    return Head(
+        canonicals=() if canonical is None else (canonical,),
+        alternates=tuple(alternates.values()),
+    )
+
+
+def merge(page: Head, header: Head) -> Head:
+    """The declarations of a response: its head and its ``Link`` header.
+
+    Google takes a canonical from the tag and from the header alike
+    (https://developers.google.com/search/docs/crawling-indexing/consolidate-duplicate-urls)
+    and asks that they agree. Neither wins here: the result keeps both (the
+    tag's first), and the page is its own canonical only if each names it.
+    Alternates are the head's, then the header's for other languages; Google
+    reads hreflang from either alike too.
+    """
+    canonicals = page.canonicals + tuple(
+        href for href in header.canonicals if href not in page.canonicals
+    )
+    alternates: dict[str, tuple[str, str]] = {}
+    for lang, href in page.alternates + header.alternates:
+        _add_alternate(alternates, lang, href)
+    return Head(
+        noindex=page.noindex or header.noindex,
+        canonicals=canonicals,
+        alternates=tuple(alternates.values()),
+        modified=page.modified if page.modified is not None else header.modified,
+    )
+
+
+_ROBOTS_WORDS = tuple(name.encode() for name in ROBOTS_NAMES)
+# One pass for both: re finds a literal prefix faster than two `in` scans.
+_NO_WORDS = re.compile(rb"no(?:index|ne)")
+
+
+def _may_declare(lowered: bytes) -> bool:
+    """False when no tag the parser acts on can be in ``lowered``: plain
+    searches rule out most pages before the much slower tokenizer.
+
+    Each such tag holds one of these words, unless written with character
+    references (``&#110;oindex``). Each search costs a pass over the bytes
+    when the word is absent, the common case, so there are few.
+    """
+    if b"canonical" in lowered or b"hreflang" in lowered:
+        return True
+    if b"modified_time" in lowered:
+        return True
+    if _NO_WORDS.search(lowered) is None:
+        return False
+    # "none" is common text (display:none, fill="none"); as a directive it
+    # comes with a robots name.
+    return b"noindex" in lowered or any(name in lowered for name in _ROBOTS_WORDS)
+
+
+# The elements a head holds (Google's list, https://developers.google.com/
+# search/docs/crawling-indexing/valid-page-metadata), and html and head, whose
+# repeated tags HTML ignores. Any other start tag ends the head: Google stops
+# reading there and a browser opens the body (HTML, "in head" insertion mode).
+_HEAD_ELEMENTS = frozenset(
+    {"html", "head", "title", "meta", "link", "base", "script", "style"}
+) | {"noscript", "template"}
+# End tags that end the head; HTML ignores the others there.
+_HEAD_END_TAGS = frozenset({"head", "body", "html", "br"})
+# Elements whose content is text, code or an inert fragment, whatever tags it
+# holds: title, script and style; noscript, as a browser running scripts
+# (and Google's renderer) reads it; template.
+_INERT = frozenset({"title", "script", "style", "noscript", "template"})
+_SPACES = re.compile(r"[\t\n\f\r ]+")
+# The shape of a language tag (RFC 5646 §2.1: subtags of 1-8 letters and
+# digits joined by hyphens), x-default included; "de_AT" or "de,at" are not
+# languages to Google either.
+_LANGUAGE_TAG = re.compile(r"[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*")
+
+
+class _HeadEnd(Exception):
+    """Raised by the parser where the head ends, to stop the tokenizer."""
 
 
 class _HeadParser(HTMLParser):
@@ -34,51 +207,228 @@ class _HeadParser(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.noindex = False
         self.canonical: str | None = None
-        self.done = False
+        self.base: str | None = None
+        self.modified: str | None = None
+        self.alternates: dict[str, tuple[str, str]] = {}
+        self._inert: str | None = None  # the inert element we are inside
+        self._depth = 0  # templates nest
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if self.done:  # the rest of a slice fed past the head
+        if self._inert is not None:
+            if tag == self._inert == "template":
+                self._depth += 1
             return
-        if tag == "meta":
-            values = {name: value or "" for name, value in attrs}
-            if values.get("name", "").strip().lower() in ROBOTS_NAMES and is_noindex(
-                values.get("content", "")
-            ):
-                self.noindex = True
-        elif tag == "link" and self.canonical is None:
-            values = {name: value or "" for name, value in attrs}
-            if "canonical" in values.get("rel", "").lower().split():
-                self.canonical = values.get("href") or None
-        elif tag == "body":
-            self.done = True
+        if tag not in _HEAD_ELEMENTS:
+            raise _HeadEnd
+        if tag in _INERT:
+            self._inert, self._depth = tag, 1
+        elif tag == "meta":
+            self._meta(_first(attrs))
+        elif tag == "link":
+            self._link(_first(attrs))
+        elif tag == "base" and self.base is None:
+            # The document's base URL is the first base with an href (HTML,
+            # "document base URL").
+            href = _first(attrs).get("href", "")
+            self.base = href if href.strip() else None
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        # HTML ignores "/>" on HTML elements: <script/> opens a script.
+        self.handle_starttag(tag, attrs)
 
     def handle_endtag(self, tag: str) -> None:
-        if tag == "head":
-            self.done = True
+        if self._inert is not None:
+            if tag == self._inert:
+                self._depth -= 1
+                if not self._depth:
+                    self._inert = None
+            return
+        if tag in _HEAD_END_TAGS:
+            raise _HeadEnd
+
+    def handle_data(self, data: str) -> None:
+        # Text ends the head as an element does (HTML, "in head": anything
+        # but ASCII whitespace); content of inert elements is not text here.
+        if self._inert is None and data.strip("\t\n\f\r "):
+            raise _HeadEnd
+
+    def parse_html_declaration(self, i: int) -> int:
+        # Outside SVG and MathML, "<![" opens a bogus comment that the next
+        # ">" closes (HTML, "markup declaration open state"). Some releases
+        # of html.parser (3.11.7 among them) read an SGML marked section
+        # instead, and raise AssertionError on "<![x[".
+        if self.rawdata.startswith("<![", i):
+            return self.parse_bogus_comment(i)
+        return super().parse_html_declaration(i)
+
+    def _meta(self, attrs: dict[str, str]) -> None:
+        name = attrs.get("name", "").strip().lower()
+        if name in ROBOTS_NAMES:
+            if is_noindex(attrs.get("content", "")):
+                self.noindex = True
+        elif self.modified is None and MODIFIED_PROPERTY in (
+            attrs.get("property", "").strip().lower(),
+            name,  # a common misspelling of Open Graph's RDFa property
+        ):
+            self.modified = attrs.get("content", "").strip() or None
+
+    def _link(self, attrs: dict[str, str]) -> None:
+        href = attrs.get("href", "")
+        if not href.strip():
+            return
+        relations = _tokens(attrs.get("rel", ""))
+        if "canonical" in relations and self.canonical is None:
+            self.canonical = href
+        if "alternate" in relations and _is_html(attrs.get("type")):
+            _add_alternate(self.alternates, attrs.get("hreflang", ""), href)
+
+    def result(self) -> Head:
+        base = self.base
+        return Head(
+            noindex=self.noindex,
+            canonicals=(
+                () if self.canonical is None else (_resolve(base, self.canonical),)
+            ),
+            alternates=tuple(
+                (lang, _resolve(base, href)) for lang, href in self.alternates.values()
+            ),
+            modified=self.modified,
+        )
 
 
-def scan_head(chunks: list[bytes], budget: int = HEAD_BUDGET) -> Head:
-    """Read the ``<head>`` of an HTML body: robots meta tags and the canonical.
+def _first(attrs: list[tuple[str, str | None]]) -> dict[str, str]:
+    """A tag's attributes by name; of repeated ones the first counts, as in
+    HTML ("attribute name state"), and a bare one is empty."""
+    values: dict[str, str] = {}
+    for name, value in attrs:
+        values.setdefault(name, value or "")
+    return values
 
-    Only tags inside the head count: the same tag in the body is content (user
-    text, say), not an instruction. The first canonical link wins. Never raises
-    on malformed HTML.
+
+def _tokens(value: str) -> frozenset[str]:
+    """The lower-cased words of a rel value: split on ASCII whitespace, both
+    in HTML and in RFC 8288, and compared without case (RFC 8288 §2.1.1)."""
+    return frozenset(_SPACES.split(value.lower()))
+
+
+def _is_html(media_type: str | None) -> bool:
+    """False for an alternate of another type (a feed's hreflang is not a
+    language version of the page)."""
+    if media_type is None:
+        return True
+    essence = media_type.partition(";")[0].strip().lower()
+    return essence in ("", "text/html", "application/xhtml+xml")
+
+
+def _add_alternate(
+    alternates: dict[str, tuple[str, str]], lang: str, href: str
+) -> None:
+    # Language tags compare without case (RFC 5646 §2.1.1): the first of
+    # "en-GB" and "en-gb" wins.
+    lang = lang.strip()
+    key = lang.lower()
+    if (
+        key not in alternates
+        and len(alternates) < MAX_ALTERNATES
+        and _LANGUAGE_TAG.fullmatch(lang)
+        and href.strip()
+    ):
+        alternates[key] = (lang, href)
+
+
+def _resolve(base: str | None, href: str) -> str:
+    if base is None:
+        return href
+    try:
+        return urljoin(base.strip(), href.strip())
+    except ValueError:  # an unparsable URL, left for the caller to refuse
+        return href
+
+
+# RFC 8288 Appendix B.2-B.4. werkzeug's header helpers do not fit: its
+# parse_list_header splits at commas inside <...>, and parse_options_header
+# ends the value at the first ";" even inside <...>, drops "rel = x" (RFC 8288
+# allows whitespace around "=") and keeps the last of repeated parameters
+# where §3.3 keeps the first rel.
+_OWS = re.compile(r"[ \t]*")
+_PARAM_NAME = re.compile(r"[^ \t=;,]*")
+_TOKEN_VALUE = re.compile(r"[^;,]*")
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)(?:"|\\?\Z)', re.DOTALL)
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+
+
+def _field_text(value: str | bytes) -> str:
+    """A field line's bytes as text: UTF-8 when they are, as a browser reads
+    a Location header and as the head's hrefs are read; latin-1 otherwise."""
+    if isinstance(value, bytes):
+        raw = value
+    else:
+        try:
+            raw = value.encode("latin-1")
+        except UnicodeEncodeError:  # not bytes held as latin-1: text already
+            return value
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
+def _links(text: str) -> Iterator[tuple[str, list[tuple[str, str]], int]]:
+    """The link-values of a field value: (target, parameters, end offset).
+
+    Reading stops at anything that is not a link-value (Appendix B.2).
     """
-    start = bytearray()
-    for chunk in chunks:
-        start += chunk[: budget - len(start)]
-        if len(start) >= budget:
-            break
-    # Most heads hold neither: a plain search rules them out before the much
-    # slower tokenizer runs.
-    lowered = start.lower()
-    if not any(word in lowered for word in (b"noindex", b"none", b"canonical")):
-        return NOTHING
-    parser = _HeadParser()
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    # The tokenizer parses all it is fed: slices let it stop soon after </head>.
-    for offset in range(0, len(start), SLICE):
-        parser.feed(decoder.decode(start[offset : offset + SLICE]))
-        if parser.done:
-            break
-    return Head(parser.noindex, parser.canonical)
+    i, n = _skip(_OWS, text, 0), len(text)
+    while True:
+        # Commas separate link-values, and empty list elements are allowed
+        # (RFC 9110 §5.6.1).
+        while i < n and text[i] == ",":
+            i = _skip(_OWS, text, i + 1)
+        if i >= n or text[i] != "<":
+            return
+        close = text.find(">", i + 1)
+        if close < 0:
+            return
+        params, end = _params(text, close + 1)
+        yield text[i + 1 : close], params, end
+        i = end
+
+
+def _params(text: str, i: int) -> tuple[list[tuple[str, str]], int]:
+    """The ``; name=value`` parameters from ``i`` to the end of the link-value
+    (Appendix B.3): names lower-cased, values unquoted."""
+    params: list[tuple[str, str]] = []
+    n = len(text)
+    while True:
+        i = _skip(_OWS, text, i)
+        if i >= n or text[i] != ";":
+            return params, i
+        start = _skip(_OWS, text, i + 1)
+        i = _skip(_PARAM_NAME, text, start)
+        name = text[start:i].lower()
+        i = _skip(_OWS, text, i)
+        value = ""
+        if i < n and text[i] == "=":
+            start = _skip(_OWS, text, i + 1)
+            quoted = _QUOTED.match(text, start)
+            if quoted is not None:
+                value = _ESCAPE.sub(r"\1", quoted.group(1))
+                i = quoted.end()
+            else:
+                i = _skip(_TOKEN_VALUE, text, start)
+                value = text[start:i]
+        params.append((name, value))
+
+
+def _skip(pattern: re.Pattern[str], text: str, i: int) -> int:
+    """The offset past what ``pattern`` matches at ``i`` (it may match nothing)."""
+    match = pattern.match(text, i)
+    return i if match is None else match.end()
+
+
+def _param(params: list[tuple[str, str]], name: str) -> str | None:
+    """The first value of a parameter: later ones are ignored (§3.3 for rel)."""
+    for key, value in params:
+        if key == name:
+            return value
+    return None

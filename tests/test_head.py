@@ -1,22 +1,43 @@
-"""The head scanner: meta robots noindex and the canonical, in the <head> only."""
+"""The head scanner and the Link header reader: noindex, canonicals, hreflang
+alternates and the modified time, from the <head> only and from RFC 8288."""
 
 from __future__ import annotations
+
+from collections.abc import Iterator
+from unittest import mock
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitemap_middleware.head import Head, scan_head
+from sitemap_middleware import head as head_module
+from sitemap_middleware.head import (
+    HEAD_BUDGET,
+    MAX_ALTERNATES,
+    NOTHING,
+    Head,
+    merge,
+    scan_head,
+    scan_link_header,
+)
+
+NOINDEX = b"<meta name=robots content=noindex>"
 
 
 def head_noindex(chunks: list[bytes]) -> bool:
     return scan_head(chunks).noindex
 
 
+def split(body: bytes, cuts: list[int]) -> list[bytes]:
+    points = sorted({min(c, len(body)) for c in cuts})
+    return [body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)]
+
+
 CASES = [
     (b"<html><head><meta name=robots content=noindex></head>", True),
     (b'<html><head><meta content="NoIndex, nofollow" name="ROBOTS"></head>', True),
     (b"<head><meta name='googlebot' content='none'><title>x</title>", True),
+    (b'<head><META NAME=" BingBot " CONTENT="googlebot: NOINDEX" /></head>', True),
     (
         b"<head><meta name=robots content='index, follow'></head><body>none</body>",
         False,
@@ -28,6 +49,36 @@ CASES = [
     (b"<head><meta name=robots content=noindex", False),  # unfinished tag
     (b"<head><meta name=robots content='noindex,\xff\xfe'></head>", True),
     (b"", False),
+    # A repeated attribute is dropped: the first one counts (HTML).
+    (b"<head><meta name=robots name=description content=noindex>", True),
+    (b"<head><meta name=description name=robots content=noindex>", False),
+    (b"<head><meta name=robots content=index content=noindex>", False),
+    (b"<head><meta name=robots><meta name=robots content>", False),
+    # Where the head ends: an element it may not hold, text, or an implied body.
+    (b"<head><img src=/pixel.gif><meta name=robots content=noindex>", False),
+    (b"<head><link rel=icon href=/i>stray<meta name=robots content=noindex>", False),
+    (b"<!doctype html><title>x</title><div><meta name=robots content=noindex>", False),
+    (b"<head></html><meta name=robots content=noindex>", False),
+    (b"<head></div><meta name=robots content=noindex>", True),  # ignored end tag
+    (b"<!DOCTYPE html>\n<html lang=en>\n<!-- c -->\n<head>\n " + NOINDEX, True),
+    (b"\xef\xbb\xbf<!doctype html>" + NOINDEX, True),  # a byte order mark
+    # Content that is text, code or an inert fragment holds no declarations.
+    (b"<head><title>" + NOINDEX + b"</title>", False),
+    (b"<head><noscript>" + NOINDEX + b"</noscript>", False),
+    (b"<head><noscript><img src=/p.gif></noscript>" + NOINDEX, True),
+    (b"<head><template><p>" + NOINDEX + b"</template>", False),
+    (b"<head><template><template></template>" + NOINDEX + b"</template>", False),
+    (b"<head><template></template>" + NOINDEX, True),
+    (b"<head><script>document.write('<body>')</script>" + NOINDEX, True),
+    (b"<head><script/>let a = '<div>'</script>" + NOINDEX, True),
+    (b"<head><style>body { display: none }</style>" + NOINDEX, True),
+    # Unclosed comments and CDATA (a bogus comment up to the next ">" in HTML).
+    (b"<head><!--" + NOINDEX, False),
+    (b"<head><!-- x --!>" + NOINDEX, False),
+    (b"<head><![CDATA[x]]>" + NOINDEX, True),
+    (b"<head><![CDATA[ > ]]>" + NOINDEX, False),
+    (b"<head><![x[ ]]>" + NOINDEX, True),  # html.parser 3.11 raised here
+    (b"<head><![" + NOINDEX, False),
 ]
 
 
@@ -38,17 +89,80 @@ def test_cases(body: bytes, expected: bool) -> None:
 
 @pytest.mark.parametrize(("body", "expected"), CASES)
 def test_every_split_gives_the_same_answer(body: bytes, expected: bool) -> None:
+    whole = scan_head([body])
+    assert whole.noindex is expected
     for cut in range(len(body) + 1):
-        assert head_noindex([body[:cut], body[cut:]]) is expected
+        assert scan_head([body[:cut], body[cut:]]) == whole
 
 
-@given(st.binary(max_size=2000), st.lists(st.integers(0, 2000), max_size=5))
+# Pieces of heads, good and broken, for the property tests.
+FRAGMENTS = [
+    b"<html>",
+    b"<head>",
+    b"</head>",
+    b"<body>",
+    b"<title>",
+    b"</title>",
+    b"<script>",
+    b"</script>",
+    b"<noscript>",
+    b"</noscript>",
+    b"<template>",
+    b"</template>",
+    b"<div>",
+    b"<!--",
+    b"-->",
+    b"<![CDATA[",
+    b"]]>",
+    b"<![x[",
+    b"<!doctype html>",
+    NOINDEX,
+    b"<meta name='GoogleBot' content='none'>",
+    b"<meta name=robots content=index>",
+    b'<link rel="canonical" href="/a">',
+    b"<link rel='alternate canonical' href=https://x.test/b hreflang=de>",
+    b"<link rel=alternate hreflang=EN-gb href=/en>",
+    b"<link rel=alternate hreflang=en-GB href=/uk>",
+    b"<link rel=alternate type=application/rss+xml hreflang=fr href=/feed>",
+    b'<meta property="article:modified_time" content="2026-01-02T03:04:05Z">',
+    b"<base href=/en/>",
+    b"<meta ",
+    b"<link ",
+    b"name=robots ",
+    b"content=noindex ",
+    b"rel=canonical ",
+    b"hreflang=de ",
+    b"href=/c ",
+    b">",
+    b"/>",
+    b'"',
+    b"'",
+    b"=",
+    b" ",
+    b"\n",
+    b"&amp;",
+    b"&#110;",
+    b"\xc3\xa9",
+    b"\xff",
+    b"</",
+    b"<",
+]
+html = st.lists(
+    st.one_of(st.sampled_from(FRAGMENTS), st.binary(max_size=6)), max_size=40
+).map(b"".join)
+
+
+@given(html | st.binary(max_size=2000), st.lists(st.integers(0, 4000), max_size=6))
 def test_never_raises_and_ignores_splits(body: bytes, cuts: list[int]) -> None:
-    points = sorted({min(c, len(body)) for c in cuts})
-    pieces = [
-        body[a:b] for a, b in zip([0, *points], [*points, len(body)], strict=True)
-    ]
-    assert head_noindex(pieces) == head_noindex([body])
+    assert scan_head(split(body, cuts)) == scan_head([body])
+
+
+@given(html)
+def test_the_precheck_hides_nothing(body: bytes) -> None:
+    """Skipping the tokenizer when no word is there changes no answer."""
+    with mock.patch.object(head_module, "_may_declare", return_value=True):
+        tokenized = scan_head([body])
+    assert scan_head([body]) == tokenized
 
 
 def test_budget_bounds_the_scan() -> None:
@@ -59,18 +173,333 @@ def test_budget_bounds_the_scan() -> None:
 
 
 @pytest.mark.parametrize(
-    ("body", "canonical"),
+    "rest",
     [
-        (b'<head><link rel="canonical" href="/a"></head>', "/a"),
-        (
-            b"<head><LINK REL='Canonical Alternate' HREF='https://x.test/b'>",
-            "https://x.test/b",
-        ),
-        (b'<head><link href="/c" rel=canonical><link rel=canonical href=/d>', "/c"),
-        (b"<head></head><body><link rel=canonical href=/e>", None),
-        (b"<head><link rel=alternate href=/f hreflang=de></head>", None),
-        (b"<head><link rel=canonical></head>", None),
+        b"<meta name=x content=y>" * 500_000,  # a 10 MB head that never ends
+        b"<!--" + b"<a>" * 3_500_000,  # an unclosed comment
+        b"<meta content='" + b"x" * 10_000_000,  # an unclosed attribute value
+        b"x" * 10_000_000,
     ],
 )
-def test_canonical(body: bytes, canonical: str | None) -> None:
-    assert scan_head([body]) == Head(noindex=False, canonical=canonical)
+def test_a_10_mb_body_is_read_to_the_budget_only(rest: bytes) -> None:
+    pulled = 0
+
+    def chunks() -> Iterator[bytes]:
+        nonlocal pulled
+        body = b"<head>" + NOINDEX + rest
+        for offset in range(0, len(body), 1024):
+            pulled += 1
+            yield body[offset : offset + 1024]
+
+    assert scan_head(chunks()) == Head(noindex=True)
+    assert pulled <= HEAD_BUDGET // 1024
+
+
+@pytest.mark.parametrize(
+    ("body", "canonicals"),
+    [
+        (b'<head><link rel="canonical" href="/a"></head>', ("/a",)),
+        (
+            b"<head><LINK REL='Canonical Alternate' HREF='https://x.test/b'>",
+            ("https://x.test/b",),
+        ),
+        (b'<head><link href="/c" rel=canonical><link rel=canonical href=/d>', ("/c",)),
+        (b"<head></head><body><link rel=canonical href=/e>", ()),
+        (b"<head><link rel=alternate href=/f hreflang=de></head>", ()),
+        (b"<head><link rel=canonical></head>", ()),
+        (b"<head><link rel=canonical href=' '><link rel=canonical href=/g>", ("/g",)),
+        (b"<head><link rel=canonical href='/h?a=1&amp;b=2'>", ("/h?a=1&b=2",)),
+        (b"<head><link rel='nofollow\tcanonical' href=/i>", ("/i",)),
+        # Hrefs resolve against the document's first <base href>, wherever
+        # it stands in the head.
+        (b"<head><base href=/en/><link rel=canonical href=page>", ("/en/page",)),
+        (b"<head><link rel=canonical href=page><base href=/en/>", ("/en/page",)),
+        (
+            b"<head><base href=https://cdn.test/><link rel=canonical href=/j>",
+            ("https://cdn.test/j",),
+        ),
+        (
+            b"<head><base target=_top><base href=/a/><base href=/b/>"
+            b"<link rel=canonical href=k>",
+            ("/a/k",),
+        ),
+        (b"<head><base href='http://[x'><link rel=canonical href=/l>", ("/l",)),
+    ],
+)
+def test_canonical(body: bytes, canonicals: tuple[str, ...]) -> None:
+    head = scan_head([body])
+    assert head.canonicals == canonicals
+    assert head.canonical == (canonicals[0] if canonicals else None)
+
+
+@pytest.mark.parametrize(
+    ("body", "alternates"),
+    [
+        (
+            b'<head><link rel="alternate" hreflang="de" href="https://x.test/de/">'
+            b"<link rel=alternate hreflang=x-default href=/>"
+            b"<link rel=alternate hreflang=zh-Hant-TW href=/zh>"
+            b"<link rel=alternate hreflang=es-419 href=/es>",
+            (
+                ("de", "https://x.test/de/"),
+                ("x-default", "/"),
+                ("zh-Hant-TW", "/zh"),
+                ("es-419", "/es"),
+            ),
+        ),
+        # The first per language wins; languages compare without case.
+        (
+            b"<head><link rel=alternate hreflang=' en-GB ' href=/uk>"
+            b"<link rel=alternate hreflang=en-gb href=/other>",
+            (("en-GB", "/uk"),),
+        ),
+        (
+            b"<head><link rel='Alternate canonical' hreflang=fr href=/fr>",
+            (("fr", "/fr"),),
+        ),
+        (
+            b"<head><link rel=alternate type=application/rss+xml hreflang=en href=/f>"
+            b"<link rel=alternate type='text/html; charset=utf-8' hreflang=en href=/e>",
+            (("en", "/e"),),
+        ),
+        # Not language versions: no hreflang, a malformed one, no href.
+        (
+            b"<head><link rel=alternate media='only screen' href=/m>"
+            b"<link rel=alternate hreflang=de_AT href=/a>"
+            b"<link rel=alternate hreflang='de,at' href=/b>"
+            b"<link rel=alternate hreflang=toolongsubtag href=/c>"
+            b"<link rel=alternate hreflang href=/d>"
+            b"<link rel=alternate hreflang=it>"
+            b"<link rel=stylesheet hreflang=pt href=/s.css>",
+            (),
+        ),
+        (
+            b"<head><base href=/en/><link rel=alternate hreflang=de href=../de/>",
+            (("de", "/de/"),),
+        ),
+        (b"<head></head><link rel=alternate hreflang=de href=/de>", ()),
+    ],
+)
+def test_alternates(body: bytes, alternates: tuple[tuple[str, str], ...]) -> None:
+    assert scan_head([body]).alternates == alternates
+
+
+def test_alternates_are_capped() -> None:
+    links = b"".join(
+        b"<link rel=alternate hreflang=x-n%d href=/%d>" % (n, n) for n in range(150)
+    )
+    alternates = scan_head([b"<head>" + links]).alternates
+    assert len(alternates) == MAX_ALTERNATES
+    assert alternates[-1] == (f"x-n{MAX_ALTERNATES - 1}", f"/{MAX_ALTERNATES - 1}")
+
+
+@pytest.mark.parametrize(
+    ("body", "modified"),
+    [
+        (
+            b'<head><meta property="article:modified_time" '
+            b'content=" 2026-03-02T10:15:00+01:00 ">',
+            "2026-03-02T10:15:00+01:00",
+        ),
+        (b"<head><meta name=article:modified_time content=2026-03-02>", "2026-03-02"),
+        (
+            b"<head><meta property=ARTICLE:MODIFIED_TIME content=2026-01-01>"
+            b"<meta property=article:modified_time content=2026-02-02>",
+            "2026-01-01",
+        ),
+        (
+            b"<head><meta property=article:modified_time content=''>"
+            b"<meta property=article:modified_time content=2026-02-02>",
+            "2026-02-02",
+        ),
+        # Not in the Open Graph protocol, and often the whole site's time.
+        (b"<head><meta property=og:updated_time content=2026-01-01>", None),
+        (b"<head><meta property=article:published_time content=2026-01-01>", None),
+        (b"<head></head><meta property=article:modified_time content=2026>", None),
+    ],
+)
+def test_modified(body: bytes, modified: str | None) -> None:
+    assert scan_head([body]) == Head(modified=modified)
+
+
+DECLARATIONS = (
+    NOINDEX
+    + b"<link rel=canonical href=/other>"
+    + b"<link rel=alternate hreflang=de href=/de>"
+    + b"<meta property=article:modified_time content=2026-01-01>"
+)
+DECLARED = Head(
+    noindex=True,
+    canonicals=("/other",),
+    alternates=(("de", "/de"),),
+    modified="2026-01-01",
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b"<html><head><title>t</title>" + DECLARATIONS + b"</head>", DECLARED),
+        (b"<html><head><title>t</title></head><body>" + DECLARATIONS, NOTHING),
+        (b"<html><head></head>" + DECLARATIONS, NOTHING),  # after </head>
+        (b"<html><title>t</title><body><p>" + DECLARATIONS, NOTHING),
+        (b"<title>t</title><article><p>Hi</p>" + DECLARATIONS, NOTHING),
+        (b"<title>t</title>Hi " + DECLARATIONS, NOTHING),
+    ],
+)
+def test_only_the_head_declares(body: bytes, expected: Head) -> None:
+    """User content in the body (B10) declares nothing, however it is
+    wrapped, and the body need not be marked up."""
+    assert scan_head([body]) == expected
+
+
+LINK_CASES: list[tuple[list[str | bytes], Head]] = [
+    (['<https://x.test/a>; rel="canonical"'], Head(canonicals=("https://x.test/a",))),
+    # Commas and semicolons inside <...> belong to the URL.
+    (
+        ["<https://x.test/a;v=1,2>; rel=canonical"],
+        Head(canonicals=("https://x.test/a;v=1,2",)),
+    ),
+    (["</a> ; REL = Canonical"], Head(canonicals=("/a",))),
+    (
+        ['</a>; rel="alternate canonical"; hreflang=de'],
+        Head(canonicals=("/a",), alternates=(("de", "/a"),)),
+    ),
+    # The first rel counts (RFC 8288 §3.3); the first canonical wins.
+    (["</a>; rel=canonical; rel=next"], Head(canonicals=("/a",))),
+    (["</a>; rel=next; rel=canonical"], NOTHING),
+    (["</a>; rel=canonical, </b>; rel=canonical"], Head(canonicals=("/a",))),
+    (["</a>; rel=canonical", "</b>; rel=canonical"], Head(canonicals=("/a",))),
+    # Alternates, several hreflang parameters, several links and lines.
+    (
+        [
+            '</de>; rel="alternate"; hreflang="de", </fr>; hreflang=fr; rel=alternate',
+            "</ch>; rel=alternate; hreflang=de-CH; hreflang=fr-CH",
+        ],
+        Head(
+            alternates=(
+                ("de", "/de"),
+                ("fr", "/fr"),
+                ("de-CH", "/ch"),
+                ("fr-CH", "/ch"),
+            )
+        ),
+    ),
+    (
+        ["</a>; rel=alternate; hreflang=DE, </b>; rel=alternate; hreflang=de"],
+        Head(alternates=(("DE", "/a"),)),
+    ),
+    (["</feed>; rel=alternate; type=application/rss+xml; hreflang=en"], NOTHING),
+    (["</a>; rel=alternate; hreflang=de_AT"], NOTHING),
+    # A link with an anchor is about another resource (§3.2).
+    (['</a>; rel=canonical; anchor="/b"'], NOTHING),
+    (['</a>; rel=canonical; anchor=""'], Head(canonicals=("/a",))),
+    # Quoted strings hold commas, semicolons and escaped quotes.
+    (
+        [
+            '</a>; title="x, \\"y\\"; z"; rel=canonical, '
+            "</de>; rel=alternate; hreflang=de"
+        ],
+        Head(canonicals=("/a",), alternates=(("de", "/de"),)),
+    ),
+    (['</a>; rel="can\\onical'], Head(canonicals=("/a",))),  # unterminated
+    # Empty list elements; links of other kinds.
+    ([" , ,</a>;rel=canonical,"], Head(canonicals=("/a",))),
+    (
+        ["</app.js>; rel=preload; as=script, <https://cdn.test>; rel=preconnect"],
+        NOTHING,
+    ),
+    # Field bytes are UTF-8 when they are (WSGI gives them as latin-1 text).
+    ([b"</caf\xc3\xa9>; rel=canonical"], Head(canonicals=("/caf\xe9",))),
+    (["</caf\xc3\xa9>; rel=canonical"], Head(canonicals=("/caf\xe9",))),
+    ([b"</caf\xe9>; rel=canonical"], Head(canonicals=("/caf\xe9",))),
+    (["</caf\u20ac>; rel=canonical"], Head(canonicals=("/caf\u20ac",))),
+    # Reading a line stops at what is not a link-value; other lines go on.
+    (["garbage, </a>; rel=canonical", "</b>; rel=canonical"], Head(canonicals=("/b",))),
+    (
+        ["</a>; rel=canonical junk; x, </b>; rel=alternate; hreflang=de"],
+        Head(canonicals=("/a",), alternates=(("de", "/b"),)),
+    ),
+    (["", "<", "<a", "</a", ";", "</a>; rel", "<>; rel=canonical", "\x00"], NOTHING),
+]
+
+
+@pytest.mark.parametrize(("values", "expected"), LINK_CASES)
+def test_link_header(values: list[str | bytes], expected: Head) -> None:
+    assert scan_link_header(values) == expected
+
+
+def test_link_header_budget() -> None:
+    """Links cut by the budget are dropped: their parameters may be partial."""
+    value = "</a>; rel=canonical, </de>; rel=alternate; hreflang=de-AT"
+    assert scan_link_header([value], budget=len(value)) == Head(
+        canonicals=("/a",), alternates=(("de-AT", "/de"),)
+    )
+    assert scan_link_header([value], budget=len(value) - 3) == Head(canonicals=("/a",))
+    assert scan_link_header(["</a>; rel=next", value], budget=14) == NOTHING
+
+
+@given(st.lists(st.text() | st.binary(), max_size=4))
+def test_link_header_never_raises(values: list[str | bytes]) -> None:
+    scan_link_header(values)
+
+
+token = st.text(alphabet="abcdefghijklmnopqrstuvwxyz-", min_size=1, max_size=8)
+link_values = st.builds(
+    lambda target, rel, params: f"<{target}>; rel={rel}" + "".join(params),
+    st.text(
+        alphabet=st.characters(
+            min_codepoint=0x21, max_codepoint=0x7E, exclude_characters="<>"
+        ),
+        max_size=12,
+    ),
+    st.sampled_from(["canonical", '"alternate canonical"', "alternate", "next"]),
+    st.lists(
+        st.builds(
+            lambda name, value: f"; {name}={value}",
+            st.sampled_from(["hreflang", "type", "title", "x"]),
+            token | token.map(lambda t: f'"{t},;"'),
+        ),
+        max_size=3,
+    ),
+)
+
+
+@given(st.lists(link_values, max_size=5))
+def test_field_lines_read_as_one_comma_list(values: list[str]) -> None:
+    """Several field lines mean what one line joined with commas means
+    (RFC 9110 §5.3)."""
+    assert scan_link_header(values) == scan_link_header([", ".join(values)])
+
+
+def test_merge() -> None:
+    page = Head(
+        noindex=False,
+        canonicals=("/a",),
+        alternates=(("de", "/de"), ("en", "/en")),
+        modified="2026-01-01",
+    )
+    header = Head(canonicals=("/b",), alternates=(("DE", "/x"), ("fr", "/fr")))
+    assert merge(page, header) == Head(
+        noindex=False,
+        canonicals=("/a", "/b"),  # each must name the page
+        alternates=(("de", "/de"), ("en", "/en"), ("fr", "/fr")),
+        modified="2026-01-01",
+    )
+    assert merge(page, Head(canonicals=("/a",))).canonicals == ("/a",)
+    assert merge(NOTHING, header) == header
+    assert merge(page, NOTHING) == page
+    assert merge(Head(noindex=True), header).noindex is True
+
+
+def test_merge_caps_alternates() -> None:
+    many = tuple((f"x-n{n}", f"/{n}") for n in range(MAX_ALTERNATES))
+    merged = merge(Head(alternates=many), Head(alternates=(("de", "/de"),)))
+    assert merged.alternates == many
+
+
+def test_merge_of_scans() -> None:
+    """How the recorder combines a response's body and headers."""
+    page = scan_head([b"<head><link rel=canonical href=/a>"])
+    header = scan_link_header(["</b>; rel=canonical"])
+    assert merge(page, header).canonicals == ("/a", "/b")
