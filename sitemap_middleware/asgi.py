@@ -192,7 +192,9 @@ class _Watch:
                     action, scope, self.path, query, self.root
                 )
                 if action == RECORD:
-                    self.observation = self._observe(key, query, route)
+                    observation = self.observation = self._observe(key, query, route)
+                    # For the writer: the Link and Last-Modified headers.
+                    observation.headers = message.get("headers", ())
                 elif action == REMOVE:
                     recorder.submit(self._observe(key, query, route), REMOVE)
                 elif action == FRESH:

@@ -7,6 +7,7 @@ a misspelt key, the closest valid one.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -92,6 +93,12 @@ class Config:
     """Request cookies that keep a page out; ``{"*"}``: any cookie does."""
     recheck_interval: float = 300.0
     """Seconds during which an unchanged known page is not digested again."""
+    lastmod_source: str = "content"
+    """Where ``lastmod`` comes from: ``"content"`` (when the fingerprint
+    changes), ``"last-modified"`` (the response header) or ``"article"`` (the
+    ``article:modified_time`` meta tag); both fall back to the content."""
+    fingerprint_ignore: tuple[re.Pattern[bytes], ...] = ()
+    """Patterns removed from a page's text before its fingerprint is taken."""
     routes: Mapping[str, RouteOptions] = field(
         default_factory=lambda: MappingProxyType({})
     )
@@ -342,6 +349,29 @@ def _routes(key: str, value: Any) -> Mapping[str, RouteOptions]:
     return MappingProxyType(routes)
 
 
+LASTMOD_SOURCES = ("content", "last-modified", "article")
+
+
+def _lastmod_source(key: str, value: Any) -> str:
+    if value in LASTMOD_SOURCES:
+        return str(value)
+    raise ConfigError(
+        f"{key!r} must be one of {', '.join(map(repr, LASTMOD_SOURCES))}, got {value!r}"
+    )
+
+
+def _regexes(key: str, value: Any) -> tuple[re.Pattern[bytes], ...]:
+    patterns = []
+    for text in _strings(key, value):
+        try:
+            patterns.append(re.compile(text.encode("utf-8")))
+        except re.error as exc:
+            raise ConfigError(
+                f"{key!r}: {text!r} is not a regular expression: {exc}"
+            ) from exc
+    return tuple(patterns)
+
+
 _KEYS: dict[str, Callable[[str, Any], Any]] = {
     "base_url": _base_url,
     "store": _store,
@@ -359,4 +389,6 @@ _KEYS: dict[str, Callable[[str, Any], Any]] = {
     "routes": _routes,
     "max_urls": _limit,
     "new_urls_per_minute": _limit,
+    "lastmod_source": _lastmod_source,
+    "fingerprint_ignore": _regexes,
 }

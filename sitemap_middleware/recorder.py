@@ -21,13 +21,12 @@ from datetime import datetime, timezone
 
 from .config import Config
 from .errors import StoreError
-from .head import scan_head
+from .facts import Headers, read_content, read_head
 from .policy import RECORD, Policy
 from .routes import Route
 from .stores.base import Entry, Store
 from .urls import (
     MAX_URL_LENGTH,
-    canonical_target,
     filter_query,
     normalise_path,
     strip_secrets,
@@ -67,6 +66,7 @@ class Observation:
     __slots__ = (
         "action",
         "body",
+        "headers",
         "key",
         "path",
         "query",
@@ -86,6 +86,7 @@ class Observation:
         self.route = route
         self.action: str | None = None  # RECORD, REMOVE or why neither
         self.body: list[bytes] = []  # references to the chunks sent, never copies
+        self.headers: Headers = ()  # the response's, as the app gave them
         self.size = 0
         self.seen = 0.0
 
@@ -182,7 +183,7 @@ class Recorder:
         # count(reason, group="skipped", n=1): called on the request path.
         self.count = self._counts.add
         # key -> (digest, when checked), least recently checked first
-        self._recent: OrderedDict[str, tuple[str, float]] = OrderedDict()
+        self._recent: OrderedDict[str, tuple[Digests, float]] = OrderedDict()
         # The volume bounds, kept by the writer: new-URL tokens; the global
         # count (the store's, plus what this process added since it was read)
         # and when to read it again; the stored paths of each route with a
@@ -206,11 +207,11 @@ class Recorder:
         self._stopping = False
         # Digested, not yet written: path -> (entry, cache key, digest), and
         # path -> cache key for removals. Kept across store failures.
-        self._upserts: dict[str, tuple[Entry, str, str]] = {}
+        self._upserts: dict[str, tuple[Entry, str, Digests]] = {}
         self._removals: dict[str, str] = {}
         # Digested pages at paths this process has not written lately, waiting
         # for admission: path -> (entry, cache key, digest, route).
-        self._candidates: dict[str, tuple[Entry, str, str, Route]] = {}
+        self._candidates: dict[str, tuple[Entry, str, Digests, Route]] = {}
         self._backoff = 0.0
         self._retry_at = 0.0
         # When the breaker opened (monotonic), or None while writes succeed.
@@ -323,29 +324,57 @@ class Recorder:
         key = observation.key
         route = observation.route
         if observation.action == RECORD:
-            digest = _digest(observation.body)
+            body = observation.body
+            raw = _digest(body)
             hit = self._recent.get(key)
-            if hit is not None and hit[0] == digest and path not in self._removals:
-                self._remember(key, digest)
+            if hit is not None and hit[0][0] == raw and path not in self._removals:
+                self._remember(key, hit[0])
                 self.count("unchanged", "seen")
                 return
-            reason = self._head_says_no(path, observation.body, route.query)
+            config = self._config
+            head, reason = read_head(
+                config, path, route.query, body, observation.headers
+            )
             if reason is None:
-                seen = datetime.fromtimestamp(observation.seen, timezone.utc)
+                facts = read_content(config, path, body, observation.headers, head)
+                digests = (raw, facts.fingerprint)
+                if (
+                    hit is not None
+                    and hit[0][1] == facts.fingerprint
+                    and facts.lastmod is None
+                    and path not in self._removals
+                ):
+                    # Only per-request noise changed (a CSRF token, a nonce).
+                    self._remember(key, digests)
+                    self.count("unchanged", "seen")
+                    return
+                # A lastmod from the configured source is taken as it is (if
+                # newer); otherwise the fingerprint decides when it moves.
+                if facts.lastmod is None:
+                    seen = datetime.fromtimestamp(observation.seen, timezone.utc)
+                    when, fingerprint = seen, facts.fingerprint
+                else:
+                    when, fingerprint = facts.lastmod, None
                 # The route's options (or the defaults) are written into the
                 # entry, so the stored fragment is final (pages re-recorded
                 # later pick up a changed config).
                 entry = Entry(
-                    path, seen, digest, route.changefreq, route.priority, route.template
+                    path,
+                    when,
+                    fingerprint,
+                    route.changefreq,
+                    route.priority,
+                    route.template,
+                    images=facts.images,
                 )
                 self._removals.pop(path, None)
                 if hit is not None or path in self._upserts:
                     self._candidates.pop(path, None)
-                    self._upserts[path] = (entry, key, digest)
+                    self._upserts[path] = (entry, key, digests)
                 else:
                     # Not written by this process lately: maybe a new URL,
                     # which the caps and the rate admit when it is pushed.
-                    self._candidates[path] = (entry, key, digest, route)
+                    self._candidates[path] = (entry, key, digests, route)
                 return
             self.count(reason)
         self._removals[path] = key
@@ -484,22 +513,6 @@ class Recorder:
         else:
             logger.debug("store still unavailable: %s", exc, exc_info=exc)
 
-    def _head_says_no(
-        self, path: str, body: list[bytes], query: frozenset[str]
-    ) -> str | None:
-        """Why the page's head keeps it out of the sitemap, or ``None``."""
-        head = scan_head(body)
-        if head.noindex:
-            return "noindex"
-        if head.canonical is not None:
-            target = canonical_target(
-                head.canonical, self._config.base_url, path, query
-            )
-            # Another page, or another site: either way not this URL's entry.
-            if target != path:
-                return "canonical_other"
-        return None
-
     def _canonical(self, observation: Observation) -> str | None:
         raw = observation.path if observation.raw else wsgi_path(observation.path)
         path = normalise_path(raw)
@@ -522,9 +535,9 @@ class Recorder:
             return None
         return path
 
-    def _remember(self, key: str, digest: str) -> None:
+    def _remember(self, key: str, digests: Digests) -> None:
         recent = self._recent
-        recent[key] = (digest, time.monotonic())
+        recent[key] = (digests, time.monotonic())
         recent.move_to_end(key)
         while len(recent) > RECENT_PAGES:
             recent.popitem(last=False)
@@ -553,6 +566,11 @@ class Recorder:
 
     def _pending(self) -> int:
         return len(self._upserts) + len(self._removals) + len(self._candidates)
+
+
+# A page's raw SHA-1 (the same bytes again: nothing to read) and its content
+# fingerprint (the same content with other noise: nothing to write).
+Digests = tuple[str, str]
 
 
 def _digest(chunks: list[bytes]) -> str:

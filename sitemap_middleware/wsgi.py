@@ -88,7 +88,10 @@ class SitemapMiddleware(SitemapBase):
                 query: str = environ.get("QUERY_STRING", "")
                 action, key, route = self._judge(action, environ, path, query, "")
                 if action in (RECORD, REMOVE):
-                    decided[1] = Observation(key, path, query, False, route)
+                    observation = decided[1] = Observation(
+                        key, path, query, False, route
+                    )
+                    observation.headers = headers  # for Link and Last-Modified
             decided[0] = action
             if exc_info is None:
                 write = start_response(status, headers)

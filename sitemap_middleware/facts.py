@@ -1,0 +1,108 @@
+"""What a watched page says about itself, read in the writer thread: whether it may
+be listed (its head and ``Link`` header), its content fingerprint, the ``lastmod``
+its configured source gives, and its images.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+
+from werkzeug.http import parse_date
+
+from .config import Config
+from .content import fingerprint
+from .head import Head, merge, scan_head, scan_link_header
+from .urls import canonical_target
+
+NO_QUERY: frozenset[str] = frozenset()
+
+Headers = Iterable[tuple[str, str]] | Iterable[tuple[bytes, bytes]]
+
+
+@dataclass(frozen=True, slots=True)
+class Facts:
+    """A listable page's content fingerprint, its ``lastmod`` when the configured
+    source gives one, and its same-origin images as stored paths."""
+
+    fingerprint: str
+    lastmod: datetime | None
+    images: tuple[str, ...]
+
+
+def read_head(
+    config: Config,
+    path: str,
+    query: frozenset[str],
+    body: list[bytes],
+    headers: Headers,
+) -> tuple[Head, str | None]:
+    """The page's head (tags and ``Link`` header together) and why it must not
+    be listed (``"noindex"``, ``"canonical_other"``), or ``None``. ``query``
+    is the query parameters kept for the page's route."""
+    links, _ = _header_values(headers)
+    head = scan_head(body)
+    if links:
+        head = merge(head, scan_link_header(links))
+    if head.noindex:
+        return head, "noindex"
+    for href in head.canonicals:
+        # Another page, or another site: either way not this URL's entry.
+        if canonical_target(href, config.base_url, path, query) != path:
+            return head, "canonical_other"
+    return head, None
+
+
+def read_content(
+    config: Config, path: str, body: list[bytes], headers: Headers, head: Head
+) -> Facts:
+    """The fingerprint, lastmod and images of a page that may be listed."""
+    content = fingerprint(body, config.fingerprint_ignore)
+    lastmod = None
+    if config.lastmod_source == "last-modified":
+        _, modified = _header_values(headers)
+        lastmod = parse_date(modified)  # None when absent or malformed
+    elif config.lastmod_source == "article" and head.modified:
+        lastmod = _iso_datetime(head.modified)
+    images: dict[str, None] = {}
+    for source in content.images:
+        # Only the site's own images: a foreign one may come from a visitor's
+        # comment. Their query is dropped (cache busters, signed URLs).
+        image = canonical_target(source, config.base_url, path, NO_QUERY)
+        if image is not None:
+            images[image] = None
+    return Facts(content.digest, lastmod, tuple(images))
+
+
+def _header_values(headers: Headers) -> tuple[list[str], str | None]:
+    """Every ``Link`` field value, and the ``Last-Modified`` one."""
+    links: list[str] = []
+    modified = None
+    for raw_name, raw_value in headers:
+        name = raw_name.decode("latin-1") if isinstance(raw_name, bytes) else raw_name
+        name = name.lower()
+        if name not in ("link", "last-modified"):
+            continue
+        value = (
+            raw_value.decode("latin-1") if isinstance(raw_value, bytes) else raw_value
+        )
+        if name == "link":
+            links.append(value)
+        else:
+            modified = value
+    return links, modified
+
+
+def _iso_datetime(text: str) -> datetime | None:
+    """An ISO 8601 date-time with a zone, as ``article:modified_time`` holds;
+    ``None`` for anything else (a time without a zone is no instant)."""
+    if text.endswith(("Z", "z")):  # fromisoformat() reads "Z" from Python 3.11 on
+        text = text[:-1] + "+00:00"
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return None
+    return moment.astimezone(timezone.utc)
