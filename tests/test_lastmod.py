@@ -179,3 +179,28 @@ def test_the_pages_own_images_reach_the_sitemap(make: Callable[..., Site]) -> No
         "http://localhost/img/a.png",
         "http://localhost/photos/b.jpg",
     ]
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("/shop/img/a.png", "/img/a.png"),  # fast path: a plain absolute path
+        ("/shop/img/./b.png", "/img/b.png"),
+        ("/shop/img/%7Ec.png?v=1", "/img/~c.png"),
+        ("d.png", "/blog/d.png"),  # relative to the page
+        ("https://www.example.com/shop/e.png", "/e.png"),
+        ("/elsewhere/f.png", None),  # outside the base URL's prefix
+        ("https://cdn.example.net/g.png", None),
+    ],
+)
+def test_images_are_stored_as_paths_under_the_base_url(
+    source: str, expected: str | None
+) -> None:
+    from sitemap_middleware.config import Config
+    from sitemap_middleware.facts import read_content
+    from sitemap_middleware.head import NOTHING
+
+    config = Config.from_mapping({"base_url": "https://www.example.com/shop"})
+    body = [f"<main><img src='{source}'></main>".encode()]
+    facts = read_content(config, "/blog/post", body, [], NOTHING)
+    assert facts.images == (() if expected is None else (expected,))
