@@ -117,14 +117,7 @@ class Config:
             raise ConfigError(
                 f"sitemap config must be a dict, got {type(mapping).__name__}"
             )
-        for key in mapping:
-            if key not in _KEYS:
-                close = difflib.get_close_matches(str(key), _KEYS, n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else ""
-                raise ConfigError(
-                    f"unknown sitemap config key {key!r}{hint} "
-                    f"(valid keys: {', '.join(sorted(_KEYS))})"
-                )
+        _known(mapping, _KEYS, "unknown sitemap config key {!r}")
         if "base_url" not in mapping:
             raise ConfigError(
                 "sitemap config needs 'base_url', the public URL of the site, "
@@ -310,16 +303,20 @@ _ROUTE_KEYS: dict[str, Callable[[str, Any], Any]] = {
 }
 
 
-def route_options(where: str, options: Mapping[str, Any]) -> RouteOptions:
-    """Check one route's options; ``where`` names them in error messages."""
-    for name in options:
-        if name not in _ROUTE_KEYS:
-            close = difflib.get_close_matches(str(name), _ROUTE_KEYS, n=1)
+def _known(mapping: Mapping[str, Any], keys: Mapping[str, Any], unknown: str) -> None:
+    """Refuse a key not in ``keys``, suggesting the closest one for a typo."""
+    for key in mapping:
+        if key not in keys:
+            close = difflib.get_close_matches(str(key), keys, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ConfigError(
-                f"unknown key {name!r} in {where}{hint} "
-                f"(valid keys: {', '.join(_ROUTE_KEYS)})"
+                f"{unknown.format(key)}{hint} (valid keys: {', '.join(sorted(keys))})"
             )
+
+
+def route_options(where: str, options: Mapping[str, Any]) -> RouteOptions:
+    """Check one route's options; ``where`` names them in error messages."""
+    _known(options, _ROUTE_KEYS, f"unknown key {{!r}} in {where}")
     return RouteOptions(
         **{
             name: _ROUTE_KEYS[name](f"{where}.{name}", value)
