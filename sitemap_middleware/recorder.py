@@ -19,6 +19,7 @@ from collections import Counter, OrderedDict, deque
 from collections.abc import Callable
 from datetime import datetime, timezone
 
+from .clusters import Clusters, declared
 from .config import Config
 from .errors import StoreError
 from .facts import Headers, read_content, read_head
@@ -212,6 +213,10 @@ class Recorder:
         # Digested pages at paths this process has not written lately, waiting
         # for admission: path -> (entry, cache key, digest, route).
         self._candidates: dict[str, tuple[Entry, str, Digests, Route]] = {}
+        # hreflang clusters as this process has written them, and the entries
+        # they settled on that are still to be written (kept across failures).
+        self._clusters = Clusters(self._counts.add)
+        self._writes: dict[str, Entry] = {}
         self._backoff = 0.0
         self._retry_at = 0.0
         # When the breaker opened (monotonic), or None while writes succeed.
@@ -338,11 +343,16 @@ class Recorder:
             if reason is None:
                 facts = read_content(config, path, body, observation.headers, head)
                 digests = (raw, facts.fingerprint)
+                alternates = declared(
+                    head.alternates, config.base_url, path, route.query
+                )
                 if (
                     hit is not None
                     and hit[0][1] == facts.fingerprint
                     and facts.lastmod is None
                     and path not in self._removals
+                    # The fingerprint reads the body: the head may have changed.
+                    and self._clusters.holds(path, alternates)
                 ):
                     # Only per-request noise changed (a CSRF token, a nonce).
                     self._remember(key, digests)
@@ -365,6 +375,8 @@ class Recorder:
                     route.changefreq,
                     route.priority,
                     route.template,
+                    # As declared: Clusters.settle() keeps them when complete.
+                    alternates=alternates,
                     images=facts.images,
                 )
                 self._removals.pop(path, None)
@@ -388,19 +400,23 @@ class Recorder:
         backoff that doubles up to ``MAX_BACKOFF``, keeping what is pending,
         then probes it with the next write.
         """
-        if not (self._upserts or self._removals or self._candidates):
+        if not (self._upserts or self._removals or self._candidates or self._writes):
             return True
         if not force and time.monotonic() < self._retry_at:
             return False
         try:
             if self._candidates:
                 self._admit()
-            if self._upserts:
-                self._store.upsert([entry for entry, _, _ in self._upserts.values()])
+            if self._upserts or self._removals:
+                entries = {path: entry for path, (entry, _, _) in self._upserts.items()}
+                self._writes.update(self._clusters.settle(entries, self._removals))
+            if self._writes:
+                self._store.upsert(list(self._writes.values()))
                 for _, key, digest in self._upserts.values():
                     self._remember(key, digest)
                 self.count("", "recorded", len(self._upserts))
                 self._upserts.clear()
+                self._writes.clear()
             if self._removals:
                 removed = self._store.remove(list(self._removals))
                 for key in self._removals.values():
