@@ -109,7 +109,7 @@ _SECRET_WORDS = frozenset(
 )  # fmt: skip
 _WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 # A JSON Web Token: three base64url parts, the first one '{"' encoded.
-_JWT = re.compile(r"eyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*")
+_JWT = re.compile(r"eyJ[\w-]+\.[\w-]{2,}\.[\w-]*")
 _HEX = re.compile(r"[0-9A-Fa-f]{32,}")
 _TOKENISH = re.compile(r"[\w-]{32,}")
 
@@ -143,7 +143,11 @@ def strip_secrets(path: str) -> str | None:
             name, *params = segment.split(";")
             kept = [p for p in params if not is_secret_name(p.partition("=")[0])]
             segment = segments[index] = ";".join([name, *kept])
-        if len(segment) >= 32 and _is_secret_segment(segment):
+        # A JWT may be short ('{"alg":"HS256"}' and an empty payload: 26
+        # characters); other tokens are long.
+        if (len(segment) >= 32 or segment.startswith("eyJ")) and _is_secret_segment(
+            segment
+        ):
             return None
     return "/".join(segments)
 
