@@ -576,7 +576,7 @@ def test_postgres_refuses_other_schema() -> None:
         prefix = store.prefix  # type: ignore[attr-defined]
     with psycopg.connect(require_postgres(), autocommit=True) as conn:
         conn.execute(f"UPDATE {prefix}meta SET schema = 99")
-    with pytest.raises(StoreError, match="schema 99, expected 1"):
+    with pytest.raises(StoreError, match="schema 99, expected 2"):
         open_store(uri).count()
 
 
