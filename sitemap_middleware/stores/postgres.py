@@ -10,6 +10,7 @@ import secrets
 import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from operator import itemgetter
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
@@ -18,9 +19,20 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg_pool import ConnectionPool
 
 from ..errors import StoreError
-from .base import Entry, PageInfo, StoreBase, dedupe, now, plan
+from .base import (
+    MAX_PAGE_BYTES,
+    Entry,
+    PageInfo,
+    Row,
+    StoreBase,
+    batches,
+    now,
+    weight,
+)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# Paths collate as "C": byte order is the order Python sorts them in (the one
+# lock order of every writer), and memcmp is far cheaper than a locale's rules.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS {p}meta (
     id smallint PRIMARY KEY CHECK (id = 1),
@@ -29,19 +41,19 @@ CREATE TABLE IF NOT EXISTS {p}meta (
     next_seq bigint NOT NULL        -- first-seen order, allocated under the row lock
 );
 CREATE TABLE IF NOT EXISTS {p}url (
-    path text PRIMARY KEY,
+    path text COLLATE "C" PRIMARY KEY,
     seq bigint NOT NULL,
     page integer NOT NULL,
     lastmod bigint NOT NULL,        -- epoch seconds, UTC
     fingerprint text,
-    changefreq text,
-    priority double precision,
-    route text
+    route text,
+    fragment bytea NOT NULL         -- the finished <url> element (NUL: the origin)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS {p}url_page ON {p}url (page, seq);
 CREATE TABLE IF NOT EXISTS {p}page (
     page integer PRIMARY KEY,
     urls integer NOT NULL,
+    bytes bigint NOT NULL,          -- rendered size of its fragments
     lastmod bigint NOT NULL,
     version bigint NOT NULL,
     changed bigint NOT NULL
@@ -49,16 +61,27 @@ CREATE TABLE IF NOT EXISTS {p}page (
 """
 # Rows read per query when streaming a page (keyset pagination, no OFFSET).
 CHUNK = 5000
-_OWN_OPTIONS = {"page_size": int, "statement_timeout": int, "table_prefix": str}
+_second = itemgetter(1)
+# Entries planned at a time in an upsert, from MIN_RUN up to RUN: the server
+# writes one run while the next is planned (see _split).
+RUN = 256
+MIN_RUN = 64
+_OWN_OPTIONS = {
+    "page_size": int,
+    "page_bytes": int,
+    "statement_timeout": int,
+    "table_prefix": str,
+}
 
 
 class PostgresStore(StoreBase):
     """A connection pool per process, opened on first use and again after fork.
     Writers of one sitemap take turns on its meta row (``SELECT ... FOR UPDATE``).
 
-    :param uri: a libpq URI; the options ``page_size``, ``statement_timeout`` (ms,
-        default 5000) and ``table_prefix`` (default ``sitemap_``) are ours, the
-        others go to libpq (``connect_timeout`` defaults to 2 seconds).
+    :param uri: a libpq URI; the options ``page_size``, ``page_bytes``,
+        ``statement_timeout`` (ms, default 5000) and ``table_prefix`` (default
+        ``sitemap_``) are ours, the others go to libpq (``connect_timeout``
+        defaults to 2 seconds).
     """
 
     def __init__(self, uri: str) -> None:
@@ -73,7 +96,9 @@ class PostgresStore(StoreBase):
                     raise ValueError(f"option {key!r} must be a number") from exc
             else:
                 theirs.append((key, value))
-        super().__init__(ours.get("page_size", 50_000))
+        super().__init__(
+            ours.get("page_size", 50_000), ours.get("page_bytes", MAX_PAGE_BYTES)
+        )
         self.prefix = ours.get("table_prefix", "sitemap_")
         if not re.fullmatch(r"[a-z_][a-z0-9_]{0,40}", self.prefix):
             raise ValueError(f"table_prefix {self.prefix!r}: use [a-z0-9_], 41 at most")
@@ -83,9 +108,16 @@ class PostgresStore(StoreBase):
             raise ValueError(str(exc)) from exc
         params.setdefault("connect_timeout", 2)
         # Appended to the user's own server options, if any. In UTC, the server's
-        # to_timestamp() gives datetimes in the zone the other stores use.
+        # to_timestamp() gives datetimes in the zone the other stores use. Every
+        # query here walks a btree; a page the statistics do not know yet (the
+        # newest, or any before the first ANALYZE) looks nearly empty to the
+        # planner, which would then bitmap-scan all of it and sort, once a run,
+        # instead of reading its next rows in (page, seq) order.
         timeout = f"-c statement_timeout={ours.get('statement_timeout', 5000)}"
-        options = f"{params.get('options', '')} {timeout} -c TimeZone=UTC"
+        options = (
+            f"{params.get('options', '')} {timeout} -c TimeZone=UTC"
+            " -c enable_bitmapscan=off"
+        )
         params["options"] = options.strip()
         self._params = params
         self._lock = threading.Lock()
@@ -165,90 +197,198 @@ class PostgresStore(StoreBase):
         return str(row[1])
 
     def upsert(self, entries: Iterable[Entry]) -> int:
-        batch = dedupe(entries)
-        if not batch:
-            return 0
-        with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
-            return self._upsert(cur, batch)
+        changed = 0
+        for batch in batches(entries):
+            # Pipelined: statements go out without waiting for the ones before.
+            with self._connection() as conn, conn.pipeline(), conn.transaction():
+                changed += self._upsert(conn, batch)
+        return changed
 
-    def _upsert(self, cur: psycopg.Cursor[Any], batch: dict[str, Entry]) -> int:
+    def _upsert(self, conn: psycopg.Connection[Any], batch: dict[str, Entry]) -> int:
         current = now()
-        (seq,) = _one(cur.execute(self._sql("SELECT next_seq FROM {p}meta FOR UPDATE")))
-        cur.execute(
-            self._sql(
-                "SELECT path, seq, page, lastmod, fingerprint, changefreq, priority,"
-                " route FROM {p}url WHERE path = ANY(%b)"
-            ),
-            (list(batch),),
+        runs = _split(list(batch.items()))
+        # In pipeline mode the server answers when asked to flush, once it has
+        # run everything sent before: so we ask for the lock (and the first
+        # run's stored rows), send the other lookups, plan the first run while
+        # the server works on them, and take their rows before any write.
+        lock = conn.execute(
+            self._sql("SELECT next_seq FROM {p}meta FOR UPDATE"), binary=True
         )
-        found = {path: (number, page, tuple(row)) for path, number, page, *row in cur}
-        last = cur.execute(
-            self._sql("SELECT page, urls FROM {p}page ORDER BY page DESC LIMIT 1")
-        ).fetchone()
-        old = {path: (page, row) for path, (_, page, row) in found.items()}
-        todo = plan(batch, old, last or (1, 0), self.page_size, current)
-        rows: list[tuple[Any, ...]] = []
-        for path, page, row, new in todo.changes:
-            if new:
-                seq += 1
-            rows.append((path, seq if new else found[path][0], page, *row))
-        if not rows:
+        # Statements of their own after the lock: in READ COMMITTED each one
+        # sees what the writer before us committed.
+        tail = conn.execute(
+            self._sql(
+                "SELECT page, urls, bytes FROM {p}page ORDER BY page DESC LIMIT 1"
+            ),
+            binary=True,
+        )
+        lookups = [self._lookup(conn, runs[0])]
+        (seq,) = _one(lock)
+        lookups += [self._lookup(conn, run) for run in runs[1:]]
+        found = [lookups[0].fetchall()]
+        last = tail.fetchone()
+        number = last[0] if last else 0
+        # (URLs, bytes) of the pages the plans need, as the batch leaves them.
+        sizes: dict[int, tuple[int, int]] = {}
+        if last is not None:
+            sizes[number] = (last[1], last[2])
+        old: dict[str, tuple[int, Row]] = {}
+        pages: dict[int, list[int]] = {}
+        cur = conn.cursor(binary=True)
+        changed = 0
+        # Planned a run at a time, each from where the one before left off
+        # (the plan one call would make), so that the server writes a run while
+        # the next is planned. A bad entry still fails its whole batch: its
+        # error rolls back the transaction.
+        for index, run in enumerate(runs):
+            for stored in found[index]:  # path, page, *row, urls, bytes
+                old[stored[0]] = (stored[1], stored[2:6])
+                sizes.setdefault(stored[1], stored[6:])
+            todo = self._plan(run, old, sizes, number, current)
+            if not index:
+                found += [lookup.fetchall() for lookup in lookups[1:]]
+            number = todo.last_page
+            for path in todo.moved:
+                page, row = old[path]
+                urls, size = sizes[page]
+                sizes[page] = (urls - 1, size - weight(row[3]))
+            for page, (urls, size, newest) in todo.pages.items():
+                held = sizes.get(page, (0, 0))
+                sizes[page] = (held[0] + urls, held[1] + size)
+                totals = pages.setdefault(page, [0, 0, 0])
+                totals[0] += urls
+                totals[1] += size
+                totals[2] = max(totals[2], newest)
+            if todo.moved:
+                # Out of their pages first; written again below as new rows.
+                gone = {path: (old[path][0], old[path][1][3]) for path in todo.moved}
+                self._delete(cur, gone, current)
+            seq = self._write(cur, todo.changes, seq)
+            changed += len(todo.changes)
+        if not changed:
             return 0
-        # Parameters are binary (%b): psycopg escapes every string of a text array
-        # with a regex, binary ones are copied.
-        rows.sort()  # one lock order for every writer: no deadlocks
-        numbers = sorted((page, *stats) for page, stats in todo.pages.items())
+        numbers = sorted((page, *totals) for page, totals in pages.items())
         cur.execute(
             self._sql(
-                "INSERT INTO {p}url SELECT * FROM unnest(%b::text[], %b::bigint[],"
-                " %b::integer[], %b::bigint[], %b::text[], %b::text[], %b::float8[],"
-                " %b::text[]) ON CONFLICT (path) DO UPDATE SET"
-                " lastmod = excluded.lastmod, fingerprint = excluded.fingerprint,"
-                " changefreq = excluded.changefreq, priority = excluded.priority,"
-                " route = excluded.route"
-            ),
-            [list(column) for column in zip(*rows, strict=True)],
-        )
-        cur.execute(
-            self._sql(
-                "INSERT INTO {p}page SELECT n, urls, lastmod, 1, %b::bigint FROM"
-                " unnest(%b::integer[], %b::integer[], %b::bigint[])"
-                " AS t(n, urls, lastmod)"
+                "INSERT INTO {p}page SELECT n, urls, bytes, lastmod, 1, %b::bigint"
+                " FROM unnest(%b::integer[], %b::integer[], %b::bigint[],"
+                " %b::bigint[]) AS t(n, urls, bytes, lastmod)"
                 " ON CONFLICT (page) DO UPDATE SET urls = {p}page.urls + excluded.urls,"
+                " bytes = {p}page.bytes + excluded.bytes,"
                 " lastmod = greatest({p}page.lastmod, excluded.lastmod),"
                 " version = {p}page.version + 1, changed = excluded.changed"
             ),
-            (current, *(list(c) for c in zip(*numbers, strict=True))),
+            (current, *_columns(numbers)),
         )
         cur.execute(self._sql("UPDATE {p}meta SET next_seq = %b"), (seq,))
-        return len(rows)
+        return changed
+
+    def _lookup(
+        self, conn: psycopg.Connection[Any], run: dict[str, Entry]
+    ) -> psycopg.Cursor[Any]:
+        """Send the query for a run's stored rows, with their pages' sizes."""
+        return conn.execute(
+            self._sql(
+                "SELECT u.path, u.page, u.lastmod, u.fingerprint, u.route,"
+                " u.fragment, p.urls, p.bytes FROM {p}url u"
+                " JOIN {p}page p ON p.page = u.page WHERE u.path = ANY(%b)"
+            ),
+            (list(run),),
+            binary=True,
+        )
+
+    def _write(
+        self,
+        cur: psycopg.Cursor[Any],
+        changes: list[tuple[str, int, Row, bool]],
+        seq: int,
+    ) -> int:
+        """Send the rows of planned changes; return the last seq allocated."""
+        inserts = [change for change in changes if change[3]]
+        updates = [change for change in changes if not change[3]]
+        # De-duplicated (no row affected twice); updates sorted (one lock order
+        # for every writer: no deadlocks). New paths need no ON CONFLICT: every
+        # writer holds the meta row, and none of these was there when we
+        # looked. They get the next seqs in plan order, counted by the server.
+        # Parameters are binary (%b): psycopg escapes every string of a text
+        # array with a regex, binary ones are copied.
+        if inserts:
+            paths, pages, rows, _ = zip(*inserts, strict=True)
+            cur.execute(
+                self._sql(
+                    "INSERT INTO {p}url (path, seq, page, lastmod, fingerprint, route,"
+                    " fragment) SELECT path, %b::bigint + n, page, lastmod,"
+                    " fingerprint, route, fragment FROM unnest(%b::text[],"
+                    " %b::integer[], %b::bigint[], %b::text[], %b::text[],"
+                    " %b::bytea[]) WITH ORDINALITY"
+                    " AS t(path, page, lastmod, fingerprint, route, fragment, n)"
+                ),
+                [seq, list(paths), list(pages), *_columns(rows)],
+            )
+            seq += len(inserts)
+        if updates:
+            updates.sort()
+            paths, _, rows, _ = zip(*updates, strict=True)
+            cur.execute(
+                self._sql(
+                    "UPDATE {p}url SET lastmod = t.lastmod,"
+                    " fingerprint = t.fingerprint, route = t.route,"
+                    " fragment = t.fragment FROM unnest(%b::text[], %b::bigint[],"
+                    " %b::text[], %b::text[], %b::bytea[])"
+                    " AS t(path, lastmod, fingerprint, route, fragment)"
+                    " WHERE {p}url.path = t.path"
+                ),
+                [list(paths), *_columns(rows)],
+            )
+        return seq
 
     def remove(self, paths: Iterable[str]) -> int:
         wanted = sorted(set(paths))
         if not wanted:
             return 0
-        with self._connection() as conn, conn.transaction(), conn.cursor() as cur:
+        with (
+            self._connection() as conn,
+            conn.transaction(),
+            conn.cursor(binary=True) as cur,
+        ):
             cur.execute(self._sql("SELECT 1 FROM {p}meta FOR UPDATE"))
             cur.execute(
                 self._sql(
-                    "WITH gone AS (DELETE FROM {p}url WHERE path = ANY(%s)"
-                    " RETURNING page)"
-                    " SELECT page, count(*) FROM gone GROUP BY page ORDER BY page"
+                    "SELECT path, page, fragment FROM {p}url WHERE path = ANY(%b)"
                 ),
                 (wanted,),
             )
-            gone = cur.fetchall()
-            cur.execute(
-                self._sql(
-                    "UPDATE {p}page SET urls = urls - t.n, version = version + 1,"
-                    " changed = %s, lastmod = coalesce((SELECT max(lastmod) FROM"
-                    " {p}url WHERE page = t.page), 0)"
-                    " FROM unnest(%s::integer[], %s::integer[]) AS t(page, n)"
-                    " WHERE {p}page.page = t.page"
-                ),
-                (now(), [page for page, _ in gone], [n for _, n in gone]),
+            return self._delete(
+                cur, {path: (page, piece) for path, page, piece in cur}, now()
             )
-        return sum(n for _, n in gone)
+
+    def _delete(
+        self, cur: psycopg.Cursor[Any], rows: dict[str, tuple[int, bytes]], current: int
+    ) -> int:
+        """Delete stored rows (path -> (page, fragment)) and shrink their pages:
+        fewer URLs and bytes, the newest lastmod of the rows left; in the
+        caller's transaction."""
+        if not rows:
+            return 0
+        cur.execute(
+            self._sql("DELETE FROM {p}url WHERE path = ANY(%b)"), (sorted(rows),)
+        )
+        pages: dict[int, list[int]] = {}
+        for page, piece in rows.values():
+            totals = pages.setdefault(page, [0, 0])
+            totals[0] += 1
+            totals[1] += weight(piece)
+        cur.execute(
+            self._sql(
+                "UPDATE {p}page SET urls = urls - t.n, bytes = bytes - t.size,"
+                " version = version + 1, changed = %b, lastmod = coalesce((SELECT"
+                " max(lastmod) FROM {p}url WHERE page = t.page), 0)"
+                " FROM unnest(%b::integer[], %b::integer[], %b::bigint[])"
+                " AS t(page, n, size) WHERE {p}page.page = t.page"
+            ),
+            (current, *_columns(sorted((p, *t) for p, t in pages.items()))),
+        )
+        return len(rows)
 
     def count(self) -> int:
         with self._connection() as conn:
@@ -276,24 +416,36 @@ class PostgresStore(StoreBase):
             ).fetchone()
         return PageInfo.from_row(self._epoch, *row) if row else None
 
-    def entries(self, number: int) -> Iterator[Entry]:
-        after = -1
-        # The server makes the datetimes: psycopg loads them in C, far faster.
+    def _runs(self, number: int, columns: str) -> Iterator[list[tuple[Any, ...]]]:
+        """A page's rows in runs of CHUNK, by keyset on seq (never OFFSET), in
+        binary: bytea and integers are copied, not parsed. A connection is held
+        for one query at a time, not while the caller works on a run."""
         query = self._sql(
-            "SELECT seq, path, to_timestamp(lastmod), fingerprint, changefreq,"
-            " priority, route FROM {p}url WHERE page = %s AND seq > %s"
-            " ORDER BY seq LIMIT %s"
+            f"SELECT seq, {columns} FROM {{p}}url WHERE page = %b::integer"
+            " AND seq > %b::bigint ORDER BY seq LIMIT %b::bigint"
         )
+        after = -1
         while True:
             with self._connection() as conn, conn.cursor(binary=True) as cur:
                 rows = cur.execute(
                     query, (number, after, CHUNK), prepare=True
                 ).fetchall()
-            for _, path, lastmod, fingerprint, changefreq, priority, route in rows:
-                yield Entry(path, lastmod, fingerprint, changefreq, priority, route)
+            if rows:
+                yield rows
             if len(rows) < CHUNK:
                 return
             after = rows[-1][0]
+
+    def fragments(self, number: int) -> Iterator[bytes]:
+        for rows in self._runs(number, "fragment"):
+            yield b"".join(map(_second, rows))
+
+    def entries(self, number: int) -> Iterator[Entry]:
+        # The server makes the datetimes: psycopg loads them in C, far faster.
+        columns = "path, to_timestamp(lastmod), fingerprint, route"
+        for rows in self._runs(number, columns):
+            for _, path, lastmod, fingerprint, route in rows:
+                yield Entry(path, lastmod, fingerprint, route=route)
 
     def close(self) -> None:
         with self._lock:
@@ -307,3 +459,24 @@ def _one(cur: psycopg.Cursor[Any]) -> Any:
     if row is None:
         raise StoreError("the sitemap's meta row is missing")
     return row
+
+
+def _columns(rows: Iterable[tuple[Any, ...]]) -> list[list[Any]]:
+    """Rows as the column lists unnest() takes."""
+    return [list(column) for column in zip(*rows, strict=True)]
+
+
+def _split(items: list[tuple[str, Entry]]) -> list[dict[str, Entry]]:
+    """A batch in runs: MIN_RUN entries first (soon planned, soon written),
+    doubling up to RUN, then halving towards the end, whose write is waited for."""
+    runs: list[dict[str, Entry]] = []
+    start, size = 0, MIN_RUN
+    while start < len(items):
+        left = len(items) - start
+        size = max(min(size, left // 2), MIN_RUN)
+        if left - size < MIN_RUN:
+            size = left
+        runs.append(dict(items[start : start + size]))
+        start += size
+        size = min(2 * size, RUN)
+    return runs
