@@ -145,21 +145,21 @@ class PostgresStore(StoreBase):
             return pool
         with self._lock:
             if self._pool is None or self._pid != os.getpid():
-                pool = ConnectionPool(
-                    kwargs={**self._params, "autocommit": True},
+                # One plain connection first: a server that is down fails at
+                # once with libpq's own error, rather than after the pool's
+                # wait, its retries and its log lines, on every probe.
+                params: dict[str, Any] = {**self._params, "autocommit": True}
+                with psycopg.connect(**params) as conn:
+                    self._epoch = self._setup(conn)
+                self._pool = ConnectionPool(
+                    kwargs=params,
                     min_size=1,
                     max_size=4,
                     timeout=float(str(self._params["connect_timeout"])) + 1,
                     check=ConnectionPool.check_connection,
                     open=True,
                 )
-                try:
-                    with pool.connection() as conn:
-                        self._epoch = self._setup(conn)
-                except BaseException:
-                    pool.close()
-                    raise
-                self._pool, self._pid = pool, os.getpid()
+                self._pid = os.getpid()
             return self._pool
 
     def _setup(self, conn: psycopg.Connection[Any]) -> str:
@@ -222,9 +222,14 @@ class PostgresStore(StoreBase):
             ),
             binary=True,
         )
+        # The lookups are index probes whatever the statistics say: a table
+        # that grew since its last ANALYZE looks nearly empty, and the planner
+        # would scan all of it once a run.
+        conn.execute("SET LOCAL enable_seqscan = off")
         lookups = [self._lookup(conn, runs[0])]
         (seq,) = _one(lock)
         lookups += [self._lookup(conn, run) for run in runs[1:]]
+        conn.execute("SET LOCAL enable_seqscan = on")
         found = [lookups[0].fetchall()]
         last = tail.fetchone()
         number = last[0] if last else 0
