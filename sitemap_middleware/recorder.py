@@ -23,6 +23,7 @@ from .clusters import Clusters, declared
 from .config import Config
 from .errors import StoreError
 from .facts import Headers, read_content, read_head
+from .limits import Limits
 from .policy import RECORD, Policy
 from .routes import Route
 from .stores.base import Entry, Store
@@ -51,10 +52,6 @@ MIN_BACKOFF = 1.0
 MAX_BACKOFF = 30.0
 # The action of a page to record that this process digested lately.
 FRESH = "fresh"
-# Seconds for which the store's count stands in for the global count, plus
-# the URLs this process has added since: processes may overshoot max_urls by
-# what they add in this time together.
-COUNT_INTERVAL = 5.0
 
 
 class Observation:
@@ -148,30 +145,6 @@ class _ThreadToken:
     """An object whose only job is to be collected when its thread ends."""
 
 
-class _Bucket:
-    """A token bucket for new URLs: ``per_minute`` tokens, refilled evenly, at
-    most a minute's worth saved up; ``None`` never runs dry."""
-
-    __slots__ = ("_at", "_capacity", "_tokens")
-
-    def __init__(self, per_minute: int | None) -> None:
-        self._capacity = None if per_minute is None else float(per_minute)
-        self._tokens = self._capacity or 0.0
-        self._at = time.monotonic()
-
-    def take(self) -> bool:
-        if self._capacity is None:
-            return True
-        now = time.monotonic()
-        refill = (now - self._at) * self._capacity / 60
-        self._tokens = min(self._capacity, self._tokens + refill)
-        self._at = now
-        if self._tokens < 1:
-            return False
-        self._tokens -= 1
-        return True
-
-
 class Recorder:
     """Turns observations into store writes, off the request path."""
 
@@ -189,11 +162,7 @@ class Recorder:
         # count (the store's, plus what this process added since it was read)
         # and when to read it again; the stored paths of each route with a
         # cap, read from the store once per process, then kept up to date.
-        self._bucket = _Bucket(config.new_urls_per_minute)
-        self._count = 0
-        self._count_due = 0.0
-        self._route_paths: dict[str, set[str]] = {}
-        self._warned: set[str] = set()
+        self._limits = Limits(config, store, self.count)
         self._reset()
         ref = weakref.ref(self)
         os.register_at_fork(after_in_child=lambda: _call(ref, Recorder._reset))
@@ -421,8 +390,7 @@ class Recorder:
                 removed = self._store.remove(list(self._removals))
                 for key in self._removals.values():
                     self._recent.pop(key, None)
-                for paths in self._route_paths.values():
-                    paths.difference_update(self._removals)
+                self._limits.forget(self._removals)
                 self.count("", "removed", removed)
                 self._removals.clear()
         except Exception as exc:
@@ -442,75 +410,15 @@ class Recorder:
 
     def _admit(self) -> None:
         """Move candidates to the pending upserts as far as the caps and the
-        rate allow, counting the others as dropped (lock held).
-
-        Store reads come first, so that a failing store leaves every
-        candidate pending. A path is known, and always admitted, when its
-        capped route holds it; other paths count as new. The caps and the
-        rate refuse new paths only: known ones keep updating.
-        """
+        rate allow (lock held); a failing store leaves them all pending."""
         candidates = self._candidates
-        routes = self._route_paths
-        unread = {
-            route.template
-            for _, _, _, route in candidates.values()
-            if route.max_urls is not None
-            and route.template is not None
-            and route.template not in routes
-        }
-        if unread:
-            # One scan for every capped route the config names, too.
-            unread.update(
-                template
-                for template, options in self._config.routes.items()
-                if options.max_urls is not None and template not in routes
-            )
-            self._read_routes(unread)
-        cap = self._config.max_urls
-        if cap is not None and time.monotonic() >= self._count_due:
-            self._count = self._store.count()
-            self._count_due = time.monotonic() + COUNT_INTERVAL
-        for path, (entry, key, digest, route) in candidates.items():
-            limit = route.max_urls
-            paths = None
-            if limit is not None and route.template is not None:
-                paths = routes[route.template]
-            if paths is None or path not in paths:
-                if cap is not None and self._count >= cap:
-                    self._refuse("cap", "max_urls", self._count)
-                    continue
-                if paths is not None and limit is not None and len(paths) >= limit:
-                    self._refuse("route_cap", f"route {route.template}", len(paths))
-                    continue
-                if not self._bucket.take():
-                    self.count("rate", "dropped")
-                    continue
-                self._count += 1
-                if paths is not None:
-                    paths.add(path)
-            self._upserts[path] = (entry, key, digest)
+        admitted = self._limits.admit(
+            (path, route) for path, (_, _, _, route) in candidates.items()
+        )
+        for path in admitted:
+            entry, key, digests, _ = candidates[path]
+            self._upserts[path] = (entry, key, digests)
         candidates.clear()
-
-    def _read_routes(self, templates: set[str]) -> None:
-        """Read the stored paths of routes that have a cap: a scan of the
-        store's entries, once per process and route."""
-        found: dict[str, set[str]] = {template: set() for template in templates}
-        for page in self._store.pages():
-            for entry in self._store.entries(page.number):
-                if entry.route in found:
-                    found[entry.route].add(entry.path)
-        self._route_paths.update(found)
-
-    def _refuse(self, reason: str, cap: str, held: int) -> None:
-        self.count(reason, "dropped")
-        # One line per cap and process: the counters keep the full account.
-        if cap not in self._warned:
-            self._warned.add(cap)
-            logger.warning(
-                "%s reached (%d URLs): new URLs are refused, known ones updated",
-                cap,
-                held,
-            )
 
     def _pause(self, exc: Exception) -> None:
         # One warning per outage, not one per probe: a store down for an hour
