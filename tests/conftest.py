@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apps import Site, make_site
+from apps import ROUTES, Site, make_routed_site, make_site
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -41,3 +41,28 @@ def make(stack: str) -> Iterator[Callable[..., Site]]:
 @pytest.fixture
 def site(make: Callable[..., Site]) -> Site:
     return make()
+
+
+@pytest.fixture
+def routed(stack: str) -> Iterator[Callable[..., Site]]:
+    """Build a routed app (real route templates) on ``stack``:
+    ``routed(config_overrides)``."""
+    sites: list[Site] = []
+
+    def build(overrides: dict[str, Any] | None = None) -> Site:
+        site = make_routed_site(stack, {**BASE, **(overrides or {})})
+        sites.append(site)
+        return site
+
+    yield build
+    for site in sites:
+        site.close()
+
+
+@pytest.fixture(autouse=True)
+def _restore_routes() -> Iterator[None]:
+    """Tests add pages to the apps' shared ROUTES; each gets them back as found."""
+    saved = dict(ROUTES)
+    yield
+    ROUTES.clear()
+    ROUTES.update(saved)

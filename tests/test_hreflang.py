@@ -5,7 +5,7 @@ and counted, and every document still validates."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime
 
 import pytest
@@ -18,14 +18,6 @@ from sitemap_middleware.stores.base import Entry
 
 # One article in three variants: x-default at /page, English, German.
 CLUSTER = {"en": "/en/page", "de": "/de/page", "x-default": "/page"}
-
-
-@pytest.fixture(autouse=True)
-def _routes() -> Iterator[None]:
-    saved = dict(ROUTES)
-    yield
-    ROUTES.clear()
-    ROUTES.update(saved)
 
 
 def serve(path: str, alternates: dict[str, str], **headers: str) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import gzip
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -15,14 +15,6 @@ from apps import HTML, ROUTES, Site
 from helpers import NS, validate
 
 PAGE = "/article"
-
-
-@pytest.fixture(autouse=True)
-def _routes() -> Iterator[None]:
-    saved = dict(ROUTES)
-    yield
-    ROUTES.clear()
-    ROUTES.update(saved)
 
 
 def serve(body: str, **headers: str) -> None:

@@ -28,14 +28,13 @@ import asyncio
 import re
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import unquote_to_bytes, urlsplit
 
 import pytest
-from apps import HTML, JWT_PATH, ROUTES, Site, html, make_routed_site
-from conftest import BASE
+from apps import HTML, JWT_PATH, ROUTES, Site, html
 from helpers import NS, gunzip_once, locs, parse, sitemap_urls, validate
 from werkzeug.datastructures import Headers
 
@@ -47,15 +46,6 @@ ORIGIN = "http://localhost"
 
 
 # -- helpers ------------------------------------------------------------------
-
-
-@pytest.fixture(autouse=True)
-def _routes() -> Iterator[None]:
-    """Tests add pages to the apps' shared ROUTES; each gets them back as found."""
-    saved = dict(ROUTES)
-    yield
-    ROUTES.clear()
-    ROUTES.update(saved)
 
 
 def serve(
@@ -503,20 +493,6 @@ def test_b10_ugc_robots_injection(make: Make) -> None:
 
 
 # -- hostile volumes --------------------------------------------------------------
-
-
-@pytest.fixture
-def routed(stack: str) -> Iterator[Make]:
-    sites: list[Site] = []
-
-    def build(overrides: dict[str, Any] | None = None) -> Site:
-        site = make_routed_site(stack, {**BASE, **(overrides or {})})
-        sites.append(site)
-        return site
-
-    yield build
-    for site in sites:
-        site.close()
 
 
 def test_v1_slug_explosion(stack: str, routed: Make) -> None:

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-from apps import HTML, Site, html, make_routed_site
+from apps import HTML, Site, html
 from conftest import BASE
 from helpers import NS, gunzip_once, locs, validate
 
@@ -20,21 +20,6 @@ from sitemap_middleware.config import RouteOptions
 from sitemap_middleware.routes import SKIP_KEY
 
 Routed = Callable[..., Site]
-
-
-@pytest.fixture
-def routed(stack: str) -> Iterator[Routed]:
-    """Build a routed app on ``stack``: ``routed(config_overrides)``."""
-    sites: list[Site] = []
-
-    def build(overrides: dict[str, Any] | None = None) -> Site:
-        site = make_routed_site(stack, {**BASE, **(overrides or {})})
-        sites.append(site)
-        return site
-
-    yield build
-    for site in sites:
-        site.close()
 
 
 def template(stack: str, flask_template: str) -> str:
