@@ -4,7 +4,6 @@ Redis, every key under one prefix whose hash tag keeps them in one Cluster slot.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -12,7 +11,7 @@ import random
 import secrets
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,10 +22,10 @@ from typing import Any
 
 import redis
 from redis.backoff import NoBackoff
-from redis.exceptions import NoScriptError
 from redis.retry import Retry
 
 from ..errors import StoreError
+from . import lua, resp
 from .base import (
     MAX_PAGE_BYTES,
     Entry,
@@ -44,7 +43,8 @@ logger = logging.getLogger("sitemap_middleware")
 
 # 2: rows hold no seq and their fragment lives beside them; summaries hold bytes.
 SCHEMA_VERSION = "2"
-# Members read per round trip when streaming a page, and fields a command.
+# Members read per round trip when streaming a page, and rows planned per
+# round of packed commands.
 CHUNK = 2000
 # Optimistic transactions retried this often before a batch fails.
 TRIES = 20
@@ -52,118 +52,6 @@ TRIES = 20
 # blocks the others that long at most) and how long to wait for it.
 LOCK_TTL_MS = 5000
 LOCK_WAIT = 10.0
-_UNLOCK = """
-if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
-return 0
-"""
-# Lua's unpack() takes at most ~8000 values: scripts call with 1000 at most.
-_LUA_HMGET = """
-local function hmget(key, fields)
-  local values = {}
-  for i = 1, #fields, 1000 do
-    local part = redis.call('hmget', key, unpack(fields, i, math.min(i + 999, #fields)))
-    for k = 1, #part do values[#values + 1] = part[k] end
-  end
-  return values
-end
-local function split(joined)
-  local items, start = {}, 1
-  while true do
-    local stop = string.find(joined, '\0', start, true)
-    if not stop then return items end
-    items[#items + 1] = string.sub(joined, start, stop - 1)
-    start = stop + 1
-  end
-end
-"""
-# Every read a write needs, in one round trip inside the WATCH: the lock's
-# holder, seq, the last page, (path, row, fragment) of each stored path of the
-# batch, and (page, summary) of their pages and of the last page.
-# KEYS: meta, lock, rows, fragments, pages. ARGV[1]: the paths, each ending in NUL.
-_READ = (
-    _LUA_HMGET
-    + """
-local meta = redis.call('hmget', KEYS[1], 'seq', 'last')
-local paths = split(ARGV[1])
-local rows = hmget(KEYS[3], paths)
-local hits, pages, wanted = {}, {}, {}
-for k = 1, #paths do
-  if rows[k] then
-    hits[#hits + 1] = k
-    pages[string.match(rows[k], '^%[(%d+)')] = true
-  end
-end
-local found = {}
-if #hits > 0 then
-  local names = {}
-  for k = 1, #hits do names[k] = paths[hits[k]] end
-  local fragments = hmget(KEYS[4], names)
-  for k = 1, #hits do
-    found[#found + 1] = names[k]
-    found[#found + 1] = rows[hits[k]]
-    found[#found + 1] = fragments[k] or ''
-  end
-end
-if meta[2] then pages[meta[2]] = true end
-for page in pairs(pages) do wanted[#wanted + 1] = page end
-local summaries = {}
-local values = hmget(KEYS[5], wanted)
-for k = 1, #wanted do
-  if values[k] then
-    summaries[#summaries + 1] = wanted[k]
-    summaries[#summaries + 1] = values[k]
-  end
-end
-return {redis.call('get', KEYS[2]) or '', meta[1] or '0', meta[2] or '0', found,
-        summaries}
-"""
-)
-# One run of a page (keyset on seq, atomic, so no row is seen half-removed),
-# joined in Redis: a run costs the client one bulk reply, not two per URL.
-# KEYS: the page's sorted set, the hash to read. ARGV: the seq to start after,
-# how many, 'f' (fragments joined) or 'e' (paths and rows as JSON arrays).
-# Returns {seq of the last member, members read, payload...}.
-_RUN = """
-local members = redis.call('zrangebyscore', KEYS[1], '(' .. ARGV[1], '+inf',
-                           'LIMIT', 0, tonumber(ARGV[2]))
-local n = #members
-if n == 0 then return {ARGV[1], 0} end
-local last = redis.call('zscore', KEYS[1], members[n])
-local values = redis.call('hmget', KEYS[2], unpack(members))
-local out = {}
-if ARGV[3] == 'f' then
-  for k = 1, n do
-    if values[k] then out[#out + 1] = values[k] end
-  end
-  return {last, n, table.concat(out)}
-end
-for k = 1, n do out[k] = values[k] or 'null' end
-return {last, n, cjson.encode(members), '[' .. table.concat(out, ',') .. ']'}
-"""
-# The newest lastmod of a page's rows but those leaving it, computed where the
-# rows are instead of shipping up to 50,000 of them.
-# KEYS: the page's sorted set, rows. ARGV[1]: the leaving paths, each ending in NUL.
-_NEWEST = (
-    _LUA_HMGET
-    + """
-local leaving = {}
-for _, path in ipairs(split(ARGV[1])) do leaving[path] = true end
-local newest, start = 0, 0
-while true do
-  local members = redis.call('zrange', KEYS[1], start, start + 999)
-  if #members == 0 then return newest end
-  local rows = hmget(KEYS[2], members)
-  for k = 1, #members do
-    if rows[k] and not leaving[members[k]] then
-      local lastmod = tonumber(string.match(rows[k], '^%[%d+,(%-?%d+)'))
-      if lastmod > newest then newest = lastmod end
-    end
-  end
-  start = start + 1000
-end
-"""
-)
-
 # redis-py types its replies as unions over its sync and async clients.
 Pipeline = Any
 # What a write does once its reads are done: (rows changed, packed commands).
@@ -171,27 +59,6 @@ _Work = tuple[int, Iterator[bytes]]
 # A stored row is JSON [page, lastmod, fingerprint, route]: page and lastmod
 # first, where the scripts above read them with one pattern match.
 _unpack = json.loads  # takes bytes too
-_MULTI = b"*1\r\n$5\r\nMULTI\r\n"
-_EXEC = b"*1\r\n$4\r\nEXEC\r\n"
-
-
-class _Script:
-    """A Lua script run by EVALSHA, sent in full only when the server lacks it."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self.sha = hashlib.sha1(source.encode()).hexdigest()
-
-    def __call__(self, client: Any, keys: Sequence[str], *args: Any) -> Any:
-        try:
-            return client.evalsha(self.sha, len(keys), *keys, *args)
-        except NoScriptError:
-            return client.eval(self.source, len(keys), *keys, *args)
-
-
-_read = _Script(_READ)
-_run = _Script(_RUN)
-_newest = _Script(_NEWEST)
 
 
 class RedisStore(StoreBase):
@@ -302,8 +169,8 @@ class RedisStore(StoreBase):
                             if todo is None:
                                 return 0
                             changed, commands = todo
-                            bump = _command(b"HINCRBY", self._meta, b"writes", b"1")
-                            _execute(pipe.connection, chain(commands, [bump]))
+                            bump = resp.command(b"HINCRBY", self._meta, b"writes", b"1")
+                            resp.execute(pipe.connection, chain(commands, [bump]))
                             return changed
                         except redis.WatchError:
                             pipe.reset()
@@ -311,7 +178,7 @@ class RedisStore(StoreBase):
                                 token = self._wait_turn(client)
             finally:
                 if token is not None:
-                    client.eval(_UNLOCK, 1, self._lock_key, token)
+                    client.eval(lua.UNLOCK, 1, self._lock_key, token)
         raise StoreError(f"gave up after {TRIES} conflicting writes to {self._meta}")
 
     def _wait_turn(self, client: Any) -> str:
@@ -330,7 +197,7 @@ class RedisStore(StoreBase):
 
     def _read(self, pipe: Pipeline, paths: Collection[str], token: str) -> _State:
         """What a write needs to know, read under the WATCH (one round trip)."""
-        holder, seq, last, found, summaries = _read(
+        holder, seq, last, found, summaries = lua.read(
             pipe,
             (self._meta, self._lock_key, self._rows, self._fragments, self._pages),
             _nul_ended(paths),
@@ -387,7 +254,7 @@ class RedisStore(StoreBase):
     ) -> Iterator[bytes]:
         """An upsert's commands, packed as they are sent (see _execute)."""
         for number, paths in moved.items():
-            yield from _commands(b"ZREM", self._page(number), _fields(paths), 1)
+            yield from resp.commands(b"ZREM", self._page(number), resp.fields(paths), 1)
         # The hot loop of a bulk load: each argument is packed to RESP here,
         # once, and the row's JSON is formatted by hand.
         seq = state.seq
@@ -415,18 +282,20 @@ class RedisStore(StoreBase):
                     added.setdefault(page, []).append(
                         b"$%d\r\n%b\r\n$%d\r\n%b\r\n" % (len(score), score, size, key)
                     )
-            yield from _commands(b"HSET", self._rows, rows, 2)
-            yield from _commands(b"HSET", self._fragments, fragments, 2)
+            yield from resp.commands(b"HSET", self._rows, rows, 2)
+            yield from resp.commands(b"HSET", self._fragments, fragments, 2)
             for number, members in added.items():
-                yield from _commands(b"ZADD", self._page(number), members, 2)
+                yield from resp.commands(b"ZADD", self._page(number), members, 2)
         yield from self._summaries(state.pages, touched)
-        yield _command(
+        yield resp.command(
             b"HSET", self._meta, b"seq", b"%d" % seq, b"last", b"%d" % todo.last_page
         )
         # Redis may have lost its data since this process connected (a restart
         # without persistence): a new epoch keeps page versions from repeating.
-        yield _command(b"HSETNX", self._meta, b"schema", SCHEMA_VERSION.encode())
-        yield _command(b"HSETNX", self._meta, b"epoch", secrets.token_hex(4).encode())
+        yield resp.command(b"HSETNX", self._meta, b"schema", SCHEMA_VERSION.encode())
+        yield resp.command(
+            b"HSETNX", self._meta, b"epoch", secrets.token_hex(4).encode()
+        )
 
     def _unlink(
         self,
@@ -450,7 +319,7 @@ class RedisStore(StoreBase):
             elif max(rows[path][1][0] for path in paths) >= summary[2]:
                 # The newest row may be leaving: find the newest of those left.
                 keys = (self._page(number), self._rows)
-                summary[2] = int(_newest(pipe, keys, _nul_ended(paths)))
+                summary[2] = int(lua.newest(pipe, keys, _nul_ended(paths)))
             summary[3] += 1
             summary[4] = current
         return leaving
@@ -459,10 +328,11 @@ class RedisStore(StoreBase):
         self, pages: dict[int, list[int]], numbers: Iterable[int]
     ) -> Iterator[bytes]:
         summaries = [
-            _bulk(b"%d" % number) + _bulk(b"%d %d %d %d %d" % tuple(pages[number]))
+            resp.bulk(b"%d" % number)
+            + resp.bulk(b"%d %d %d %d %d" % tuple(pages[number]))
             for number in sorted(numbers)
         ]
-        return _commands(b"HSET", self._pages, summaries, 2)
+        return resp.commands(b"HSET", self._pages, summaries, 2)
 
     def remove(self, paths: Iterable[str]) -> int:
         wanted = list(set(paths))
@@ -475,15 +345,17 @@ class RedisStore(StoreBase):
         if not state.rows:
             return None
         leaving = self._unlink(pipe, state.rows, state.pages, now())
-        gone = _fields(state.rows)
+        gone = resp.fields(state.rows)
         commands = [
             *(
                 command
                 for number, paths in leaving.items()
-                for command in _commands(b"ZREM", self._page(number), _fields(paths), 1)
+                for command in resp.commands(
+                    b"ZREM", self._page(number), resp.fields(paths), 1
+                )
             ),
-            *_commands(b"HDEL", self._rows, gone, 1),
-            *_commands(b"HDEL", self._fragments, gone, 1),
+            *resp.commands(b"HDEL", self._rows, gone, 1),
+            *resp.commands(b"HDEL", self._fragments, gone, 1),
             *self._summaries(state.pages, leaving),
         ]
         return len(state.rows), iter(commands)
@@ -523,7 +395,7 @@ class RedisStore(StoreBase):
         keys, after = (self._page(number), hash_key), b"0"
         while True:
             with _errors():
-                reply = _run(self._client(), keys, after, CHUNK, mode)
+                reply = lua.run(self._client(), keys, after, CHUNK, mode)
             if reply[1]:
                 yield reply
             if reply[1] < CHUNK:
@@ -562,62 +434,6 @@ class _State:
     last: int
     rows: dict[str, tuple[int, Row]]  # path -> (page, row)
     pages: dict[int, list[int]]  # number -> [urls, bytes, lastmod, version, changed]
-
-
-def _execute(conn: Any, commands: Iterable[bytes]) -> None:
-    """MULTI, the commands and EXEC on the watching connection.
-
-    The commands are packed by this module, not by redis-py (about 0.7 µs an
-    argument, longer than Redis takes to store it, and a bulk load sends six a
-    URL), and each is sent once packed, so a batch is never held packed in
-    full. Whatever goes wrong before EXEC's reply is read, the connection is
-    closed: Redis then drops the transaction, and no reply is left unread.
-    """
-    try:
-        conn.send_packed_command([_MULTI])
-        queued = 0
-        for command in commands:
-            conn.send_packed_command([command])
-            queued += 1
-        conn.send_packed_command([_EXEC])
-        for _ in range(queued + 1):
-            conn.read_response()  # +OK, then +QUEUED for each command
-        replies = conn.read_response()
-    except BaseException:
-        conn.disconnect()
-        raise
-    if replies is None:
-        raise redis.WatchError
-    for reply in replies:
-        if isinstance(reply, Exception):
-            raise reply
-
-
-def _command(*args: str | bytes) -> bytes:
-    """One command in RESP."""
-    return b"*%d\r\n" % len(args) + b"".join(
-        [_bulk(arg.encode() if isinstance(arg, str) else arg) for arg in args]
-    )
-
-
-def _commands(
-    command: bytes, key: str, items: list[bytes], width: int
-) -> Iterator[bytes]:
-    """``command key`` over items of ``width`` packed arguments each, in
-    commands of at most CHUNK items."""
-    head = _bulk(command) + _bulk(key.encode())
-    for i in range(0, len(items), CHUNK):
-        part = items[i : i + CHUNK]
-        yield b"*%d\r\n%b%b" % (2 + width * len(part), head, b"".join(part))
-
-
-def _fields(paths: Iterable[str]) -> list[bytes]:
-    return [_bulk(path.encode()) for path in paths]
-
-
-def _bulk(arg: bytes) -> bytes:
-    """One argument in RESP."""
-    return b"$%d\r\n%b\r\n" % (len(arg), arg)
 
 
 def _nul_ended(paths: Collection[str]) -> bytes:
