@@ -193,3 +193,16 @@ def test_pages_past_the_end_cost_one_lookup(tmp_path: Path) -> None:
     assert web.get("/sitemap-999999999.xml.gz").status_code == 404
     assert (store.lookups, store.reads) == (2, 0)
     middleware.close()
+
+
+def test_a_flood_of_404s_for_unknown_paths_writes_nothing(tmp_path: Path) -> None:
+    """Removal checks for paths never stored are one read each batch: no write
+    transaction, so other processes' writers never wait for them."""
+    store = Traced(str(tmp_path / "s.sqlite3"))
+    bulk(store, ["/kept"])
+    version = store.page(1).version  # type: ignore[union-attr]
+    store.statements.clear()
+    assert store.remove(f"/missing/{n}" for n in range(5000)) == 0
+    assert not [s for s in store.statements if s.startswith(("BEGIN", "DELETE"))]
+    assert store.page(1).version == version  # type: ignore[union-attr]
+    assert store.remove(["/kept", "/missing/1"]) == 1 and store.count() == 0

@@ -351,6 +351,15 @@ class PostgresStore(StoreBase):
         wanted = sorted(set(paths))
         if not wanted:
             return 0
+        with self._connection() as conn, conn.cursor(binary=True) as cur:
+            # A flood of 404s for paths never stored costs one read, not a
+            # write that queues behind (and holds up) every other writer.
+            cur.execute(
+                self._sql("SELECT path FROM {p}url WHERE path = ANY(%b)"), (wanted,)
+            )
+            wanted = [path for (path,) in cur]
+        if not wanted:
+            return 0
         with (
             self._connection() as conn,
             conn.transaction(),

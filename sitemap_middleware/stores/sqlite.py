@@ -191,6 +191,10 @@ class SQLiteStore(StoreBase):
             return 0
         with self._lock:
             conn = self._connect()
+            # A flood of 404s for paths never stored costs one read, not a
+            # write lock taken from every other process.
+            if not self._rows(conn, wanted):
+                return 0
             conn.execute("BEGIN IMMEDIATE")
             try:
                 gone = self._delete(conn, self._rows(conn, wanted), now())
