@@ -31,6 +31,13 @@ class Bucket:
         self._tokens = self._capacity or 0.0
         self._at = time.monotonic()
 
+    def has(self, tokens: int) -> bool:
+        """Whether ``tokens`` could be taken now (none is)."""
+        if self._capacity is None:
+            return True
+        refill = (time.monotonic() - self._at) * self._capacity / 60
+        return min(self._capacity, self._tokens + refill) >= tokens
+
     def take(self) -> bool:
         if self._capacity is None:
             return True
@@ -47,10 +54,12 @@ class Bucket:
 class Limits:
     """Which candidate URLs may be written, for one process.
 
-    The global count is the store's, read at most every COUNT_INTERVAL, plus
-    what this process added since. A capped route's stored paths are read
-    from the store once per process, then kept up to date: exact across
-    restarts, blind to other processes' additions since the read.
+    Counts come from the store, read at most every COUNT_INTERVAL, plus what
+    this process added since: the global count (``count()``) and, for each
+    capped route, its own (``count(route)``). Processes may overshoot a cap
+    by what they add together within COUNT_INTERVAL, no more. Whether a
+    candidate is already stored is asked of the store (``known()``) only
+    when a cap or the rate could refuse it.
     """
 
     def __init__(
@@ -62,7 +71,8 @@ class Limits:
         self._bucket = Bucket(config.new_urls_per_minute)
         self._stored = 0
         self._stored_due = 0.0
-        self._route_paths: dict[str, set[str]] = {}
+        # route template -> [stored paths, when the store's count is due]
+        self._routes: dict[str, list[float]] = {}
         self._warned: set[str] = set()
 
     def admit(self, candidates: Iterable[tuple[str, Route]]) -> list[str]:
@@ -70,68 +80,71 @@ class Limits:
         dropped by reason (``cap``, ``route_cap``, ``rate``).
 
         Store reads come first, so that a failing store raises before any
-        candidate is judged. A path is known, and always admitted, when its
-        capped route holds it; other paths count as new. The caps and the rate
-        refuse new paths only: known ones keep updating.
+        candidate is judged. A path is known, and always admitted, when the
+        store holds it; other paths count as new. The caps and the rate refuse
+        new paths only: known ones keep updating. Whether a path is stored is
+        read (one query a batch) only for candidates a cap or the rate could
+        refuse; the others count as new.
         """
         candidates = list(candidates)
-        routes = self._route_paths
-        unread = {
-            route.template
-            for _, route in candidates
-            if route.max_urls is not None
-            and route.template is not None
-            and route.template not in routes
-        }
-        if unread:
-            # One scan for every capped route the config names, too.
-            unread.update(
-                template
-                for template, options in self._config.routes.items()
-                if options.max_urls is not None and template not in routes
-            )
-            self._read_routes(unread)
+        current = time.monotonic()
         cap = self._config.max_urls
-        if cap is not None and time.monotonic() >= self._stored_due:
+        if cap is not None and current >= self._stored_due:
             self._stored = self._store.count()
-            self._stored_due = time.monotonic() + COUNT_INTERVAL
+            self._stored_due = current + COUNT_INTERVAL
+        wanted: dict[str, list[int]] = {}  # capped route -> [candidates, cap]
+        for _, route in candidates:
+            if route.max_urls is not None and route.template is not None:
+                wanted.setdefault(route.template, [0, route.max_urls])[0] += 1
+        for template in wanted:
+            held = self._routes.get(template)
+            if held is None or current >= held[1]:
+                self._routes[template] = [
+                    self._store.count(template),
+                    current + COUNT_INTERVAL,
+                ]
+        # Candidates that a cap or the rate could refuse: is the store holding
+        # them already?
+        pressed = (cap is not None and self._stored + len(candidates) >= cap) or (
+            not self._bucket.has(len(candidates))
+        )
+        pressing = {
+            template
+            for template, (n, limit) in wanted.items()
+            if self._routes[template][0] + n >= limit
+        }
+        check = [
+            path
+            for path, route in candidates
+            if pressed or (route.max_urls is not None and route.template in pressing)
+        ]
+        known = self._store.known(check) if check else set()
         admitted = []
         for path, route in candidates:
-            limit = route.max_urls
-            paths = None
-            if limit is not None and route.template is not None:
-                paths = routes[route.template]
-            if paths is None or path not in paths:
+            if path not in known:
+                held = None
+                if route.max_urls is not None and route.template is not None:
+                    held = self._routes[route.template]
                 if cap is not None and self._stored >= cap:
                     self._refuse("cap", "max_urls", self._stored)
                     continue
-                if paths is not None and limit is not None and len(paths) >= limit:
-                    self._refuse("route_cap", f"route {route.template}", len(paths))
+                if held is not None and held[0] >= (route.max_urls or 0):
+                    self._refuse("route_cap", f"route {route.template}", int(held[0]))
                     continue
                 if not self._bucket.take():
                     self._count_dropped("rate", "dropped")
                     continue
                 self._stored += 1
-                if paths is not None:
-                    paths.add(path)
+                if held is not None:
+                    held[0] += 1
             admitted.append(path)
         return admitted
 
     def forget(self, paths: Iterable[str]) -> None:
-        """Removed paths leave the capped routes' sets."""
-        removed = set(paths)
-        for held in self._route_paths.values():
-            held.difference_update(removed)
-
-    def _read_routes(self, templates: set[str]) -> None:
-        """Read the stored paths of routes that have a cap: a scan of the
-        store's entries, once per process and route."""
-        found: dict[str, set[str]] = {template: set() for template in templates}
-        for page in self._store.pages():
-            for entry in self._store.entries(page.number):
-                if entry.route in found:
-                    found[entry.route].add(entry.path)
-        self._route_paths.update(found)
+        """Paths were removed: the capped routes' counts are read again at the
+        next admission (which routes they held is the store's to say)."""
+        for held in self._routes.values():
+            held[1] = 0.0
 
     def _refuse(self, reason: str, cap: str, held: int) -> None:
         self._count_dropped(reason, "dropped")

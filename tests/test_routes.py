@@ -431,3 +431,43 @@ def test_decorator_options_are_checked() -> None:
 
     assert sitemap(max_urls=10)(view) is view
     assert view.sitemap_route == RouteOptions(max_urls=10)  # type: ignore[attr-defined]
+
+
+def test_processes_together_respect_a_route_cap(
+    stack: str, routed: Routed, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two middlewares on one SQLite file (two processes' worth): each reads
+    the route's count from the store, so together they hold the cap, where
+    each tracking only its own additions would store up to twice as many.
+    Counts are re-read every COUNT_INTERVAL: 0 here, so the cap is exact."""
+    from sitemap_middleware import limits
+
+    monkeypatch.setattr(limits, "COUNT_INTERVAL", 0.0)
+    products = template(stack, "/products/<path:slug>")
+    config = {
+        "store": f"sqlite:///{tmp_path / 'sitemap.db'}",
+        "routes": {products: {"max_urls": 50}},
+        "new_urls_per_minute": None,
+        "recheck_interval": 0,
+    }
+    one, two = routed(config), routed(config)
+    # Both have admitted a URL of the route before the other fills it.
+    one.get("/products/first")
+    entries(one)
+    two.get("/products/second")
+    entries(two)
+    for n in range(80):
+        assert one.get(f"/products/a{n:04x}").status == 200
+    entries(one)
+    for n in range(80):
+        assert two.get(f"/products/b{n:04x}").status == 200
+    held = stored(two)
+    assert sum(route == products for route in held.values()) == 50
+    assert stat(one, "dropped", "route_cap") == 32
+    assert stat(two, "dropped", "route_cap") == 80
+    # At the cap, a URL the other process stored still updates here.
+    before = entries(two)["/products/a0000"]
+    two.state["version"] = 2
+    two.get("/products/a0000")
+    assert entries(two)["/products/a0000"].fingerprint != before.fingerprint
+    assert stat(two, "dropped", "route_cap") == 80

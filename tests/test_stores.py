@@ -200,6 +200,49 @@ def test_remove(make_store: Callable[..., Store]) -> None:
     assert store.remove([]) == 0
 
 
+def test_count_by_route_and_known(make_store: Callable[..., Store]) -> None:
+    """count(route) follows inserts, route changes on update, moves and
+    removals; known() says which paths are stored."""
+    store = make_store(page_size=50, page_bytes=8192)
+    store.upsert(
+        [Entry(f"/p/{n}", T0, route="/p/<n>") for n in range(5)]
+        + [Entry(f"/b/{n}", T0, route="/b/<n>") for n in range(3)]
+        + [Entry("/about", T0)]
+    )
+    assert (store.count(), store.count("/p/<n>"), store.count("/b/<n>")) == (9, 5, 3)
+    assert store.count("/nope") == 0
+    # Re-upserted with another route, an entry moves between the counts.
+    store.upsert([Entry("/p/0", T0, route="/b/<n>"), Entry("/about", T0, route="/a")])
+    assert [store.count(r) for r in ("/p/<n>", "/b/<n>", "/a")] == [4, 4, 1]
+    # Unchanged entries leave the counts alone.
+    store.upsert([Entry("/p/1", T0, route="/p/<n>")])
+    assert store.count("/p/<n>") == 4
+    # A grown entry moves to the end and keeps its route; one that moves and
+    # changes route at once moves between the counts.
+    images = tuple(f"/img/{n}/" + "i" * 100 for n in range(15))
+    store.upsert([Entry("/p/2", T0, images=images, route="/p/<n>")])
+    store.upsert([Entry("/p/3", T0, images=images, route="/b/<n>")])
+    assert {e.path for e in store.entries(1)}.isdisjoint({"/p/2", "/p/3"})
+    assert [store.count(r) for r in ("/p/<n>", "/b/<n>")] == [3, 5]
+    # A route dropped on update leaves its count.
+    store.upsert([Entry("/about", T0)])
+    assert store.count("/a") == 0
+    assert store.remove(["/p/1", "/b/0", "/b/9"]) == 2
+    assert [store.count(r) for r in ("/p/<n>", "/b/<n>")] == [2, 4]
+    assert store.count() == 7
+    assert store.known(["/p/1", "/p/2", "/b/1", "/about", "/missing", "/p/2"]) == {
+        "/p/2",
+        "/b/1",
+        "/about",
+    }
+    assert store.known([]) == set()
+    assert store.known(iter(["/p/4"])) == {"/p/4"}
+    many = [f"/m/{n}" for n in range(3000)]
+    store.upsert(Entry(path, T0, route="/m") for path in many[::2])
+    assert store.count("/m") == 1500
+    assert store.known(many) == set(many[::2])
+
+
 def test_pages_are_stable(make_store: Callable[..., Store]) -> None:
     """New paths append; removals leave a page short and move nothing."""
     store = make_store(page_size=3)
@@ -369,6 +412,27 @@ def test_sqlite_uses_wal(tmp_path: Path) -> None:
     assert mode == "wal"
 
 
+def test_sqlite_adds_the_route_index_to_older_files(tmp_path: Path) -> None:
+    """A version-2 file made before count(route) gets its index when opened."""
+    path = tmp_path / "s.sqlite3"
+    with open_store(f"sqlite:///{path}") as store:
+        store.upsert(
+            [
+                Entry("/a", T0, route="/<x>"),
+                Entry("/b", T0, route="/<x>"),
+                Entry("/c", T0),
+            ]
+        )
+    conn = sqlite3.connect(path)
+    conn.execute("DROP INDEX sitemap_url_route")
+    conn.commit()
+    with open_store(f"sqlite:///{path}") as store:
+        assert store.count("/<x>") == 2
+    indexes = {name for (name,) in conn.execute("SELECT name FROM sqlite_master")}
+    assert "sitemap_url_route" in indexes
+    conn.close()
+
+
 def test_sqlite_refuses_other_schema(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite3"
     with open_store(f"sqlite:///{path}") as store:
@@ -508,6 +572,30 @@ def test_redis_refuses_other_schema() -> None:
         open_store(uri).count()
 
 
+def test_redis_counts_routes_of_older_data() -> None:
+    """Data written before the per-route counts is counted once when opened."""
+    import redis
+
+    uri = redis_uri()
+    with open_store(uri) as store:
+        store.upsert(
+            [
+                Entry("/a", T0, route="/<x>"),
+                Entry("/b", T0, route="/<x>"),
+                Entry("/c", T0),
+            ]
+        )
+        prefix = store.prefix  # type: ignore[attr-defined]
+    with redis.Redis.from_url(require_redis()) as client:
+        client.delete(prefix + "routes")
+        client.hdel(prefix + "meta", "routes")
+    with open_store(uri) as store:
+        assert (store.count("/<x>"), store.count()) == (2, 3)
+        store.upsert([Entry("/c", T0, route="/<x>")])
+        store.remove(["/a"])
+        assert store.count("/<x>") == 2
+
+
 def test_redis_remove_takes_paths_verbatim() -> None:
     """Paths go to Redis joined by NUL: one holding a NUL removes nothing."""
     with open_store(redis_uri()) as store:
@@ -565,6 +653,28 @@ def test_postgres_options() -> None:
 
 def _one(conn: Any, query: str) -> Any:
     return conn.execute(query).fetchone()[0]
+
+
+def test_postgres_adds_the_route_index_to_older_tables() -> None:
+    """Version-2 tables made before count(route) get its index when opened."""
+    import psycopg
+
+    uri = postgres_uri()
+    with open_store(uri) as store:
+        store.upsert(
+            [
+                Entry("/a", T0, route="/<x>"),
+                Entry("/b", T0, route="/<x>"),
+                Entry("/c", T0),
+            ]
+        )
+        prefix = store.prefix  # type: ignore[attr-defined]
+    with psycopg.connect(require_postgres(), autocommit=True) as conn:
+        conn.execute(f"DROP INDEX {prefix}url_route")
+        with open_store(uri) as store:
+            assert store.count("/<x>") == 2
+        found = conn.execute("SELECT to_regclass(%s)", (f"{prefix}url_route",))
+        assert found.fetchone() == (f"{prefix}url_route",)
 
 
 def test_postgres_refuses_other_schema() -> None:
@@ -625,6 +735,9 @@ def test_registry(tmp_path: Path) -> None:
         open_store("nope://x")
 
 
+ROUTES: list[str | None] = [None, "/<a>", "/<b>"]
+
+
 @pytest.mark.parametrize("kind", sorted(FACTORIES))
 def test_state_machine_matches_model(kind: str, tmp_path_factory: Any) -> None:
     """Random upserts and removals: the store always equals a simple model."""
@@ -635,15 +748,20 @@ def test_state_machine_matches_model(kind: str, tmp_path_factory: Any) -> None:
             self.store = FACTORIES[kind](tmp_path_factory.mktemp("sm"), page_size=3)
             self.model: dict[str, tuple[datetime, str | None]] = {}
             self.order: list[str] = []
+            self.routes: dict[str, str | None] = {}
 
         @rule(
             path=st.sampled_from([f"/{c}" for c in "abcdefgh"]),
             fingerprint=st.sampled_from(["x", "y", None]),
             hours=st.integers(0, 48),
+            route=st.sampled_from(ROUTES),
         )
-        def upsert(self, path: str, fingerprint: str | None, hours: int) -> None:
+        def upsert(
+            self, path: str, fingerprint: str | None, hours: int, route: str | None
+        ) -> None:
             moment = T0 + timedelta(hours=hours)
-            self.store.upsert([Entry(path, moment, fingerprint)])
+            self.store.upsert([Entry(path, moment, fingerprint, route=route)])
+            self.routes[path] = route
             old = self.model.get(path)
             if old is None:
                 self.model[path] = (moment, fingerprint)
@@ -668,6 +786,11 @@ def test_state_machine_matches_model(kind: str, tmp_path_factory: Any) -> None:
             assert [e.path for e in entries] == self.order
             assert {e.path: (e.lastmod, e.fingerprint) for e in entries} == self.model
             assert self.store.count() == len(self.model)
+            for route in ROUTES[1:]:
+                assert self.store.count(route) == sum(
+                    self.routes[path] == route for path in self.model
+                )
+            assert self.store.known([f"/{c}" for c in "abcdefghz"]) == set(self.model)
             for page in self.store.pages():
                 assert 0 < page.urls <= 3
                 assert page.lastmod == max(

@@ -93,8 +93,12 @@ class Store(Protocol):
     def remove(self, paths: Iterable[str]) -> int:
         """Remove paths; return how many were there."""
 
-    def count(self) -> int:
-        """The number of stored paths."""
+    def count(self, route: str | None = None) -> int:
+        """The number of stored paths; with a route template, of those whose
+        route is that template (an index or a counter, never a scan)."""
+
+    def known(self, paths: Iterable[str]) -> set[str]:
+        """Which of these paths are stored: one indexed read a batch."""
 
     def pages(self) -> list[PageInfo]:
         """The non-empty pages, in order."""

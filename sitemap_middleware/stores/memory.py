@@ -45,6 +45,7 @@ class MemoryStore(StoreBase):
         self._lock = threading.Lock()
         self._rows: dict[str, tuple[int, Row]] = {}  # path -> (page, row)
         self._pages: list[_Page] = []
+        self._routes: dict[str, int] = {}  # route template -> stored paths
         self._epoch = secrets.token_hex(4)
 
     def upsert(self, entries: Iterable[Entry]) -> int:
@@ -63,6 +64,10 @@ class MemoryStore(StoreBase):
                     pages.append(_Page({}))
                 if new:
                     pages[number - 1].paths[path] = None
+                prior = self._rows.get(path)
+                if prior is not None:
+                    self._tally(prior[1][2], -1)
+                self._tally(row[2], 1)
                 self._rows[path] = (number, row)
             for number, (_, size, newest) in todo.pages.items():
                 page = pages[number - 1]
@@ -84,6 +89,7 @@ class MemoryStore(StoreBase):
                 continue
             page = self._pages[old[0] - 1]
             del page.paths[path]
+            self._tally(old[1][2], -1)
             page.bytes -= weight(old[1][3])
             page.lastmod = max((self._rows[p][1][0] for p in page.paths), default=0)
             page.version += 1
@@ -91,8 +97,23 @@ class MemoryStore(StoreBase):
             removed += 1
         return removed
 
-    def count(self) -> int:
-        return len(self._rows)
+    def _tally(self, route: str | None, delta: int) -> None:
+        if route is not None:
+            held = self._routes.get(route, 0) + delta
+            if held:
+                self._routes[route] = held
+            else:
+                self._routes.pop(route, None)
+
+    def count(self, route: str | None = None) -> int:
+        with self._lock:
+            if route is None:
+                return len(self._rows)
+            return self._routes.get(route, 0)
+
+    def known(self, paths: Iterable[str]) -> set[str]:
+        with self._lock:
+            return {path for path in paths if path in self._rows}
 
     def pages(self) -> list[PageInfo]:
         with self._lock:

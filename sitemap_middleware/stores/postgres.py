@@ -50,6 +50,7 @@ CREATE TABLE IF NOT EXISTS {p}url (
     fragment bytea NOT NULL         -- the finished <url> element (NUL: the origin)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS {p}url_page ON {p}url (page, seq);
+CREATE INDEX IF NOT EXISTS {p}url_route ON {p}url (route);
 CREATE TABLE IF NOT EXISTS {p}page (
     page integer PRIMARY KEY,
     urls integer NOT NULL,
@@ -170,6 +171,8 @@ class PostgresStore(StoreBase):
             ).fetchone()
         except psycopg.errors.UndefinedTable:
             row = None
+        if row is not None:
+            self._add_route_index(conn)
         if row is None:
             with conn.transaction():
                 # Two processes creating the same tables at once would collide.
@@ -195,6 +198,19 @@ class PostgresStore(StoreBase):
                 f"expected {SCHEMA_VERSION}"
             )
         return str(row[1])
+
+    def _add_route_index(self, conn: psycopg.Connection[Any]) -> None:
+        """count(route) needs an index on route: version-2 tables made before
+        it get it when first opened (one build, under the setup lock)."""
+        name = self._sql("{p}url_route")
+        (found,) = _one(conn.execute("SELECT to_regclass(%s)", (name,)))
+        if found is not None:
+            return
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
+            conn.execute(
+                self._sql("CREATE INDEX IF NOT EXISTS {p}url_route ON {p}url (route)")
+            )
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         changed = 0
@@ -404,10 +420,23 @@ class PostgresStore(StoreBase):
         )
         return len(rows)
 
-    def count(self) -> int:
+    def count(self, route: str | None = None) -> int:
         with self._connection() as conn:
-            query = "SELECT coalesce(sum(urls), 0) FROM {p}page"
-            return int(_one(conn.execute(self._sql(query)))[0])
+            if route is None:
+                query = "SELECT coalesce(sum(urls), 0) FROM {p}page"
+                return int(_one(conn.execute(self._sql(query)))[0])
+            query = "SELECT count(*) FROM {p}url WHERE route = %s"
+            return int(_one(conn.execute(self._sql(query), (route,)))[0])
+
+    def known(self, paths: Iterable[str]) -> set[str]:
+        wanted = sorted(set(paths))
+        if not wanted:
+            return set()
+        with self._connection() as conn, conn.cursor(binary=True) as cur:
+            cur.execute(
+                self._sql("SELECT path FROM {p}url WHERE path = ANY(%b)"), (wanted,)
+            )
+            return {path for (path,) in cur}
 
     def pages(self) -> list[PageInfo]:
         with self._connection() as conn:

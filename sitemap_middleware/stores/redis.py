@@ -92,9 +92,14 @@ class RedisStore(StoreBase):
             )
         self.url, self.prefix = url, prefix
         self.timeout, self.connect_timeout = timeout, connect_timeout
-        self._meta, self._rows, self._fragments, self._pages, self._lock_key = (
-            prefix + k for k in ("meta", "url", "fragment", "pages", "lock")
-        )
+        (
+            self._meta,
+            self._rows,
+            self._fragments,
+            self._pages,
+            self._lock_key,
+            self._routes,
+        ) = (prefix + k for k in ("meta", "url", "fragment", "pages", "lock", "routes"))
         self._lock = threading.Lock()
         self._redis: Any = None
         self._pid = 0
@@ -124,6 +129,7 @@ class RedisStore(StoreBase):
                 )
                 with _errors():
                     self._check(client)
+                    self._count_routes(client)
                 self._redis, self._pid = client, os.getpid()
             return self._redis
 
@@ -153,6 +159,34 @@ class RedisStore(StoreBase):
                 "Redis",
                 policy,
             )
+
+    def _count_routes(self, client: Any) -> None:
+        """Make sure the per-route counts (the ``routes`` hash, kept by every
+        write in its MULTI/EXEC) exist: a store written before them has its
+        rows counted once, under a WATCH on meta, which every write bumps."""
+        if client.hexists(self._meta, "routes"):
+            return
+        with client.pipeline(transaction=True) as pipe:
+            for _ in range(TRIES):
+                try:
+                    pipe.watch(self._meta)
+                    if pipe.hexists(self._meta, "routes"):
+                        return
+                    counts: dict[str, int] = {}
+                    for _, row in pipe.hscan_iter(self._rows, count=1000):
+                        route = _unpack(row)[3]
+                        if route is not None:
+                            counts[route] = counts.get(route, 0) + 1
+                    pipe.multi()
+                    pipe.delete(self._routes)
+                    if counts:
+                        pipe.hset(self._routes, mapping=counts)
+                    pipe.hset(self._meta, "routes", "1")
+                    pipe.execute()
+                    return
+                except redis.WatchError:
+                    pipe.reset()
+        raise StoreError(f"gave up counting routes after {TRIES} conflicting writes")
 
     def _transact(self, work: Callable[[Pipeline, str], _Work | None]) -> int:
         """Run ``work`` (its reads, then the commands it returns) until no other
@@ -243,7 +277,24 @@ class RedisStore(StoreBase):
             summary[3] += 1
             summary[4] = current
         touched = set(todo.pages) | set(moved)
-        return len(todo.changes), self._writes(todo, state, moved, touched)
+        # Per-route counts: a new row adds to its route, an update that
+        # changes the route moves it (a moved row keeps its route).
+        routes: dict[str, int] = {}
+        for path, _, row, _ in todo.changes:
+            prior = state.rows.get(path)
+            if prior is not None:
+                if prior[1][2] == row[2]:
+                    continue
+                _tally(routes, prior[1][2], -1)
+            _tally(routes, row[2], 1)
+        return len(todo.changes), chain(
+            self._writes(todo, state, moved, touched), self._tallies(routes)
+        )
+
+    def _tallies(self, routes: dict[str, int]) -> Iterator[bytes]:
+        for route, delta in routes.items():
+            if delta:
+                yield resp.command(b"HINCRBY", self._routes, route, b"%d" % delta)
 
     def _writes(
         self,
@@ -358,11 +409,28 @@ class RedisStore(StoreBase):
             *resp.commands(b"HDEL", self._fragments, gone, 1),
             *self._summaries(state.pages, leaving),
         ]
+        routes: dict[str, int] = {}
+        for _, row in state.rows.values():
+            _tally(routes, row[2], -1)
+        commands += self._tallies(routes)
         return len(state.rows), iter(commands)
 
-    def count(self) -> int:
+    def count(self, route: str | None = None) -> int:
         with _errors():
-            return int(self._client().hlen(self._rows))
+            if route is None:
+                return int(self._client().hlen(self._rows))
+            return int(self._client().hget(self._routes, route) or 0)
+
+    def known(self, paths: Iterable[str]) -> set[str]:
+        wanted = list(set(paths))
+        if not wanted:
+            return set()
+        with _errors():
+            pipe = self._client().pipeline(transaction=False)
+            for start in range(0, len(wanted), CHUNK):
+                pipe.hmget(self._rows, wanted[start : start + CHUNK])
+            found = chain.from_iterable(pipe.execute())
+        return {path for path, row in zip(wanted, found, strict=True) if row}
 
     def pages(self) -> list[PageInfo]:
         with _errors():
@@ -434,6 +502,11 @@ class _State:
     last: int
     rows: dict[str, tuple[int, Row]]  # path -> (page, row)
     pages: dict[int, list[int]]  # number -> [urls, bytes, lastmod, version, changed]
+
+
+def _tally(routes: dict[str, int], route: str | None, delta: int) -> None:
+    if route is not None:
+        routes[route] = routes.get(route, 0) + delta
 
 
 def _nul_ended(paths: Collection[str]) -> bytes:

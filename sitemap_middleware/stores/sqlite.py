@@ -41,6 +41,8 @@ CREATE TABLE IF NOT EXISTS sitemap_url (
     fragment BLOB NOT NULL          -- the finished <url> element
 );
 CREATE INDEX IF NOT EXISTS sitemap_url_page ON sitemap_url (page, seq);
+-- count(route): added to version-2 files as they are opened
+CREATE INDEX IF NOT EXISTS sitemap_url_route ON sitemap_url (route);
 CREATE TABLE IF NOT EXISTS sitemap_page (
     page INTEGER PRIMARY KEY,
     urls INTEGER NOT NULL,
@@ -223,14 +225,29 @@ class SQLiteStore(StoreBase):
         )
         return len(rows)
 
-    def count(self) -> int:
+    def count(self, route: str | None = None) -> int:
         with self._lock:
-            (total,) = (
-                self._connect()
-                .execute("SELECT coalesce(sum(urls), 0) FROM sitemap_page")
-                .fetchone()
-            )
+            conn = self._connect()
+            if route is None:
+                query = conn.execute("SELECT coalesce(sum(urls), 0) FROM sitemap_page")
+            else:
+                query = conn.execute(
+                    "SELECT count(*) FROM sitemap_url WHERE route = ?", (route,)
+                )
+            (total,) = query.fetchone()
         return int(total)
+
+    def known(self, paths: Iterable[str]) -> set[str]:
+        wanted = list(set(paths))
+        if not wanted:
+            return set()
+        with self._lock:
+            rows = self._connect().execute(
+                "SELECT path FROM sitemap_url"
+                " WHERE path IN (SELECT value FROM json_each(?))",
+                (json.dumps(wanted),),
+            )
+            return {path for (path,) in rows}
 
     def pages(self) -> list[PageInfo]:
         with self._lock:
