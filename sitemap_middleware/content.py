@@ -14,10 +14,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from .render import MAX_IMAGES
+
 # Bytes of a body that are read, as many as the recorder keeps of it.
 BUDGET = 512 * 1024
-# Google reads at most this many images per URL in an image sitemap.
-MAX_IMAGES = 1000
 
 _MAIN = re.compile(rb"<main[\s/>]", re.IGNORECASE)
 _MAIN_END = re.compile(rb"</main[\s/>]", re.IGNORECASE)

@@ -13,6 +13,7 @@ from urllib.parse import urljoin
 
 from .links import link_values, param
 from .policy import is_noindex
+from .render import is_language_tag
 
 # The head is read no further than this; a page whose head is longer is
 # judged on what was read (a noindex past it goes unseen).
@@ -183,10 +184,6 @@ _HEAD_END_TAGS = frozenset({"head", "body", "html", "br"})
 # (and Google's renderer) reads it; template.
 _INERT = frozenset({"title", "script", "style", "noscript", "template"})
 _SPACES = re.compile(r"[\t\n\f\r ]+")
-# The shape of a language tag (RFC 5646 §2.1: subtags of 1-8 letters and
-# digits joined by hyphens), x-default included; "de_AT" or "de,at" are not
-# languages to Google either.
-_LANGUAGE_TAG = re.compile(r"[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*")
 
 
 class _HeadEnd(Exception):
@@ -321,7 +318,7 @@ def _add_alternate(
     if (
         key not in alternates
         and len(alternates) < MAX_ALTERNATES
-        and _LANGUAGE_TAG.fullmatch(lang)
+        and is_language_tag(lang)
         and href.strip()
     ):
         alternates[key] = (lang, href)

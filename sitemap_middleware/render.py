@@ -16,6 +16,8 @@ from datetime import datetime, timezone
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from .urls import MAX_URL_LENGTH
+
 DEFLATE: ModuleType = zlib
 try:  # optional, "sitemap-middleware[fast]": the same gzip, deflated ~2.5x faster
     from zlib_ng import zlib_ng
@@ -43,14 +45,16 @@ ORIGIN = b"\x00"
 CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
 # Google's image extension: "You can include up to 1,000 images for each page."
 MAX_IMAGES = 1000
-# xs:language, the type of xhtml:link's hreflang (x-default included).
-_LANGUAGE = re.compile(r"[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*")
+# xs:language, the type of xhtml:link's hreflang: subtags of 1-8 letters and
+# digits joined by hyphens (RFC 5646 §2.1), x-default included; "de_AT" or
+# "de,at" are not languages to Google either.
+is_language_tag = re.compile(r"[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*").fullmatch
 # What a stored path looks like after normalisation (RFC 3986 pchar and "?").
 _is_path = re.compile(r"/[!$&'()*+,;=:@%/?A-Za-z0-9._~-]*").fullmatch
 _ABSOLUTE = re.compile(r"https?://[!$&'()*+,;=:@%/?\[\]A-Za-z0-9._~-]+")
 # The longest path that fits after the shortest origin ("http://a") within
 # the 2,048-character limit on <loc>; the recorder checks the real origin.
-MAX_PATH_LENGTH = 2047 - len("http://a")
+MAX_PATH_LENGTH = MAX_URL_LENGTH - len("http://a")
 
 
 def escape(value: str) -> str:
@@ -88,7 +92,7 @@ def _path(value: str, what: str) -> str:
 def _image(value: str) -> str:
     if value.startswith("/"):
         return _path(value, "an image")
-    if len(value) > 2047 or not _ABSOLUTE.fullmatch(value):
+    if len(value) > MAX_URL_LENGTH or not _ABSOLUTE.fullmatch(value):
         raise ValueError(f"an image must be a path or an http(s) URL, got {value!r}")
     return escape(value)
 
@@ -128,7 +132,7 @@ def fragment(entry: Entry, lastmod: int) -> bytes:
             raise ValueError(f"priority must be 0.0 to 1.0, got {entry.priority!r}")
         parts.append(f"<priority>{entry.priority:.1f}</priority>")
     for hreflang, href in entry.alternates:
-        if not _LANGUAGE.fullmatch(hreflang):
+        if not is_language_tag(hreflang):
             raise ValueError(f"hreflang must be a language tag, got {hreflang!r}")
         parts.append(
             f'<xhtml:link rel="alternate" hreflang="{hreflang}"'

@@ -412,17 +412,15 @@ def test_sqlite_uses_wal(tmp_path: Path) -> None:
     assert mode == "wal"
 
 
+# Two paths of the route "/<x>" and one without a route.
+ROUTED = [Entry("/a", T0, route="/<x>"), Entry("/b", T0, route="/<x>"), Entry("/c", T0)]
+
+
 def test_sqlite_adds_the_route_index_to_older_files(tmp_path: Path) -> None:
     """A version-2 file made before count(route) gets its index when opened."""
     path = tmp_path / "s.sqlite3"
     with open_store(f"sqlite:///{path}") as store:
-        store.upsert(
-            [
-                Entry("/a", T0, route="/<x>"),
-                Entry("/b", T0, route="/<x>"),
-                Entry("/c", T0),
-            ]
-        )
+        store.upsert(ROUTED)
     conn = sqlite3.connect(path)
     conn.execute("DROP INDEX sitemap_url_route")
     conn.commit()
@@ -578,13 +576,7 @@ def test_redis_counts_routes_of_older_data() -> None:
 
     uri = redis_uri()
     with open_store(uri) as store:
-        store.upsert(
-            [
-                Entry("/a", T0, route="/<x>"),
-                Entry("/b", T0, route="/<x>"),
-                Entry("/c", T0),
-            ]
-        )
+        store.upsert(ROUTED)
         prefix = store.prefix  # type: ignore[attr-defined]
     with redis.Redis.from_url(require_redis()) as client:
         client.delete(prefix + "routes")
@@ -661,13 +653,7 @@ def test_postgres_adds_the_route_index_to_older_tables() -> None:
 
     uri = postgres_uri()
     with open_store(uri) as store:
-        store.upsert(
-            [
-                Entry("/a", T0, route="/<x>"),
-                Entry("/b", T0, route="/<x>"),
-                Entry("/c", T0),
-            ]
-        )
+        store.upsert(ROUTED)
         prefix = store.prefix  # type: ignore[attr-defined]
     with psycopg.connect(require_postgres(), autocommit=True) as conn:
         conn.execute(f"DROP INDEX {prefix}url_route")

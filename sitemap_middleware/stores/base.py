@@ -263,14 +263,6 @@ def _note(
     totals[2] = max(totals[2], lastmod)
 
 
-def dedupe(entries: Iterable[Entry]) -> dict[str, Entry]:
-    """The last entry given for each path, in first-given order."""
-    batch: dict[str, Entry] = {}
-    for entry in entries:
-        batch[entry.path] = entry
-    return batch
-
-
 # Entries written in one transaction: a bulk load of millions runs in batches,
 # in bounded memory, each batch all or nothing.
 BATCH = 10_000
