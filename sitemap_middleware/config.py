@@ -15,8 +15,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import ConfigError
-from .render import CHANGEFREQS, escape
-from .stores.base import MAX_ORIGIN_BYTES
+from .sitemaps import CHANGEFREQS, MAX_ORIGIN_BYTES, escape
 from .urls import is_secret_name
 
 DEFAULT_STORE = "sqlite:///sitemap.sqlite3"

@@ -14,10 +14,10 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .render import MAX_IMAGES
+from .sitemaps import BODY_BUDGET, MAX_IMAGES
 
-# Bytes of a body that are read, as many as the recorder keeps of it.
-BUDGET = 512 * 1024
+# Bytes of a body that are read: as many as the recorder keeps of it.
+BUDGET = BODY_BUDGET
 
 _MAIN = re.compile(rb"<main[\s/>]", re.IGNORECASE)
 _MAIN_END = re.compile(rb"</main[\s/>]", re.IGNORECASE)

@@ -12,8 +12,7 @@ from html.parser import HTMLParser
 from urllib.parse import urljoin
 
 from .links import link_values, param
-from .policy import is_noindex
-from .render import is_language_tag
+from .sitemaps import is_language_tag, is_noindex
 
 # The head is read no further than this; a page whose head is longer is
 # judged on what was read (a noindex past it goes unseen).

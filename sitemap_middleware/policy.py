@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable
 
 from .config import Config
+from .sitemaps import is_noindex
 
 RECORD = "record"
 REMOVE = "remove"
@@ -56,18 +57,6 @@ class Globs:
             or path.startswith(self._prefixes)
             or (self._regex is not None and self._regex.match(path) is not None)
         )
-
-
-def is_noindex(value: str) -> bool:
-    """True for an ``X-Robots-Tag`` / meta robots value that keeps a page out.
-
-    Directives may carry a user agent (``googlebot: noindex``); any agent's
-    ``noindex`` or ``none`` counts, since the sitemap serves every crawler.
-    """
-    for directive in value.lower().split(","):
-        if directive.rpartition(":")[2].strip() in ("noindex", "none"):
-            return True
-    return False
 
 
 # Response headers the policy reads, by lower-case name as str (WSGI) and as

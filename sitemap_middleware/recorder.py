@@ -26,9 +26,9 @@ from .facts import Headers, read_content, read_head
 from .limits import Limits
 from .policy import RECORD, Policy
 from .routes import Route
+from .sitemaps import MAX_URL_LENGTH
 from .stores.base import Entry, Store
 from .urls import (
-    MAX_URL_LENGTH,
     filter_query,
     normalise_path,
     strip_secrets,

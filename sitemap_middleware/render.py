@@ -14,9 +14,15 @@ import zlib
 from collections.abc import Iterable
 from datetime import datetime, timezone
 from types import ModuleType
-from typing import TYPE_CHECKING
 
-from .urls import MAX_URL_LENGTH
+from .model import Entry, PageInfo
+from .sitemaps import (
+    CHANGEFREQS,
+    MAX_IMAGES,
+    MAX_URL_LENGTH,
+    escape,
+    is_language_tag,
+)
 
 DEFLATE: ModuleType = zlib
 try:  # optional, "sitemap-middleware[fast]": the same gzip, deflated ~2.5x faster
@@ -25,9 +31,6 @@ try:  # optional, "sitemap-middleware[fast]": the same gzip, deflated ~2.5x fast
     DEFLATE = zlib_ng
 except ImportError:  # pragma: no cover - depends on the environment
     pass
-
-if TYPE_CHECKING:
-    from .stores.base import Entry, PageInfo
 
 XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -41,35 +44,12 @@ URLSET_CLOSE = b"</urlset>\n"
 # Stored fragments hold this byte where the escaped base URL goes: a NUL can
 # never appear in XML, and one replace() per chunk puts the origin back.
 ORIGIN = b"\x00"
-# https://www.sitemaps.org/protocol.html#changefreqdef
-CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
-# Google's image extension: "You can include up to 1,000 images for each page."
-MAX_IMAGES = 1000
-# xs:language, the type of xhtml:link's hreflang: subtags of 1-8 letters and
-# digits joined by hyphens (RFC 5646 §2.1), x-default included; "de_AT" or
-# "de,at" are not languages to Google either.
-is_language_tag = re.compile(r"[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*").fullmatch
 # What a stored path looks like after normalisation (RFC 3986 pchar and "?").
 _is_path = re.compile(r"/[!$&'()*+,;=:@%/?A-Za-z0-9._~-]*").fullmatch
 _ABSOLUTE = re.compile(r"https?://[!$&'()*+,;=:@%/?\[\]A-Za-z0-9._~-]+")
 # The longest path that fits after the shortest origin ("http://a") within
 # the 2,048-character limit on <loc>; the recorder checks the real origin.
 MAX_PATH_LENGTH = MAX_URL_LENGTH - len("http://a")
-
-
-def escape(value: str) -> str:
-    """Entity-escape all five XML metacharacters, quotes included."""
-    if "&" in value:
-        value = value.replace("&", "&amp;")
-    if "<" in value:
-        value = value.replace("<", "&lt;")
-    if ">" in value:
-        value = value.replace(">", "&gt;")
-    if "'" in value:
-        value = value.replace("'", "&apos;")
-    if '"' in value:
-        value = value.replace('"', "&quot;")
-    return value
 
 
 def w3c_datetime(moment: datetime) -> str:

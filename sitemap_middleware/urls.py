@@ -9,9 +9,6 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qsl, quote, urlencode, urljoin, urlsplit
 
-# sitemaps.org: "<loc> ... must be less than 2,048 characters".
-MAX_URL_LENGTH = 2047
-
 _UNRESERVED = frozenset(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
 )

@@ -10,74 +10,19 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
+from ..model import Entry, PageInfo, to_datetime
 from ..render import ORIGIN, URLSET_CLOSE, URLSET_OPEN, fragment
+from ..sitemaps import MAX_ORIGIN_BYTES, MAX_PART_BYTES, MAX_URLS_PER_PART
 
-# https://www.sitemaps.org/protocol.html#index: at most 50,000 URLs and
-# 52,428,800 bytes (50 MiB) uncompressed a sitemap.
-MAX_URLS_PER_PAGE = 50_000
-MAX_PAGE_BYTES = 52_428_800
-# Room kept for the escaped base URL wherever a fragment holds ORIGIN; the
-# config refuses longer base URLs, so a page's size is known without it.
-MAX_ORIGIN_BYTES = 256
+# The protocol's limits under the names the stores have used.
+MAX_URLS_PER_PAGE = MAX_URLS_PER_PART
+MAX_PAGE_BYTES = MAX_PART_BYTES
 ENVELOPE_BYTES = len(URLSET_OPEN) + len(URLSET_CLOSE)
 
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One page of the site: its path (with allowed query) and metadata.
-
-    ``lastmod`` is when the page's content last changed (``None``: now).
-    ``fingerprint`` is a digest of that content; a new fingerprint moves
-    ``lastmod``, the same one never does. ``alternates`` are ``(hreflang,
-    path)`` pairs written as ``xhtml:link``; ``images`` are paths or http(s)
-    URLs written as ``image:loc`` (at most 1,000).
-    """
-
-    path: str
-    lastmod: datetime | None = None
-    fingerprint: str | None = None
-    changefreq: str | None = None
-    priority: float | None = None
-    route: str | None = None
-    alternates: tuple[tuple[str, str], ...] = ()
-    images: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class PageInfo:
-    """A sitemap page's summary, cheap to read: enough for headers and the index."""
-
-    number: int
-    urls: int
-    lastmod: datetime
-    """The newest ``lastmod`` of the page's entries."""
-    version: str
-    """Changes exactly when one of the page's entries changes."""
-    changed: datetime
-    """When the page last changed (its ``Last-Modified``)."""
-
-    @classmethod
-    def from_row(
-        cls,
-        epoch: str,
-        number: int,
-        urls: int,
-        lastmod: int,
-        version: int,
-        changed: int,
-    ) -> PageInfo:
-        """A summary from stored integers (epoch seconds, a version counter);
-        ``epoch`` identifies the store's data, so versions never repeat."""
-        return cls(
-            number,
-            urls,
-            to_datetime(lastmod),
-            f"{epoch}.{version}",
-            to_datetime(changed),
-        )
+__all__ = ["MAX_ORIGIN_BYTES", "Entry", "PageInfo", "to_datetime"]
 
 
 @runtime_checkable
@@ -135,10 +80,6 @@ def epoch(moment: datetime | None, default: int) -> int:
     if moment.tzinfo is None:
         raise ValueError(f"lastmod must be timezone-aware, got {moment!r}")
     return min(int(moment.timestamp()), default)
-
-
-def to_datetime(seconds: float) -> datetime:
-    return datetime.fromtimestamp(int(seconds), timezone.utc)
 
 
 def weight(piece: bytes) -> int:

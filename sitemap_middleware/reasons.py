@@ -1,0 +1,100 @@
+"""One vocabulary for what recording decides: the two actions, and every reason a
+response is not recorded, each in the ``stats()`` group it is counted under.
+Plain strings (a dict lookup on the request path costs what a str hash costs).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# What a response does to the store.
+RECORD: Final = "record"
+REMOVE: Final = "remove"
+
+
+class Skipped:
+    """Why a response neither adds nor removes a page (``stats()["skipped"]``)."""
+
+    # The request, before the app answers.
+    METHOD: Final = "method"
+    AUTHORIZATION: Final = "authorization"
+    SESSION: Final = "session"
+    HOST: Final = "host"
+    EXCLUDED: Final = "excluded"
+    NOT_INCLUDED: Final = "not_included"
+    OWN_ENDPOINT: Final = "own_endpoint"
+    # The response's status and headers.
+    STATUS: Final = "status"
+    NOT_HTML: Final = "not_html"
+    SET_COOKIE: Final = "set_cookie"
+    PRIVATE: Final = "private"
+    VARY: Final = "vary"
+    ATTACHMENT: Final = "attachment"
+    ENCODED: Final = "encoded"
+    # The route and the view.
+    ROUTE_EXCLUDED: Final = "route_excluded"
+    OPTED_OUT: Final = "opted_out"
+    # The body, read in the writer.
+    NOINDEX: Final = "noindex"
+    CANONICAL_OTHER: Final = "canonical_other"
+    HREFLANG_INCOMPLETE: Final = "hreflang_incomplete"
+    HREFLANG_MISMATCH: Final = "hreflang_mismatch"
+    # The URL.
+    BAD_PATH: Final = "bad_path"
+    SECRET: Final = "secret"
+    TOO_LONG: Final = "too_long"
+    # The exchange itself.
+    INCOMPLETE: Final = "incomplete"
+    """The client left mid-body."""
+    NO_RESPONSE: Final = "no_response"
+    """The app never started a response."""
+
+
+class Dropped:
+    """Why a page that could be recorded was not (``stats()["dropped"]``)."""
+
+    QUEUE_FULL: Final = "queue_full"
+    STORE_DOWN: Final = "store_down"
+    CAP: Final = "cap"
+    ROUTE_CAP: Final = "route_cap"
+    RATE: Final = "rate"
+
+
+class Seen:
+    """Why a recordable page was not written again (``stats()["seen"]``)."""
+
+    FRESH: Final = "fresh"
+    """Recorded by this process within ``recheck_interval``: not read."""
+    UNCHANGED: Final = "unchanged"
+    """Read, and nothing to write."""
+
+
+class Errors:
+    """Failures, retried later (``stats()["errors"]``)."""
+
+    STORE: Final = "store"
+
+
+# The totals, counted under their own name at the top of stats().
+RECORDED: Final = "recorded"
+REMOVED: Final = "removed"
+
+
+def _group(kind: type, name: str) -> dict[str, str]:
+    return {
+        value: name
+        for key, value in vars(kind).items()
+        if key.isupper() and isinstance(value, str)
+    }
+
+
+# reason -> its stats() group ("" for the totals).
+GROUP: Final[dict[str, str]] = {
+    **_group(Skipped, "skipped"),
+    **_group(Dropped, "dropped"),
+    **_group(Seen, "seen"),
+    **_group(Errors, "errors"),
+    RECORDED: "",
+    REMOVED: "",
+}
+GROUPS: Final = ("skipped", "dropped", "seen", "errors")

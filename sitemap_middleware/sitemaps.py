@@ -1,0 +1,61 @@
+"""Protocol facts every layer shares: the sitemaps.org limits, the changefreq
+words, language tags, robots directives, and the few sizes of our own that more
+than one module must agree on. Imports nothing of the package.
+"""
+
+from __future__ import annotations
+
+import re
+
+# https://www.sitemaps.org/protocol.html#index: at most 50,000 URLs and
+# 52,428,800 bytes (50 MiB) uncompressed a sitemap, and as many sitemaps an index.
+MAX_URLS_PER_PART = 50_000
+MAX_PART_BYTES = 52_428_800
+# sitemaps.org: "<loc> ... must be less than 2,048 characters".
+MAX_URL_LENGTH = 2047
+# https://www.sitemaps.org/protocol.html#changefreqdef
+CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
+# Google's image extension: "You can include up to 1,000 images for each page."
+MAX_IMAGES = 1000
+# xs:language, the type of xhtml:link's hreflang: subtags of 1-8 letters and
+# digits joined by hyphens (RFC 5646 §2.1), x-default included; "de_AT" or
+# "de,at" are not languages to Google either.
+is_language_tag = re.compile(r"[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*").fullmatch
+
+# Room kept for the escaped base URL in every stored <url> fragment; the config
+# refuses longer base URLs, so a part's size is known without knowing the origin.
+MAX_ORIGIN_BYTES = 256
+# Bytes of a page's body kept for its head and content fingerprint; a change
+# further down a very long page goes unnoticed.
+BODY_BUDGET = 512 * 1024
+# Stored <url> fragments read and joined at once when a part is served: large
+# enough that per-run overhead vanishes, small enough to keep memory flat.
+RUN = 2000
+
+
+def escape(value: str) -> str:
+    """Entity-escape all five XML metacharacters, quotes included (sitemaps.org:
+    "all data values in a Sitemap must be entity-escaped")."""
+    if "&" in value:
+        value = value.replace("&", "&amp;")
+    if "<" in value:
+        value = value.replace("<", "&lt;")
+    if ">" in value:
+        value = value.replace(">", "&gt;")
+    if "'" in value:
+        value = value.replace("'", "&apos;")
+    if '"' in value:
+        value = value.replace('"', "&quot;")
+    return value
+
+
+def is_noindex(value: str) -> bool:
+    """True for an ``X-Robots-Tag`` / meta robots value that keeps a page out.
+
+    Directives may carry a user agent (``googlebot: noindex``); any agent's
+    ``noindex`` or ``none`` counts, since the sitemap serves every crawler.
+    """
+    for directive in value.lower().split(","):
+        if directive.rpartition(":")[2].strip() in ("noindex", "none"):
+            return True
+    return False
