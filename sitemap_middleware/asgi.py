@@ -1,6 +1,7 @@
-"""The ASGI adapter: a pure ASGI middleware (no ``BaseHTTPMiddleware``) that wraps
-``send`` to watch responses and answers the sitemap endpoints in a worker thread.
-The route comes from the keys Starlette's router sets in the scope.
+"""The ASGI adapter: a pure ASGI middleware (no ``BaseHTTPMiddleware``) that
+translates the scope and ``send`` for the shared watcher, and answers the
+middleware's own paths in a worker thread. The route comes from the keys
+Starlette's router sets in the scope.
 """
 
 from __future__ import annotations
@@ -12,10 +13,8 @@ from typing import Any, TypeVar
 from ._types import ASGIApp, Message, Receive, Scope, Send
 from .config import Config
 from .core import SitemapBase
-from .policy import RECORD, REMOVE
-from .recorder import FRESH, Observation
-from .routes import Route
 from .serving import OWN_PREFIXES, Response
+from .watch import Recording
 
 T = TypeVar("T")
 
@@ -44,7 +43,7 @@ class ASGISitemapMiddleware(SitemapBase):
     """
 
     def __init__(self, app: ASGIApp, config: Mapping[str, Any] | Config) -> None:
-        super().__init__(config)
+        super().__init__(config, _locate, _find_route)
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -55,7 +54,7 @@ class ASGISitemapMiddleware(SitemapBase):
             await self.app(scope, receive, send)
             return
         path: str = scope["path"]
-        root = scope.get("root_path", "")
+        root: str = scope.get("root_path", "")
         if root and path.startswith(root):
             path = path[len(root) :] or "/"
         method: str = scope["method"]
@@ -68,43 +67,48 @@ class ASGISitemapMiddleware(SitemapBase):
             if path == "/robots.txt" and method in ("GET", "HEAD"):
                 await self._robots(scope, receive, send, method)
                 return
-        host = authorization = cookie = b""
+        host = b""
+        authorization = False
+        cookie = b""
         for name, value in scope["headers"]:
             if name == b"host":
                 host = value
             elif name == b"authorization":
-                authorization = b"1"
+                authorization = True
             elif name == b"cookie":
-                cookie = value
-        reason = self.policy.request_skip(
+                # Every field line counts: a server may pass several (RFC 9113
+                # §8.2.3 splits them), and any one may carry the session.
+                cookie = value if not cookie else cookie + b"; " + value
+        watcher = self.watcher
+        if not watcher.request(
             method,
             path,
             host.decode("latin-1"),
-            bool(authorization),
+            authorization,
             cookie.decode("latin-1"),
-        )
-        if reason is not None:
-            self.recorder.count(reason)
+        ):
             await self.app(scope, receive, send)
             return
-        await self.app(scope, receive, _Watch(self, scope, path, root, send).send)
 
-    def _find_route(
-        self, state: Mapping[str, Any], root: str
-    ) -> tuple[str, object] | None:
-        # Starlette's router (and so FastAPI's) puts the route it matched and
-        # its endpoint in the scope it passes down, which is this very dict.
-        route = state.get("route")
-        template = getattr(route, "path", None)
-        # A Mount whose app is no router (static files, a WSGI app) stays the
-        # route: its own path is no page template.
-        if not isinstance(template, str) or hasattr(route, "routes"):
-            return None
-        # Mounts on the way add their matched prefix to root_path.
-        mounted: str = state.get("root_path", "")
-        if len(mounted) > len(root):
-            template = mounted[len(root) :] + template
-        return template, state.get("endpoint")
+        recording: Recording | None = None
+
+        async def watching_send(message: Message) -> None:
+            nonlocal recording
+            kind = message["type"]
+            if kind == "http.response.start":
+                headers = message.get("headers") or ()
+                recording = watcher.start(scope, path, message["status"], headers, root)
+            elif kind == "http.response.body" and recording is not None:
+                recording.body(message.get("body", b""))
+                if not message.get("more_body", False):
+                    await send(message)
+                    # Sent in full: a client gone mid-body raised above instead.
+                    recording.end(complete=True)
+                    recording = None
+                    return
+            await send(message)
+
+        await self.app(scope, receive, watching_send)
 
     def _flushing_on_shutdown(self, send: Send) -> Send:
         async def flushing_send(message: Message) -> None:
@@ -130,7 +134,8 @@ class ASGISitemapMiddleware(SitemapBase):
         await self.app({**scope, "method": "GET"}, receive, capture)
         start = next(m for m in messages if m["type"] == "http.response.start")
         headers = [
-            (k.decode("latin-1"), v.decode("latin-1")) for k, v in start["headers"]
+            (k.decode("latin-1"), v.decode("latin-1"))
+            for k, v in start.get("headers") or ()
         ]
         body = b"".join(
             m.get("body", b"") for m in messages if m["type"] == "http.response.body"
@@ -145,73 +150,30 @@ class ASGISitemapMiddleware(SitemapBase):
         )
 
 
-class _Watch:
-    """One request's ``send`` wrapper: forwards every message unchanged and
-    notes the decision and, for a page to record, the body as it passes."""
+def _locate(scope: Mapping[str, Any], path: str, root: str) -> tuple[str, str, bool]:
+    query = scope.get("query_string", b"").decode("latin-1")
+    raw_path = scope.get("raw_path")
+    # raw_path keeps "%2F" apart from "/"; it is absent on some servers and
+    # includes the mount prefix when root_path is set.
+    if raw_path and not root:
+        return raw_path.partition(b"?")[0].decode("latin-1"), query, True
+    return path.encode("utf-8").decode("latin-1"), query, False
 
-    __slots__ = ("middleware", "observation", "path", "root", "scope", "send_")
 
-    def __init__(
-        self,
-        middleware: ASGISitemapMiddleware,
-        scope: Scope,
-        path: str,
-        root: str,
-        send: Send,
-    ) -> None:
-        self.middleware = middleware
-        self.scope = scope
-        self.path = path
-        self.root = root  # root_path as the middleware saw it, before any Mount
-        self.send_ = send
-        self.observation: Observation | None = None  # while a page is being sent
-
-    def _observe(self, key: str, query: str, route: Route) -> Observation:
-        raw_path = self.scope.get("raw_path")
-        # raw_path keeps "%2F" apart from "/"; it is absent on some servers and
-        # includes the mount prefix when root_path is set.
-        if raw_path and not self.root:
-            wire = raw_path.partition(b"?")[0].decode("latin-1")
-            return Observation(key, wire, query, True, route)
-        latin = self.path.encode("utf-8").decode("latin-1")
-        return Observation(key, latin, query, False, route)
-
-    async def send(self, message: Message) -> None:
-        kind = message["type"]
-        if kind == "http.response.start":
-            middleware = self.middleware
-            recorder = middleware.recorder
-            action = middleware.policy.response_action(
-                message["status"], message.get("headers", ())
-            )
-            if action in (RECORD, REMOVE):
-                # The app has answered: its route and opt-out are known now.
-                scope = self.scope
-                query = scope.get("query_string", b"").decode("latin-1")
-                action, key, route = middleware._judge(
-                    action, scope, self.path, query, self.root
-                )
-                if action == RECORD:
-                    observation = self.observation = self._observe(key, query, route)
-                    # For the writer: the Link and Last-Modified headers.
-                    observation.headers = message.get("headers", ())
-                elif action == REMOVE:
-                    recorder.submit(self._observe(key, query, route), REMOVE)
-                elif action == FRESH:
-                    recorder.count(FRESH, "seen")
-                else:
-                    recorder.count(action)
-            else:
-                recorder.count(action)
-        elif kind == "http.response.body" and self.observation is not None:
-            observation = self.observation
-            observation.see(message.get("body", b""))
-            if not message.get("more_body", False):
-                await self.send_(message)
-                self.observation = None
-                self.middleware.recorder.submit(observation, RECORD)
-                return
-        await self.send_(message)
+def _find_route(scope: Mapping[str, Any], root: str) -> tuple[str, object] | None:
+    # Starlette's router (and so FastAPI's) puts the route it matched and its
+    # endpoint in the scope it passes down, which is this very dict.
+    route = scope.get("route")
+    template = getattr(route, "path", None)
+    # A Mount whose app is no router (static files, a WSGI app) stays the
+    # route: its own path is no page template.
+    if not isinstance(template, str) or hasattr(route, "routes"):
+        return None
+    # Mounts on the way add their matched prefix to root_path.
+    mounted: str = scope.get("root_path", "")
+    if len(mounted) > len(root):
+        template = mounted[len(root) :] + template
+    return template, scope.get("endpoint")
 
 
 def _headers(scope: Scope) -> dict[str, str]:

@@ -9,14 +9,8 @@ import re
 from collections.abc import Iterable
 
 from .config import Config
+from .reasons import RECORD, REMOVE, Skipped
 from .sitemaps import is_noindex
-
-RECORD = "record"
-REMOVE = "remove"
-# The reasons response_action gives for leaving a response alone.
-SKIPS = frozenset(
-    {"status", "set_cookie", "private", "vary", "encoded", "attachment", "not_html"}
-)
 
 # A known page that answers one of these is gone or moved for good; other
 # errors (5xx, 429) are transient and change nothing.
@@ -59,22 +53,22 @@ class Globs:
         )
 
 
-# Response headers the policy reads, by lower-case name as str (WSGI) and as
-# bytes (ASGI, whose header names are lower-case already): values are decoded
-# only for these.
-_WATCHED: dict[str | bytes, str] = {}
-for _name in (
-    "content-type",
-    "x-robots-tag",
-    "set-cookie",
-    "cache-control",
-    "vary",
-    "content-encoding",
-    "content-disposition",
-):
-    _WATCHED[_name] = _WATCHED[_name.encode()] = _name
-# How many distinct Host values keep their verdict (an attacker can send many).
+# Response headers the policy reads, by lower-case name.
+_WATCHED = frozenset(
+    {
+        "content-type",
+        "x-robots-tag",
+        "set-cookie",
+        "cache-control",
+        "vary",
+        "content-encoding",
+        "content-disposition",
+    }
+)
+# How many distinct Host values keep their verdict (an attacker can send many),
+# and how many header names and media types theirs (the app chooses those).
 _HOST_CACHE = 256
+_NAME_CACHE = 512
 
 
 class Policy:
@@ -88,6 +82,10 @@ class Policy:
         self._hosts = frozenset(h for h in hosts if not h.startswith("."))
         self._host_suffixes = tuple(h for h in hosts if h.startswith("."))
         self._host_verdicts: dict[str, bool] = {}
+        # Header names (str or bytes, as sent) -> the watched name or "", and
+        # Content-Type values -> whether HTML: both chosen by the app, so few.
+        self._names: dict[str | bytes, str] = {}
+        self._html_types: dict[str, bool] = {}
         self._session_cookies = config.session_cookies
         self._any_cookie = "*" in config.session_cookies
 
@@ -106,34 +104,34 @@ class Policy:
         middleware's own paths; ``host`` is the ``Host`` header value.
         """
         if method != "GET":
-            return "method"
+            return Skipped.METHOD
         if authorization:
-            return "authorization"
+            return Skipped.AUTHORIZATION
         if cookie and self._has_session(cookie):
-            return "session"
+            return Skipped.SESSION
         verdict = self._host_verdicts.get(host)
         if verdict is None:
             verdict = self._host_allowed(host)
             if len(self._host_verdicts) < _HOST_CACHE:
                 self._host_verdicts[host] = verdict
         if not verdict:
-            return "host"
+            return Skipped.HOST
         # The rules of path_skip but its own-path check (the adapters route
         # those paths first), inlined: this runs on every request.
         if self._excluded.match(path):
-            return "excluded"
+            return Skipped.EXCLUDED
         if not self._included.empty and not self._included.match(path):
-            return "not_included"
+            return Skipped.NOT_INCLUDED
         return None
 
     def path_skip(self, path: str) -> str | None:
         """Why a normalised path is never recorded, or ``None``."""
         if self.is_own_path(path):
-            return "own_endpoint"
+            return Skipped.OWN_ENDPOINT
         if self._excluded.match(path):
-            return "excluded"
+            return Skipped.EXCLUDED
         if not self._included.empty and not self._included.match(path):
-            return "not_included"
+            return Skipped.NOT_INCLUDED
         return None
 
     def response_action(
@@ -146,11 +144,14 @@ class Policy:
         ``headers`` are WSGI's str pairs or ASGI's bytes pairs.
         """
         if status != 200:
-            return REMOVE if status in REMOVAL_STATUSES else "status"
-        content_type = ""
+            return REMOVE if status in REMOVAL_STATUSES else Skipped.STATUS
+        names = self._names
+        html = False
         for raw_name, raw_value in headers:
-            name = _WATCHED.get(raw_name.lower())
+            name = names.get(raw_name)
             if name is None:
+                name = self._name(raw_name)
+            if not name:
                 continue
             value = (
                 raw_value.decode("latin-1")
@@ -158,30 +159,44 @@ class Policy:
                 else raw_value
             )
             if name == "content-type":
-                content_type = value
+                html = self._html_types.get(value) or self._is_html(value)
             elif name == "x-robots-tag":
                 if is_noindex(value):
                     return REMOVE
             elif name == "set-cookie":
-                return "set_cookie"
+                return Skipped.SET_COOKIE
             elif name == "cache-control":
                 lowered = value.lower()
                 if "private" in lowered or "no-store" in lowered:
-                    return "private"
+                    return Skipped.PRIVATE
             elif name == "vary":
                 lowered = value.lower()
                 if "cookie" in lowered or "authorization" in lowered:
-                    return "vary"
+                    return Skipped.VARY
             elif name == "content-encoding":
                 if value.strip().lower() not in ("", "identity"):
-                    return "encoded"
+                    return Skipped.ENCODED
             else:  # content-disposition
-                return "attachment"
+                return Skipped.ATTACHMENT
+        return RECORD if html else Skipped.NOT_HTML
+
+    def _name(self, raw: str | bytes) -> str:
+        """The watched header ``raw`` names, or ``""``; remembered."""
+        text = raw.decode("latin-1") if isinstance(raw, bytes) else raw
+        name = text.lower()
+        if name not in _WATCHED:
+            name = ""
+        if len(self._names) < _NAME_CACHE:
+            self._names[raw] = name
+        return name
+
+    def _is_html(self, content_type: str) -> bool:
         # The media type is what precedes the parameters (RFC 9110 §8.3.1); a
         # full parse_options_header costs more than the rest of this method.
-        if content_type.partition(";")[0].strip().lower() not in HTML_TYPES:
-            return "not_html"
-        return RECORD
+        html = content_type.partition(";")[0].strip().lower() in HTML_TYPES
+        if len(self._html_types) < _NAME_CACHE:
+            self._html_types[content_type] = html
+        return html
 
     def _host_allowed(self, host: str) -> bool:
         if self._any_host:

@@ -48,6 +48,8 @@ class Skipped:
     """The client left mid-body."""
     NO_RESPONSE: Final = "no_response"
     """The app never started a response."""
+    FILE_BODY: Final = "file_body"
+    """A ``wsgi.file_wrapper`` body, left for the server to send itself."""
 
 
 class Dropped:

@@ -18,13 +18,15 @@ import weakref
 from collections import Counter, OrderedDict, deque
 from collections.abc import Callable
 from datetime import datetime, timezone
+from typing import Any
 
 from .clusters import Clusters, declared
 from .config import Config
 from .errors import StoreError
 from .facts import Headers, read_content, read_head
 from .limits import Limits
-from .policy import RECORD, Policy
+from .policy import Policy
+from .reasons import GROUP, RECORD
 from .routes import Route
 from .sitemaps import MAX_URL_LENGTH
 from .stores.base import Entry, Store
@@ -155,7 +157,12 @@ class Recorder:
         self._base_length = len(config.base_url)
         self._counts = Counters()
         # count(reason, group="skipped", n=1): called on the request path.
-        self.count = self._counts.add
+        add = self._counts.add
+
+        def count(reason: str, group: str | None = None, n: int = 1) -> None:
+            add(reason, group or GROUP[reason], n)
+
+        self.count = count
         # key -> (digest, when checked), least recently checked first
         self._recent: OrderedDict[str, tuple[Digests, float]] = OrderedDict()
         # The volume bounds, kept by the writer: new-URL tokens; the global
@@ -200,11 +207,9 @@ class Recorder:
             self._config.recheck_interval
         )
 
-    def submit(self, observation: Observation, action: str) -> None:
+    def submit(self, observation: Any) -> None:
         """Queue an observation to ``RECORD`` or ``REMOVE``; never blocks,
         drops and counts when the queue is full."""
-        observation.action = action
-        observation.seen = time.time()
         with self._cond:
             if (
                 len(self._queue) >= MAX_QUEUED

@@ -1,5 +1,6 @@
-"""The WSGI adapter: watches the wrapped app's responses and answers the
-sitemap endpoints. Only responses that may be recorded get their iterable wrapped.
+"""The WSGI adapter: translates environ, ``start_response`` and the body iterable for
+the shared watcher, and answers the middleware's own paths. Only a response that
+may be recorded gets its iterable wrapped.
 """
 
 from __future__ import annotations
@@ -11,16 +12,10 @@ from typing import Any
 from ._types import Environ, ResponseHeaders, StartResponse, WSGIApp
 from .config import Config
 from .core import SitemapBase
-from .policy import RECORD, REMOVE, SKIPS
-from .recorder import FRESH, Observation
-from .routes import OPTED_OUT, ROUTE_EXCLUDED, ROUTE_KEY
+from .reasons import Skipped
+from .routes import ROUTE_KEY
 from .serving import OWN_PREFIXES, Response
-
-RouteFinder = Callable[[Mapping[str, Any]], "tuple[str, object] | None"]
-"""Finds the template and view of the route that served a request."""
-
-# The reasons a response is left alone, once the app has answered.
-_LEFT_ALONE = SKIPS | {OPTED_OUT, ROUTE_EXCLUDED}
+from .watch import Recording
 
 
 class SitemapMiddleware(SitemapBase):
@@ -46,11 +41,16 @@ class SitemapMiddleware(SitemapBase):
         app: WSGIApp,
         config: Mapping[str, Any] | Config,
         *,
-        find_route: RouteFinder | None = None,
+        find_route: Callable[[Mapping[str, Any]], tuple[str, object] | None]
+        | None = None,
     ) -> None:
-        super().__init__(config)
+        finder = find_route or _environ_route
+        # WSGI has no mount prefix of its own: the root is always "".
+        super().__init__(config, _locate, lambda environ, root: finder(environ))
         self.app = app
-        self.find_route = find_route or _environ_route
+        # Status lines seen, with their code: int() of a string costs more than
+        # the rest of a passed-through request's status handling.
+        self._codes: dict[str, int] = {}
 
     def __call__(
         self, environ: Environ, start_response: StartResponse
@@ -63,83 +63,53 @@ class SitemapMiddleware(SitemapBase):
                 return _send(start_response, self.server.serve(method, path, header))
             if path == "/robots.txt" and method in ("GET", "HEAD"):
                 return self._robots(environ, start_response, method)
-        reason = self.policy.request_skip(
+        watcher = self.watcher
+        if not watcher.request(
             method,
             path,
             environ.get("HTTP_HOST") or environ.get("SERVER_NAME", ""),
             "HTTP_AUTHORIZATION" in environ,
             environ.get("HTTP_COOKIE", ""),
-        )
-        if reason is not None:
-            self.recorder.count(reason)
+        ):
             return self.app(environ, start_response)
 
-        # Per-request state lives in this closure; an Observation is built only
-        # for a response that is recorded or removed.
-        recorder = self.recorder
-        decided: list[Any] = [None, None]  # the action, then the observation
+        codes = self._codes
+        recording: Recording | None = None
+        started = False
 
         def watching_start_response(
             status: str, headers: ResponseHeaders, exc_info: Any = None
         ) -> Callable[[bytes], object]:
-            action = self.policy.response_action(int(status[:3]), headers)
-            if action in (RECORD, REMOVE):
-                # The app has answered: its route and opt-out are known now.
-                query: str = environ.get("QUERY_STRING", "")
-                action, key, route = self._judge(action, environ, path, query, "")
-                if action in (RECORD, REMOVE):
-                    observation = decided[1] = Observation(
-                        key, path, query, False, route
-                    )
-                    observation.headers = headers  # for Link and Last-Modified
-            decided[0] = action
+            nonlocal recording, started
+            if type(headers) is not list:  # a one-shot iterable is read once
+                headers = list(headers)
+            code = codes.get(status) or _code(status, codes)
+            recording = watcher.start(environ, path, code, headers)
+            started = True
             if exc_info is None:
                 write = start_response(status, headers)
             else:
                 write = start_response(status, headers, exc_info)
-            if action != RECORD:
+            if recording is None:
                 return write
-            observation = decided[1]
+            noted = recording
 
             def watching_write(chunk: bytes) -> object:
-                observation.see(chunk)
+                noted.body(chunk)
                 return write(chunk)
 
             return watching_write
 
         body = self.app(environ, watching_start_response)
-        action = decided[0]
-        if action is None or action == RECORD:
-            # A page to record, or start_response not called yet.
-            return _Observed(body, decided, self)
-        # The common cases, settled in one call.
-        if action == FRESH:
-            recorder.count(FRESH, "seen")
-        elif action in _LEFT_ALONE:
-            recorder.count(action)
-        else:
-            self._settle(decided, complete=True)
-        return body
-
-    def _find_route(
-        self, state: Mapping[str, Any], root: str
-    ) -> tuple[str, object] | None:
-        return self.find_route(state)
-
-    def _settle(self, decided: list[Any], complete: bool) -> None:
-        """Hand a finished response to the recorder, or count why not."""
-        action, observation = decided
-        recorder = self.recorder
-        if action == RECORD and complete:
-            recorder.submit(observation, RECORD)
-        elif action == REMOVE:
-            recorder.submit(observation, REMOVE)
-        elif action == FRESH:
-            recorder.count(FRESH, "seen")
-        elif action == RECORD:
-            recorder.count("incomplete")
-        else:
-            recorder.count(action or "no_response")
+        if started and recording is None:
+            return body
+        if recording is not None and type(body) is environ.get("wsgi.file_wrapper"):
+            # Left unwrapped, so that the server may send the file itself.
+            recording.done = True
+            watcher.count(Skipped.FILE_BODY)
+            return body
+        # A page to record, or an app that starts its response lazily.
+        return _Observed(body, lambda: (started, recording), watcher.count)
 
     def _robots(
         self, environ: Environ, start_response: StartResponse, method: str
@@ -147,14 +117,14 @@ class SitemapMiddleware(SitemapBase):
         # The app may serve its own robots.txt: ask it (as a GET, so that a HEAD
         # gets the same headers), then keep it, add our line, or generate one.
         seen: list[Any] = []
+        chunks: list[bytes] = []
 
         def capture(
             status: str, headers: ResponseHeaders, exc_info: Any = None
         ) -> Callable[[bytes], object]:
-            seen[:] = [status, headers]
+            seen[:] = [status, list(headers)]
             return chunks.append
 
-        chunks: list[bytes] = []
         body = self.app({**environ, "REQUEST_METHOD": "GET"}, capture)
         try:
             chunks.extend(body)
@@ -173,29 +143,38 @@ class SitemapMiddleware(SitemapBase):
 class _Observed:
     """The app's iterable, passed through chunk by chunk while the body is noted.
 
-    ``close()`` closes the app's iterable first (PEP 3333), then settles the
-    response; a response cut short (client gone) is not recorded.
+    The page counts as sent once the iterable is exhausted; ``close()`` closes
+    the app's iterable first (PEP 3333), then settles a response cut short.
+    ``probe`` says whether the app has started its response, and its recording.
     """
 
-    __slots__ = ("_body", "_complete", "_decided", "_middleware")
+    __slots__ = ("_body", "_count", "_probe")
 
     def __init__(
-        self, body: Iterable[bytes], decided: list[Any], middleware: SitemapMiddleware
+        self,
+        body: Iterable[bytes],
+        probe: Callable[[], tuple[bool, Recording | None]],
+        count: Callable[[str], None],
     ) -> None:
         self._body = body
-        self._decided = decided
-        self._middleware = middleware
-        self._complete = False
+        self._probe = probe
+        self._count = count
 
     def __iter__(self) -> Iterator[bytes]:
-        decided = self._decided
+        recording = None
         for chunk in self._body:
-            # start_response has been called by now (PEP 3333): the decision
-            # is known, and a page to record has its observation.
-            if decided[0] == RECORD:
-                decided[1].see(chunk)
+            if recording is None:
+                # start_response has been called by now (PEP 3333).
+                recording = self._probe()[1]
+                if recording is None:  # nothing to note: pass the rest on
+                    yield chunk
+                    yield from self._body
+                    return
+            recording.body(chunk)
             yield chunk
-        self._complete = True
+        recording = recording or self._probe()[1]
+        if recording is not None:
+            recording.end(complete=True)
 
     def close(self) -> None:
         try:
@@ -203,7 +182,23 @@ class _Observed:
             if close is not None:
                 close()
         finally:
-            self._middleware._settle(self._decided, self._complete)
+            started, recording = self._probe()
+            if recording is not None:
+                recording.end(complete=False)  # nothing if sent in full
+            elif not started:
+                self._count(Skipped.NO_RESPONSE)
+
+
+def _code(status: str, codes: dict[str, int]) -> int:
+    code = int(status[:3])
+    if len(codes) < 64:  # apps use a handful of status lines
+        codes[status] = code
+    return code
+
+
+def _locate(environ: Mapping[str, Any], path: str, root: str) -> tuple[str, str, bool]:
+    # PATH_INFO is latin-1 over the raw bytes, already percent-decoded.
+    return path, environ.get("QUERY_STRING", ""), False
 
 
 def _environ_route(environ: Mapping[str, Any]) -> tuple[str, object] | None:

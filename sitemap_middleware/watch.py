@@ -1,0 +1,199 @@
+"""The request watcher both adapters share. From a request's facts, then the app's
+status and headers, then the body chunks as they pass, it decides whether the
+response records a page, removes one or neither, and counts why; it never touches
+the response itself.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from .observation import Headers, Observation
+from .policy import Policy
+from .reasons import RECORD, REMOVE, Seen, Skipped
+from .recorder import Recorder
+from .routes import SKIP_KEY, Route, Routes
+from .sitemaps import BODY_BUDGET
+
+logger = logging.getLogger("sitemap_middleware")
+
+State = Mapping[str, Any]
+"""The WSGI environ or the ASGI scope: where the app and its router leave notes."""
+RouteFinder = Callable[[State, str], "tuple[str, object] | None"]
+"""From the state and the mount prefix the middleware saw: the template and the
+view of the route that served the request, if known."""
+Locator = Callable[[State, str, str], "tuple[str, str, bool]"]
+"""From the state, the decoded path and the mount prefix the middleware saw: the
+path as it came (the wire form, and whether it is raw) and the query string.
+Asked only of a response that records or removes."""
+
+
+class Watcher:
+    """The watching rules of one middleware, shared by all its requests.
+
+    The adapter calls :meth:`request` before the app runs, :meth:`start` when the
+    app starts its response, and, for a page to record, the returned
+    :class:`Recording`'s ``body`` and ``end``.
+    """
+
+    def __init__(
+        self,
+        policy: Policy,
+        routes: Routes,
+        recorder: Recorder,
+        locate: Locator,
+        find_route: RouteFinder,
+    ) -> None:
+        self._policy = policy
+        self._routes = routes
+        self._recorder = recorder
+        self._locate = locate
+        self._find_route = find_route
+        self._skip = policy.request_skip
+        self._action = policy.response_action
+        self._is_fresh = recorder.is_fresh
+        self.count = recorder.count
+
+    def request(
+        self, method: str, path: str, host: str, authorization: bool, cookie: str
+    ) -> bool:
+        """Whether the app's answer may add or remove a page; counts why not.
+
+        ``path`` is the decoded path below the mount point, ``cookie`` every
+        ``Cookie`` field line of the request joined with ``"; "``.
+        """
+        reason = self._skip(method, path, host, authorization, cookie)
+        if reason is None:
+            return True
+        self.count(reason)
+        return False
+
+    def start(
+        self, state: State, path: str, status: int, headers: Headers, root: str = ""
+    ) -> Recording | None:
+        """The app has started its response: a :class:`Recording` to feed the
+        body to, or ``None`` when nothing more is to be seen (what it decided,
+        a removal included, is settled and counted)."""
+        action = self._action(status, headers)
+        if action != RECORD and action != REMOVE:
+            self.count(action)
+            return None
+        try:
+            return self._judge(action, state, path, headers, root)
+        except Exception:
+            # A bug here must not reach the app's response (invariant 15).
+            logger.exception("sitemap watcher failed on %r", path)
+            return None
+
+    def _judge(
+        self, action: str, state: State, path: str, headers: Headers, root: str
+    ) -> Recording | None:
+        if SKIP_KEY in state:  # the view called skip()
+            self.count(Skipped.OPTED_OUT)
+            return None
+        if action == RECORD and self._is_fresh(path) and not _has_query(state):
+            # Recorded lately, so its route is not excluded: no need to look.
+            self.count(Seen.FRESH)
+            return None
+        wire, query, raw = self._locate(state, path, root)
+        found = self._find_route(state, root)
+        routes = self._routes
+        if found is not None:
+            route = routes.resolve(*found)
+        else:
+            route = routes.unknown if action == RECORD else routes.any
+        key = path
+        if query and route.query:
+            # Dropped parameters would make one page look like many.
+            key = f"{path}?{query}"
+        if action == REMOVE:
+            # A page going away is removed even from an excluded route: it may
+            # have been recorded before the route was excluded.
+            self._recorder.submit(
+                Observation(REMOVE, key, wire, query, raw, route, headers, [], 0, 0.0)
+            )
+            return None
+        if route.exclude:
+            self.count(Skipped.ROUTE_EXCLUDED)
+            return None
+        if key is not path and self._is_fresh(key):
+            self.count(Seen.FRESH)
+            return None
+        return Recording(self._recorder, key, wire, query, raw, route, headers)
+
+
+def _has_query(state: State) -> bool:
+    # The environ's QUERY_STRING or the scope's query_string.
+    return bool(state.get("QUERY_STRING") or state.get("query_string"))
+
+
+class Recording:
+    """One page being sent: the body chunks are noted (references, up to the
+    body budget) and the page is queued once the response has been sent in full."""
+
+    __slots__ = (
+        "_body",
+        "_headers",
+        "_key",
+        "_query",
+        "_raw",
+        "_recorder",
+        "_route",
+        "_size",
+        "_wire",
+        "done",
+    )
+
+    def __init__(
+        self,
+        recorder: Recorder,
+        key: str,
+        wire: str,
+        query: str,
+        raw: bool,
+        route: Route,
+        headers: Headers,
+    ) -> None:
+        self._recorder = recorder
+        self._key = key
+        self._wire = wire
+        self._query = query
+        self._raw = raw
+        self._route = route
+        self._headers = headers
+        self._body: list[bytes] = []
+        self._size = 0
+        self.done = False
+
+    def body(self, chunk: bytes) -> None:
+        """Note a body chunk as it passes."""
+        if self._size < BODY_BUDGET and chunk:
+            self._body.append(chunk)
+            self._size += len(chunk)
+
+    def end(self, complete: bool) -> None:
+        """The response is over: sent in full, or cut short (nothing recorded).
+        Only the first call counts."""
+        if self.done:
+            return
+        self.done = True
+        if not complete:
+            self._recorder.count(Skipped.INCOMPLETE)
+            return
+        self._recorder.submit(
+            Observation(
+                RECORD,
+                self._key,
+                self._wire,
+                self._query,
+                self._raw,
+                self._route,
+                self._headers,
+                self._body,
+                self._size,
+                time.time(),
+            )
+        )
