@@ -104,14 +104,14 @@ def scan_link_header(values: Iterable[str | bytes], budget: int = LINK_BUDGET) -
     alternates: dict[str, tuple[str, str]] = {}
     for target, params in link_values(values, budget):
         rel = param(params, "rel")
-        # A link with an anchor is about another resource (§3.2).
+        # A link with an anchor is about another resource (RFC 8288 §3.2).
         if rel is None or param(params, "anchor") or not target.strip():
             continue
         relations = _tokens(rel)
         if "canonical" in relations and canonical is None:
             canonical = target
         if "alternate" in relations and _is_html(param(params, "type")):
-            # Several hreflang parameters are several languages (§3.4.1).
+            # Several hreflang parameters are several languages (RFC 8288 §3.4.1).
             for name, lang in params:
                 if name == "hreflang":
                     _add_alternate(alternates, lang, target)

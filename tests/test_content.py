@@ -173,7 +173,7 @@ def test_the_page_is_about_32_kib() -> None:
 
 @pytest.mark.parametrize("main", [True, False])
 def test_noise_keeps_one_digest(main: bool) -> None:
-    """C3: 100 renders that differ only by per-request noise give one digest."""
+    """100 renders that differ only by per-request noise give one digest."""
     ignore = (CLOCK, VIEWS)
     renders = [page(main=main, **noisy()) for _ in range(100)]
     assert len(set(renders)) == 100

@@ -395,8 +395,8 @@ DECLARED = Head(
     ],
 )
 def test_only_the_head_declares(body: bytes, expected: Head) -> None:
-    """User content in the body (B10) declares nothing, however it is
-    wrapped, and the body need not be marked up."""
+    """User content in the body (a comment, a post) declares nothing, however
+    it is wrapped, and the body need not be marked up."""
     assert scan_head([body]) == expected
 
 
@@ -438,7 +438,7 @@ LINK_CASES: list[tuple[list[str | bytes], Head]] = [
     ),
     (["</feed>; rel=alternate; type=application/rss+xml; hreflang=en"], NOTHING),
     (["</a>; rel=alternate; hreflang=de_AT"], NOTHING),
-    # A link with an anchor is about another resource (§3.2).
+    # A link with an anchor is about another resource (RFC 8288 §3.2).
     (['</a>; rel=canonical; anchor="/b"'], NOTHING),
     (['</a>; rel=canonical; anchor=""'], Head(canonicals=("/a",))),
     # Quoted strings hold commas, semicolons and escaped quotes.
