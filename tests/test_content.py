@@ -16,7 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitemap_middleware.content import BUDGET, MAX_IMAGES, Content, fingerprint
+from sitemap_middleware.content import Content, fingerprint
+from sitemap_middleware.sitemaps import BODY_BUDGET as BUDGET
+from sitemap_middleware.sitemaps import MAX_IMAGES
 
 CLOCK = re.compile(rb"\d{1,2}:\d{2}(?::\d{2})?")
 VIEWS = re.compile(rb"[\d,]+ views")
