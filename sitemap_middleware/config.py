@@ -18,7 +18,10 @@ from .errors import ConfigError
 from .sitemaps import CHANGEFREQS, MAX_ORIGIN_BYTES, escape
 from .urls import is_secret_name
 
-DEFAULT_STORE = "sqlite:///sitemap.sqlite3"
+# The embedded store's file: in the working directory, or in a Flask app's
+# instance folder.
+DEFAULT_STORE_FILE = "sitemap.sqlite3"
+DEFAULT_STORE = f"sqlite:///{DEFAULT_STORE_FILE}"
 
 # Paths that are personal, private or not pages on almost every site. A pattern
 # ending in "/*" also covers the bare prefix ("/admin/*" covers "/admin").
@@ -171,7 +174,7 @@ def _store(key: str, value: Any) -> Any:
     if hasattr(value, "upsert") and hasattr(value, "page"):
         return value
     raise ConfigError(
-        f"{key!r} must be a store URI such as 'sqlite:///sitemap.sqlite3' or "
+        f"{key!r} must be a store URI such as {DEFAULT_STORE!r} or "
         f"'memory://', or a store object, got {value!r}"
     )
 

@@ -16,9 +16,6 @@ from dataclasses import dataclass
 
 from .sitemaps import BODY_BUDGET, MAX_IMAGES
 
-# Bytes of a body that are read: as many as the recorder keeps of it.
-BUDGET = BODY_BUDGET
-
 _MAIN = re.compile(rb"<main[\s/>]", re.IGNORECASE)
 _MAIN_END = re.compile(rb"</main[\s/>]", re.IGNORECASE)
 _BODY = re.compile(rb"<body[\s/>]", re.IGNORECASE)
@@ -68,7 +65,7 @@ def fingerprint(
     ignore: Sequence[re.Pattern[bytes]] = (),
     *,
     max_images: int = MAX_IMAGES,
-    budget: int = BUDGET,
+    budget: int = BODY_BUDGET,
 ) -> Content:
     """Digest the significant content of an HTML body and list its images.
 

@@ -9,6 +9,7 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from .config import DEFAULT_STORE_FILE
 from .errors import ConfigError
 from .wsgi import SitemapMiddleware
 
@@ -40,7 +41,7 @@ class Sitemap:
             )
         if "store" not in config:
             os.makedirs(app.instance_path, exist_ok=True)
-            path = os.path.join(app.instance_path, "sitemap.sqlite3")
+            path = os.path.join(app.instance_path, DEFAULT_STORE_FILE)
             config = {**config, "store": f"sqlite:///{path}"}
         middleware = SitemapMiddleware(
             app.wsgi_app, config, find_route=_route_finder(app)

@@ -6,6 +6,7 @@ time), read within a budget with the standard library's HTML tokenizer.
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from html.parser import HTMLParser
@@ -64,7 +65,9 @@ def scan_head(chunks: Iterable[bytes], budget: int = HEAD_BUDGET) -> Head:
     any other element a head may not hold (where Google stops reading it
     too). The first canonical link and the first ``<base href>`` win. The
     result depends on the bytes only, not on how they are split into chunks.
-    Never raises.
+    Raises on no markup: where the tokenizer gives up (see
+    :func:`_tokenizer_gave_up`), what it read before stands. Any other
+    exception is a bug in the scanner and propagates.
     """
     pieces: list[bytes] = []
     left = budget
@@ -82,10 +85,9 @@ def scan_head(chunks: Iterable[bytes], budget: int = HEAD_BUDGET) -> Head:
         parser.feed(start.decode("utf-8-sig", "replace"))
     except _HeadEnd:
         pass
-    except Exception:
-        # html.parser documents no errors yet raises on some markup in some
-        # versions; what it read before stays good.
-        pass
+    except AssertionError as exc:
+        if not _tokenizer_gave_up(exc):
+            raise
     return parser.result()
 
 
@@ -102,14 +104,14 @@ def scan_link_header(values: Iterable[str | bytes], budget: int = LINK_BUDGET) -
     alternates: dict[str, tuple[str, str]] = {}
     for target, params in link_values(values, budget):
         rel = param(params, "rel")
-        # A link with an anchor is about another resource (§3.2).
+        # A link with an anchor is about another resource (RFC 8288 §3.2).
         if rel is None or param(params, "anchor") or not target.strip():
             continue
         relations = _tokens(rel)
         if "canonical" in relations and canonical is None:
             canonical = target
         if "alternate" in relations and _is_html(param(params, "type")):
-            # Several hreflang parameters are several languages (§3.4.1).
+            # Several hreflang parameters are several languages (RFC 8288 §3.4.1).
             for name, lang in params:
                 if name == "hreflang":
                     _add_alternate(alternates, lang, target)
@@ -183,6 +185,31 @@ _HEAD_END_TAGS = frozenset({"head", "body", "html", "br"})
 # (and Google's renderer) reads it; template.
 _INERT = frozenset({"title", "script", "style", "noscript", "template"})
 _SPACES = re.compile(r"[\t\n\f\r ]+")
+
+
+# The source files of the standard library's tokenizer: html.parser and the
+# base class it inherits. It documents no errors, yet where it cannot read a
+# construct it raises AssertionError from inside them (since Python 3.10,
+# when ParserBase.error() went away).
+_TOKENIZER_FILES = frozenset(
+    sys.modules[cls.__module__].__file__ for cls in HTMLParser.__mro__[:-1]
+)
+
+
+def _tokenizer_gave_up(exc: AssertionError) -> bool:
+    """True when ``exc`` was raised by the tokenizer itself, not by a handler
+    of ours: its innermost frame is in html.parser or _markupbase.
+
+    ``_HeadParser.parse_html_declaration`` already routes around the one
+    construct known to do this ("<![" that is no marked section, which some
+    releases raise on); this is for any a later release adds.
+    """
+    tb = exc.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    return tb.tb_frame.f_code.co_filename in _TOKENIZER_FILES
 
 
 class _HeadEnd(Exception):

@@ -33,7 +33,7 @@ def link_values(
 # parse_list_header splits at commas inside <...>, and parse_options_header
 # ends the value at the first ";" even inside <...>, drops "rel = x" (RFC 8288
 # allows whitespace around "=") and keeps the last of repeated parameters
-# where §3.3 keeps the first rel.
+# where RFC 8288 §3.3 keeps the first rel.
 _OWS = re.compile(r"[ \t]*")
 _PARAM_NAME = re.compile(r"[^ \t=;,]*")
 _TOKEN_VALUE = re.compile(r"[^;,]*")
@@ -111,7 +111,8 @@ def _skip(pattern: re.Pattern[str], text: str, i: int) -> int:
 
 
 def param(params: list[tuple[str, str]], name: str) -> str | None:
-    """The first value of a parameter: later ones are ignored (§3.3 for rel)."""
+    """The first value of a parameter: later ones are ignored (RFC 8288 §3.3
+    says so for rel)."""
     for key, value in params:
         if key == name:
             return value

@@ -17,6 +17,26 @@ if str(EXAMPLES) not in sys.path:
 
 BASE = {"base_url": "http://localhost", "store": "memory://"}
 
+# Markers given by rule (pyproject.toml lists them all); explicit marks cover
+# the rest. A test choosing a store kind under one of these names, as a
+# parameter or a parametrized fixture, needs the kind's server when it is one
+# of SERVICE_KINDS.
+STORE_PARAMETERS = frozenset({"kind", "make_store", "store_uri"})
+SERVICE_KINDS = frozenset({"redis", "postgres"})
+# Fixtures that start a redis-server of the test's own.
+REDIS_SERVER_FIXTURES = frozenset({"redis_server"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params if callspec is not None else {}
+        if any(params.get(name) in SERVICE_KINDS for name in STORE_PARAMETERS):
+            item.add_marker(pytest.mark.services)
+        if REDIS_SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.services)
+            item.add_marker(pytest.mark.servers)
+
 
 @pytest.fixture(params=["wsgi", "asgi"])
 def stack(request: pytest.FixtureRequest) -> str:

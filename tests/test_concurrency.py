@@ -23,6 +23,8 @@ from services import require_postgres, require_redis
 
 from sitemap_middleware import open_store
 
+pytestmark = [pytest.mark.servers, pytest.mark.slow]
+
 TESTS = Path(__file__).resolve().parent
 LOAD_APP = TESTS / "load_app.py"
 PAGES = 1000

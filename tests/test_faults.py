@@ -30,6 +30,8 @@ from sitemap_middleware import SitemapMiddleware, StoreError, open_store
 from sitemap_middleware import recorder as recorder_module
 from sitemap_middleware.stores import Entry, Store
 
+pytestmark = pytest.mark.slow
+
 BASE_URL = "http://localhost"
 LOGGER = "sitemap_middleware"
 # The store's socket timeout in the Redis tests (T): no request may wait on it.
@@ -433,6 +435,7 @@ def test_postgres_unreachable_at_start_warns_once(
     assert len(messages(caplog, logging.DEBUG)) >= failures - 1 >= 1
 
 
+@pytest.mark.services
 def test_postgres_backend_terminated_mid_batch(tmp_path: Path) -> None:
     """pg_terminate_backend on the connection writing a 50,000-entry batch, once
     it is writing the rows: the upsert raises and its transaction leaves nothing;

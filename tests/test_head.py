@@ -4,6 +4,7 @@ alternates and the modified time, from the <head> only and from RFC 8288."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from html.parser import HTMLParser
 from unittest import mock
 
 import pytest
@@ -163,6 +164,52 @@ def test_the_precheck_hides_nothing(body: bytes) -> None:
     with mock.patch.object(head_module, "_may_declare", return_value=True):
         tokenized = scan_head([body])
     assert scan_head([body]) == tokenized
+
+
+# Declarations the standard library's tokenizer has raised AssertionError on
+# (3.10 to 3.13 read "<![" as an SGML marked section): each is followed by a
+# noindex, so the tokenizer runs and must read past it.
+ODD_DECLARATIONS = [
+    b"<![x[ ]]>",
+    b"<![ '",
+    b"<![>",
+    b"<![=",
+    b"<![if x]>",
+    b"<![xendif]>",
+    b"<![<meta>",
+    b"<![&#",
+    b"<!attlist [x]>",
+    b"<!x [>",
+]
+
+
+@pytest.mark.parametrize("odd", ODD_DECLARATIONS)
+def test_odd_declarations_never_raise(odd: bytes) -> None:
+    for body in (b"<head>" + odd + NOINDEX, b"<head>" + NOINDEX + odd):
+        scan_head([body])  # no exception, whatever the verdict
+    assert head_noindex([b"<head>" + NOINDEX + odd]) is True
+
+
+def test_where_the_tokenizer_gives_up_what_it_read_stands() -> None:
+    """Without the scanner's own reading of "<![", html.parser raises inside
+    itself on "<![x["; the noindex read before it still counts."""
+    with mock.patch.object(
+        head_module._HeadParser,
+        "parse_html_declaration",
+        HTMLParser.parse_html_declaration,
+    ):
+        assert head_noindex([b"<head>" + NOINDEX + b"<![x[ <title>"]) is True
+
+
+@pytest.mark.parametrize("error", [RuntimeError("bug"), AssertionError("bug")])
+def test_a_bug_in_the_scanner_is_not_swallowed(error: Exception) -> None:
+    """Only the tokenizer's own failures are absorbed: an exception raised by
+    the scanner's handlers reaches the caller (the writer logs it as a bug)."""
+    with (
+        mock.patch.object(head_module._HeadParser, "_meta", side_effect=error),
+        pytest.raises(type(error), match="bug"),
+    ):
+        scan_head([b"<head>" + NOINDEX])
 
 
 def test_budget_bounds_the_scan() -> None:
@@ -348,8 +395,8 @@ DECLARED = Head(
     ],
 )
 def test_only_the_head_declares(body: bytes, expected: Head) -> None:
-    """User content in the body (B10) declares nothing, however it is
-    wrapped, and the body need not be marked up."""
+    """User content in the body (a comment, a post) declares nothing, however
+    it is wrapped, and the body need not be marked up."""
     assert scan_head([body]) == expected
 
 
@@ -391,7 +438,7 @@ LINK_CASES: list[tuple[list[str | bytes], Head]] = [
     ),
     (["</feed>; rel=alternate; type=application/rss+xml; hreflang=en"], NOTHING),
     (["</a>; rel=alternate; hreflang=de_AT"], NOTHING),
-    # A link with an anchor is about another resource (§3.2).
+    # A link with an anchor is about another resource (RFC 8288 §3.2).
     (['</a>; rel=canonical; anchor="/b"'], NOTHING),
     (['</a>; rel=canonical; anchor=""'], Head(canonicals=("/a",))),
     # Quoted strings hold commas, semicolons and escaped quotes.

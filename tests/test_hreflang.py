@@ -196,6 +196,7 @@ def test_link_headers_count_as_tags(make: Callable[..., Site]) -> None:
     assert set(map(tuple, sitemap(site).values())) == {tuple(own)}
 
 
+@pytest.mark.slow
 def test_adding_alternates_keeps_lastmod(make: Callable[..., Site]) -> None:
     """Members are rewritten with their links; their lastmod stays."""
     site = make()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import subprocess
 import sys
 import textwrap
@@ -14,6 +15,8 @@ from flask import Flask
 from sitemap_middleware import ConfigError, SitemapMiddleware, StoreError, open_store
 from sitemap_middleware.flask import Sitemap, get_sitemap
 from sitemap_middleware.stores.memory import MemoryStore
+
+ASGI_CONFIG = {"base_url": "http://localhost", "store": "memory://"}
 
 
 def _flask(tmp_path: Path, config: dict[str, object] | None) -> Flask:
@@ -64,6 +67,93 @@ def test_starlette_lookup_without_sitemap() -> None:
 
     with pytest.raises(LookupError):
         get_asgi(Starlette())
+
+
+def _starlette_app(lifespan: Any = None) -> Any:
+    from starlette.applications import Starlette
+    from starlette.responses import HTMLResponse
+    from starlette.routing import Route
+
+    async def page(request: Any) -> HTMLResponse:
+        return HTMLResponse("<html><body>a page</body></html>")
+
+    return Starlette(routes=[Route("/page", page)], lifespan=lifespan)
+
+
+class _Tagged:
+    """A middleware of the app's own that marks its responses."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        async def tagged(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message["headers"], (b"x-tagged", b"1")]
+            await send(message)
+
+        await self.app(scope, receive, tagged)
+
+
+def test_starlette_lookup_before_start_leaves_the_app_open() -> None:
+    """Before start-up, get_sitemap says why it finds nothing and builds
+    nothing: the app still takes middleware, and once started both serve."""
+    from starlette.testclient import TestClient
+
+    from sitemap_middleware import ASGISitemapMiddleware
+    from sitemap_middleware.starlette import get_sitemap as get_asgi
+
+    app = _starlette_app()
+    app.add_middleware(ASGISitemapMiddleware, config=ASGI_CONFIG)
+    with pytest.raises(LookupError, match="once the app has started"):
+        get_asgi(app)
+    assert app.middleware_stack is None
+    app.add_middleware(_Tagged)  # raises once Starlette has built its stack
+    with TestClient(app, base_url="http://localhost") as client:
+        middleware = get_asgi(app)
+        assert client.get("/page").headers["x-tagged"] == "1"
+        assert get_asgi(app) is middleware
+        middleware.flush()
+        assert [e.path for e in middleware.store.entries(1)] == ["/page"]
+
+
+def test_starlette_lookup_finds_the_instance_serving_requests() -> None:
+    """The instance found is the one in the request path: what it records is
+    what the app's own /sitemap.xml serves, and its counters move."""
+    from contextlib import asynccontextmanager
+
+    from starlette.middleware import Middleware
+    from starlette.testclient import TestClient
+
+    from sitemap_middleware import ASGISitemapMiddleware
+    from sitemap_middleware.starlette import get_sitemap as get_asgi
+
+    found: list[Any] = []
+
+    @asynccontextmanager
+    async def lifespan(app: Any) -> Any:
+        found.append(get_asgi(app))  # the stack exists at lifespan startup
+        yield
+
+    app = _starlette_app(lifespan)
+    app.user_middleware.append(Middleware(ASGISitemapMiddleware, config=ASGI_CONFIG))
+    with TestClient(app, base_url="http://localhost") as client:
+        middleware = get_asgi(app)
+        assert found == [middleware]
+        assert client.get("/page").status_code == 200
+        middleware.flush()
+        assert middleware.stats()["recorded"] == 1
+        body = client.get("/sitemap-1.xml.gz").content
+    assert b"/page" in gzip.decompress(body)
+
+
+def test_starlette_lookup_through_a_plain_asgi_chain() -> None:
+    from sitemap_middleware import ASGISitemapMiddleware
+    from sitemap_middleware.starlette import get_sitemap as get_asgi
+
+    middleware = ASGISitemapMiddleware(_starlette_app(), config=ASGI_CONFIG)
+    assert get_asgi(_Tagged(middleware)) is middleware
+    middleware.close()
 
 
 def test_asgi_lifespan_shutdown_flushes(tmp_path: Path) -> None:

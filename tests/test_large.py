@@ -74,6 +74,7 @@ def million(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_million_urls(million: Path) -> None:
     """The index lists 20 full pages; the first and the last validate; every
     read is keyset-paginated (no OFFSET)."""
@@ -95,6 +96,7 @@ def test_a_million_urls(million: Path) -> None:
     store.close()
 
 
+@pytest.mark.slow
 def test_page_membership_and_etags_are_stable(tmp_path: Path) -> None:
     """120,000 URLs on 3 pages: adding 10 URLs and changing one on page 1
     changes the ETag of page 1 and the last page only."""
@@ -120,6 +122,7 @@ def test_page_membership_and_etags_are_stable(tmp_path: Path) -> None:
     middleware.close()
 
 
+@pytest.mark.slow
 def test_stale_page_renders_once_under_a_stampede(tmp_path: Path) -> None:
     """200 concurrent requests for a page that just changed: one render, and
     every request gets the same bytes."""

@@ -45,6 +45,7 @@ def stored(site: Site) -> tuple[datetime | None, str | None, str]:
     return entry.lastmod, entry.fingerprint, site.store.page(1).version
 
 
+@pytest.mark.slow
 def test_noise_keeps_lastmod_and_a_real_change_moves_it_once(
     make: Callable[..., Site],
 ) -> None:

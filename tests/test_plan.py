@@ -495,6 +495,7 @@ def test_b10_ugc_robots_injection(make: Make) -> None:
 # -- hostile volumes --------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_v1_slug_explosion(stack: str, routed: Make) -> None:
     """300 made-up UUID slugs on a catch-all route with a route cap of 50 and
     40 on a route under the global cap of 80: the store holds the caps, the
@@ -531,6 +532,7 @@ def test_v1_slug_explosion(stack: str, routed: Make) -> None:
     assert sorted(served(site)) == sorted(ORIGIN + p for p in updated)
 
 
+@pytest.mark.slow
 def test_v2_query_explosion(make: Make) -> None:
     """500 /search?q=<random> are one page, /search: the first is written,
     the others pass as a page digested lately."""
@@ -667,6 +669,7 @@ def test_p4_noindex_variants(make: Make, variant: Any) -> None:
     assert served(site) == []
 
 
+@pytest.mark.slow
 def test_p6_status_transitions(make: Make, monkeypatch: pytest.MonkeyPatch) -> None:
     """301/308/404/410 remove a recorded page; 503, 429 and a failing store
     change nothing; a 200 again puts it back. The store forgets a removed

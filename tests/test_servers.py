@@ -23,6 +23,8 @@ from helpers import (
     validate,
 )
 
+pytestmark = [pytest.mark.servers, pytest.mark.slow]
+
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 

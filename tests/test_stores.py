@@ -322,6 +322,7 @@ entries = st.builds(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(FACTORIES))
 def test_pages_never_exceed_the_limits(kind: str, tmp_path_factory: Any) -> None:
     """Any mix of URL lengths, alternates, images and updates: no page holds
@@ -524,6 +525,7 @@ def test_server_store_after_fork_and_across_processes(kind: str) -> None:
     store.close()
 
 
+@pytest.mark.services
 def test_redis_options() -> None:
     uri = redis_uri(page_size=10, timeout=0.5, connect_timeout=0.25)
     with open_store(uri) as store:
@@ -555,6 +557,7 @@ def test_redis_unreachable_fails_within_timeout() -> None:
     assert time.monotonic() - started < 2
 
 
+@pytest.mark.services
 def test_redis_refuses_other_schema() -> None:
     """Data of another layout (schema 1: rows without fragments) is refused,
     never read as this one."""
@@ -570,6 +573,7 @@ def test_redis_refuses_other_schema() -> None:
         open_store(uri).count()
 
 
+@pytest.mark.services
 def test_redis_counts_routes_of_older_data() -> None:
     """Data written before the per-route counts is counted once when opened."""
     import redis
@@ -588,6 +592,7 @@ def test_redis_counts_routes_of_older_data() -> None:
         assert store.count("/<x>") == 2
 
 
+@pytest.mark.services
 def test_redis_remove_takes_paths_verbatim() -> None:
     """Paths go to Redis joined by NUL: one holding a NUL removes nothing."""
     with open_store(redis_uri()) as store:
@@ -596,6 +601,7 @@ def test_redis_remove_takes_paths_verbatim() -> None:
         assert paths(store) == ["/a", "/b"]
 
 
+@pytest.mark.services
 def test_redis_warns_when_eviction_could_drop_entries(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -627,6 +633,7 @@ def test_redis_warns_when_eviction_could_drop_entries(
     assert "noeviction" in record.getMessage()
 
 
+@pytest.mark.services
 def test_postgres_options() -> None:
     uri = postgres_uri(page_size=10, statement_timeout=250, application_name="t")
     with open_store(uri) as store:
@@ -647,6 +654,7 @@ def _one(conn: Any, query: str) -> Any:
     return conn.execute(query).fetchone()[0]
 
 
+@pytest.mark.services
 def test_postgres_adds_the_route_index_to_older_tables() -> None:
     """Version-2 tables made before count(route) get its index when opened."""
     import psycopg
@@ -663,6 +671,7 @@ def test_postgres_adds_the_route_index_to_older_tables() -> None:
         assert found.fetchone() == (f"{prefix}url_route",)
 
 
+@pytest.mark.services
 def test_postgres_refuses_other_schema() -> None:
     import psycopg
 
@@ -724,6 +733,7 @@ def test_registry(tmp_path: Path) -> None:
 ROUTES: list[str | None] = [None, "/<a>", "/<b>"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(FACTORIES))
 def test_state_machine_matches_model(kind: str, tmp_path_factory: Any) -> None:
     """Random upserts and removals: the store always equals a simple model."""
