@@ -80,13 +80,12 @@ class ASGISitemapMiddleware(SitemapBase):
                 # §8.2.3 splits them), and any one may carry the session.
                 cookie = value if not cookie else cookie + b"; " + value
         watcher = self.watcher
-        if not watcher.request(
-            method,
-            path,
-            host.decode("latin-1"),
-            authorization,
-            cookie.decode("latin-1"),
-        ):
+        latin = "latin-1"
+        reason = watcher.request_skip(
+            method, path, host.decode(latin), authorization, cookie.decode(latin)
+        )
+        if reason is not None:
+            watcher.count(reason)
             await self.app(scope, receive, send)
             return
 

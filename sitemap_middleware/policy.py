@@ -41,16 +41,25 @@ class Globs:
             else:
                 prefixes.append(head)
         self._exact = frozenset(exact)
-        self._prefixes = tuple(prefixes)
+        # Prefixes by their second character (the one after "/"), so that a
+        # path is checked against the few that may match: one-character
+        # slices are cached by CPython, so the lookup allocates nothing.
+        buckets: dict[str, list[str]] = {}
+        for prefix in prefixes:
+            buckets.setdefault(prefix[1:2], []).append(prefix)
+        short = tuple(buckets.pop("", ()))  # "" or "/": any path may match
+        self._buckets = {c: (*found, *short) for c, found in buckets.items()}
+        self._short = short
         self._regex = re.compile("|".join(others)) if others else None
         self.empty = not (exact or prefixes or others)
 
     def match(self, path: str) -> bool:
-        return (
-            path in self._exact
-            or path.startswith(self._prefixes)
-            or (self._regex is not None and self._regex.match(path) is not None)
-        )
+        if path in self._exact:
+            return True
+        prefixes = self._buckets.get(path[1:2], self._short)
+        if prefixes and path.startswith(prefixes):
+            return True
+        return self._regex is not None and self._regex.match(path) is not None
 
 
 # Response headers the policy reads, by lower-case name.
@@ -159,7 +168,8 @@ class Policy:
                 else raw_value
             )
             if name == "content-type":
-                html = self._html_types.get(value) or self._is_html(value)
+                known = self._html_types.get(value)
+                html = self._is_html(value) if known is None else known
             elif name == "x-robots-tag":
                 if is_noindex(value):
                     return REMOVE

@@ -34,9 +34,12 @@ Asked only of a response that records or removes."""
 class Watcher:
     """The watching rules of one middleware, shared by all its requests.
 
-    The adapter calls :meth:`request` before the app runs, :meth:`start` when the
-    app starts its response, and, for a page to record, the returned
-    :class:`Recording`'s ``body`` and ``end``.
+    Before the app runs, the adapter asks ``request_skip(method, path, host,
+    authorization, cookie)`` (:meth:`Policy.request_skip`; ``cookie`` is every
+    ``Cookie`` line joined with ``"; "``) and ``count()``s a reason it gives;
+    it calls :meth:`start` when the app starts its response and, for a page to
+    record, the returned :class:`Recording`'s ``body`` and ``end``. ``path`` is
+    always the decoded path below the mount point.
     """
 
     def __init__(
@@ -52,24 +55,10 @@ class Watcher:
         self._recorder = recorder
         self._locate = locate
         self._find_route = find_route
-        self._skip = policy.request_skip
+        self.request_skip = policy.request_skip
         self._action = policy.response_action
         self._is_fresh = recorder.is_fresh
         self.count = recorder.count
-
-    def request(
-        self, method: str, path: str, host: str, authorization: bool, cookie: str
-    ) -> bool:
-        """Whether the app's answer may add or remove a page; counts why not.
-
-        ``path`` is the decoded path below the mount point, ``cookie`` every
-        ``Cookie`` field line of the request joined with ``"; "``.
-        """
-        reason = self._skip(method, path, host, authorization, cookie)
-        if reason is None:
-            return True
-        self.count(reason)
-        return False
 
     def start(
         self, state: State, path: str, status: int, headers: Headers, root: str = ""

@@ -64,13 +64,15 @@ class SitemapMiddleware(SitemapBase):
             if path == "/robots.txt" and method in ("GET", "HEAD"):
                 return self._robots(environ, start_response, method)
         watcher = self.watcher
-        if not watcher.request(
+        reason = watcher.request_skip(
             method,
             path,
             environ.get("HTTP_HOST") or environ.get("SERVER_NAME", ""),
             "HTTP_AUTHORIZATION" in environ,
             environ.get("HTTP_COOKIE", ""),
-        ):
+        )
+        if reason is not None:
+            watcher.count(reason)
             return self.app(environ, start_response)
 
         codes = self._codes
