@@ -12,8 +12,9 @@ from typing import Any, TypeVar
 from ._types import ASGIApp, Message, Receive, Scope, Send
 from .config import Config
 from .core import SitemapBase
+from .observation import Draft
 from .policy import RECORD, REMOVE
-from .recorder import FRESH, Observation
+from .reasons import Seen
 from .routes import Route
 from .serving import OWN_PREFIXES, Response
 
@@ -164,17 +165,17 @@ class _Watch:
         self.path = path
         self.root = root  # root_path as the middleware saw it, before any Mount
         self.send_ = send
-        self.observation: Observation | None = None  # while a page is being sent
+        self.observation: Draft | None = None  # while a page is being sent
 
-    def _observe(self, key: str, query: str, route: Route) -> Observation:
+    def _observe(self, key: str, query: str, route: Route) -> Draft:
         raw_path = self.scope.get("raw_path")
         # raw_path keeps "%2F" apart from "/"; it is absent on some servers and
         # includes the mount prefix when root_path is set.
         if raw_path and not self.root:
             wire = raw_path.partition(b"?")[0].decode("latin-1")
-            return Observation(key, wire, query, True, route)
+            return Draft(key, wire, query, True, route)
         latin = self.path.encode("utf-8").decode("latin-1")
-        return Observation(key, latin, query, False, route)
+        return Draft(key, latin, query, False, route)
 
     async def send(self, message: Message) -> None:
         kind = message["type"]
@@ -196,9 +197,9 @@ class _Watch:
                     # For the writer: the Link and Last-Modified headers.
                     observation.headers = message.get("headers", ())
                 elif action == REMOVE:
-                    recorder.submit(self._observe(key, query, route), REMOVE)
-                elif action == FRESH:
-                    recorder.count(FRESH, "seen")
+                    recorder.submit(self._observe(key, query, route).finish(REMOVE))
+                elif action == Seen.FRESH:
+                    recorder.count(Seen.FRESH)
                 else:
                     recorder.count(action)
             else:
@@ -209,7 +210,7 @@ class _Watch:
             if not message.get("more_body", False):
                 await self.send_(message)
                 self.observation = None
-                self.middleware.recorder.submit(observation, RECORD)
+                self.middleware.recorder.submit(observation.finish(RECORD))
                 return
         await self.send_(message)
 

@@ -9,7 +9,8 @@ from typing import Any
 
 from .config import Config
 from .policy import RECORD, Policy
-from .recorder import FRESH, Recorder
+from .reasons import Seen
+from .recorder import Recorder
 from .routes import OPTED_OUT, ROUTE_EXCLUDED, SKIP_KEY, Route, Routes
 from .serving import Server
 from .stores import Store, open_store
@@ -60,7 +61,7 @@ class SitemapBase:
         recorder = self.recorder
         if action == RECORD and not query and recorder.is_fresh(path):
             # Recorded lately, so its route is not excluded: no need to look.
-            return FRESH, path, routes.unknown
+            return Seen.FRESH, path, routes.unknown
         found = self._find_route(state, root)
         if found is not None:
             route = routes.resolve(*found)
@@ -76,7 +77,8 @@ class SitemapBase:
         if query and route.query:
             # Dropped parameters would make one page look like many.
             key = f"{path}?{query}"
-            return (FRESH if recorder.is_fresh(key) else action), key, route
+            fresh = recorder.is_fresh(key)
+            return (Seen.FRESH if fresh else action), key, route
         return action, path, route
 
     def _find_route(

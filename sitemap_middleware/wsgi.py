@@ -11,8 +11,9 @@ from typing import Any
 from ._types import Environ, ResponseHeaders, StartResponse, WSGIApp
 from .config import Config
 from .core import SitemapBase
+from .observation import Draft
 from .policy import RECORD, REMOVE, SKIPS
-from .recorder import FRESH, Observation
+from .reasons import Seen
 from .routes import OPTED_OUT, ROUTE_EXCLUDED, ROUTE_KEY
 from .serving import OWN_PREFIXES, Response
 
@@ -88,9 +89,7 @@ class SitemapMiddleware(SitemapBase):
                 query: str = environ.get("QUERY_STRING", "")
                 action, key, route = self._judge(action, environ, path, query, "")
                 if action in (RECORD, REMOVE):
-                    observation = decided[1] = Observation(
-                        key, path, query, False, route
-                    )
+                    observation = decided[1] = Draft(key, path, query, False, route)
                     observation.headers = headers  # for Link and Last-Modified
             decided[0] = action
             if exc_info is None:
@@ -113,8 +112,8 @@ class SitemapMiddleware(SitemapBase):
             # A page to record, or start_response not called yet.
             return _Observed(body, decided, self)
         # The common cases, settled in one call.
-        if action == FRESH:
-            recorder.count(FRESH, "seen")
+        if action == Seen.FRESH:
+            recorder.count(Seen.FRESH)
         elif action in _LEFT_ALONE:
             recorder.count(action)
         else:
@@ -131,11 +130,11 @@ class SitemapMiddleware(SitemapBase):
         action, observation = decided
         recorder = self.recorder
         if action == RECORD and complete:
-            recorder.submit(observation, RECORD)
+            recorder.submit(observation.finish(RECORD))
         elif action == REMOVE:
-            recorder.submit(observation, REMOVE)
-        elif action == FRESH:
-            recorder.count(FRESH, "seen")
+            recorder.submit(observation.finish(REMOVE))
+        elif action == Seen.FRESH:
+            recorder.count(Seen.FRESH)
         elif action == RECORD:
             recorder.count("incomplete")
         else:
