@@ -10,6 +10,7 @@ and counted, the rest written (invariant 18).
 from __future__ import annotations
 
 import logging
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -41,6 +42,10 @@ MIN_BACKOFF = 1.0
 MAX_BACKOFF = 30.0
 # Seconds between two tracebacks of the same bug (the counters keep the count).
 BUG_INTERVAL = 60.0
+# What a store raises when it is down. sqlite3's own errors are among them only
+# while the SQLite store lets them through unwrapped: a store's errors should be
+# StoreError alone.
+OUTAGE: tuple[type[Exception], ...] = (StoreError, sqlite3.Error)
 
 
 class Pending:
@@ -84,7 +89,7 @@ class Breaker:
     def allows(self) -> bool:
         return time.monotonic() >= self._retry_at
 
-    def trip(self, exc: StoreError) -> None:
+    def trip(self, exc: Exception) -> None:
         self._backoff = min(max(2 * self._backoff, MIN_BACKOFF), MAX_BACKOFF)
         self._retry_at = time.monotonic() + self._backoff
         # One warning per outage, not one per probe: a store down for an hour
@@ -290,7 +295,7 @@ class Writer:
                 self._write_upserts()
             if pending.removals:
                 self._write_removals()
-        except StoreError as exc:
+        except OUTAGE as exc:
             self._count(Errors.STORE)
             self._breaker.trip(exc)
             return False
@@ -351,14 +356,14 @@ class Writer:
         self, where: str, call: Callable[[list[T]], int], items: list[T]
     ) -> tuple[int, list[T]]:
         """``call(items)``, its results summed; an item whose call raises a bug
-        (anything but ``StoreError``, which propagates: an outage) is found by
+        (anything but an outage, ``StoreError``, which propagates) is found by
         halving the batch, reported and left out. Returns the sum and the
         items left out."""
         if not items:
             return 0, []
         try:
             return call(items), []
-        except StoreError:
+        except OUTAGE:
             raise
         except Exception as exc:
             if len(items) == 1:
