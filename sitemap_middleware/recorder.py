@@ -78,7 +78,7 @@ class Recorder:
         if not self._intake.put(observation):
             self.count(Dropped.QUEUE_FULL)
         elif not self._writer.started:
-            self._writer.start()
+            self._writer.start(self)
 
     # -- lifecycle ------------------------------------------------------------
 

@@ -164,6 +164,7 @@ class Writer:
         self._breaker = Breaker()
         self._bugs = Bugs(counters.add)
         self._lock = threading.Lock()  # one drain and push at a time
+        self._starting = threading.Lock()
         self._thread: threading.Thread | None = None
         self._stopping = False
 
@@ -175,16 +176,20 @@ class Writer:
     def started(self) -> bool:
         return self._thread is not None
 
-    def start(self) -> None:
-        with self._lock:
+    def start(self, owner: object) -> None:
+        """Start the thread (once). It holds ``owner`` (the recorder) while it
+        runs, so that the process's exit hook still finds it to flush."""
+        # Not the write lock: a request may be the one starting the thread
+        # while a flush() waits on the store.
+        with self._starting:
             if self._thread is not None or self._stopping:
                 return
             self._thread = threading.Thread(
-                target=self._run, name="sitemap-recorder", daemon=True
+                target=self._run, args=(owner,), name="sitemap-recorder", daemon=True
             )
             self._thread.start()
 
-    def _run(self) -> None:
+    def _run(self, owner: object) -> None:
         while not self._stopping:
             try:
                 self._intake.wait(FLUSH_INTERVAL)
@@ -214,7 +219,8 @@ class Writer:
 
     def stop(self, timeout: float) -> None:
         """Flush and end the thread, within about ``timeout`` seconds."""
-        self._stopping = True
+        with self._starting:
+            self._stopping = True
         self._intake.wake()
         self.flush(timeout)
         thread = self._thread

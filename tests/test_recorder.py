@@ -317,3 +317,30 @@ def test_hooks_are_registered_once_per_process(
     assert registered == []
     first.close()
     assert len(PROCESS) == live - 1
+
+
+def test_the_writer_thread_outlives_a_bug(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without any flush() call, the writer thread meets a digest bug and goes
+    on to write the next page."""
+    monkeypatch.setattr(writer, "FLUSH_INTERVAL", 0.02)
+    real = writer.digest
+
+    def buggy(observation: Observation, *args: Any) -> Any:
+        if observation.path == "/bad":
+            raise ZeroDivisionError("a bug in the digest")
+        return real(observation, *args)
+
+    monkeypatch.setattr(writer, "digest", buggy)
+    store = MemoryStore()
+    recorder = recorder_on(store)
+    try:
+        recorder.submit(page("/bad"))
+        recorder.submit(page("/good"))
+        deadline = time.monotonic() + 5
+        while store.count() < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert paths(store) == ["/good"]
+        assert recorder._writer._thread is not None
+        assert recorder._writer._thread.is_alive()
+    finally:
+        recorder.close()
