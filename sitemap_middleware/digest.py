@@ -11,19 +11,26 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime, timezone
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from .clusters import Alternates, declared
 from .config import Config
 from .facts import read_content, read_head
 from .model import Entry
 from .observation import Observation
-from .policy import Policy
 from .reasons import RECORD, Skipped
 from .render import fragment
 from .routes import Route
 from .sitemaps import MAX_URL_LENGTH
 from .urls import filter_query, normalise_path, strip_secrets, wsgi_path
+
+
+class Rules(Protocol):
+    """The path rules of the config (the policy has them): own endpoints,
+    ``exclude`` and ``include``."""
+
+    def path_skip(self, path: str) -> str | None:
+        """Why a normalised path is never recorded, or ``None``."""
 
 
 class Prints(NamedTuple):
@@ -80,7 +87,7 @@ Digest = Upsert | Removal | Unchanged | Skip
 
 
 def digest(
-    observation: Observation, config: Config, rules: Policy, hit: Prints | None
+    observation: Observation, config: Config, rules: Rules, hit: Prints | None
 ) -> Digest:
     """What ``observation`` asks of the store. ``hit`` is what the recent-pages
     cache holds for its key (``None``: read it as new); ``rules`` gives the
@@ -132,7 +139,7 @@ def digest(
     return Upsert(entry, key, prints, route, hit is not None)
 
 
-def locate(observation: Observation, config: Config, rules: Policy) -> str | Skip:
+def locate(observation: Observation, config: Config, rules: Rules) -> str | Skip:
     """The stored spelling of the observed URL (path and kept query), or why
     it has none."""
     wire = observation.path if observation.raw else wsgi_path(observation.path)

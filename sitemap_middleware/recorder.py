@@ -13,10 +13,10 @@ import weakref
 
 from .config import Config
 from .counters import Counters
+from .digest import Rules
 from .intake import Intake
 from .limits import Limits
 from .observation import Observation
-from .policy import Policy
 from .reasons import Dropped
 from .recent import Recent
 from .stores.base import Store
@@ -38,7 +38,7 @@ class Recorder:
         recorder.close()
     """
 
-    def __init__(self, config: Config, policy: Policy, store: Store) -> None:
+    def __init__(self, config: Config, policy: Rules, store: Store) -> None:
         self._config = config
         self._policy = policy
         self._store = store

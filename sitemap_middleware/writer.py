@@ -20,13 +20,12 @@ from typing import TypeVar
 from .clusters import Clusters
 from .config import Config
 from .counters import Counters
-from .digest import Removal, Skip, Unchanged, Upsert, digest
+from .digest import Removal, Rules, Skip, Unchanged, Upsert, digest
 from .errors import StoreError
 from .intake import MAX_QUEUED, Intake
 from .limits import Limits
 from .model import Entry
 from .observation import Observation
-from .policy import Policy
 from .reasons import RECORDED, REMOVED, Dropped, Errors, Seen
 from .recent import Recent
 from .stores.base import Store
@@ -145,7 +144,7 @@ class Writer:
     def __init__(
         self,
         config: Config,
-        rules: Policy,
+        rules: Rules,
         store: Store,
         intake: Intake,
         counters: Counters,
