@@ -344,3 +344,34 @@ def test_the_writer_thread_outlives_a_bug(monkeypatch: pytest.MonkeyPatch) -> No
         assert recorder._writer._thread.is_alive()
     finally:
         recorder.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork()")
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # fork with threads
+def test_a_forked_child_records_with_a_writer_of_its_own(tmp_path: Any) -> None:
+    """The process's fork hook gives the child's recorder its own queue and
+    writer: a page the child records lands, though the parent's writer thread
+    does not exist there."""
+    from sitemap_middleware.stores import open_store
+
+    store = open_store(f"sqlite:///{tmp_path / 's.db'}")
+    recorder = Recorder(CONFIG, Policy(CONFIG), store)
+    try:
+        recorder.submit(page("/parent"))
+        assert recorder.flush(5.0)
+        pid = os.fork()
+        if pid == 0:  # the child: report by exit status only
+            ok = False
+            try:
+                recorder.submit(page("/child"))
+                thread = recorder._writer._thread  # started by this submit
+                alive = thread is not None and thread.is_alive()
+                ok = alive and recorder.flush(5.0)
+                ok = ok and recorder.stats()["recorded"] == 2
+            finally:
+                os._exit(0 if ok else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+        assert sorted(e.path for e in store.entries(1)) == ["/child", "/parent"]
+    finally:
+        recorder.close()
