@@ -14,7 +14,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from .head import MAX_ALTERNATES
-from .stores.base import Entry
+from .model import Entry
+from .reasons import Skipped
 from .urls import canonical_target
 
 # Pages with alternates whose cluster this process remembers; beyond it the
@@ -23,9 +24,9 @@ MAX_PAGES = 10_000
 # Stats reasons (group "skipped"), counted once for each page written without
 # the alternates it declares:
 # a member has not been recorded by this process (yet), or has been removed;
-INCOMPLETE = "hreflang_incomplete"
+INCOMPLETE = Skipped.HREFLANG_INCOMPLETE
 # a recorded member declares another set, or the page is missing from its own.
-MISMATCH = "hreflang_mismatch"
+MISMATCH = Skipped.HREFLANG_MISMATCH
 
 Alternates = tuple[tuple[str, str], ...]
 

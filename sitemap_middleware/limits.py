@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from .config import Config
+from .reasons import Dropped
 from .routes import Route
 from .stores.base import Store
 
@@ -63,7 +64,7 @@ class Limits:
     """
 
     def __init__(
-        self, config: Config, store: Store, count: Callable[[str, str], None]
+        self, config: Config, store: Store, count: Callable[[str], object]
     ) -> None:
         self._config = config
         self._store = store
@@ -126,13 +127,15 @@ class Limits:
                 if route.max_urls is not None and route.template is not None:
                     held = self._routes[route.template]
                 if cap is not None and self._stored >= cap:
-                    self._refuse("cap", "max_urls", self._stored)
+                    self._refuse(Dropped.CAP, "max_urls", self._stored)
                     continue
                 if held is not None and held[0] >= (route.max_urls or 0):
-                    self._refuse("route_cap", f"route {route.template}", int(held[0]))
+                    self._refuse(
+                        Dropped.ROUTE_CAP, f"route {route.template}", int(held[0])
+                    )
                     continue
                 if not self._bucket.take():
-                    self._count_dropped("rate", "dropped")
+                    self._count_dropped(Dropped.RATE)
                     continue
                 self._stored += 1
                 if held is not None:
@@ -147,7 +150,7 @@ class Limits:
             held[1] = 0.0
 
     def _refuse(self, reason: str, cap: str, held: int) -> None:
-        self._count_dropped(reason, "dropped")
+        self._count_dropped(reason)
         # One line per cap and process: the counters keep the full account.
         if cap not in self._warned:
             self._warned.add(cap)

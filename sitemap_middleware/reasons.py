@@ -43,6 +43,8 @@ class Skipped:
     BAD_PATH: Final = "bad_path"
     SECRET: Final = "secret"
     TOO_LONG: Final = "too_long"
+    UNSTORABLE: Final = "unstorable"
+    """A value no sitemap may hold (the entry's fragment does not render)."""
     # The exchange itself.
     INCOMPLETE: Final = "incomplete"
     """The client left mid-body."""
@@ -75,6 +77,10 @@ class Errors:
     """Failures, retried later (``stats()["errors"]``)."""
 
     STORE: Final = "store"
+    """The store failed (an outage): the writes stay pending."""
+    BUG: Final = "bug"
+    """An unexpected exception in the recorder: logged with its traceback; the
+    observation or entry that raised it is dropped, the rest goes on."""
 
 
 # The totals, counted under their own name at the top of stats().

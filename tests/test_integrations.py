@@ -201,7 +201,7 @@ def test_counters_survive_their_threads() -> None:
     """Counts made on short-lived threads are kept after the threads end."""
     import threading
 
-    from sitemap_middleware.recorder import Counters
+    from sitemap_middleware.counters import Counters
 
     counters = Counters()
 

@@ -1,0 +1,183 @@
+"""The digest: one observation and the config to what the store must do, pure.
+
+An observation becomes an :class:`Upsert` (a validated entry), a
+:class:`Removal`, an :class:`Unchanged` (nothing to write) or a counted
+:class:`Skip`. Every entry is checked here against what a sitemap may hold, so
+that a bad value from a page is a skip, never an error in a store's upsert
+(invariant 18).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+from typing import NamedTuple, Protocol
+
+from .clusters import Alternates, declared
+from .config import Config
+from .facts import read_content, read_head
+from .model import Entry
+from .observation import Observation
+from .reasons import RECORD, Skipped
+from .render import fragment
+from .routes import Route
+from .sitemaps import MAX_URL_LENGTH
+from .urls import filter_query, normalise_path, strip_secrets, wsgi_path
+
+
+class Rules(Protocol):
+    """The path rules of the config (the policy has them): own endpoints,
+    ``exclude`` and ``include``."""
+
+    def path_skip(self, path: str) -> str | None:
+        """Why a normalised path is never recorded, or ``None``."""
+
+
+class Prints(NamedTuple):
+    """A page's two digests: the raw bytes' (the same bytes again: nothing to
+    read) and its content fingerprint (the same content with other noise:
+    nothing to write)."""
+
+    raw: str
+    content: str
+
+
+class Upsert(NamedTuple):
+    """A page to write."""
+
+    entry: Entry
+    key: str
+    """The recent-pages cache key to remember once it is written."""
+    prints: Prints
+    route: Route
+    known: bool
+    """Written by this process lately: no new URL, not subject to admission."""
+
+
+class Removal(NamedTuple):
+    """A page to take out of the store."""
+
+    path: str
+    key: str
+    reason: str | None
+    """Why a page served to record is removed instead (``noindex``,
+    ``canonical_other``, counted as skipped); ``None`` for a plain removal."""
+
+
+class Unchanged(NamedTuple):
+    """A page the recent-pages cache already holds as it is: nothing to write,
+    unless the writer knows better (a removal pending for the path, or
+    alternates its cluster does not hold)."""
+
+    path: str
+    key: str
+    prints: Prints
+    alternates: Alternates | None
+    """The alternates declared, when the head was read (same content); ``None``
+    when the bytes were the same."""
+
+
+class Skip(NamedTuple):
+    """Nothing to do, for a reason counted in ``stats()``."""
+
+    reason: str
+
+
+Digest = Upsert | Removal | Unchanged | Skip
+
+
+def digest(
+    observation: Observation, config: Config, rules: Rules, hit: Prints | None
+) -> Digest:
+    """What ``observation`` asks of the store. ``hit`` is what the recent-pages
+    cache holds for its key (``None``: read it as new); ``rules`` gives the
+    path rules of the config."""
+    path = locate(observation, config, rules)
+    if isinstance(path, Skip):
+        return path
+    key = observation.key
+    if observation.action != RECORD:
+        return Removal(path, key, None)
+    body, headers, route = observation.body, observation.headers, observation.route
+    raw = _sha1(body)
+    if hit is not None and hit.raw == raw:
+        return Unchanged(path, key, hit, None)
+    head, reason = read_head(config, path, route.query, body, headers)
+    if reason is not None:
+        return Removal(path, key, reason)
+    facts = read_content(config, path, body, headers, head)
+    prints = Prints(raw, facts.fingerprint)
+    alternates = declared(head.alternates, config.base_url, path, route.query)
+    if hit is not None and hit.content == facts.fingerprint and facts.lastmod is None:
+        # Only per-request noise changed (a CSRF token, a nonce).
+        return Unchanged(path, key, prints, alternates)
+    # A lastmod from the configured source is taken as it is (if newer);
+    # otherwise the fingerprint decides when it moves.
+    seen = int(observation.seen)
+    if facts.lastmod is None:
+        when, fingerprint = (
+            datetime.fromtimestamp(seen, timezone.utc),
+            facts.fingerprint,
+        )
+    else:
+        when, fingerprint = facts.lastmod, None
+    # The route's options (or the defaults) are written into the entry, so the
+    # stored fragment is final (pages re-recorded later pick up a new config).
+    entry = Entry(
+        path,
+        when,
+        fingerprint,
+        route.changefreq,
+        route.priority,
+        route.template,
+        # As declared: Clusters.settle() keeps them when complete.
+        alternates=alternates,
+        images=facts.images,
+    )
+    if not is_storable(entry, seen):
+        return Skip(Skipped.UNSTORABLE)
+    return Upsert(entry, key, prints, route, hit is not None)
+
+
+def locate(observation: Observation, config: Config, rules: Rules) -> str | Skip:
+    """The stored spelling of the observed URL (path and kept query), or why
+    it has none."""
+    wire = observation.path if observation.raw else wsgi_path(observation.path)
+    path = normalise_path(wire)
+    if path is None:
+        return Skip(Skipped.BAD_PATH)
+    path = strip_secrets(path)
+    if path is None:
+        return Skip(Skipped.SECRET)
+    reason = rules.path_skip(path)
+    if reason is not None:
+        return Skip(reason)
+    query = filter_query(observation.query, observation.route.query)
+    if query:
+        path = f"{path}?{query}"
+    if len(config.base_url) + len(path) > MAX_URL_LENGTH:
+        return Skip(Skipped.TOO_LONG)
+    return path
+
+
+def is_storable(entry: Entry, now: int) -> bool:
+    """Whether every value of ``entry`` fits a sitemap: its ``<url>`` fragment
+    renders (the one a store writes, but for the lastmod it settles on)."""
+    lastmod = entry.lastmod
+    try:
+        if lastmod is not None:
+            if lastmod.tzinfo is None:
+                return False
+            now = min(int(lastmod.timestamp()), now)
+        fragment(entry, now)
+    except (ValueError, OverflowError, OSError):
+        return False
+    return True
+
+
+def _sha1(chunks: list[bytes]) -> str:
+    """A fast digest of the bytes (SHA-1: hardware-accelerated, not for security)."""
+    raw = hashlib.sha1(usedforsecurity=False)
+    for chunk in chunks:
+        raw.update(chunk)
+    return raw.hexdigest()

@@ -1,0 +1,380 @@
+"""The writer: one thread per process that digests queued observations, admits new
+URLs within the limits, settles hreflang clusters and writes batches to the store.
+
+A failing store (``StoreError``) is an outage: a breaker leaves it alone for a
+growing backoff, keeps what is pending and warns once. Any other exception is a
+bug: logged with its traceback (rate-limited), the entry that raised it dropped
+and counted, the rest written (invariant 18).
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TypeVar
+
+from .clusters import Clusters
+from .config import Config
+from .counters import Counters
+from .digest import Removal, Rules, Skip, Unchanged, Upsert, digest
+from .errors import StoreError
+from .intake import MAX_QUEUED, Intake
+from .limits import Limits
+from .model import Entry
+from .observation import Observation
+from .reasons import RECORDED, REMOVED, Dropped, Errors, Seen
+from .recent import Recent
+from .stores.base import Store
+
+logger = logging.getLogger("sitemap_middleware")
+
+T = TypeVar("T")
+
+FLUSH_INTERVAL = 1.0  # seconds between writes when traffic is light
+BATCH = 1000  # observations written per store call
+# A failing store is left alone this long, doubling from MIN to MAX, then probed.
+MIN_BACKOFF = 1.0
+MAX_BACKOFF = 30.0
+# Seconds between two tracebacks of the same bug (the counters keep the count).
+BUG_INTERVAL = 60.0
+# What a store raises when it is down. sqlite3's own errors are among them only
+# while the SQLite store lets them through unwrapped: a store's errors should be
+# StoreError alone.
+OUTAGE: tuple[type[Exception], ...] = (StoreError, sqlite3.Error)
+
+
+class Pending:
+    """Digested, not yet written; kept across store failures."""
+
+    __slots__ = ("candidates", "removals", "upserts", "writes")
+
+    def __init__(self) -> None:
+        self.upserts: dict[str, Upsert] = {}
+        self.removals: dict[str, Removal] = {}
+        # Pages at paths this process has not written lately, waiting for
+        # admission: maybe new URLs, which the caps and the rate admit.
+        self.candidates: dict[str, Upsert] = {}
+        # What the clusters settled on, to write (rewrites of other members
+        # included).
+        self.writes: dict[str, Entry] = {}
+
+    def __len__(self) -> int:
+        return len(self.upserts) + len(self.removals) + len(self.candidates)
+
+    def __bool__(self) -> bool:
+        return bool(self.upserts or self.removals or self.candidates or self.writes)
+
+    def drop_oldest(self) -> None:
+        pending = self.candidates or self.upserts or self.removals
+        del pending[next(iter(pending))]
+
+
+class Breaker:
+    """The store's circuit breaker: closed while writes succeed; once one fails,
+    open for a backoff that doubles up to ``MAX_BACKOFF``, then half-open (the
+    next write probes)."""
+
+    __slots__ = ("_backoff", "_paused_at", "_retry_at")
+
+    def __init__(self) -> None:
+        self._backoff = 0.0
+        self._retry_at = 0.0
+        self._paused_at: float | None = None  # monotonic, while open
+
+    def allows(self) -> bool:
+        return time.monotonic() >= self._retry_at
+
+    def trip(self, exc: Exception) -> None:
+        self._backoff = min(max(2 * self._backoff, MIN_BACKOFF), MAX_BACKOFF)
+        self._retry_at = time.monotonic() + self._backoff
+        # One warning per outage, not one per probe: a store down for an hour
+        # would otherwise fill the logs while the app itself is fine. The
+        # counters (errors, pending, dropped) keep the full account.
+        if self._paused_at is None:
+            self._paused_at = time.monotonic()
+            logger.warning(
+                "recording paused: store unavailable (%s); pending writes are "
+                "kept and retried",
+                exc,
+            )
+        else:
+            logger.debug("store still unavailable: %s", exc, exc_info=exc)
+
+    def reset(self) -> None:
+        self._backoff = 0.0
+        if self._paused_at is not None:
+            logger.info(
+                "recording resumed: the store is back after %.1f s",
+                time.monotonic() - self._paused_at,
+            )
+            self._paused_at = None
+
+
+class Bugs:
+    """Reports unexpected exceptions: each kind's traceback once per
+    ``BUG_INTERVAL`` at ERROR, the repeats at DEBUG; each one counted."""
+
+    __slots__ = ("_count", "_logged")
+
+    def __init__(self, count: Callable[[str], object]) -> None:
+        self._count = count
+        self._logged: dict[tuple[str, str], float] = {}
+
+    def report(self, where: str, exc: BaseException) -> None:
+        self._count(Errors.BUG)
+        kind = (where, type(exc).__qualname__)
+        current = time.monotonic()
+        last = self._logged.get(kind)
+        if last is not None and current - last < BUG_INTERVAL:
+            logger.debug("bug in %s again: %r", where, exc)
+            return
+        self._logged[kind] = current
+        logger.error(
+            "bug in %s (recording goes on without it): %r", where, exc, exc_info=exc
+        )
+
+
+class Writer:
+    """Drains an :class:`~.intake.Intake` into the store, in its own thread."""
+
+    def __init__(
+        self,
+        config: Config,
+        rules: Rules,
+        store: Store,
+        intake: Intake,
+        counters: Counters,
+        recent: Recent,
+        limits: Limits,
+    ) -> None:
+        self._config = config
+        self._rules = rules
+        self._store = store
+        self._intake = intake
+        self._count = counters.add
+        self._recent = recent
+        self._limits = limits
+        self._clusters = Clusters(counters.add)
+        self._pending = Pending()
+        self._breaker = Breaker()
+        self._bugs = Bugs(counters.add)
+        self._lock = threading.Lock()  # one drain and push at a time
+        self._starting = threading.Lock()
+        self._thread: threading.Thread | None = None
+        self._stopping = False
+
+    def __len__(self) -> int:
+        """Writes waiting for the store."""
+        return len(self._pending)
+
+    @property
+    def started(self) -> bool:
+        return self._thread is not None
+
+    def start(self, owner: object) -> None:
+        """Start the thread (once). It holds ``owner`` (the recorder) while it
+        runs, so that the process's exit hook still finds it to flush."""
+        # Not the write lock: a request may be the one starting the thread
+        # while a flush() waits on the store.
+        with self._starting:
+            if self._thread is not None or self._stopping:
+                return
+            self._thread = threading.Thread(
+                target=self._run, args=(owner,), name="sitemap-recorder", daemon=True
+            )
+            self._thread.start()
+
+    def _run(self, owner: object) -> None:
+        while not self._stopping:
+            try:
+                self._intake.wait(FLUSH_INTERVAL)
+                with self._lock:
+                    self._drain()
+                    self._push(force=False)
+            except Exception as exc:  # the writer never dies
+                self._bugs.report("the writer", exc)
+                time.sleep(FLUSH_INTERVAL)
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Write everything queued so far, trying the store even while its
+        breaker is open; ``False`` if ``timeout`` ran out or writes are still
+        pending because the store failed. Never raises."""
+        try:
+            if not self._lock.acquire(timeout=-1 if timeout is None else timeout):
+                return False
+            try:
+                deadline = None if timeout is None else time.monotonic() + timeout
+                self._drain(deadline)
+                return self._push(force=True) and not len(self._intake)
+            finally:
+                self._lock.release()
+        except Exception as exc:
+            self._bugs.report("flush", exc)
+            return False
+
+    def stop(self, timeout: float) -> None:
+        """Flush and end the thread, within about ``timeout`` seconds."""
+        with self._starting:
+            self._stopping = True
+        self._intake.wake()
+        self.flush(timeout)
+        thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
+
+    # -- digesting ------------------------------------------------------------
+
+    def _drain(self, deadline: float | None = None) -> None:
+        """Turn queued observations into pending writes (lock held)."""
+        pending = self._pending
+        while deadline is None or time.monotonic() < deadline:
+            batch = self._intake.take()
+            if not batch:
+                return
+            for observation in batch:
+                try:
+                    self._note(observation)
+                except Exception as exc:
+                    self._bugs.report("the digest", exc)
+            # Beyond the bound the oldest pending writes go: the store has been
+            # failing for a while (the breaker is open) and memory is bounded.
+            while len(pending) > MAX_QUEUED:
+                pending.drop_oldest()
+                self._count(Dropped.STORE_DOWN)
+
+    def _note(self, observation: Observation) -> None:
+        """Digest one observation into a pending upsert or removal, or nothing."""
+        config, rules = self._config, self._rules
+        recent, pending = self._recent, self._pending
+        outcome = digest(observation, config, rules, recent.get(observation.key))
+        if type(outcome) is Unchanged:
+            if outcome.path not in pending.removals and (
+                # The fingerprint reads the body: the head may have changed.
+                outcome.alternates is None
+                or self._clusters.holds(outcome.path, outcome.alternates)
+            ):
+                recent.remember(outcome.key, outcome.prints)
+                self._count(Seen.UNCHANGED)
+                return
+            # Written lately, yet to be written again: read it in full.
+            outcome = digest(observation, config, rules, None)
+            if type(outcome) is Upsert:
+                outcome = outcome._replace(known=True)
+        if type(outcome) is Upsert:
+            path = outcome.entry.path
+            pending.removals.pop(path, None)
+            if outcome.known or path in pending.upserts:
+                pending.candidates.pop(path, None)
+                pending.upserts[path] = outcome
+            else:
+                pending.candidates[path] = outcome
+        elif type(outcome) is Removal:
+            if outcome.reason is not None:
+                self._count(outcome.reason)
+            path = outcome.path
+            pending.removals[path] = outcome
+            pending.upserts.pop(path, None)
+            pending.candidates.pop(path, None)
+        elif type(outcome) is Skip:
+            self._count(outcome.reason)
+
+    # -- writing ------------------------------------------------------------------
+
+    def _push(self, force: bool) -> bool:
+        """Write the pending changes; ``True`` when none is left (lock held)."""
+        pending = self._pending
+        if not pending:
+            return True
+        if not force and not self._breaker.allows():
+            return False
+        try:
+            if pending.candidates:
+                self._admit()
+            if pending.upserts or pending.removals:
+                pending.writes.update(self._settle())
+            if pending.writes:
+                self._write_upserts()
+            if pending.removals:
+                self._write_removals()
+        except OUTAGE as exc:
+            self._count(Errors.STORE)
+            self._breaker.trip(exc)
+            return False
+        self._breaker.reset()
+        return True
+
+    def _admit(self) -> None:
+        """Move candidates to the pending upserts as far as the caps and the
+        rate allow; a failing store leaves them all pending."""
+        pending = self._pending
+        candidates = list(pending.candidates.values())
+        admitted: list[str] = []
+
+        def admit(part: list[Upsert]) -> int:
+            admitted.extend(self._limits.admit((u.entry.path, u.route) for u in part))
+            return 0
+
+        self._isolate("admission", admit, candidates)
+        for path in admitted:
+            pending.upserts[path] = pending.candidates[path]
+        pending.candidates.clear()
+
+    def _settle(self) -> dict[str, Entry]:
+        pending = self._pending
+        entries = {path: upsert.entry for path, upsert in pending.upserts.items()}
+        try:
+            return self._clusters.settle(entries, pending.removals)
+        except Exception as exc:
+            # Written without alternates: listed, if not annotated.
+            self._bugs.report("the hreflang clusters", exc)
+            return {path: replace(e, alternates=()) for path, e in entries.items()}
+
+    def _write_upserts(self) -> None:
+        pending = self._pending
+        _, bad = self._isolate(
+            "a store upsert", self._store.upsert, [*pending.writes.values()]
+        )
+        for entry in bad:
+            pending.upserts.pop(entry.path, None)
+        upserts = pending.upserts
+        for upsert in upserts.values():
+            self._recent.remember(upsert.key, upsert.prints)
+        self._count(RECORDED, len(upserts))
+        upserts.clear()
+        pending.writes.clear()
+
+    def _write_removals(self) -> None:
+        pending = self._pending
+        removals = pending.removals
+        removed, _ = self._isolate("a store removal", self._store.remove, [*removals])
+        for removal in removals.values():
+            self._recent.forget(removal.key)
+        self._limits.forget(removals)
+        self._count(REMOVED, removed)
+        removals.clear()
+
+    def _isolate(
+        self, where: str, call: Callable[[list[T]], int], items: list[T]
+    ) -> tuple[int, list[T]]:
+        """``call(items)``, its results summed; an item whose call raises a bug
+        (anything but an outage, ``StoreError``, which propagates) is found by
+        halving the batch, reported and left out. Returns the sum and the
+        items left out."""
+        if not items:
+            return 0, []
+        try:
+            return call(items), []
+        except OUTAGE:
+            raise
+        except Exception as exc:
+            if len(items) == 1:
+                self._bugs.report(where, exc)
+                return 0, items
+        half = len(items) // 2
+        done, bad = self._isolate(where, call, items[:half])
+        more, worse = self._isolate(where, call, items[half:])
+        return done + more, bad + worse
