@@ -27,6 +27,7 @@ class Intake:
         self._queue: deque[Observation] = deque()
         self._bytes = 0
         self._cond = threading.Condition()
+        self._stopped = False
 
     def __len__(self) -> int:
         return len(self._queue)
@@ -58,9 +59,12 @@ class Intake:
         """Return when a batch is ready, :meth:`wake` is called or ``timeout``
         seconds have passed."""
         with self._cond:
-            if len(self._queue) < self._batch:
+            if len(self._queue) < self._batch and not self._stopped:
                 self._cond.wait(timeout)
 
-    def wake(self) -> None:
+    def wake(self, stop: bool = False) -> None:
+        """Wake the waiting writer; with ``stop``, it waits no more (a wake-up
+        sent before it started waiting is not lost)."""
         with self._cond:
+            self._stopped = self._stopped or stop
             self._cond.notify()

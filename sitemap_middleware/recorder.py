@@ -10,6 +10,7 @@ import logging
 import os
 import threading
 import weakref
+from collections.abc import Callable
 
 from .config import Config
 from .counters import Counters
@@ -45,11 +46,12 @@ class Recorder:
         self._counters = Counters()
         # count(reason, n=1): called on the request path.
         self.count = self._counters.add
-        self._recent = Recent()
+        self._recent = Recent(config.recheck_interval)
+        # is_fresh(key): on the request path, one C-level dict lookup.
+        self.is_fresh: Callable[[str], bool] = self._recent.fresh.__contains__
         # The volume bounds, kept by the writer across forks (they re-read
         # the store's counts anyway).
         self._limits = Limits(config, store, self.count)
-        self._recheck = config.recheck_interval
         self._reset()
         PROCESS.add(self)
 
@@ -67,10 +69,6 @@ class Recorder:
         )
 
     # -- request path -------------------------------------------------------
-
-    def is_fresh(self, key: str) -> bool:
-        """Whether ``key`` was digested within the recheck interval."""
-        return self._recent.is_fresh(key, self._recheck)
 
     def submit(self, observation: Observation) -> None:
         """Queue an observation to record or remove; never blocks, drops and

@@ -195,6 +195,7 @@ class Writer:
                 with self._lock:
                     self._drain()
                     self._push(force=False)
+                    self._recent.expire()
             except Exception as exc:  # the writer never dies
                 self._bugs.report("the writer", exc)
                 time.sleep(FLUSH_INTERVAL)
@@ -209,7 +210,9 @@ class Writer:
             try:
                 deadline = None if timeout is None else time.monotonic() + timeout
                 self._drain(deadline)
-                return self._push(force=True) and not len(self._intake)
+                done = self._push(force=True) and not len(self._intake)
+                self._recent.expire()
+                return done
             finally:
                 self._lock.release()
         except Exception as exc:
@@ -220,7 +223,7 @@ class Writer:
         """Flush and end the thread, within about ``timeout`` seconds."""
         with self._starting:
             self._stopping = True
-        self._intake.wake()
+        self._intake.wake(stop=True)
         self.flush(timeout)
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
