@@ -152,7 +152,7 @@ def test_store_errors_never_reach_the_app() -> None:
     document exists."""
     from apps import make_site
 
-    store = _FailingStore("upsert", "pages", "page")
+    store = _FailingStore("upsert", "parts", "part")
     site = make_site("wsgi", {"base_url": "http://localhost", "store": store})
     assert site.get("/about").status == 200
     assert not site.middleware.flush()  # still pending: the store failed

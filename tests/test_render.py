@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemap_middleware import Entry
+from sitemap_middleware.model import PartInfo
 from sitemap_middleware.render import (
     MAX_IMAGES,
     escape,
@@ -21,7 +22,6 @@ from sitemap_middleware.render import (
     urlset,
     w3c_datetime,
 )
-from sitemap_middleware.model import PartInfo
 from sitemap_middleware.urls import normalise_path
 
 BASE = "https://www.example.com"

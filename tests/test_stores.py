@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
+from example_store import ShelfStore
 from helpers import locs, parse, validate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -86,8 +87,12 @@ def _drop_tables(url: str, prefix: str) -> None:
         conn.execute(f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta")
 
 
-# kind -> (tmp_path, **URI options) -> a fresh store
+# kind -> (tmp_path, **URI options) -> a fresh store; "example" is the
+# third-party store of tests/example_store.py, registered under its scheme.
 FACTORIES: dict[str, Callable[..., Store]] = {
+    "example": lambda tmp_path, **o: open_store(
+        f"example:///{tmp_path}/shelf?{urlencode(o)}"
+    ),
     "memory": lambda tmp_path, **o: open_store(f"memory://?{urlencode(o)}"),
     "sqlite": _sqlite,
     "redis": lambda tmp_path, **o: open_store(redis_uri(**o)),
@@ -380,6 +385,30 @@ def test_large_iterables_are_written_in_batches(
     assert paths(store)[-1] == f"/p/{BATCH - 1}"
 
 
+def test_a_bad_entry_is_a_value_error_and_writes_nothing(
+    make_store: Callable[..., Store],
+) -> None:
+    """An entry no sitemap may hold is a bug in the input, not an outage: it
+    raises ValueError (never StoreError) and nothing of its batch is stored."""
+    store = make_store()
+    store.upsert([Entry("/kept", T0, "f")])
+    version = store.part(1).version  # type: ignore[union-attr]
+    for bad in (Entry("not a path", T0), Entry("/naive", datetime(2024, 1, 1))):
+        with pytest.raises(ValueError) as caught:
+            store.upsert([Entry("/new", T0), bad, Entry("/kept", T0, "f2")])
+        assert not isinstance(caught.value, StoreError)
+    assert paths(store) == ["/kept"]
+    assert next(store.entries(1)).fingerprint == "f"
+    assert store.part(1).version == version  # type: ignore[union-attr]
+
+
+def test_example_store_is_a_third_party_store(tmp_path: Path) -> None:
+    """The example store is built on the exported base and found by scheme."""
+    with open_store(f"example:///{tmp_path}/shelf?part_size=2") as store:
+        assert isinstance(store, ShelfStore) and isinstance(store, Store)
+        assert store.part_size == 2
+
+
 def test_last_entry_in_batch_wins(make_store: Callable[..., Store]) -> None:
     store = make_store()
     store.upsert([Entry("/a", T0, "f1"), Entry("/a", T0, "f2")])
@@ -544,7 +573,7 @@ def test_redis_options() -> None:
         open_store("redis://127.0.0.1/0?db=1")
     with pytest.raises(ConfigError, match="hash tag"):
         open_store("redis://127.0.0.1/0?prefix=sitemap:")
-    with pytest.raises(ConfigError, match="page_size"):
+    with pytest.raises(ConfigError, match="part_size"):
         open_store("redis://127.0.0.1/0?part_size=0")
 
 

@@ -146,4 +146,5 @@ class MemoryStore(StoreBase[None]):
 
     def entries(self, number: int) -> Iterator[Entry]:
         for path, (_, row) in self._part_rows(number):
-            yield Entry(path, to_datetime(row.lastmod), row.fingerprint, route=row.route)
+            lastmod = to_datetime(row.lastmod)
+            yield Entry(path, lastmod, row.fingerprint, route=row.route)

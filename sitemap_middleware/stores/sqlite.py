@@ -188,9 +188,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
             return self._delete(conn, self._rows(conn, wanted), now())
 
     @staticmethod
-    def _delete(
-        conn: sqlite3.Connection, rows: dict[str, Stored], current: int
-    ) -> int:
+    def _delete(conn: sqlite3.Connection, rows: dict[str, Stored], current: int) -> int:
         """Delete stored rows and shrink their parts; in the caller's transaction."""
         conn.executemany("DELETE FROM sitemap_url WHERE path = ?", [(p,) for p in rows])
         conn.executemany(
@@ -222,7 +220,8 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         if not wanted:
             return set()
         rows = self._query(
-            "SELECT path FROM sitemap_url WHERE path IN (SELECT value FROM json_each(?))",
+            "SELECT path FROM sitemap_url"
+            " WHERE path IN (SELECT value FROM json_each(?))",
             (json.dumps(wanted),),
         )
         return {path for (path,) in rows}
