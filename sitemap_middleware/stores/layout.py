@@ -143,14 +143,14 @@ def merge(old: Row | None, entry: Entry, current: int) -> Row | None:
     lastmod = current if entry.lastmod is None else epoch(entry.lastmod, current)
     fingerprint = entry.fingerprint
     if old is None:
-        return Row(lastmod, fingerprint, entry.route, fragment(entry, lastmod))
+        return _make(Row, (lastmod, fingerprint, entry.route, fragment(entry, lastmod)))
     if fingerprint is None:
         fingerprint = old.fingerprint
         if entry.lastmod is None or lastmod < old.lastmod:
             lastmod = old.lastmod
     elif fingerprint == old.fingerprint or lastmod < old.lastmod:
         lastmod = old.lastmod
-    row = Row(lastmod, fingerprint, entry.route, fragment(entry, lastmod))
+    row: Row = _make(Row, (lastmod, fingerprint, entry.route, fragment(entry, lastmod)))
     return None if row == old else row
 
 
@@ -191,15 +191,15 @@ def plan(
             if entry.lastmod is not moment:
                 moment = entry.lastmod
                 seconds = epoch(moment, current)
-            row: Row = _make(
-                Row, (seconds, entry.fingerprint, entry.route, fragment(entry, seconds))
-            )
+            lastmod = seconds
+            piece = fragment(entry, seconds)
+            row: Row = _make(Row, (seconds, entry.fingerprint, entry.route, piece))
         else:
             merged = merge(previous.row, entry, current)
             if merged is None:
                 continue
             row = merged
-        piece = row.fragment
+            lastmod, _, _, piece = row
         size = len(piece) + piece.count(ORIGIN) * extra  # weight(piece), inlined
         if size > budget:
             raise ValueError(f"{path}: {size} bytes do not fit in a sitemap page")
@@ -209,8 +209,13 @@ def plan(
             grown = size - weight(was.fragment)
             if other.bytes + grown <= budget:
                 other.bytes += grown
-                changes.append(Change(path, number, row, False))
-                parts.setdefault(number, Totals()).add(Totals(0, grown, row.lastmod))
+                changes.append(_make(Change, (path, number, row, False)))
+                written = parts.get(number)
+                if written is None:
+                    written = parts[number] = Totals()
+                written.bytes += grown
+                if lastmod > written.newest:
+                    written.newest = lastmod
                 continue
             other.urls -= 1
             other.bytes -= weight(was.fragment)
@@ -224,8 +229,8 @@ def plan(
         changes.append(_make(Change, (path, last, row, True)))
         totals.urls += 1
         totals.bytes += size
-        if row.lastmod > totals.newest:
-            totals.newest = row.lastmod
+        if lastmod > totals.newest:
+            totals.newest = lastmod
     empty = Totals()
     return Plan(changes, moved, {n: t for n, t in parts.items() if t != empty}, last)
 

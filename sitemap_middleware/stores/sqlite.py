@@ -142,12 +142,12 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         conn.executemany(
             "INSERT INTO sitemap_url (path, page, lastmod, fingerprint, route,"
             " fragment) VALUES (?, ?, ?, ?, ?, ?)",
-            [(c.path, c.part, *c.row) for c in todo.changes if c.new],
+            [(path, part, *row) for path, part, row, new in todo.changes if new],
         )
         conn.executemany(
             "UPDATE sitemap_url SET lastmod = ?, fingerprint = ?, route = ?,"
             " fragment = ? WHERE path = ?",
-            [(*c.row, c.path) for c in todo.changes if not c.new],
+            [(*row, path) for path, _, row, new in todo.changes if not new],
         )
         conn.executemany(
             "INSERT INTO sitemap_page VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT (page)"
