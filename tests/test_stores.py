@@ -618,6 +618,23 @@ def test_redis_counts_routes_of_older_data() -> None:
         assert store.count("/<x>") == 2
 
 
+def test_redis_write_after_data_loss_starts_a_new_epoch() -> None:
+    """Redis emptied under a connected store (a restart without persistence):
+    the next write sets a new epoch, so its parts are listed, with versions
+    never served before."""
+    import redis
+
+    with open_store(redis_uri()) as store:
+        store.upsert([Entry("/a", T0)])
+        version = store.part(1).version  # type: ignore[union-attr]
+        with redis.Redis.from_url(require_redis()) as client:
+            client.delete(*client.keys(f"{store.prefix}*"))  # type: ignore[attr-defined]
+        assert store.parts() == []
+        store.upsert([Entry("/b", T0)])
+        assert [p.urls for p in store.parts()] == [1]
+        assert store.part(1).version != version  # type: ignore[union-attr]
+
+
 def test_redis_remove_takes_paths_verbatim() -> None:
     """Paths go to Redis joined by NUL: one holding a NUL removes nothing."""
     with open_store(redis_uri()) as store:

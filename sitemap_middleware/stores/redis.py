@@ -349,6 +349,10 @@ class RedisStore(StoreBase[_Client]):
         self._write_rows(conn, pipe, inserts)
         self._summaries(pipe, state.parts, touched)
         pipe.hset(self._meta, mapping={"seq": seq, "last": todo.last_part})
+        # Redis may have lost its data since this process connected (a restart
+        # without persistence): a new epoch keeps part versions from repeating.
+        pipe.hsetnx(self._meta, "schema", SCHEMA_VERSION)
+        pipe.hsetnx(self._meta, "epoch", self._new_epoch())
 
     def _write_rows(self, conn: _Client, pipe: Pipeline, rows: _Rows) -> _Rows:
         """Queue the write script for a run of rows; the next run's collector."""
@@ -365,10 +369,6 @@ class RedisStore(StoreBase[_Client]):
             ]
             conn.write(keys=keys, args=args, client=pipe)
         return _Rows(rows.part, rows.seq + len(rows.paths))
-        # Redis may have lost its data since this process connected (a restart
-        # without persistence): a new epoch keeps part versions from repeating.
-        pipe.hsetnx(self._meta, "schema", SCHEMA_VERSION)
-        pipe.hsetnx(self._meta, "epoch", self._new_epoch())
 
     def _unlink(
         self,
