@@ -167,7 +167,7 @@ def test_store_errors_never_reach_the_app() -> None:
     assert site.middleware.stats()["pending"] == 0
     good = site.get("/sitemap.xml")
     assert good.status == 200
-    store.failing.update({"pages", "page"})
+    store.failing.update({"parts", "part"})
     stale = site.get("/sitemap.xml")
     assert (stale.status, stale.body) == (200, good.body)  # last good bytes
     assert site.get("/sitemap-1.xml.gz").status == 503  # never rendered: no bytes

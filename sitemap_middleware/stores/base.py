@@ -73,6 +73,12 @@ class Store(Protocol):
         """Release connections; the store reopens lazily if used again."""
 
 
+def new_epoch() -> str:
+    """A new store's epoch: part versions are ``epoch.counter``, so data made
+    again from nothing never repeats a version served before."""
+    return secrets.token_hex(4)
+
+
 C = TypeVar("C")
 
 # The protocol's methods whose driver errors the base turns into StoreError,
@@ -175,11 +181,7 @@ class StoreBase(Generic[C]):
             batch, old, sizes, last, self.part_size, self.part_bytes, current
         )
 
-    @staticmethod
-    def _new_epoch() -> str:
-        """A new store's epoch: part versions are ``epoch.counter``, so data
-        made again from nothing never repeats a version served before."""
-        return secrets.token_hex(4)
+    _new_epoch = staticmethod(new_epoch)
 
     @staticmethod
     def _check_schema(where: str, found: object, expected: object) -> None:

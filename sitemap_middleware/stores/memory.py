@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
-from .base import StoreBase
+from .base import StoreBase, new_epoch
 from .layout import Fill, Stored, batches, leaving, now
 
 
@@ -37,7 +37,7 @@ class MemoryStore(StoreBase[None]):
         self._rows: dict[str, Stored] = {}
         self._parts: list[_Part] = []
         self._routes: dict[str, int] = {}  # route template -> stored paths
-        self._epoch = self._new_epoch()
+        self._epoch = new_epoch()
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         return sum(self._upsert(batch) for batch in batches(entries))
