@@ -13,7 +13,7 @@ from .asgi import ASGISitemapMiddleware
 from .config import Config
 from .errors import ConfigError, SitemapError, StoreError
 from .routes import sitemap, skip
-from .stores import Entry, PageInfo, Store, open_store, register_store
+from .stores import Entry, PageInfo, PartInfo, Store, open_store, register_store
 from .wsgi import SitemapMiddleware
 
 try:
@@ -27,6 +27,7 @@ __all__ = [
     "ConfigError",
     "Entry",
     "PageInfo",
+    "PartInfo",
     "SitemapError",
     "SitemapMiddleware",
     "Store",

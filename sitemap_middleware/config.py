@@ -171,7 +171,7 @@ def _base_url(key: str, value: Any) -> str:
 def _store(key: str, value: Any) -> Any:
     if isinstance(value, str) and "://" in value:
         return value
-    if hasattr(value, "upsert") and hasattr(value, "page"):
+    if hasattr(value, "upsert") and hasattr(value, "part"):
         return value
     raise ConfigError(
         f"{key!r} must be a store URI such as {DEFAULT_STORE!r} or "

@@ -1,5 +1,5 @@
 """The value objects the layers trade in: an :class:`Entry` (one page of the site
-as a store keeps it) and a :class:`PageInfo` (one sitemap part's summary).
+as a store keeps it) and a :class:`PartInfo` (one sitemap part's summary).
 Imports nothing of the package.
 """
 
@@ -31,11 +31,9 @@ class Entry:
 
 
 @dataclass(frozen=True, slots=True)
-class PageInfo:
+class PartInfo:
     """A sitemap part's summary, cheap to read: enough for headers and the index.
-
-    (The name predates the part/page vocabulary and is public API: ``number``
-    is the part's, ``/sitemap-{number}.xml.gz``.)
+    ``number`` is the part's, ``/sitemap-{number}.xml.gz``.
     """
 
     number: int
@@ -56,7 +54,7 @@ class PageInfo:
         lastmod: int,
         version: int,
         changed: int,
-    ) -> PageInfo:
+    ) -> PartInfo:
         """A summary from stored integers (epoch seconds, a version counter);
         ``epoch`` identifies the store's data, so versions never repeat."""
         return cls(
@@ -66,6 +64,11 @@ class PageInfo:
             f"{epoch}.{version}",
             to_datetime(changed),
         )
+
+
+# The name before the part/page vocabulary, kept for code that imported it.
+# Deprecated: use PartInfo.
+PageInfo = PartInfo
 
 
 def to_datetime(seconds: float) -> datetime:

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 from types import ModuleType
 
-from .model import Entry, PageInfo
+from .model import Entry, PartInfo
 from .sitemaps import (
     CHANGEFREQS,
     MAX_IMAGES,
@@ -157,7 +157,7 @@ def urlset(
     return b"".join(out)
 
 
-def sitemapindex(base_url: str, pages: Iterable[PageInfo]) -> str:
+def sitemapindex(base_url: str, pages: Iterable[PartInfo]) -> str:
     """The ``<sitemapindex>`` document listing each page with its newest lastmod."""
     lines = [f'{XML_DECLARATION}<sitemapindex xmlns="{SITEMAP_NS}">\n']
     for page in pages:

@@ -17,22 +17,24 @@ from werkzeug.sansio.http import is_resource_modified
 
 from . import render
 from .config import Config
-from .stores.base import PageInfo, Store
+from .errors import StoreError
+from .model import PartInfo
+from .stores.base import Store
 
 logger = logging.getLogger("sitemap_middleware")
 
 XML = "application/xml; charset=utf-8"
-# The page files are gzip themselves: no Content-Encoding, or clients would
-# unpack them (reliability-security.md §1.6).
+# The part files are gzip themselves: no Content-Encoding, or clients would
+# unpack them (invariant 11).
 GZIP = "application/gzip"
 TEXT = "text/plain; charset=utf-8"
 ALLOW = "GET, HEAD"
-# Rendered pages kept in memory, keyed by version.
+# Rendered parts kept in memory, keyed by version.
 CACHE_BYTES = 32 * 1024 * 1024
 RETRY_AFTER = "120"
-# Page numbers start at 1 with no leading zero; nine digits is far past the
-# 50,000 pages an index may list, so longer numbers are 404 without a lookup.
-_PAGE = re.compile(r"/sitemap-([1-9][0-9]{0,8})\.xml\.gz")
+# Part numbers start at 1 with no leading zero; nine digits is far past the
+# 50,000 parts an index may list, so longer numbers are 404 without a lookup.
+_PART = re.compile(r"/sitemap-([1-9][0-9]{0,8})\.xml\.gz")
 
 Header = Callable[[str], "str | None"]
 # Every path the middleware answers starts with one of these.
@@ -76,14 +78,17 @@ class Server:
             return _text(405, "Method Not Allowed\n", Allow=ALLOW)
         number = 0
         if path != "/sitemap.xml":
-            match = _PAGE.fullmatch(path)
+            match = _PART.fullmatch(path)
             if match is None:
                 return _text(404, "Not Found\n")
             number = int(match.group(1))
         try:
             response = self._document(number, header)
-        except Exception as exc:
+        except StoreError as exc:  # an outage: one line, no traceback
             logger.error("sitemap store error while serving %s: %s", path, exc)
+            response = self._last_known(number)
+        except Exception:  # a bug: its traceback, and the app is still answered
+            logger.exception("sitemap bug while serving %s", path)
             response = self._last_known(number)
         if method == "HEAD":
             response.body = b""
@@ -97,21 +102,21 @@ class Server:
 
     def _document(self, number: int, header: Header) -> Response:
         if number:
-            page = self._store.page(number)
-            if page is None:
+            part = self._store.part(number)
+            if part is None:
                 return _text(404, "Not Found\n")
-            pages = [page]
+            parts = [part]
             # Another deflate library or level gives other bytes: another ETag.
-            key: tuple[object, ...] = (number, page.version, *self._gzip)
+            key: tuple[object, ...] = (number, part.version, *self._gzip)
         else:
-            pages = self._store.pages()
-            if not pages:
+            parts = self._store.parts()
+            if not parts:
                 # An index must list at least one sitemap (siteindex.xsd), so
                 # an empty store has no sitemap yet: 404, not to be cached.
                 return _text(404, "No pages recorded yet.\n", Cache_Control="no-store")
-            key = (0, *(p.version for p in pages))
+            key = (0, *(p.version for p in parts))
         etag = quote_etag(hashlib.sha1(repr(key).encode()).hexdigest()[:20])
-        changed = max(p.changed for p in pages)
+        changed = max(p.changed for p in parts)
         headers = [
             ("ETag", etag),
             ("Last-Modified", http_date(changed)),
@@ -125,17 +130,17 @@ class Server:
             last_modified=changed,
         ):
             return Response(304, headers)
-        body = self._cached(key, lambda: self._render(number, pages))
+        body = self._cached(key, lambda: self._render(number, parts))
         headers[:0] = [
             ("Content-Type", GZIP if number else XML),
             ("Content-Length", str(len(body))),
         ]
         return Response(200, headers, body)
 
-    def _render(self, number: int, pages: list[PageInfo]) -> bytes:
+    def _render(self, number: int, parts: list[PartInfo]) -> bytes:
         base_url = self._config.base_url
         if not number:
-            return render.sitemapindex(base_url, pages).encode("utf-8")
+            return render.sitemapindex(base_url, parts).encode("utf-8")
         fragments = self._store.fragments(number)
         return render.urlset(base_url, fragments, self._config.gzip_level)
 
@@ -144,7 +149,7 @@ class Server:
             body = self._cache.get(key)
         if body is not None:
             return body
-        # Single flight: concurrent requests for a stale page render it once.
+        # Single flight: concurrent requests for a stale part render it once.
         with self._render_lock:
             with self._cache_lock:
                 body = self._cache.get(key)

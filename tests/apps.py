@@ -201,7 +201,7 @@ class Site:
         assert self.middleware.flush(5.0)
         return [
             entry.path
-            for page in self.store.pages()
+            for page in self.store.parts()
             for entry in self.store.entries(page.number)
         ]
 

@@ -158,12 +158,12 @@ def test_workers_record_every_page_once(
 
     store = open_store(store_uri)
     try:
-        paths = [e.path for p in store.pages() for e in store.entries(p.number)]
+        paths = [e.path for p in store.parts() for e in store.entries(p.number)]
         assert len(paths) == len(set(paths)), "duplicate paths"
         assert sorted(paths) == sorted(f"/page/{n}" for n in range(PAGES)), (
             log.read_text()
         )
         assert store.count() == PAGES
-        assert sum(p.urls for p in store.pages()) == PAGES
+        assert sum(p.urls for p in store.parts()) == PAGES
     finally:
         store.close()

@@ -55,8 +55,8 @@ BASE = {"base_url": "https://www.example.com", "store": "memory://"}
         ({"fingerprint_ignore": ["(unclosed"]}, "is not a regular expression"),
         ({"base_url": "https://example.com/" + "p" * 300}, "at most 256 characters"),
         ({"store": "mongodb://x"}, "unknown store scheme 'mongodb'"),
-        ({"store": "memory://?page_size=0"}, "page_size"),
-        ({"store": "memory://?page_size=big"}, "'page_size' must be a int"),
+        ({"store": "memory://?part_size=0"}, "part_size"),
+        ({"store": "memory://?part_size=big"}, "'part_size' must be a int"),
         ({"store": "memory://?colour=1"}, "unknown option 'colour'"),
         ({"store": "sqlite://host/x.db"}, "SQLite URIs have an empty host"),
         (

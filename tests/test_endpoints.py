@@ -120,7 +120,7 @@ def test_empty_store(site: Site) -> None:
 
 def test_pages_split_at_page_size(make: Callable[..., Site]) -> None:
     """Pages hold at most page_size URLs, first-seen order kept across pages."""
-    site = make({"store": "memory://?page_size=2"})
+    site = make({"store": "memory://?part_size=2"})
     paths = ["/", "/about", "/a&b", "/search", "/xhtml"]
     _seed(site, *paths)
     index = locs(validate(site.get("/sitemap.xml").body))

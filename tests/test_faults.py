@@ -490,7 +490,7 @@ def test_postgres_backend_terminated_mid_batch(tmp_path: Path) -> None:
 
         assert store.upsert(batch) == len(batch)
         assert store.count() == len(batch)
-        pages = store.pages()
+        pages = store.parts()
         assert sum(page.urls for page in pages) == len(batch)
         store.upsert(batch)  # idempotent: nothing new
         assert store.count() == len(batch)
@@ -578,7 +578,7 @@ def test_sigkill_loses_at_most_the_unflushed_batch(
     try:
         paths = served_paths(WSGIClient(middleware))
         assert len(paths) == len(set(paths)) == store.count()
-        assert sum(page.urls for page in store.pages()) == len(paths)
+        assert sum(page.urls for page in store.parts()) == len(paths)
         first = {f"/flushed/{i}" for i in range(flushed)}
         rest = {f"/late/{i}" for i in range(late)}
         assert first <= set(paths)

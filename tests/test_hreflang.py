@@ -47,7 +47,7 @@ def lastmods(site: Site) -> dict[str, datetime | None]:
     site.recorded()
     return {
         entry.path: entry.lastmod
-        for page in site.store.pages()
+        for page in site.store.parts()
         for entry in site.store.entries(page.number)
     }
 

@@ -242,7 +242,7 @@ def test_store_errors_never_reach_the_app() -> None:
     document exists."""
     from apps import make_site
 
-    store = _FailingStore("upsert", "pages", "page")
+    store = _FailingStore("upsert", "parts", "part")
     site = make_site("wsgi", {"base_url": "http://localhost", "store": store})
     assert site.get("/about").status == 200
     assert not site.middleware.flush()  # still pending: the store failed
@@ -257,7 +257,7 @@ def test_store_errors_never_reach_the_app() -> None:
     assert site.middleware.stats()["pending"] == 0
     good = site.get("/sitemap.xml")
     assert good.status == 200
-    store.failing.update({"pages", "page"})
+    store.failing.update({"parts", "part"})
     stale = site.get("/sitemap.xml")
     assert (stale.status, stale.body) == (200, good.body)  # last good bytes
     assert site.get("/sitemap-1.xml.gz").status == 503  # never rendered: no bytes

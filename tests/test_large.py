@@ -39,9 +39,9 @@ class Traced(SQLiteStore):
         self.reads += 1
         return super().fragments(number)
 
-    def page(self, number: int) -> Any:
+    def part(self, number: int) -> Any:
         self.lookups += 1
-        return super().page(number)
+        return super().part(number)
 
 
 def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
@@ -203,9 +203,9 @@ def test_a_flood_of_404s_for_unknown_paths_writes_nothing(tmp_path: Path) -> Non
     transaction, so other processes' writers never wait for them."""
     store = Traced(str(tmp_path / "s.sqlite3"))
     bulk(store, ["/kept"])
-    version = store.page(1).version  # type: ignore[union-attr]
+    version = store.part(1).version  # type: ignore[union-attr]
     store.statements.clear()
     assert store.remove(f"/missing/{n}" for n in range(5000)) == 0
     assert not [s for s in store.statements if s.startswith(("BEGIN", "DELETE"))]
-    assert store.page(1).version == version  # type: ignore[union-attr]
+    assert store.part(1).version == version  # type: ignore[union-attr]
     assert store.remove(["/kept", "/missing/1"]) == 1 and store.count() == 0

@@ -42,7 +42,7 @@ def noisy(words: str, head: str = "") -> str:
 
 def stored(site: Site) -> tuple[datetime | None, str | None, str]:
     entry = next(site.store.entries(1))
-    return entry.lastmod, entry.fingerprint, site.store.page(1).version
+    return entry.lastmod, entry.fingerprint, site.store.part(1).version
 
 
 @pytest.mark.slow

@@ -147,7 +147,7 @@ def entries(site: Site) -> dict[str, Any]:
     assert site.middleware.flush(5.0)
     return {
         entry.path: entry
-        for page in site.store.pages()
+        for page in site.store.parts()
         for entry in site.store.entries(page.number)
     }
 

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sitemap_middleware import Entry
+from sitemap_middleware.model import PartInfo
 from sitemap_middleware.render import (
     MAX_IMAGES,
     escape,
@@ -21,7 +22,6 @@ from sitemap_middleware.render import (
     urlset,
     w3c_datetime,
 )
-from sitemap_middleware.stores.base import PageInfo
 from sitemap_middleware.urls import normalise_path
 
 BASE = "https://www.example.com"
@@ -139,7 +139,7 @@ def test_any_accepted_entries_validate_and_round_trip(
 
 def test_index_validates() -> None:
     moment = datetime(2024, 1, 1, tzinfo=timezone.utc)
-    pages = [PageInfo(n, 1, moment, "v", moment) for n in (1, 2, 7)]
+    pages = [PartInfo(n, 1, moment, "v", moment) for n in (1, 2, 7)]
     root = validate(sitemapindex(BASE + "/shop", pages).encode())
     assert [s.findtext("sm:loc", namespaces=NS) for s in root] == [
         f"{BASE}/shop/sitemap-{n}.xml.gz" for n in (1, 2, 7)

@@ -35,7 +35,7 @@ def stored(site: Site) -> dict[str, str | None]:
     assert site.middleware.flush(5.0)
     return {
         entry.path: entry.route
-        for page in site.store.pages()
+        for page in site.store.parts()
         for entry in site.store.entries(page.number)
     }
 
@@ -252,7 +252,7 @@ def entries(site: Site) -> dict[str, Any]:
     assert site.middleware.flush(5.0)
     return {
         entry.path: entry
-        for page in site.store.pages()
+        for page in site.store.parts()
         for entry in site.store.entries(page.number)
     }
 

@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
+from example_store import ShelfStore
 from helpers import locs, parse, validate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -32,7 +33,8 @@ from sitemap_middleware import (
     register_store,
 )
 from sitemap_middleware.render import urlset
-from sitemap_middleware.stores.base import BATCH, MAX_ORIGIN_BYTES
+from sitemap_middleware.sitemaps import MAX_ORIGIN_BYTES
+from sitemap_middleware.stores.layout import BATCH
 from sitemap_middleware.stores.memory import MemoryStore
 from sitemap_middleware.stores.sqlite import SQLiteStore
 
@@ -85,8 +87,12 @@ def _drop_tables(url: str, prefix: str) -> None:
         conn.execute(f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta")
 
 
-# kind -> (tmp_path, **URI options) -> a fresh store
+# kind -> (tmp_path, **URI options) -> a fresh store; "example" is the
+# third-party store of tests/example_store.py, registered under its scheme.
 FACTORIES: dict[str, Callable[..., Store]] = {
+    "example": lambda tmp_path, **o: open_store(
+        f"example:///{tmp_path}/shelf?{urlencode(o)}"
+    ),
     "memory": lambda tmp_path, **o: open_store(f"memory://?{urlencode(o)}"),
     "sqlite": _sqlite,
     "redis": lambda tmp_path, **o: open_store(redis_uri(**o)),
@@ -111,7 +117,7 @@ def make_store(
 
 
 def paths(store: Store) -> list[str]:
-    return [e.path for p in store.pages() for e in store.entries(p.number)]
+    return [e.path for p in store.parts() for e in store.entries(p.number)]
 
 
 # The longest base URL a config accepts: pages must fit with it.
@@ -129,11 +135,11 @@ def test_upsert_is_idempotent(make_store: Callable[..., Store]) -> None:
     store = make_store()
     batch = [Entry("/a", T0, "f1"), Entry("/b", T0, "f2")]
     assert store.upsert(batch) == 2
-    version = store.page(1).version  # type: ignore[union-attr]
+    version = store.part(1).version  # type: ignore[union-attr]
     assert store.upsert(batch) == 0
     assert store.count() == 2
     assert paths(store) == ["/a", "/b"]
-    assert store.page(1).version == version  # type: ignore[union-attr]
+    assert store.part(1).version == version  # type: ignore[union-attr]
 
 
 def test_lastmod_moves_only_with_fingerprint(make_store: Callable[..., Store]) -> None:
@@ -190,10 +196,10 @@ def test_metadata_updates(make_store: Callable[..., Store]) -> None:
 def test_remove(make_store: Callable[..., Store]) -> None:
     store = make_store()
     store.upsert([Entry(f"/{n}", T0 + timedelta(seconds=n)) for n in range(4)])
-    version = store.page(1).version  # type: ignore[union-attr]
+    version = store.part(1).version  # type: ignore[union-attr]
     assert store.remove(["/3", "/1", "/missing"]) == 2
     assert paths(store) == ["/0", "/2"]
-    page = store.page(1)
+    page = store.part(1)
     assert page is not None and page.version != version
     assert page.urls == 2 and page.lastmod == T0 + timedelta(seconds=2)
     assert store.remove(["/missing"]) == 0
@@ -203,7 +209,7 @@ def test_remove(make_store: Callable[..., Store]) -> None:
 def test_count_by_route_and_known(make_store: Callable[..., Store]) -> None:
     """count(route) follows inserts, route changes on update, moves and
     removals; known() says which paths are stored."""
-    store = make_store(page_size=50, page_bytes=8192)
+    store = make_store(part_size=50, part_bytes=8192)
     store.upsert(
         [Entry(f"/p/{n}", T0, route="/p/<n>") for n in range(5)]
         + [Entry(f"/b/{n}", T0, route="/b/<n>") for n in range(3)]
@@ -245,10 +251,10 @@ def test_count_by_route_and_known(make_store: Callable[..., Store]) -> None:
 
 def test_pages_are_stable(make_store: Callable[..., Store]) -> None:
     """New paths append; removals leave a page short and move nothing."""
-    store = make_store(page_size=3)
+    store = make_store(part_size=3)
     store.upsert([Entry(f"/{n}", T0) for n in range(7)])
-    assert [(p.number, p.urls) for p in store.pages()] == [(1, 3), (2, 3), (3, 1)]
-    versions = {p.number: p.version for p in store.pages()}
+    assert [(p.number, p.urls) for p in store.parts()] == [(1, 3), (2, 3), (3, 1)]
+    versions = {p.number: p.version for p in store.parts()}
     store.remove(["/4"])
     store.upsert([Entry("/7", T0), Entry("/8", T0)])
     assert [[e.path for e in store.entries(n)] for n in (1, 2, 3)] == [
@@ -256,22 +262,22 @@ def test_pages_are_stable(make_store: Callable[..., Store]) -> None:
         ["/3", "/5"],
         ["/6", "/7", "/8"],
     ]
-    after = {p.number: p.version for p in store.pages()}
+    after = {p.number: p.version for p in store.parts()}
     assert after[1] == versions[1]
     assert after[2] != versions[2] and after[3] != versions[3]
     store.remove(["/3", "/5"])
-    assert [p.number for p in store.pages()] == [1, 3]
-    assert store.page(2) is None and list(store.entries(2)) == []
+    assert [p.number for p in store.parts()] == [1, 3]
+    assert store.part(2) is None and list(store.entries(2)) == []
     store.upsert([Entry("/9", T0)])
-    assert [p.number for p in store.pages()] == [1, 3, 4]
+    assert [p.number for p in store.parts()] == [1, 3, 4]
 
 
 def test_pages_split_by_bytes(make_store: Callable[..., Store]) -> None:
     """Long URLs close a page before its URL count does; each page, rendered
     with the longest base URL, stays within the byte limit."""
-    store = make_store(page_size=50, page_bytes=8192)
+    store = make_store(part_size=50, part_bytes=8192)
     store.upsert(Entry(f"/{n}/" + "x" * 700, T0) for n in range(20))
-    pages = store.pages()
+    pages = store.parts()
     assert len(pages) > 2 and sum(p.urls for p in pages) == 20
     for page in pages[:-1]:
         size = len(rendered(store, page.number))
@@ -284,12 +290,12 @@ def test_pages_split_by_bytes(make_store: Callable[..., Store]) -> None:
 def test_a_grown_entry_moves_to_the_end(make_store: Callable[..., Store]) -> None:
     """The one documented move: an entry that outgrows its page's byte limit
     is written again at the end; the rest of its page stays put."""
-    store = make_store(page_size=50, page_bytes=8192)
+    store = make_store(part_size=50, part_bytes=8192)
     store.upsert(Entry(f"/{n}", T0) for n in range(20))
-    assert [p.urls for p in store.pages()] == [20]
+    assert [p.urls for p in store.parts()] == [20]
     images = tuple(f"/img/{n}/" + "i" * 100 for n in range(10))
     store.upsert([Entry("/3", T0, images=images)])
-    assert [p.urls for p in store.pages()] == [19, 1]
+    assert [p.urls for p in store.parts()] == [19, 1]
     assert paths(store) == [f"/{n}" for n in range(20) if n != 3] + ["/3"]
     assert len(rendered(store, 1)) <= 8192 and len(rendered(store, 2)) <= 8192
     assert rendered(store, 2).count(b"<image:loc>") == 10
@@ -299,7 +305,7 @@ def test_a_grown_entry_moves_to_the_end(make_store: Callable[..., Store]) -> Non
 
 
 def test_entry_larger_than_a_page_is_refused(make_store: Callable[..., Store]) -> None:
-    store = make_store(page_bytes=8192)
+    store = make_store(part_bytes=8192)
     store.upsert([Entry("/kept", T0)])
     images = tuple(f"/img/{n}/" + "i" * 300 for n in range(30))
     with pytest.raises(ValueError, match="do not fit in a sitemap page"):
@@ -337,13 +343,13 @@ def test_pages_never_exceed_the_limits(kind: str, tmp_path_factory: Any) -> None
     @given(st.lists(st.lists(entries, min_size=1, max_size=15), max_size=6))
     def check(batches: list[list[Entry]]) -> None:
         tmp = tmp_path_factory.mktemp("limits")
-        with FACTORIES[kind](tmp, page_size=7, page_bytes=16384) as store:
+        with FACTORIES[kind](tmp, part_size=7, part_bytes=16384) as store:
             for batch in batches:
                 store.upsert(batch)
             stored = paths(store)
             assert len(stored) == len(set(stored)) == store.count()
             assert set(stored) == {e.path for b in batches for e in b}
-            for page in store.pages():
+            for page in store.parts():
                 xml = rendered(store, page.number)
                 assert len(xml) <= 16384
                 assert xml.count(b"<url>") == page.urls <= 7
@@ -352,13 +358,13 @@ def test_pages_never_exceed_the_limits(kind: str, tmp_path_factory: Any) -> None
 
 
 def test_bulk_load_keeps_order(make_store: Callable[..., Store]) -> None:
-    store = make_store(page_size=1000)
+    store = make_store(part_size=1000)
     store.upsert(Entry(f"/p/{n}", T0) for n in range(5000))
     assert store.count() == 5000
-    assert [p.urls for p in store.pages()] == [1000] * 5
+    assert [p.urls for p in store.parts()] == [1000] * 5
     assert paths(store) == [f"/p/{n}" for n in range(5000)]
     # The fragments served come in the same first-seen order.
-    served = [u for p in store.pages() for u in locs(parse(rendered(store, p.number)))]
+    served = [u for p in store.parts() for u in locs(parse(rendered(store, p.number)))]
     assert served == [f"{LONG_BASE}/p/{n}" for n in range(5000)]
 
 
@@ -380,6 +386,30 @@ def test_large_iterables_are_written_in_batches(
     assert paths(store)[-1] == f"/p/{BATCH - 1}"
 
 
+def test_a_bad_entry_is_a_value_error_and_writes_nothing(
+    make_store: Callable[..., Store],
+) -> None:
+    """An entry no sitemap may hold is a bug in the input, not an outage: it
+    raises ValueError (never StoreError) and nothing of its batch is stored."""
+    store = make_store()
+    store.upsert([Entry("/kept", T0, "f")])
+    version = store.part(1).version  # type: ignore[union-attr]
+    for bad in (Entry("not a path", T0), Entry("/naive", datetime(2024, 1, 1))):
+        with pytest.raises(ValueError) as caught:
+            store.upsert([Entry("/new", T0), bad, Entry("/kept", T0, "f2")])
+        assert not isinstance(caught.value, StoreError)
+    assert paths(store) == ["/kept"]
+    assert next(store.entries(1)).fingerprint == "f"
+    assert store.part(1).version == version  # type: ignore[union-attr]
+
+
+def test_example_store_is_a_third_party_store(tmp_path: Path) -> None:
+    """The example store is built on the exported base and found by scheme."""
+    with open_store(f"example:///{tmp_path}/shelf?part_size=2") as store:
+        assert isinstance(store, ShelfStore) and isinstance(store, Store)
+        assert store.part_size == 2
+
+
 def test_last_entry_in_batch_wins(make_store: Callable[..., Store]) -> None:
     store = make_store()
     store.upsert([Entry("/a", T0, "f1"), Entry("/a", T0, "f2")])
@@ -396,10 +426,10 @@ def test_sqlite_persists_across_reopen(tmp_path: Path) -> None:
     uri = f"sqlite:///{tmp_path}/s.sqlite3"
     with open_store(uri) as store:
         store.upsert([Entry("/a", T0, "f")])
-        version = store.page(1).version  # type: ignore[union-attr]
+        version = store.part(1).version  # type: ignore[union-attr]
     with open_store(uri) as store:
         assert paths(store) == ["/a"]
-        assert store.page(1).version == version  # type: ignore[union-attr]
+        assert store.part(1).version == version  # type: ignore[union-attr]
 
 
 def test_sqlite_uses_wal(tmp_path: Path) -> None:
@@ -481,11 +511,11 @@ def test_server_store_persists_across_reopen(kind: str) -> None:
     uri = SERVERS[kind]()
     with open_store(uri) as store:
         store.upsert([Entry("/a", T0, "f", "daily", 0.3, "/<x>")])
-        version = store.page(1).version  # type: ignore[union-attr]
+        version = store.part(1).version  # type: ignore[union-attr]
     with open_store(uri) as store:
         assert list(store.entries(1)) == [Entry("/a", T0, "f", route="/<x>")]
         assert b"<changefreq>daily</changefreq>" in rendered(store, 1)
-        assert store.page(1).version == version  # type: ignore[union-attr]
+        assert store.part(1).version == version  # type: ignore[union-attr]
 
 
 def _write_uri_from_child(uri: str, start: int) -> None:
@@ -501,7 +531,7 @@ def _write_uri_from_child(uri: str, start: int) -> None:
 def test_server_store_after_fork_and_across_processes(kind: str) -> None:
     """Forked children reuse no connection of the parent's; concurrent writers
     of overlapping batches lose nothing, duplicate nothing and do not deadlock."""
-    uri = SERVERS[kind](page_size=100)
+    uri = SERVERS[kind](part_size=100)
     store = open_store(uri)
     store.upsert([Entry("/parent", T0)])
     context = multiprocessing.get_context("fork")
@@ -520,16 +550,16 @@ def test_server_store_after_fork_and_across_processes(kind: str) -> None:
     assert store.count() == len(expected)
     listed = paths(store)
     assert len(listed) == len(set(listed)) and set(listed) == expected
-    assert sum(p.urls for p in store.pages()) == len(expected)
-    assert all(p.urls <= 100 for p in store.pages())
+    assert sum(p.urls for p in store.parts()) == len(expected)
+    assert all(p.urls <= 100 for p in store.parts())
     store.close()
 
 
 @pytest.mark.services
 def test_redis_options() -> None:
-    uri = redis_uri(page_size=10, timeout=0.5, connect_timeout=0.25)
+    uri = redis_uri(part_size=10, timeout=0.5, connect_timeout=0.25)
     with open_store(uri) as store:
-        assert (store.page_size, store.timeout, store.connect_timeout) == (
+        assert (store.part_size, store.timeout, store.connect_timeout) == (
             10,
             0.5,
             0.25,
@@ -545,8 +575,8 @@ def test_redis_options() -> None:
         open_store("redis://127.0.0.1/0?db=1")
     with pytest.raises(ConfigError, match="hash tag"):
         open_store("redis://127.0.0.1/0?prefix=sitemap:")
-    with pytest.raises(ConfigError, match="page_size"):
-        open_store("redis://127.0.0.1/0?page_size=0")
+    with pytest.raises(ConfigError, match="part_size"):
+        open_store("redis://127.0.0.1/0?part_size=0")
 
 
 def test_redis_unreachable_fails_within_timeout() -> None:
@@ -593,6 +623,24 @@ def test_redis_counts_routes_of_older_data() -> None:
 
 
 @pytest.mark.services
+def test_redis_write_after_data_loss_starts_a_new_epoch() -> None:
+    """Redis emptied under a connected store (a restart without persistence):
+    the next write sets a new epoch, so its parts are listed, with versions
+    never served before."""
+    import redis
+
+    with open_store(redis_uri()) as store:
+        store.upsert([Entry("/a", T0)])
+        version = store.part(1).version  # type: ignore[union-attr]
+        with redis.Redis.from_url(require_redis()) as client:
+            client.delete(*client.keys(f"{store.prefix}*"))  # type: ignore[attr-defined]
+        assert store.parts() == []
+        store.upsert([Entry("/b", T0)])
+        assert [p.urls for p in store.parts()] == [1]
+        assert store.part(1).version != version  # type: ignore[union-attr]
+
+
+@pytest.mark.services
 def test_redis_remove_takes_paths_verbatim() -> None:
     """Paths go to Redis joined by NUL: one holding a NUL removes nothing."""
     with open_store(redis_uri()) as store:
@@ -635,14 +683,14 @@ def test_redis_warns_when_eviction_could_drop_entries(
 
 @pytest.mark.services
 def test_postgres_options() -> None:
-    uri = postgres_uri(page_size=10, statement_timeout=250, application_name="t")
+    uri = postgres_uri(part_size=10, statement_timeout=250, application_name="t")
     with open_store(uri) as store:
-        assert store.page_size == 10
-        with store._connection() as conn:  # type: ignore[attr-defined]
+        assert store.part_size == 10
+        with store._borrow() as conn:  # type: ignore[attr-defined]
             assert _one(conn, "SHOW statement_timeout") == "250ms"
             assert _one(conn, "SHOW application_name") == "t"
         store.upsert([Entry("/a", T0)])
-        with store._connection() as conn:  # type: ignore[attr-defined]
+        with store._borrow() as conn:  # type: ignore[attr-defined]
             assert _one(conn, f"SELECT count(*) FROM {store.prefix}url") == 1
     with pytest.raises(ConfigError, match="bogus"):
         open_store("postgresql://127.0.0.1/test?bogus=1")
@@ -741,7 +789,7 @@ def test_state_machine_matches_model(kind: str, tmp_path_factory: Any) -> None:
     class Model(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            self.store = FACTORIES[kind](tmp_path_factory.mktemp("sm"), page_size=3)
+            self.store = FACTORIES[kind](tmp_path_factory.mktemp("sm"), part_size=3)
             self.model: dict[str, tuple[datetime, str | None]] = {}
             self.order: list[str] = []
             self.routes: dict[str, str | None] = {}
@@ -777,7 +825,7 @@ def test_state_machine_matches_model(kind: str, tmp_path_factory: Any) -> None:
         @invariant()
         def same(self) -> None:
             entries = [
-                e for p in self.store.pages() for e in self.store.entries(p.number)
+                e for p in self.store.parts() for e in self.store.entries(p.number)
             ]
             assert [e.path for e in entries] == self.order
             assert {e.path: (e.lastmod, e.fingerprint) for e in entries} == self.model
@@ -787,7 +835,7 @@ def test_state_machine_matches_model(kind: str, tmp_path_factory: Any) -> None:
                     self.routes[path] == route for path in self.model
                 )
             assert self.store.known([f"/{c}" for c in "abcdefghz"]) == set(self.model)
-            for page in self.store.pages():
+            for page in self.store.parts():
                 assert 0 < page.urls <= 3
                 assert page.lastmod == max(
                     e.lastmod

@@ -11,6 +11,12 @@ value: ``"module:factory"``, a callable taking the URI and returning the store):
 
     [project.entry-points."sitemap_middleware.stores"]
     dynamodb = "sitemap_dynamodb:open_store"
+
+A third-party store subclasses :class:`StoreBase` (the per-process connection,
+driver errors as ``StoreError``) and plans its writes with :func:`layout.plan
+<sitemap_middleware.stores.layout.plan>`: which part each new path joins, the
+merge rules of ``lastmod``, and the typed records (:class:`Row`, ...) it stores.
+``tests/example_store.py`` is a complete one, run through the contract suite.
 """
 
 from __future__ import annotations
@@ -21,10 +27,32 @@ from importlib.metadata import entry_points
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-from ..errors import ConfigError
-from .base import Entry, PageInfo, Store
+from ..errors import ConfigError, StoreError
+from ..model import Entry, PageInfo, PartInfo
+from . import layout
+from .base import RENAMED, Store, StoreBase
+from .layout import Change, Fill, Plan, Row, Stored, Totals, batches, plan, weight
 
-__all__ = ["Entry", "PageInfo", "Store", "open_store", "register_store"]
+__all__ = [
+    "Change",
+    "Entry",
+    "Fill",
+    "PageInfo",
+    "PartInfo",
+    "Plan",
+    "Row",
+    "Store",
+    "StoreBase",
+    "StoreError",
+    "Stored",
+    "Totals",
+    "batches",
+    "layout",
+    "open_store",
+    "plan",
+    "register_store",
+    "weight",
+]
 
 StoreFactory = Callable[[str], Store]
 
@@ -54,7 +82,7 @@ def open_store(uri: str | Store) -> Store:
 
     .. code-block:: python
 
-        store = open_store("sqlite:///instance/sitemap.sqlite3?page_size=50000")
+        store = open_store("sqlite:///instance/sitemap.sqlite3?part_size=50000")
     """
     if not isinstance(uri, str):
         return uri
@@ -101,6 +129,10 @@ def _options(uri: str, allowed: dict[str, type]) -> dict[str, Any]:
     options: dict[str, Any] = {}
     for key, value in parse_qsl(urlsplit(uri).query, keep_blank_values=True):
         kind = allowed.get(key)
+        if kind is None and RENAMED.get(key) in allowed:
+            raise ConfigError(
+                f"store option {key!r} in {uri!r} is now called {RENAMED[key]!r}"
+            )
         if kind is None:
             raise ConfigError(
                 f"unknown option {key!r} in store URI {uri!r}; "
@@ -118,7 +150,7 @@ def _options(uri: str, allowed: dict[str, type]) -> dict[str, Any]:
 def _memory(uri: str) -> Store:
     from .memory import MemoryStore
 
-    return MemoryStore(**_options(uri, {"page_size": int, "page_bytes": int}))
+    return MemoryStore(**_options(uri, {"part_size": int, "part_bytes": int}))
 
 
 def _sqlite(uri: str) -> Store:
@@ -133,7 +165,7 @@ def _sqlite(uri: str) -> Store:
     path = unquote(parts.path[1:])  # "sqlite:///x" is relative, "sqlite:////x" not
     if not path:
         raise ConfigError(f"SQLite URI {uri!r} names no file")
-    options = {"page_size": int, "page_bytes": int, "timeout": float}
+    options = {"part_size": int, "part_bytes": int, "timeout": float}
     return SQLiteStore(path, **_options(uri, options))
 
 
@@ -152,8 +184,8 @@ def _redis(uri: str) -> Store:
     options = _options(
         uri,
         {
-            "page_size": int,
-            "page_bytes": int,
+            "part_size": int,
+            "part_bytes": int,
             "prefix": str,
             "timeout": float,
             "connect_timeout": float,

@@ -1,14 +1,9 @@
-"""The Lua scripts of the Redis store: each runs its reads inside Redis, in one
-round trip, where the rows are.
+"""The Lua scripts of the Redis store (sources only; the store registers them with
+redis-py's ``register_script``): each runs its reads inside Redis, in one round
+trip, where the rows are.
 """
 
 from __future__ import annotations
-
-import hashlib
-from collections.abc import Sequence
-from typing import Any
-
-from redis.exceptions import NoScriptError
 
 # Releases the writers' lock only if this writer still holds it.
 UNLOCK = """
@@ -39,7 +34,7 @@ end
 # holder, seq, the last page, (path, row, fragment) of each stored path of the
 # batch, and (page, summary) of their pages and of the last page.
 # KEYS: meta, lock, rows, fragments, pages. ARGV[1]: the paths, each ending in NUL.
-_READ = (
+READ = (
     _LUA_HMGET
     + """
 local meta = redis.call('hmget', KEYS[1], 'seq', 'last')
@@ -82,7 +77,7 @@ return {redis.call('get', KEYS[2]) or '', meta[1] or '0', meta[2] or '0', found,
 # KEYS: the page's sorted set, the hash to read. ARGV: the seq to start after,
 # how many, 'f' (fragments joined) or 'e' (paths and rows as JSON arrays).
 # Returns {seq of the last member, members read, payload...}.
-_RUN = """
+RUN = """
 local members = redis.call('zrangebyscore', KEYS[1], '(' .. ARGV[1], '+inf',
                            'LIMIT', 0, tonumber(ARGV[2]))
 local n = #members
@@ -102,7 +97,7 @@ return {last, n, cjson.encode(members), '[' .. table.concat(out, ',') .. ']'}
 # The newest lastmod of a page's rows but those leaving it, computed where the
 # rows are instead of shipping up to 50,000 of them.
 # KEYS: the page's sorted set, rows. ARGV[1]: the leaving paths, each ending in NUL.
-_NEWEST = (
+NEWEST = (
     _LUA_HMGET
     + """
 local leaving = {}
@@ -123,21 +118,41 @@ end
 """
 )
 
-
-class Script:
-    """A Lua script run by EVALSHA, sent in full only when the server lacks it."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self.sha = hashlib.sha1(source.encode()).hexdigest()
-
-    def __call__(self, client: Any, keys: Sequence[str], *args: Any) -> Any:
-        try:
-            return client.evalsha(self.sha, len(keys), *keys, *args)
-        except NoScriptError:
-            return client.eval(self.source, len(keys), *keys, *args)
-
-
-read = Script(_READ)
-run = Script(_RUN)
-newest = Script(_NEWEST)
+# An upsert's rows, written where they are stored: redis-py packs each argument
+# of a command in Python (about a microsecond each), and an HSET/ZADD of its own
+# takes six a URL; this script takes five a run of up to sitemaps.RUN rows.
+# KEYS: rows, fragments and, for new rows, their part's sorted set.
+# ARGV: the paths and the rows, each ending in NUL; the fragments' lengths
+# (space-separated) and the fragments joined (they hold NULs themselves); the
+# seq before the first new row (new rows of one part take the next ones).
+WRITE = (
+    _LUA_HMGET
+    + """
+local function call(command, key, values)
+  for i = 1, #values, 1000 do
+    redis.call(command, key, unpack(values, i, math.min(i + 999, #values)))
+  end
+end
+local paths, rows, joined = split(ARGV[1]), split(ARGV[2]), ARGV[4]
+local seq = tonumber(ARGV[5])
+local stored, fragments, members = {}, {}, {}
+local at, k = 1, 0
+for size in string.gmatch(ARGV[3], '%d+') do
+  k = k + 1
+  local stop = at + tonumber(size)
+  stored[#stored + 1] = paths[k]
+  stored[#stored + 1] = rows[k]
+  fragments[#fragments + 1] = paths[k]
+  fragments[#fragments + 1] = string.sub(joined, at, stop - 1)
+  at = stop
+  if KEYS[3] then
+    members[#members + 1] = seq + k
+    members[#members + 1] = paths[k]
+  end
+end
+call('hset', KEYS[1], stored)
+call('hset', KEYS[2], fragments)
+if KEYS[3] then call('zadd', KEYS[3], members) end
+return k
+"""
+)

@@ -1,33 +1,24 @@
 """``memory://``: a store in process memory, for tests and single-process demos.
 
-Nothing is shared between processes and nothing survives a restart.
+Nothing is shared between processes and nothing survives a restart. It has no
+backend to lose, so it never raises ``StoreError``: only ``ValueError`` for an
+entry no sitemap may hold.
 """
 
 from __future__ import annotations
 
-import secrets
 import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from .base import (
-    MAX_PAGE_BYTES,
-    Entry,
-    PageInfo,
-    Row,
-    StoreBase,
-    batches,
-    now,
-    to_datetime,
-    weight,
-)
-
-# Fragments joined per yielded run, as a database store reads them.
-CHUNK = 2000
+from ..model import Entry, PartInfo, to_datetime
+from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
+from .base import StoreBase, new_epoch
+from .layout import Fill, Stored, batches, leaving, now
 
 
 @dataclass(slots=True)
-class _Page:
+class _Part:
     paths: dict[str, None]  # insertion-ordered set: first-seen order
     bytes: int = 0
     lastmod: int = 0
@@ -35,18 +26,18 @@ class _Page:
     changed: int = 0
 
 
-class MemoryStore(StoreBase):
+class MemoryStore(StoreBase[None]):
     """Dicts behind one lock."""
 
     def __init__(
-        self, page_size: int = 50_000, page_bytes: int = MAX_PAGE_BYTES
+        self, part_size: int = MAX_URLS_PER_PART, part_bytes: int = MAX_PART_BYTES
     ) -> None:
-        super().__init__(page_size, page_bytes)
+        super().__init__(part_size, part_bytes)
         self._lock = threading.Lock()
-        self._rows: dict[str, tuple[int, Row]] = {}  # path -> (page, row)
-        self._pages: list[_Page] = []
+        self._rows: dict[str, Stored] = {}
+        self._parts: list[_Part] = []
         self._routes: dict[str, int] = {}  # route template -> stored paths
-        self._epoch = secrets.token_hex(4)
+        self._epoch = new_epoch()
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         return sum(self._upsert(batch) for batch in batches(entries))
@@ -54,27 +45,27 @@ class MemoryStore(StoreBase):
     def _upsert(self, batch: dict[str, Entry]) -> int:
         with self._lock:
             current = now()
-            pages = self._pages
-            sizes = {n + 1: (len(p.paths), p.bytes) for n, p in enumerate(pages)}
+            parts = self._parts
+            sizes = {n + 1: Fill(len(p.paths), p.bytes) for n, p in enumerate(parts)}
             # Planned in full first, so that a bad entry changes nothing.
-            todo = self._plan(batch, self._rows, sizes, len(pages), current)
+            todo = self._plan(batch, self._rows, sizes, len(parts), current)
             self._delete(todo.moved, current)
-            for path, number, row, new in todo.changes:
-                while len(pages) < number:
-                    pages.append(_Page({}))
-                if new:
-                    pages[number - 1].paths[path] = None
-                prior = self._rows.get(path)
+            for change in todo.changes:
+                while len(parts) < change.part:
+                    parts.append(_Part({}))
+                if change.new:
+                    parts[change.part - 1].paths[change.path] = None
+                prior = self._rows.get(change.path)
                 if prior is not None:
-                    self._tally(prior[1][2], -1)
-                self._tally(row[2], 1)
-                self._rows[path] = (number, row)
-            for number, (_, size, newest) in todo.pages.items():
-                page = pages[number - 1]
-                page.bytes += size
-                page.lastmod = max(page.lastmod, newest)
-                page.version += 1
-                page.changed = current
+                    self._tally(prior.row.route, -1)
+                self._tally(change.row.route, 1)
+                self._rows[change.path] = Stored(change.part, change.row)
+            for number, totals in todo.parts.items():
+                part = parts[number - 1]
+                part.bytes += totals.bytes
+                part.lastmod = max(part.lastmod, totals.newest)
+                part.version += 1
+                part.changed = current
         return len(todo.changes)
 
     def remove(self, paths: Iterable[str]) -> int:
@@ -82,20 +73,19 @@ class MemoryStore(StoreBase):
             return self._delete(set(paths), now())
 
     def _delete(self, paths: Iterable[str], current: int) -> int:
-        removed = 0
-        for path in paths:
-            old = self._rows.pop(path, None)
-            if old is None:
-                continue
-            page = self._pages[old[0] - 1]
-            del page.paths[path]
-            self._tally(old[1][2], -1)
-            page.bytes -= weight(old[1][3])
-            page.lastmod = max((self._rows[p][1][0] for p in page.paths), default=0)
-            page.version += 1
-            page.changed = current
-            removed += 1
-        return removed
+        gone = {path: self._rows.pop(path) for path in paths if path in self._rows}
+        for path, stored in gone.items():
+            del self._parts[stored.part - 1].paths[path]
+            self._tally(stored.row.route, -1)
+        for number, totals in leaving(gone.values()).items():
+            part = self._parts[number - 1]
+            part.bytes -= totals.bytes
+            part.lastmod = max(
+                (self._rows[p].row.lastmod for p in part.paths), default=0
+            )
+            part.version += 1
+            part.changed = current
+        return len(gone)
 
     def _tally(self, route: str | None, delta: int) -> None:
         if route is not None:
@@ -115,44 +105,46 @@ class MemoryStore(StoreBase):
         with self._lock:
             return {path for path in paths if path in self._rows}
 
-    def pages(self) -> list[PageInfo]:
+    def parts(self) -> list[PartInfo]:
         with self._lock:
             return [
                 info
-                for number in range(1, len(self._pages) + 1)
+                for number in range(1, len(self._parts) + 1)
                 if (info := self._info(number)) is not None
             ]
 
-    def page(self, number: int) -> PageInfo | None:
+    def part(self, number: int) -> PartInfo | None:
         with self._lock:
             return self._info(number)
 
-    def _info(self, number: int) -> PageInfo | None:
-        if not 1 <= number <= len(self._pages):
+    def _info(self, number: int) -> PartInfo | None:
+        if not 1 <= number <= len(self._parts):
             return None
-        page = self._pages[number - 1]
-        if not page.paths:
+        part = self._parts[number - 1]
+        if not part.paths:
             return None
-        return PageInfo.from_row(
+        return PartInfo.from_row(
             self._epoch,
             number,
-            len(page.paths),
-            page.lastmod,
-            page.version,
-            page.changed,
+            len(part.paths),
+            part.lastmod,
+            part.version,
+            part.changed,
         )
 
-    def _page_rows(self, number: int) -> list[tuple[str, Row]]:
+    def _part_rows(self, number: int) -> list[tuple[str, Stored]]:
         with self._lock:
-            if not 1 <= number <= len(self._pages):
+            if not 1 <= number <= len(self._parts):
                 return []
-            return [(p, self._rows[p][1]) for p in self._pages[number - 1].paths]
+            return [(p, self._rows[p]) for p in self._parts[number - 1].paths]
 
     def fragments(self, number: int) -> Iterator[bytes]:
-        rows = self._page_rows(number)
-        for i in range(0, len(rows), CHUNK):
-            yield b"".join(row[3] for _, row in rows[i : i + CHUNK])
+        # Joined a run at a time, as a database store reads them.
+        rows = self._part_rows(number)
+        for i in range(0, len(rows), RUN):
+            yield b"".join(stored.row.fragment for _, stored in rows[i : i + RUN])
 
     def entries(self, number: int) -> Iterator[Entry]:
-        for path, (lastmod, fingerprint, route, _) in self._page_rows(number):
-            yield Entry(path, to_datetime(lastmod), fingerprint, route=route)
+        for path, (_, row) in self._part_rows(number):
+            lastmod = to_datetime(row.lastmod)
+            yield Entry(path, lastmod, row.fingerprint, route=row.route)

@@ -4,10 +4,7 @@ through three PostgreSQL tables, written one transaction per batch.
 
 from __future__ import annotations
 
-import os
 import re
-import secrets
-import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from operator import itemgetter
@@ -16,19 +13,13 @@ from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import StoreError
-from .base import (
-    MAX_PAGE_BYTES,
-    Entry,
-    PageInfo,
-    Row,
-    StoreBase,
-    batches,
-    now,
-    weight,
-)
+from ..model import Entry, PartInfo
+from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
+from .base import RENAMED, StoreBase
+from .layout import Change, Fill, Row, Stored, Totals, batches, leaving, now
 
 SCHEMA_VERSION = 2
 # Paths collate as "C": byte order is the order Python sorts them in (the one
@@ -60,30 +51,35 @@ CREATE TABLE IF NOT EXISTS {p}page (
     changed bigint NOT NULL
 )
 """
-# Rows read per query when streaming a page (keyset pagination, no OFFSET).
-CHUNK = 5000
+# Rows read per query when streaming a part (keyset pagination, no OFFSET):
+# more than sitemaps.RUN, since each run here is a round trip to the server
+# and a pooled connection taken and given back.
+READ_RUN = 5000
 _second = itemgetter(1)
 # Entries planned at a time in an upsert, from MIN_RUN up to RUN: the server
 # writes one run while the next is planned (see _split).
 RUN = 256
 MIN_RUN = 64
 _OWN_OPTIONS = {
-    "page_size": int,
-    "page_bytes": int,
+    "part_size": int,
+    "part_bytes": int,
     "statement_timeout": int,
     "table_prefix": str,
 }
 
 
-class PostgresStore(StoreBase):
+class PostgresStore(StoreBase[ConnectionPool]):
     """A connection pool per process, opened on first use and again after fork.
     Writers of one sitemap take turns on its meta row (``SELECT ... FOR UPDATE``).
 
-    :param uri: a libpq URI; the options ``page_size``, ``page_bytes``,
+    :param uri: a libpq URI; the options ``part_size``, ``part_bytes``,
         ``statement_timeout`` (ms, default 5000) and ``table_prefix`` (default
         ``sitemap_``) are ours, the others go to libpq (``connect_timeout``
         defaults to 2 seconds).
     """
+
+    errors = (psycopg.Error, PoolTimeout)
+    label = "PostgreSQL"
 
     def __init__(self, uri: str) -> None:
         parts = urlsplit(uri)
@@ -95,10 +91,13 @@ class PostgresStore(StoreBase):
                     ours[key] = _OWN_OPTIONS[key](value)
                 except ValueError as exc:
                     raise ValueError(f"option {key!r} must be a number") from exc
+            elif key in RENAMED:
+                raise ValueError(f"option {key!r} is now called {RENAMED[key]!r}")
             else:
                 theirs.append((key, value))
         super().__init__(
-            ours.get("page_size", 50_000), ours.get("page_bytes", MAX_PAGE_BYTES)
+            ours.get("part_size", MAX_URLS_PER_PART),
+            ours.get("part_bytes", MAX_PART_BYTES),
         )
         self.prefix = ours.get("table_prefix", "sitemap_")
         if not re.fullmatch(r"[a-z_][a-z0-9_]{0,40}", self.prefix):
@@ -121,47 +120,32 @@ class PostgresStore(StoreBase):
         )
         params["options"] = options.strip()
         self._params = params
-        self._lock = threading.Lock()
-        self._pool: ConnectionPool | None = None
-        self._pid = 0
         self._epoch = ""
 
     def _sql(self, statement: str) -> str:
         return statement.replace("{p}", self.prefix)
 
     @contextmanager
-    def _connection(self) -> Iterator[psycopg.Connection[Any]]:
-        try:
-            with self._connect().connection() as conn:
-                yield conn
-        except psycopg.Error as exc:
-            raise StoreError(f"PostgreSQL: {exc}") from exc
+    def _borrow(self) -> Iterator[psycopg.Connection[Any]]:
+        """A connection of this process's pool, for one statement or transaction."""
+        with self._connection().connection() as conn:
+            yield conn
 
     def _connect(self) -> ConnectionPool:
-        # A pool inherited across fork must not be used by the child: its
-        # connections are the parent's. psycopg closes them only in the process
-        # that opened them, so dropping the parent's pool is safe.
-        pool = self._pool
-        if pool is not None and self._pid == os.getpid():
-            return pool
-        with self._lock:
-            if self._pool is None or self._pid != os.getpid():
-                # One plain connection first: a server that is down fails at
-                # once with libpq's own error, rather than after the pool's
-                # wait, its retries and its log lines, on every probe.
-                params: dict[str, Any] = {**self._params, "autocommit": True}
-                with psycopg.connect(**params) as conn:
-                    self._epoch = self._setup(conn)
-                self._pool = ConnectionPool(
-                    kwargs=params,
-                    min_size=1,
-                    max_size=4,
-                    timeout=float(str(self._params["connect_timeout"])) + 1,
-                    check=ConnectionPool.check_connection,
-                    open=True,
-                )
-                self._pid = os.getpid()
-            return self._pool
+        # One plain connection first: a server that is down fails at once
+        # with libpq's own error, rather than after the pool's wait, its
+        # retries and its log lines, on every probe.
+        params: dict[str, Any] = {**self._params, "autocommit": True}
+        with psycopg.connect(**params) as conn:
+            self._epoch = self._setup(conn)
+        return ConnectionPool(
+            kwargs=params,
+            min_size=1,
+            max_size=4,
+            timeout=float(str(self._params["connect_timeout"])) + 1,
+            check=ConnectionPool.check_connection,
+            open=True,
+        )
 
     def _setup(self, conn: psycopg.Connection[Any]) -> str:
         """Create the tables unless they exist; return the sitemap's epoch."""
@@ -186,18 +170,16 @@ class PostgresStore(StoreBase):
                         "INSERT INTO {p}meta VALUES (1, %s, %s, 0)"
                         " ON CONFLICT DO NOTHING"
                     ),
-                    (SCHEMA_VERSION, secrets.token_hex(4)),
+                    (SCHEMA_VERSION, self._new_epoch()),
                 )
                 row = conn.execute(
                     self._sql("SELECT schema, epoch FROM {p}meta")
                 ).fetchone()
-        assert row is not None
-        if row[0] != SCHEMA_VERSION:
-            raise StoreError(
-                f"table {self.prefix}meta holds sitemap schema {row[0]}, "
-                f"expected {SCHEMA_VERSION}"
-            )
-        return str(row[1])
+        if row is None:
+            raise StoreError(f"table {self.prefix}meta has no row")
+        schema, epoch = row
+        self._check_schema(f"table {self.prefix}meta", schema, SCHEMA_VERSION)
+        return str(epoch)
 
     def _add_route_index(self, conn: psycopg.Connection[Any]) -> None:
         """count(route) needs an index on route: version-2 tables made before
@@ -216,7 +198,7 @@ class PostgresStore(StoreBase):
         changed = 0
         for batch in batches(entries):
             # Pipelined: statements go out without waiting for the ones before.
-            with self._connection() as conn, conn.pipeline(), conn.transaction():
+            with self._borrow() as conn, conn.pipeline(), conn.transaction():
                 changed += self._upsert(conn, batch)
         return changed
 
@@ -249,12 +231,12 @@ class PostgresStore(StoreBase):
         found = [lookups[0].fetchall()]
         last = tail.fetchone()
         number = last[0] if last else 0
-        # (URLs, bytes) of the pages the plans need, as the batch leaves them.
-        sizes: dict[int, tuple[int, int]] = {}
+        # The Fill of the parts the plans need, as the batch leaves them.
+        sizes: dict[int, Fill] = {}
         if last is not None:
-            sizes[number] = (last[1], last[2])
-        old: dict[str, tuple[int, Row]] = {}
-        pages: dict[int, list[int]] = {}
+            sizes[number] = Fill(last[1], last[2])
+        old: dict[str, Stored] = {}
+        parts: dict[int, Totals] = {}
         cur = conn.cursor(binary=True)
         changed = 0
         # Planned a run at a time, each from where the one before left off
@@ -262,33 +244,27 @@ class PostgresStore(StoreBase):
         # the next is planned. A bad entry still fails its whole batch: its
         # error rolls back the transaction.
         for index, run in enumerate(runs):
-            for stored in found[index]:  # path, page, *row, urls, bytes
-                old[stored[0]] = (stored[1], stored[2:6])
-                sizes.setdefault(stored[1], stored[6:])
+            for path, page, lastmod, print_, route, piece, urls, size in found[index]:
+                old[path] = Stored(page, Row(lastmod, print_, route, piece))
+                sizes.setdefault(page, Fill(urls, size))
             todo = self._plan(run, old, sizes, number, current)
             if not index:
                 found += [lookup.fetchall() for lookup in lookups[1:]]
-            number = todo.last_page
-            for path in todo.moved:
-                page, row = old[path]
-                urls, size = sizes[page]
-                sizes[page] = (urls - 1, size - weight(row[3]))
-            for page, (urls, size, newest) in todo.pages.items():
-                held = sizes.get(page, (0, 0))
-                sizes[page] = (held[0] + urls, held[1] + size)
-                totals = pages.setdefault(page, [0, 0, 0])
-                totals[0] += urls
-                totals[1] += size
-                totals[2] = max(totals[2], newest)
+            number = todo.last_part
+            todo.advance(sizes, old)
+            for part, totals in todo.parts.items():
+                parts.setdefault(part, Totals()).add(totals)
             if todo.moved:
-                # Out of their pages first; written again below as new rows.
-                gone = {path: (old[path][0], old[path][1][3]) for path in todo.moved}
-                self._delete(cur, gone, current)
+                # Out of their parts first; written again below as new rows.
+                self._delete(cur, {path: old[path] for path in todo.moved}, current)
             seq = self._write(cur, todo.changes, seq)
             changed += len(todo.changes)
         if not changed:
             return 0
-        numbers = sorted((page, *totals) for page, totals in pages.items())
+        numbers = sorted(
+            (part, totals.urls, totals.bytes, totals.newest)
+            for part, totals in parts.items()
+        )
         cur.execute(
             self._sql(
                 "INSERT INTO {p}page SELECT n, urls, bytes, lastmod, 1, %b::bigint"
@@ -321,12 +297,12 @@ class PostgresStore(StoreBase):
     def _write(
         self,
         cur: psycopg.Cursor[Any],
-        changes: list[tuple[str, int, Row, bool]],
+        changes: list[Change],
         seq: int,
     ) -> int:
         """Send the rows of planned changes; return the last seq allocated."""
-        inserts = [change for change in changes if change[3]]
-        updates = [change for change in changes if not change[3]]
+        inserts = [change for change in changes if change.new]
+        updates = [change for change in changes if not change.new]
         # De-duplicated (no row affected twice); updates sorted (one lock order
         # for every writer: no deadlocks). New paths need no ON CONFLICT: every
         # writer holds the meta row, and none of these was there when we
@@ -367,7 +343,7 @@ class PostgresStore(StoreBase):
         wanted = sorted(set(paths))
         if not wanted:
             return 0
-        with self._connection() as conn, conn.cursor(binary=True) as cur:
+        with self._borrow() as conn, conn.cursor(binary=True) as cur:
             # A flood of 404s for paths never stored costs one read, not a
             # write that queues behind (and holds up) every other writer.
             cur.execute(
@@ -377,37 +353,35 @@ class PostgresStore(StoreBase):
         if not wanted:
             return 0
         with (
-            self._connection() as conn,
+            self._borrow() as conn,
             conn.transaction(),
             conn.cursor(binary=True) as cur,
         ):
             cur.execute(self._sql("SELECT 1 FROM {p}meta FOR UPDATE"))
             cur.execute(
                 self._sql(
-                    "SELECT path, page, fragment FROM {p}url WHERE path = ANY(%b)"
+                    "SELECT path, page, lastmod, fingerprint, route, fragment"
+                    " FROM {p}url WHERE path = ANY(%b)"
                 ),
                 (wanted,),
             )
-            return self._delete(
-                cur, {path: (page, piece) for path, page, piece in cur}, now()
-            )
+            rows = {path: Stored(page, Row(*row)) for path, page, *row in cur}
+            return self._delete(cur, rows, now())
 
     def _delete(
-        self, cur: psycopg.Cursor[Any], rows: dict[str, tuple[int, bytes]], current: int
+        self, cur: psycopg.Cursor[Any], rows: dict[str, Stored], current: int
     ) -> int:
-        """Delete stored rows (path -> (page, fragment)) and shrink their pages:
-        fewer URLs and bytes, the newest lastmod of the rows left; in the
-        caller's transaction."""
+        """Delete stored rows and shrink their parts: fewer URLs and bytes, the
+        newest lastmod of the rows left; in the caller's transaction."""
         if not rows:
             return 0
         cur.execute(
             self._sql("DELETE FROM {p}url WHERE path = ANY(%b)"), (sorted(rows),)
         )
-        pages: dict[int, list[int]] = {}
-        for page, piece in rows.values():
-            totals = pages.setdefault(page, [0, 0])
-            totals[0] += 1
-            totals[1] += weight(piece)
+        gone = sorted(
+            (part, totals.urls, totals.bytes)
+            for part, totals in leaving(rows.values()).items()
+        )
         cur.execute(
             self._sql(
                 "UPDATE {p}page SET urls = urls - t.n, bytes = bytes - t.size,"
@@ -416,12 +390,12 @@ class PostgresStore(StoreBase):
                 " FROM unnest(%b::integer[], %b::integer[], %b::bigint[])"
                 " AS t(page, n, size) WHERE {p}page.page = t.page"
             ),
-            (current, *_columns(sorted((p, *t) for p, t in pages.items()))),
+            (current, *_columns(gone)),
         )
         return len(rows)
 
     def count(self, route: str | None = None) -> int:
-        with self._connection() as conn:
+        with self._borrow() as conn:
             if route is None:
                 query = "SELECT coalesce(sum(urls), 0) FROM {p}page"
                 return int(_one(conn.execute(self._sql(query)))[0])
@@ -432,24 +406,24 @@ class PostgresStore(StoreBase):
         wanted = sorted(set(paths))
         if not wanted:
             return set()
-        with self._connection() as conn, conn.cursor(binary=True) as cur:
+        with self._borrow() as conn, conn.cursor(binary=True) as cur:
             cur.execute(
                 self._sql("SELECT path FROM {p}url WHERE path = ANY(%b)"), (wanted,)
             )
             return {path for (path,) in cur}
 
-    def pages(self) -> list[PageInfo]:
-        with self._connection() as conn:
+    def parts(self) -> list[PartInfo]:
+        with self._borrow() as conn:
             rows = conn.execute(
                 self._sql(
                     "SELECT page, urls, lastmod, version, changed FROM {p}page"
                     " WHERE urls > 0 ORDER BY page"
                 )
             ).fetchall()
-        return [PageInfo.from_row(self._epoch, *row) for row in rows]
+        return [PartInfo.from_row(self._epoch, *row) for row in rows]
 
-    def page(self, number: int) -> PageInfo | None:
-        with self._connection() as conn:
+    def part(self, number: int) -> PartInfo | None:
+        with self._borrow() as conn:
             row = conn.execute(
                 self._sql(
                     "SELECT page, urls, lastmod, version, changed FROM {p}page"
@@ -457,10 +431,10 @@ class PostgresStore(StoreBase):
                 ),
                 (number,),
             ).fetchone()
-        return PageInfo.from_row(self._epoch, *row) if row else None
+        return PartInfo.from_row(self._epoch, *row) if row else None
 
     def _runs(self, number: int, columns: str) -> Iterator[list[tuple[Any, ...]]]:
-        """A page's rows in runs of CHUNK, by keyset on seq (never OFFSET), in
+        """A part's rows in runs of READ_RUN, by keyset on seq (never OFFSET), in
         binary: bytea and integers are copied, not parsed. A connection is held
         for one query at a time, not while the caller works on a run."""
         query = self._sql(
@@ -469,13 +443,13 @@ class PostgresStore(StoreBase):
         )
         after = -1
         while True:
-            with self._connection() as conn, conn.cursor(binary=True) as cur:
+            with self._borrow() as conn, conn.cursor(binary=True) as cur:
                 rows = cur.execute(
-                    query, (number, after, CHUNK), prepare=True
+                    query, (number, after, READ_RUN), prepare=True
                 ).fetchall()
             if rows:
                 yield rows
-            if len(rows) < CHUNK:
+            if len(rows) < READ_RUN:
                 return
             after = rows[-1][0]
 
@@ -489,12 +463,6 @@ class PostgresStore(StoreBase):
         for rows in self._runs(number, columns):
             for _, path, lastmod, fingerprint, route in rows:
                 yield Entry(path, lastmod, fingerprint, route=route)
-
-    def close(self) -> None:
-        with self._lock:
-            if self._pool is not None and self._pid == os.getpid():
-                self._pool.close()
-            self._pool = None
 
 
 def _one(cur: psycopg.Cursor[Any]) -> Any:

@@ -6,46 +6,33 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import random
 import secrets
-import threading
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from itertools import chain
 from json.encoder import encode_basestring_ascii
-from typing import Any
+from typing import Any, NamedTuple
 
 import redis
 from redis.backoff import NoBackoff
+from redis.commands.core import Script
 from redis.retry import Retry
 
 from ..errors import StoreError
-from . import lua, resp
-from .base import (
-    MAX_PAGE_BYTES,
-    Entry,
-    PageInfo,
-    Plan,
-    Row,
-    StoreBase,
-    batches,
-    now,
-    to_datetime,
-    weight,
-)
+from ..model import Entry, PartInfo, to_datetime
+from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
+from . import lua
+from .base import StoreBase
+from .layout import Fill, Plan, Row, Stored, batches, leaving, now
 
 logger = logging.getLogger("sitemap_middleware")
 
 # 2: rows hold no seq and their fragment lives beside them; summaries hold bytes.
 SCHEMA_VERSION = "2"
-# Members read per round trip when streaming a page, and rows planned per
-# round of packed commands.
-CHUNK = 2000
 # Optimistic transactions retried this often before a batch fails.
 TRIES = 20
 # The lock of writers that collided: how long it may be held (a killed holder
@@ -54,37 +41,52 @@ LOCK_TTL_MS = 5000
 LOCK_WAIT = 10.0
 # redis-py types its replies as unions over its sync and async clients.
 Pipeline = Any
-# What a write does once its reads are done: (rows changed, packed commands).
-_Work = tuple[int, Iterator[bytes]]
-# A stored row is JSON [page, lastmod, fingerprint, route]: page and lastmod
+# What a write does once its reads are done: (rows changed, a function that
+# queues its commands on the pipeline, between MULTI and EXEC).
+_Work = tuple[int, Callable[[Pipeline], None]]
+# A stored row is JSON [part, lastmod, fingerprint, route]: part and lastmod
 # first, where the scripts above read them with one pattern match.
 _unpack = json.loads  # takes bytes too
 
 
-class RedisStore(StoreBase):
-    """Rows and fragments in two hashes keyed by path, one sorted set per page
-    (score: first-seen ``seq``), page summaries in a hash, and a meta hash every
+class _Client(NamedTuple):
+    """This process's client and the scripts registered on it."""
+
+    redis: Any
+    read: Script
+    run: Script
+    newest: Script
+    unlock: Script
+    write: Script
+
+
+class RedisStore(StoreBase[_Client]):
+    """Rows and fragments in two hashes keyed by path, one sorted set per part
+    (score: first-seen ``seq``), part summaries in a hash, and a meta hash every
     write bumps, so that a batch is an optimistic transaction: WATCH meta, read
-    (one script), plan, MULTI/EXEC. Pages are read by a script that joins each
-    run of fragments in Redis.
+    (one script), plan, MULTI/EXEC (a redis-py transaction pipeline). Parts are
+    read by a script that joins each run of fragments in Redis.
 
     :param url: ``redis://[[user]:password@]host[:port][/db]`` or ``rediss://``.
-    :param page_size: URLs per sitemap page (at most 50,000).
-    :param page_bytes: uncompressed bytes per page (at most 50 MiB).
+    :param part_size: URLs per sitemap part (at most 50,000).
+    :param part_bytes: uncompressed bytes per part (at most 50 MiB).
     :param prefix: prefix of every key; must hold a hash tag such as ``{sitemap}``.
     :param timeout: seconds a command may take; ``connect_timeout`` to connect.
     """
 
+    errors = (redis.RedisError,)
+    label = "Redis"
+
     def __init__(
         self,
         url: str,
-        page_size: int = 50_000,
+        part_size: int = MAX_URLS_PER_PART,
         prefix: str = "{sitemap}:",
         timeout: float = 1.0,
         connect_timeout: float = 1.0,
-        page_bytes: int = MAX_PAGE_BYTES,
+        part_bytes: int = MAX_PART_BYTES,
     ) -> None:
-        super().__init__(page_size, page_bytes)
+        super().__init__(part_size, part_bytes)
         opening = prefix.find("{")
         if opening < 0 or prefix.find("}", opening) <= opening + 1:
             raise ValueError(
@@ -96,53 +98,46 @@ class RedisStore(StoreBase):
             self._meta,
             self._rows,
             self._fragments,
-            self._pages,
+            self._summaries_key,
             self._lock_key,
             self._routes,
         ) = (prefix + k for k in ("meta", "url", "fragment", "pages", "lock", "routes"))
-        self._lock = threading.Lock()
-        self._redis: Any = None
-        self._pid = 0
         self._policy_checked = False
 
-    def _page(self, number: int) -> str:
+    def _part_key(self, number: int) -> str:
         return f"{self.prefix}page:{number}"
 
-    def _client(self) -> Any:
-        # A client inherited across fork must not be used by the child: make a new
-        # one (redis-py closes the parent's sockets only in the parent).
-        client = self._redis
-        if client is not None and self._pid == os.getpid():
-            return client
-        with self._lock:
-            if self._redis is None or self._pid != os.getpid():
-                client = redis.Redis.from_url(
-                    self.url,
-                    socket_timeout=self.timeout,
-                    socket_connect_timeout=self.connect_timeout,
-                    # A retried EXEC after a timeout could apply a batch twice over
-                    # another writer's; a failed batch is the caller's to retry.
-                    retry=Retry(NoBackoff(), 0),
-                    # Fragments are served as the bytes stored: nothing is decoded
-                    # but the few strings this module decodes itself.
-                    decode_responses=False,
-                )
-                with _errors():
-                    self._check(client)
-                    self._count_routes(client)
-                self._redis, self._pid = client, os.getpid()
-            return self._redis
+    def _connect(self) -> _Client:
+        client = redis.Redis.from_url(
+            self.url,
+            socket_timeout=self.timeout,
+            socket_connect_timeout=self.connect_timeout,
+            # A retried EXEC after a timeout could apply a batch twice over
+            # another writer's; a failed batch is the caller's to retry.
+            retry=Retry(NoBackoff(), 0),
+            # Fragments are served as the bytes stored: nothing is decoded
+            # but the few strings this module decodes itself.
+            decode_responses=False,
+        )
+        try:
+            self._check(client)
+            self._count_routes(client)
+        except BaseException:
+            client.close()
+            raise
+        scripts = (lua.READ, lua.RUN, lua.NEWEST, lua.UNLOCK, lua.WRITE)
+        return _Client(client, *(client.register_script(s) for s in scripts))
+
+    def _disconnect(self, conn: _Client) -> None:
+        conn.redis.close()
 
     def _check(self, client: Any) -> None:
         pipe = client.pipeline(transaction=True)
         pipe.hsetnx(self._meta, "schema", SCHEMA_VERSION)
-        pipe.hsetnx(self._meta, "epoch", secrets.token_hex(4))
+        pipe.hsetnx(self._meta, "epoch", self._new_epoch())
         pipe.hget(self._meta, "schema")
         schema = _text(pipe.execute()[-1])
-        if schema != SCHEMA_VERSION:
-            raise StoreError(
-                f"{self._meta} holds sitemap schema {schema}, expected {SCHEMA_VERSION}"
-            )
+        self._check_schema(self._meta, schema, SCHEMA_VERSION)
         if self._policy_checked:
             return
         self._policy_checked = True
@@ -174,7 +169,7 @@ class RedisStore(StoreBase):
                         return
                     counts: dict[str, int] = {}
                     for _, row in pipe.hscan_iter(self._rows, count=1000):
-                        route = _unpack(row)[3]
+                        _, _, _, route = _unpack(row)
                         if route is not None:
                             counts[route] = counts.get(route, 0) + 1
                     pipe.multi()
@@ -188,31 +183,32 @@ class RedisStore(StoreBase):
                     pipe.reset()
         raise StoreError(f"gave up counting routes after {TRIES} conflicting writes")
 
-    def _transact(self, work: Callable[[Pipeline, str], _Work | None]) -> int:
-        """Run ``work`` (its reads, then the commands it returns) until no other
+    def _transact(self, work: Callable[[_Client, Pipeline, str], _Work | None]) -> int:
+        """Run ``work`` (its reads, then the commands it queues) until no other
         writer committed in between; it returns ``None`` when it has nothing to
         write."""
-        with _errors():
-            client, token = self._client(), None
-            try:
-                with client.pipeline(transaction=True) as pipe:
-                    for _ in range(TRIES):
-                        try:
-                            pipe.watch(self._meta, self._lock_key)
-                            todo = work(pipe, token or "")
-                            if todo is None:
-                                return 0
-                            changed, commands = todo
-                            bump = resp.command(b"HINCRBY", self._meta, b"writes", b"1")
-                            resp.execute(pipe.connection, chain(commands, [bump]))
-                            return changed
-                        except redis.WatchError:
-                            pipe.reset()
-                            if token is None:
-                                token = self._wait_turn(client)
-            finally:
-                if token is not None:
-                    client.eval(lua.UNLOCK, 1, self._lock_key, token)
+        conn, token = self._connection(), None
+        try:
+            with conn.redis.pipeline(transaction=True) as pipe:
+                for _ in range(TRIES):
+                    try:
+                        pipe.watch(self._meta, self._lock_key)
+                        todo = work(conn, pipe, token or "")
+                        if todo is None:
+                            return 0
+                        changed, queue = todo
+                        pipe.multi()
+                        queue(pipe)
+                        pipe.hincrby(self._meta, "writes", 1)
+                        pipe.execute()
+                        return changed
+                    except redis.WatchError:
+                        pipe.reset()
+                        if token is None:
+                            token = self._wait_turn(conn.redis)
+        finally:
+            if token is not None:
+                conn.unlock(keys=[self._lock_key], args=[token])
         raise StoreError(f"gave up after {TRIES} conflicting writes to {self._meta}")
 
     def _wait_turn(self, client: Any) -> str:
@@ -229,27 +225,34 @@ class RedisStore(StoreBase):
             delay = min(2 * delay, 0.01)
         return token
 
-    def _read(self, pipe: Pipeline, paths: Collection[str], token: str) -> _State:
+    def _read(
+        self, conn: _Client, pipe: Pipeline, paths: Collection[str], token: str
+    ) -> _State:
         """What a write needs to know, read under the WATCH (one round trip)."""
-        holder, seq, last, found, summaries = lua.read(
-            pipe,
-            (self._meta, self._lock_key, self._rows, self._fragments, self._pages),
-            _nul_ended(paths),
+        holder, seq, last, found, summaries = conn.read(
+            keys=[
+                self._meta,
+                self._lock_key,
+                self._rows,
+                self._fragments,
+                self._summaries_key,
+            ],
+            args=[_nul_ended(paths)],
+            client=pipe,
         )
         if holder and holder.decode() != token:
             raise redis.WatchError  # another's turn: wait for ours
-        rows: dict[str, tuple[int, Row]] = {}
+        rows: dict[str, Stored] = {}
         for i in range(0, len(found), 3):
-            page, lastmod, fingerprint, route = _unpack(found[i + 1])
-            rows[found[i].decode()] = (
-                page,
-                (lastmod, fingerprint, route, found[i + 2]),
+            part, lastmod, fingerprint, route = _unpack(found[i + 1])
+            rows[found[i].decode()] = Stored(
+                part, Row(lastmod, fingerprint, route, found[i + 2])
             )
-        pages = {
-            int(summaries[i]): _summary(summaries[i + 1])
+        parts = {
+            int(summaries[i]): _Summary.unpack(summaries[i + 1])
             for i in range(0, len(summaries), 2)
         }
-        return _State(int(seq), int(last), rows, pages)
+        return _State(int(seq), int(last), rows, parts)
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         return sum(
@@ -257,133 +260,155 @@ class RedisStore(StoreBase):
         )
 
     def _upsert(
-        self, batch: dict[str, Entry], pipe: Pipeline, token: str
+        self, batch: dict[str, Entry], conn: _Client, pipe: Pipeline, token: str
     ) -> _Work | None:
         current = now()
-        state = self._read(pipe, batch, token)
-        sizes = {number: (s[0], s[1]) for number, s in state.pages.items()}
+        state = self._read(conn, pipe, batch, token)
+        sizes = {number: s.fill() for number, s in state.parts.items()}
         # Planned in full first, so that a bad entry changes nothing.
         todo = self._plan(batch, state.rows, sizes, state.last, current)
         if not todo.changes:
             return None
         moved = self._unlink(
-            pipe, {path: state.rows[path] for path in todo.moved}, state.pages, current
+            conn,
+            pipe,
+            {path: state.rows[path] for path in todo.moved},
+            state.parts,
+            current,
         )
-        for number, (urls, size, newest) in todo.pages.items():
-            summary = state.pages.setdefault(number, [0, 0, 0, 0, 0])
-            summary[0] += urls
-            summary[1] += size
-            summary[2] = max(summary[2], newest)
-            summary[3] += 1
-            summary[4] = current
-        touched = set(todo.pages) | set(moved)
+        for number, totals in todo.parts.items():
+            summary = state.parts.setdefault(number, _Summary())
+            summary.urls += totals.urls
+            summary.size += totals.bytes
+            summary.lastmod = max(summary.lastmod, totals.newest)
+            summary.version += 1
+            summary.changed = current
+        touched = set(todo.parts) | set(moved)
         # Per-route counts: a new row adds to its route, an update that
         # changes the route moves it (a moved row keeps its route).
         routes: dict[str, int] = {}
-        for path, _, row, _ in todo.changes:
-            prior = state.rows.get(path)
+        for change in todo.changes:
+            prior = state.rows.get(change.path)
             if prior is not None:
-                if prior[1][2] == row[2]:
+                if prior.row.route == change.row.route:
                     continue
-                _tally(routes, prior[1][2], -1)
-            _tally(routes, row[2], 1)
-        return len(todo.changes), chain(
-            self._writes(todo, state, moved, touched), self._tallies(routes)
-        )
+                _tally(routes, prior.row.route, -1)
+            _tally(routes, change.row.route, 1)
 
-    def _tallies(self, routes: dict[str, int]) -> Iterator[bytes]:
+        def queue(pipe: Pipeline) -> None:
+            self._writes(conn, pipe, todo, state, moved, touched)
+            self._tallies(pipe, routes)
+
+        return len(todo.changes), queue
+
+    def _tallies(self, pipe: Pipeline, routes: dict[str, int]) -> None:
         for route, delta in routes.items():
             if delta:
-                yield resp.command(b"HINCRBY", self._routes, route, b"%d" % delta)
+                pipe.hincrby(self._routes, route, delta)
 
     def _writes(
         self,
+        conn: _Client,
+        pipe: Pipeline,
         todo: Plan,
         state: _State,
         moved: dict[int, list[str]],
         touched: set[int],
-    ) -> Iterator[bytes]:
-        """An upsert's commands, packed as they are sent (see _execute)."""
+    ) -> None:
+        """Queue an upsert's commands, RUN rows a command."""
         for number, paths in moved.items():
-            yield from resp.commands(b"ZREM", self._page(number), resp.fields(paths), 1)
-        # The hot loop of a bulk load: each argument is packed to RESP here,
-        # once, and the row's JSON is formatted by hand.
+            for start in range(0, len(paths), RUN):
+                pipe.zrem(self._part_key(number), *paths[start : start + RUN])
+        # The hot loop of a bulk load: the row's JSON is formatted by hand,
+        # and a run of rows goes to the write script in five arguments.
         seq = state.seq
         routes: dict[str | None, bytes] = {None: b"null"}  # a batch has a few
-        for start in range(0, len(todo.changes), CHUNK):
-            rows: list[bytes] = []  # packed (path, row) pairs
-            fragments: list[bytes] = []  # packed (path, fragment) pairs
-            added: dict[int, list[bytes]] = {}  # page -> packed (seq, path) pairs
-            for path, page, (lastmod, fingerprint, route, piece), new in todo.changes[
-                start : start + CHUNK
-            ]:
-                key = path.encode()
-                size = len(key)
-                known = routes.get(route)
-                if known is None:
-                    known = routes[route] = _json(route)
-                row = b"[%d,%d,%b,%b]" % (page, lastmod, _json(fingerprint), known)
-                rows.append(b"$%d\r\n%b\r\n$%d\r\n%b\r\n" % (size, key, len(row), row))
-                fragments.append(
-                    b"$%d\r\n%b\r\n$%d\r\n%b\r\n" % (size, key, len(piece), piece)
-                )
-                if new:
-                    seq += 1
-                    score = b"%d" % seq
-                    added.setdefault(page, []).append(
-                        b"$%d\r\n%b\r\n$%d\r\n%b\r\n" % (len(score), score, size, key)
-                    )
-            yield from resp.commands(b"HSET", self._rows, rows, 2)
-            yield from resp.commands(b"HSET", self._fragments, fragments, 2)
-            for number, members in added.items():
-                yield from resp.commands(b"ZADD", self._page(number), members, 2)
-        yield from self._summaries(state.pages, touched)
-        yield resp.command(
-            b"HSET", self._meta, b"seq", b"%d" % seq, b"last", b"%d" % todo.last_page
-        )
+        updates = _Rows(None, 0)
+        inserts = _Rows(None, seq)
+        for path, part, row, new in todo.changes:
+            route = routes.get(row.route)
+            if route is None:
+                route = routes[row.route] = _json(row.route)
+            packed = b"[%d,%d,%b,%b]" % (
+                part,
+                row.lastmod,
+                _json(row.fingerprint),
+                route,
+            )
+            if not new:
+                updates.add(path, packed, row.fragment)
+                if len(updates) >= RUN:
+                    updates = self._write_rows(conn, pipe, updates)
+                continue
+            if inserts.part != part or len(inserts) >= RUN:
+                inserts = self._write_rows(conn, pipe, inserts)
+                inserts.part = part
+            inserts.add(path, packed, row.fragment)
+            seq += 1
+        self._write_rows(conn, pipe, updates)
+        self._write_rows(conn, pipe, inserts)
+        self._summaries(pipe, state.parts, touched)
+        pipe.hset(self._meta, mapping={"seq": seq, "last": todo.last_part})
         # Redis may have lost its data since this process connected (a restart
-        # without persistence): a new epoch keeps page versions from repeating.
-        yield resp.command(b"HSETNX", self._meta, b"schema", SCHEMA_VERSION.encode())
-        yield resp.command(
-            b"HSETNX", self._meta, b"epoch", secrets.token_hex(4).encode()
-        )
+        # without persistence): a new epoch keeps part versions from repeating.
+        pipe.hsetnx(self._meta, "schema", SCHEMA_VERSION)
+        pipe.hsetnx(self._meta, "epoch", self._new_epoch())
+
+    def _write_rows(self, conn: _Client, pipe: Pipeline, rows: _Rows) -> _Rows:
+        """Queue the write script for a run of rows; the next run's collector."""
+        if rows.paths:
+            keys = [self._rows, self._fragments]
+            if rows.part is not None:
+                keys.append(self._part_key(rows.part))
+            args: list[bytes | int] = [
+                b"\0".join(rows.paths) + b"\0",
+                b"\0".join(rows.rows) + b"\0",
+                b" ".join(b"%d" % len(piece) for piece in rows.fragments),
+                b"".join(rows.fragments),
+                rows.seq,
+            ]
+            conn.write(keys=keys, args=args, client=pipe)
+        return _Rows(rows.part, rows.seq + len(rows.paths))
 
     def _unlink(
         self,
+        conn: _Client,
         pipe: Pipeline,
-        rows: Mapping[str, tuple[int, Row]],
-        pages: dict[int, list[int]],
+        rows: Mapping[str, Stored],
+        parts: dict[int, _Summary],
         current: int,
     ) -> dict[int, list[str]]:
-        """Take stored rows out of their pages' summaries, reading what that
-        needs; returns the paths that leave each page, for the caller to take
+        """Take stored rows out of their parts' summaries, reading what that
+        needs; returns the paths that leave each part, for the caller to take
         out of its sorted set."""
-        leaving: dict[int, list[str]] = {}
-        for path, (number, _) in rows.items():
-            leaving.setdefault(number, []).append(path)
-        for number, paths in leaving.items():
-            summary = pages.setdefault(number, [0, 0, 0, 0, 0])
-            summary[0] -= len(paths)
-            summary[1] -= sum(weight(rows[path][1][3]) for path in paths)
-            if summary[0] <= 0:
-                summary[2] = 0
-            elif max(rows[path][1][0] for path in paths) >= summary[2]:
+        paths: dict[int, list[str]] = {}
+        for path, stored in rows.items():
+            paths.setdefault(stored.part, []).append(path)
+        for number, totals in leaving(rows.values()).items():
+            summary = parts.setdefault(number, _Summary())
+            summary.urls -= totals.urls
+            summary.size -= totals.bytes
+            if summary.urls <= 0:
+                summary.lastmod = 0
+            elif max(rows[p].row.lastmod for p in paths[number]) >= summary.lastmod:
                 # The newest row may be leaving: find the newest of those left.
-                keys = (self._page(number), self._rows)
-                summary[2] = int(lua.newest(pipe, keys, _nul_ended(paths)))
-            summary[3] += 1
-            summary[4] = current
-        return leaving
+                summary.lastmod = int(
+                    conn.newest(
+                        keys=[self._part_key(number), self._rows],
+                        args=[_nul_ended(paths[number])],
+                        client=pipe,
+                    )
+                )
+            summary.version += 1
+            summary.changed = current
+        return paths
 
     def _summaries(
-        self, pages: dict[int, list[int]], numbers: Iterable[int]
-    ) -> Iterator[bytes]:
-        summaries = [
-            resp.bulk(b"%d" % number)
-            + resp.bulk(b"%d %d %d %d %d" % tuple(pages[number]))
-            for number in sorted(numbers)
-        ]
-        return resp.commands(b"HSET", self._pages, summaries, 2)
+        self, pipe: Pipeline, parts: dict[int, _Summary], numbers: Iterable[int]
+    ) -> None:
+        packed = {number: parts[number].pack() for number in sorted(numbers)}
+        if packed:
+            pipe.hset(self._summaries_key, mapping=packed)
 
     def remove(self, paths: Iterable[str]) -> int:
         wanted = list(set(paths))
@@ -391,94 +416,99 @@ class RedisStore(StoreBase):
             return 0
         return self._transact(partial(self._remove, wanted))
 
-    def _remove(self, wanted: list[str], pipe: Pipeline, token: str) -> _Work | None:
-        state = self._read(pipe, wanted, token)
+    def _remove(
+        self, wanted: list[str], conn: _Client, pipe: Pipeline, token: str
+    ) -> _Work | None:
+        state = self._read(conn, pipe, wanted, token)
         if not state.rows:
             return None
-        leaving = self._unlink(pipe, state.rows, state.pages, now())
-        gone = resp.fields(state.rows)
-        commands = [
-            *(
-                command
-                for number, paths in leaving.items()
-                for command in resp.commands(
-                    b"ZREM", self._page(number), resp.fields(paths), 1
-                )
-            ),
-            *resp.commands(b"HDEL", self._rows, gone, 1),
-            *resp.commands(b"HDEL", self._fragments, gone, 1),
-            *self._summaries(state.pages, leaving),
-        ]
+        leaving = self._unlink(conn, pipe, state.rows, state.parts, now())
+        gone = list(state.rows)
         routes: dict[str, int] = {}
-        for _, row in state.rows.values():
-            _tally(routes, row[2], -1)
-        commands += self._tallies(routes)
-        return len(state.rows), iter(commands)
+        for stored in state.rows.values():
+            _tally(routes, stored.row.route, -1)
+
+        def queue(pipe: Pipeline) -> None:
+            for number, paths in leaving.items():
+                for start in range(0, len(paths), RUN):
+                    pipe.zrem(self._part_key(number), *paths[start : start + RUN])
+            for start in range(0, len(gone), RUN):
+                pipe.hdel(self._rows, *gone[start : start + RUN])
+                pipe.hdel(self._fragments, *gone[start : start + RUN])
+            self._summaries(pipe, state.parts, leaving)
+            self._tallies(pipe, routes)
+
+        return len(state.rows), queue
 
     def count(self, route: str | None = None) -> int:
-        with _errors():
-            if route is None:
-                return int(self._client().hlen(self._rows))
-            return int(self._client().hget(self._routes, route) or 0)
+        client = self._connection().redis
+        if route is None:
+            return int(client.hlen(self._rows))
+        return int(client.hget(self._routes, route) or 0)
 
     def known(self, paths: Iterable[str]) -> set[str]:
         wanted = list(set(paths))
         if not wanted:
             return set()
-        with _errors():
-            pipe = self._client().pipeline(transaction=False)
-            for start in range(0, len(wanted), CHUNK):
-                pipe.hmget(self._rows, wanted[start : start + CHUNK])
-            found = chain.from_iterable(pipe.execute())
+        pipe = self._connection().redis.pipeline(transaction=False)
+        for start in range(0, len(wanted), RUN):
+            pipe.hmget(self._rows, wanted[start : start + RUN])
+        found = chain.from_iterable(pipe.execute())
         return {path for path, row in zip(wanted, found, strict=True) if row}
 
-    def pages(self) -> list[PageInfo]:
-        with _errors():
-            pipe = self._client().pipeline(transaction=False)
-            epoch, summaries = (
-                pipe.hget(self._meta, "epoch").hgetall(self._pages).execute()
-            )
+    def parts(self) -> list[PartInfo]:
+        pipe = self._connection().redis.pipeline(transaction=False)
+        epoch, summaries = (
+            pipe.hget(self._meta, "epoch").hgetall(self._summaries_key).execute()
+        )
         infos = (self._info(epoch, int(n), packed) for n, packed in summaries.items())
         return sorted((i for i in infos if i), key=lambda info: info.number)
 
-    def page(self, number: int) -> PageInfo | None:
-        with _errors():
-            pipe = self._client().pipeline(transaction=False)
-            epoch, packed = (
-                pipe.hget(self._meta, "epoch").hget(self._pages, str(number)).execute()
-            )
+    def part(self, number: int) -> PartInfo | None:
+        pipe = self._connection().redis.pipeline(transaction=False)
+        epoch, packed = (
+            pipe.hget(self._meta, "epoch")
+            .hget(self._summaries_key, str(number))
+            .execute()
+        )
         return self._info(epoch, number, packed)
 
     @staticmethod
     def _info(
         epoch: bytes | None, number: int, packed: bytes | None
-    ) -> PageInfo | None:
-        urls, _, lastmod, version, changed = _summary(packed)
-        if urls <= 0 or epoch is None:  # no epoch: data lost, versions unknown
+    ) -> PartInfo | None:
+        summary = _Summary.unpack(packed)
+        if summary.urls <= 0 or epoch is None:  # no epoch: data lost, versions unknown
             return None
-        return PageInfo.from_row(_text(epoch), number, urls, lastmod, version, changed)
+        return PartInfo.from_row(
+            _text(epoch),
+            number,
+            summary.urls,
+            summary.lastmod,
+            summary.version,
+            summary.changed,
+        )
 
     def _runs(self, number: int, hash_key: str, mode: bytes) -> Iterator[list[Any]]:
-        """A page's members in runs of CHUNK, by keyset on seq (never by rank)."""
-        keys, after = (self._page(number), hash_key), b"0"
+        """A part's members in runs of RUN, by keyset on seq (never by rank)."""
+        keys, after = [self._part_key(number), hash_key], b"0"
         while True:
-            with _errors():
-                reply = lua.run(self._client(), keys, after, CHUNK, mode)
+            reply = self._connection().run(keys=keys, args=[after, RUN, mode])
             if reply[1]:
                 yield reply
-            if reply[1] < CHUNK:
+            if reply[1] < RUN:
                 return
             after = reply[0]
 
     def fragments(self, number: int) -> Iterator[bytes]:
-        for reply in self._runs(number, self._fragments, b"f"):
-            if reply[2]:
-                yield reply[2]
+        for _, _, joined in self._runs(number, self._fragments, b"f"):
+            if joined:
+                yield joined
 
     def entries(self, number: int) -> Iterator[Entry]:
         dates: dict[int, datetime] = {}  # rows of a bulk load share their lastmod
-        for reply in self._runs(number, self._rows, b"e"):
-            for path, row in zip(_unpack(reply[2]), _unpack(reply[3]), strict=True):
+        for _, _, paths, rows in self._runs(number, self._rows, b"e"):
+            for path, row in zip(_unpack(paths), _unpack(rows), strict=True):
                 if row is None:
                     continue
                 _, lastmod, fingerprint, route = row
@@ -487,12 +517,6 @@ class RedisStore(StoreBase):
                     when = dates[lastmod] = to_datetime(lastmod)
                 yield Entry(path, when, fingerprint, route=route)
 
-    def close(self) -> None:
-        with self._lock:
-            if self._redis is not None and self._pid == os.getpid():
-                self._redis.close()
-            self._redis = None
-
 
 @dataclass(slots=True)
 class _State:
@@ -500,8 +524,60 @@ class _State:
 
     seq: int
     last: int
-    rows: dict[str, tuple[int, Row]]  # path -> (page, row)
-    pages: dict[int, list[int]]  # number -> [urls, bytes, lastmod, version, changed]
+    rows: dict[str, Stored]
+    parts: dict[int, _Summary]
+
+
+class _Rows:
+    """A run of rows for the write script: new rows of one part (with the seq
+    before the first), or updates (``part`` None)."""
+
+    __slots__ = ("fragments", "part", "paths", "rows", "seq")
+
+    def __init__(self, part: int | None, seq: int) -> None:
+        self.part, self.seq = part, seq
+        self.paths: list[bytes] = []
+        self.rows: list[bytes] = []
+        self.fragments: list[bytes] = []
+
+    def add(self, path: str, row: bytes, piece: bytes) -> None:
+        self.paths.append(path.encode())
+        self.rows.append(row)
+        self.fragments.append(piece)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+
+@dataclass(slots=True)
+class _Summary:
+    """A part's summary as the store keeps it, packed "urls bytes lastmod
+    version changed" in one hash field."""
+
+    urls: int = 0
+    size: int = 0  # bytes of its fragments
+    lastmod: int = 0
+    version: int = 0
+    changed: int = 0
+
+    @classmethod
+    def unpack(cls, packed: bytes | None) -> _Summary:
+        if not packed:
+            return cls()
+        urls, size, lastmod, version, changed = map(int, packed.split())
+        return cls(urls, size, lastmod, version, changed)
+
+    def pack(self) -> bytes:
+        return b"%d %d %d %d %d" % (
+            self.urls,
+            self.size,
+            self.lastmod,
+            self.version,
+            self.changed,
+        )
+
+    def fill(self) -> Fill:
+        return Fill(self.urls, self.size)
 
 
 def _tally(routes: dict[str, int], route: str | None, delta: int) -> None:
@@ -522,23 +598,8 @@ def _json(value: str | None) -> bytes:
     return b"null" if value is None else encode_basestring_ascii(value).encode()
 
 
-@contextmanager
-def _errors() -> Iterator[None]:
-    try:
-        yield
-    except redis.RedisError as exc:
-        raise StoreError(f"Redis: {exc}") from exc
-
-
 def _text(value: Any) -> str:
     """A reply as text: this module's client decodes nothing itself."""
     if value is None:
         return ""
     return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def _summary(packed: bytes | None) -> list[int]:
-    """A page summary: urls, bytes, lastmod, version, changed."""
-    if not packed:
-        return [0, 0, 0, 0, 0]
-    return [int(n) for n in packed.split()]

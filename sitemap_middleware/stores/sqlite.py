@@ -5,25 +5,16 @@ machine through one file (WAL mode, so readers never wait for the writer).
 from __future__ import annotations
 
 import json
-import os
-import secrets
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from ..errors import StoreError
-from .base import (
-    MAX_PAGE_BYTES,
-    Entry,
-    PageInfo,
-    Row,
-    StoreBase,
-    batches,
-    now,
-    to_datetime,
-    weight,
-)
+from ..model import Entry, PartInfo, to_datetime
+from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
+from .base import StoreBase
+from .layout import Fill, Row, Stored, batches, leaving, now
 
 SCHEMA_VERSION = "2"
 _SCHEMA = """
@@ -52,8 +43,6 @@ CREATE TABLE IF NOT EXISTS sitemap_page (
     changed INTEGER NOT NULL
 );
 """
-# Rows read per query when streaming a page (keyset pagination, no OFFSET).
-CHUNK = 2000
 _RUN = "FROM sitemap_url WHERE seq >= ? AND seq <= ? AND +page = ? ORDER BY seq"
 # SQLite joins a run's fragments itself: one bytes object a run rather than one
 # a URL halves the read. An aggregate's ordered subquery is not flattened, so
@@ -64,100 +53,96 @@ _JOINED_RUN = (
 _ENTRY_RUN = f"SELECT path, lastmod, fingerprint, route {_RUN}"
 
 
-class SQLiteStore(StoreBase):
-    """One connection per process, opened on first use and reopened after fork.
+class SQLiteStore(StoreBase[sqlite3.Connection]):
+    """One connection per process, opened on first use and reopened after fork,
+    used by one thread at a time.
 
     :param path: the database file; its folder must exist.
-    :param page_size: URLs per sitemap page (at most 50,000).
-    :param page_bytes: uncompressed bytes per page (at most 50 MiB).
+    :param part_size: URLs per sitemap part (at most 50,000).
+    :param part_bytes: uncompressed bytes per part (at most 50 MiB).
     :param timeout: seconds to wait for another process's write lock.
     """
+
+    errors = (sqlite3.Error,)
+    label = "SQLite"
 
     def __init__(
         self,
         path: str,
-        page_size: int = 50_000,
-        page_bytes: int = MAX_PAGE_BYTES,
+        part_size: int = MAX_URLS_PER_PART,
+        part_bytes: int = MAX_PART_BYTES,
         timeout: float = 5.0,
     ) -> None:
-        super().__init__(page_size, page_bytes)
+        super().__init__(part_size, part_bytes)
         self.path = path
         self.timeout = timeout
-        self._lock = threading.Lock()
-        self._conn: sqlite3.Connection | None = None
-        self._pid = 0
+        self._busy = threading.Lock()  # one statement at a time on the connection
         self._epoch = ""
 
     def _connect(self) -> sqlite3.Connection:
-        # Called with the lock held. A connection inherited across fork must
-        # not be used by the child: open a new one.
-        if self._conn is not None and self._pid == os.getpid():
-            return self._conn
         conn = sqlite3.connect(
             self.path,
             timeout=self.timeout,
             isolation_level=None,  # explicit BEGIN/COMMIT
-            check_same_thread=False,  # guarded by self._lock
+            check_same_thread=False,  # guarded by self._busy
         )
-        conn.execute("PRAGMA journal_mode=WAL")
-        conn.execute("PRAGMA synchronous=NORMAL")
-        conn.execute("BEGIN IMMEDIATE")
         try:
-            for statement in _SCHEMA.split(";"):
-                conn.execute(statement)
-            conn.execute(
-                "INSERT OR IGNORE INTO sitemap_meta VALUES ('schema', ?), ('epoch', ?)",
-                (SCHEMA_VERSION, secrets.token_hex(4)),
-            )
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=NORMAL")
+            with _transaction(conn):
+                for statement in _SCHEMA.split(";"):
+                    conn.execute(statement)
+                conn.execute(
+                    "INSERT OR IGNORE INTO sitemap_meta"
+                    " VALUES ('schema', ?), ('epoch', ?)",
+                    (SCHEMA_VERSION, self._new_epoch()),
+                )
+            meta = dict(conn.execute("SELECT key, value FROM sitemap_meta"))
+            self._check_schema(self.path, meta["schema"], SCHEMA_VERSION)
         except BaseException:
-            conn.execute("ROLLBACK")
             conn.close()
             raise
-        conn.execute("COMMIT")
-        meta = dict(conn.execute("SELECT key, value FROM sitemap_meta"))
-        if meta["schema"] != SCHEMA_VERSION:
-            conn.close()
-            raise StoreError(
-                f"{self.path} has sitemap schema {meta['schema']}, "
-                f"expected {SCHEMA_VERSION}"
-            )
         self._epoch = meta["epoch"]
-        self._conn, self._pid = conn, os.getpid()
         return conn
+
+    def close(self) -> None:
+        with self._busy:  # not under a statement of another thread
+            super().close()
+
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """The connection, in a write transaction of its own."""
+        with self._busy:
+            conn = self._connection()
+            with _transaction(conn):
+                yield conn
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         changed = 0
         for batch in batches(entries):
-            with self._lock:
-                conn = self._connect()
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    changed += self._upsert(conn, batch)
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                conn.execute("COMMIT")
+            with self._writing() as conn:
+                changed += self._upsert(conn, batch)
         return changed
 
     def _upsert(self, conn: sqlite3.Connection, batch: dict[str, Entry]) -> int:
         current = now()
         old = self._rows(conn, list(batch))
-        (last,) = conn.execute("SELECT coalesce(max(page), 0) FROM sitemap_page")
-        wanted = sorted({page for page, _ in old.values()} | {last[0]})
+        ((last,),) = conn.execute("SELECT coalesce(max(page), 0) FROM sitemap_page")
+        wanted = sorted({stored.part for stored in old.values()} | {last})
         sizes = {
-            page: (urls, size)
+            page: Fill(urls, size)
             for page, urls, size in conn.execute(
                 "SELECT page, urls, bytes FROM sitemap_page"
                 f" WHERE page IN ({','.join('?' * len(wanted))})",
                 wanted,
             )
         }
-        todo = self._plan(batch, old, sizes, last[0], current)
+        todo = self._plan(batch, old, sizes, last, current)
         self._delete(conn, {path: old[path] for path in todo.moved}, current)
         conn.executemany(
             "INSERT INTO sitemap_url (path, page, lastmod, fingerprint, route,"
             " fragment) VALUES (?, ?, ?, ?, ?, ?)",
-            [(path, page, *row) for path, page, row, new in todo.changes if new],
+            [(path, part, *row) for path, part, row, new in todo.changes if new],
         )
         conn.executemany(
             "UPDATE sitemap_url SET lastmod = ?, fingerprint = ?, route = ?,"
@@ -170,17 +155,20 @@ class SQLiteStore(StoreBase):
             " bytes = bytes + excluded.bytes,"
             " lastmod = max(lastmod, excluded.lastmod), version = version + 1,"
             " changed = excluded.changed",
-            [(page, *totals, current) for page, totals in todo.pages.items()],
+            [
+                (part, totals.urls, totals.bytes, totals.newest, current)
+                for part, totals in todo.parts.items()
+            ],
         )
         return len(todo.changes)
 
     @staticmethod
-    def _rows(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple[int, Row]]:
+    def _rows(conn: sqlite3.Connection, paths: list[str]) -> dict[str, Stored]:
         # One statement for the whole batch: the paths go in as one JSON array
         # (SQLite has JSON built in since 3.38, and as JSON1 in most builds).
         return {
-            path: (page, tuple(row))
-            for path, page, *row in conn.execute(
+            path: Stored(page, Row(lastmod, fingerprint, route, piece))
+            for path, page, lastmod, fingerprint, route, piece in conn.execute(
                 "SELECT path, page, lastmod, fingerprint, route, fragment"
                 " FROM sitemap_url WHERE path IN (SELECT value FROM json_each(?))",
                 (json.dumps(paths),),
@@ -191,107 +179,82 @@ class SQLiteStore(StoreBase):
         wanted = list(set(paths))
         if not wanted:
             return 0
-        with self._lock:
-            conn = self._connect()
-            # A flood of 404s for paths never stored costs one read, not a
-            # write lock taken from every other process.
-            if not self._rows(conn, wanted):
+        # A flood of 404s for paths never stored costs one read, not a write
+        # lock taken from every other process.
+        with self._busy:
+            if not self._rows(self._connection(), wanted):
                 return 0
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                gone = self._delete(conn, self._rows(conn, wanted), now())
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-        return gone
+        with self._writing() as conn:
+            return self._delete(conn, self._rows(conn, wanted), now())
 
     @staticmethod
-    def _delete(
-        conn: sqlite3.Connection, rows: dict[str, tuple[int, Row]], current: int
-    ) -> int:
-        """Delete stored rows and shrink their pages; in the caller's transaction."""
+    def _delete(conn: sqlite3.Connection, rows: dict[str, Stored], current: int) -> int:
+        """Delete stored rows and shrink their parts; in the caller's transaction."""
         conn.executemany("DELETE FROM sitemap_url WHERE path = ?", [(p,) for p in rows])
-        pages: dict[int, list[int]] = {}
-        for page, row in rows.values():
-            totals = pages.setdefault(page, [0, 0])
-            totals[0] += 1
-            totals[1] += weight(row[3])
         conn.executemany(
             "UPDATE sitemap_page SET urls = urls - ?, bytes = bytes - ?,"
             " version = version + 1, changed = ?, lastmod = coalesce((SELECT"
             " max(lastmod) FROM sitemap_url WHERE page = ?), 0) WHERE page = ?",
-            [(n, size, current, page, page) for page, (n, size) in pages.items()],
+            [
+                (totals.urls, totals.bytes, current, part, part)
+                for part, totals in leaving(rows.values()).items()
+            ],
         )
         return len(rows)
 
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
+        with self._busy:
+            return self._connection().execute(sql, params).fetchall()
+
     def count(self, route: str | None = None) -> int:
-        with self._lock:
-            conn = self._connect()
-            if route is None:
-                query = conn.execute("SELECT coalesce(sum(urls), 0) FROM sitemap_page")
-            else:
-                query = conn.execute(
-                    "SELECT count(*) FROM sitemap_url WHERE route = ?", (route,)
-                )
-            (total,) = query.fetchone()
-        return int(total)
+        if route is None:
+            rows = self._query("SELECT coalesce(sum(urls), 0) FROM sitemap_page")
+        else:
+            rows = self._query(
+                "SELECT count(*) FROM sitemap_url WHERE route = ?", (route,)
+            )
+        return int(rows[0][0])
 
     def known(self, paths: Iterable[str]) -> set[str]:
         wanted = list(set(paths))
         if not wanted:
             return set()
-        with self._lock:
-            rows = self._connect().execute(
-                "SELECT path FROM sitemap_url"
-                " WHERE path IN (SELECT value FROM json_each(?))",
-                (json.dumps(wanted),),
-            )
-            return {path for (path,) in rows}
+        rows = self._query(
+            "SELECT path FROM sitemap_url"
+            " WHERE path IN (SELECT value FROM json_each(?))",
+            (json.dumps(wanted),),
+        )
+        return {path for (path,) in rows}
 
-    def pages(self) -> list[PageInfo]:
-        with self._lock:
-            rows = (
-                self._connect()
-                .execute(
-                    "SELECT page, urls, lastmod, version, changed FROM sitemap_page"
-                    " WHERE urls > 0 ORDER BY page"
-                )
-                .fetchall()
-            )
-        return [PageInfo.from_row(self._epoch, *row) for row in rows]
+    def parts(self) -> list[PartInfo]:
+        rows = self._query(
+            "SELECT page, urls, lastmod, version, changed FROM sitemap_page"
+            " WHERE urls > 0 ORDER BY page"
+        )
+        return [PartInfo.from_row(self._epoch, *row) for row in rows]
 
-    def page(self, number: int) -> PageInfo | None:
-        with self._lock:
-            row = (
-                self._connect()
-                .execute(
-                    "SELECT page, urls, lastmod, version, changed FROM sitemap_page"
-                    " WHERE page = ? AND urls > 0",
-                    (number,),
-                )
-                .fetchone()
-            )
-        return PageInfo.from_row(self._epoch, *row) if row else None
-
-    def _query(self, sql: str, params: tuple[int, ...]) -> list[Any]:
-        with self._lock:
-            return self._connect().execute(sql, params).fetchall()
+    def part(self, number: int) -> PartInfo | None:
+        rows = self._query(
+            "SELECT page, urls, lastmod, version, changed FROM sitemap_page"
+            " WHERE page = ? AND urls > 0",
+            (number,),
+        )
+        return PartInfo.from_row(self._epoch, *rows[0]) if rows else None
 
     def _ranges(self, number: int) -> Iterator[tuple[int, int, int]]:
-        """(first seq, last seq, page) of each run of at most CHUNK rows.
+        """(first seq, last seq, part) of each run of at most RUN rows.
 
-        New rows always join the last page, so each page's rows fill one
-        range of seq that no other page's rows enter: after one index lookup
-        for its ends, a page is read as rowid ranges (keyset, never OFFSET),
+        New rows always join the last part, so each part's rows fill one
+        range of seq that no other part's rows enter: after one index lookup
+        for its ends, a part is read as rowid ranges (keyset, never OFFSET),
         which SQLite walks in order without touching the index.
         """
         ((low, high),) = self._query(
             "SELECT min(seq), max(seq) FROM sitemap_url WHERE page = ?", (number,)
         )
         if low is not None:
-            for start in range(low, high + 1, CHUNK):
-                yield start, min(start + CHUNK - 1, high), number
+            for start in range(low, high + 1, RUN):
+                yield start, min(start + RUN - 1, high), number
 
     def fragments(self, number: int) -> Iterator[bytes]:
         for run in self._ranges(number):
@@ -304,8 +267,15 @@ class SQLiteStore(StoreBase):
             for path, lastmod, fingerprint, route in self._query(_ENTRY_RUN, run):
                 yield Entry(path, to_datetime(lastmod), fingerprint, route=route)
 
-    def close(self) -> None:
-        with self._lock:
-            if self._conn is not None and self._pid == os.getpid():
-                self._conn.close()
-            self._conn = None
+
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
+    """BEGIN IMMEDIATE (the write lock up front: no upgrade deadlock), COMMIT,
+    or ROLLBACK on any error."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

@@ -174,7 +174,7 @@ def million_figures(rounds: int) -> None:
         print(
             f"1,000,000 URLs in SQLite: bulk load {time.perf_counter() - start:.1f} s"
         )
-        pages = store.pages()
+        pages = store.parts()
         assert len(pages) == 20
 
         def cold(number: int) -> Callable[[], bytes]:

@@ -51,8 +51,8 @@ from services import DATABASE_URL, REDIS_URL  # noqa: E402
 
 from sitemap_middleware import Entry, Store, open_store  # noqa: E402
 from sitemap_middleware.render import fragment  # noqa: E402
+from sitemap_middleware.sitemaps import RUN  # noqa: E402
 from sitemap_middleware.stores import postgres as pg_store  # noqa: E402
-from sitemap_middleware.stores import redis as redis_store  # noqa: E402
 from sitemap_middleware.stores import sqlite as sqlite_store  # noqa: E402
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -128,10 +128,10 @@ def sqlite_read(conn: sqlite3.Connection) -> list[Any]:
         chunk = conn.execute(
             "SELECT seq, fragment"
             " FROM sitemap_url WHERE page = ? AND seq > ? ORDER BY seq LIMIT ?",
-            (1, after, sqlite_store.CHUNK),
+            (1, after, RUN),
         ).fetchall()
         out += chunk
-        if len(chunk) < sqlite_store.CHUNK:
+        if len(chunk) < RUN:
             return out
         after = chunk[-1][0]
 
@@ -176,7 +176,7 @@ def redis_write(
 def redis_read(client: Any, prefix: str) -> list[Any]:
     out: list[Any] = []
     after: Any = 0
-    chunk = redis_store.CHUNK
+    chunk = RUN
     key = f"{prefix}page:1"
     while True:
         paths = client.zrangebyscore(key, f"({after}", "+inf", 0, chunk)
@@ -220,12 +220,12 @@ def pg_read(conn: Any) -> list[Any]:
         chunk = conn.execute(
             "SELECT seq, fragment FROM bench_raw_url"
             " WHERE page = %s AND seq > %s ORDER BY seq LIMIT %s",
-            (1, after, pg_store.CHUNK),
+            (1, after, pg_store.READ_RUN),
             prepare=True,
             binary=True,
         ).fetchall()
         out += chunk
-        if len(chunk) < pg_store.CHUNK:
+        if len(chunk) < pg_store.READ_RUN:
             return out
         after = chunk[-1][0]
 
