@@ -4,8 +4,8 @@ path, and the ``stats()`` dict built from them (invariant 8).
 
 from __future__ import annotations
 
+import itertools
 import threading
-import weakref
 from collections import Counter
 
 from .reasons import GROUP, GROUPS, RECORDED, REMOVED
@@ -14,46 +14,43 @@ from .reasons import GROUP, GROUPS, RECORDED, REMOVED
 class Counters:
     """Counts by reason; the ``stats()`` group comes from ``reasons.GROUP``.
 
-    Each thread adds to its own dict (a lock per count would cost more than
-    the rest of an ignored request's handling); a snapshot sums them. When a
-    thread ends, its counts move to a shared total, so thread-per-request
-    servers do not pile up dicts.
+    Each reason has an ``itertools.count``: ``next()`` on it is one C call that
+    the GIL makes atomic, so the request path counts without a lock and without
+    per-thread state (a lock, or a thread-local dict, costs more than the rest
+    of a passed-through request's handling). ``itertools.count`` shows its value
+    only in its ``repr``, which is where a snapshot reads it. Counts of more than
+    one (the writer's totals) are added under a lock.
+
+    :attr:`tally` is for the request path's own counting: ``next(tally[reason])``
+    for a reason of the vocabulary.
     """
 
     def __init__(self) -> None:
-        self._local = threading.local()
         self._lock = threading.Lock()
-        self._live: dict[int, dict[str, int]] = {}
-        self._retired: Counter[str] = Counter()
+        self.tally: dict[str, itertools.count[int]] = {
+            reason: itertools.count() for reason in GROUP
+        }
+        self._bulk: Counter[str] = Counter()
 
     def add(self, reason: str, n: int = 1) -> None:
         """Count one (or ``n``) of ``reason``."""
-        try:
-            counts = self._local.counts
-        except AttributeError:
-            counts = self._adopt_thread()
-        counts[reason] = counts.get(reason, 0) + n
-
-    def _adopt_thread(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        token = _ThreadToken()
+        if n == 1:
+            tally = self.tally.get(reason)
+            if tally is not None:
+                next(tally)
+                return
         with self._lock:
-            self._live[id(token)] = counts
-        # The token dies with the thread's locals, and takes its counts along.
-        weakref.finalize(token, self._retire, id(token))
-        self._local.counts, self._local.token = counts, token
-        return counts
-
-    def _retire(self, token: int) -> None:
-        with self._lock:
-            self._retired.update(self._live.pop(token, {}))
+            self._bulk[reason] += n
 
     def snapshot(self) -> Counter[tuple[str, str]]:
         """Every count so far by ``(group, reason)``; the totals' group is ``""``."""
         with self._lock:
-            total = Counter(self._retired)
-            for counts in self._live.values():
-                total.update(dict(counts))
+            total = Counter(self._bulk)
+        for reason, tally in self.tally.items():
+            # repr(count(5)) == "count(5)": the next value, i.e. the count.
+            counted = int(repr(tally)[6:-1])
+            if counted:
+                total[reason] += counted
         # A reason missing from the vocabulary is still counted, as a skip.
         return Counter(
             {(GROUP.get(reason, "skipped"), reason): n for reason, n in total.items()}
@@ -73,7 +70,3 @@ class Counters:
         flat["queued"] = queued
         flat["pending"] = pending
         return flat
-
-
-class _ThreadToken:
-    """An object whose only job is to be collected when its thread ends."""

@@ -46,6 +46,7 @@ class Recorder:
         self._counters = Counters()
         # count(reason, n=1): called on the request path.
         self.count = self._counters.add
+        self.tally = self._counters.tally
         self._recent = Recent(config.recheck_interval)
         # is_fresh(key): on the request path, one C-level dict lookup.
         self.is_fresh: Callable[[str], bool] = self._recent.fresh.__contains__

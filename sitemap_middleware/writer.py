@@ -10,7 +10,6 @@ and counted, the rest written (invariant 18).
 from __future__ import annotations
 
 import logging
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -41,10 +40,6 @@ MIN_BACKOFF = 1.0
 MAX_BACKOFF = 30.0
 # Seconds between two tracebacks of the same bug (the counters keep the count).
 BUG_INTERVAL = 60.0
-# What a store raises when it is down. sqlite3's own errors are among them only
-# while the SQLite store lets them through unwrapped: a store's errors should be
-# StoreError alone.
-OUTAGE: tuple[type[Exception], ...] = (StoreError, sqlite3.Error)
 
 
 class Pending:
@@ -303,7 +298,7 @@ class Writer:
                 self._write_upserts()
             if pending.removals:
                 self._write_removals()
-        except OUTAGE as exc:
+        except StoreError as exc:
             self._count(Errors.STORE)
             self._breaker.trip(exc)
             return False
@@ -371,7 +366,7 @@ class Writer:
             return 0, []
         try:
             return call(items), []
-        except OUTAGE:
+        except StoreError:
             raise
         except Exception as exc:
             if len(items) == 1:

@@ -76,25 +76,23 @@ class SitemapMiddleware(SitemapBase):
             return self.app(environ, start_response)
 
         codes = self._codes
-        recording: Recording | None = None
-        started = False
+        # _LATER until the app starts its response, then its Recording or None.
+        recording: Recording | object | None = _LATER
 
         def watching_start_response(
             status: str, headers: ResponseHeaders, exc_info: Any = None
         ) -> Callable[[bytes], object]:
-            nonlocal recording, started
+            nonlocal recording
             if type(headers) is not list:  # a one-shot iterable is read once
                 headers = list(headers)
             code = codes.get(status) or _code(status, codes)
-            recording = watcher.start(environ, path, code, headers)
-            started = True
+            noted = recording = watcher.start(environ, path, code, headers)
             if exc_info is None:
                 write = start_response(status, headers)
             else:
                 write = start_response(status, headers, exc_info)
-            if recording is None:
+            if noted is None:
                 return write
-            noted = recording
 
             def watching_write(chunk: bytes) -> object:
                 noted.body(chunk)
@@ -103,15 +101,23 @@ class SitemapMiddleware(SitemapBase):
             return watching_write
 
         body = self.app(environ, watching_start_response)
-        if started and recording is None:
+        if recording is None:
             return body
-        if recording is not None and type(body) is environ.get("wsgi.file_wrapper"):
+        if type(body) is environ.get("wsgi.file_wrapper"):
             # Left unwrapped, so that the server may send the file itself.
-            recording.done = True
+            if isinstance(recording, Recording):
+                recording.done = True
             watcher.count(Skipped.FILE_BODY)
             return body
+
+        def probe() -> tuple[bool, Recording | None]:
+            if recording is _LATER:
+                return False, None
+            return True, recording if isinstance(recording, Recording) else None
+
         # A page to record, or an app that starts its response lazily.
-        return _Observed(body, lambda: (started, recording), watcher.count)
+        kind = _ObservedList if isinstance(body, (list, tuple)) else _Observed
+        return kind(body, probe, watcher.count)
 
     def _robots(
         self, environ: Environ, start_response: StartResponse, method: str
@@ -140,6 +146,10 @@ class SitemapMiddleware(SitemapBase):
             start_response(status, headers)
             return [b"" if method == "HEAD" else content]
         return _send(start_response, response)
+
+
+# The recording of a response the app has not started yet.
+_LATER = object()
 
 
 class _Observed:
@@ -189,6 +199,16 @@ class _Observed:
                 recording.end(complete=False)  # nothing if sent in full
             elif not started:
                 self._count(Skipped.NO_RESPONSE)
+
+
+class _ObservedList(_Observed):
+    """The same around a list or tuple body, whose length it keeps: a server may
+    set Content-Length from a one-item list (wsgiref does)."""
+
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        return len(self._body)  # type: ignore[arg-type]
 
 
 def _code(status: str, codes: dict[str, int]) -> int:

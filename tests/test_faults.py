@@ -1,4 +1,4 @@
-"""Store faults on real servers (issue 4): Redis killed, restarted empty and
+"""Store faults on real servers: Redis killed, restarted empty and
 SIGSTOPped (each test on a redis-server of its own), PostgreSQL unreachable or its
 backend terminated mid-batch, and a SIGKILLed process writing to SQLite."""
 

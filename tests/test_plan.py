@@ -1,7 +1,7 @@
-"""The test plan's bad-input, hostile-volume and privacy cases (section 4 of
-reliability-security.md: B1-B10, V1-V3, P1-P8 and C3), on Flask (WSGI) and
-Starlette (ASGI). Each test checks what is stored (and, where it matters, the
-served sitemap, validated against the schemas) and the counters that explain it.
+"""Adversarial cases, named by kind: B1-B10 bad input, V1-V3 hostile volume,
+P1-P8 privacy and C3 content noise, on Flask (WSGI) and Starlette (ASGI). Each
+test checks what is stored (and, where it matters, the served sitemap, validated
+against the schemas) and the counters that explain it.
 
 Cases covered completely elsewhere (store and counters, both stacks):
 

@@ -16,8 +16,8 @@ head          ``head.scan_head``, which the writer runs on the same body;
 re.split      the tokenizing step of the fingerprint alone, to show where its
               time goes.
 
-Each line gives the median of the batch means and its ratio to sha1. The target
-(issue 5): the head scan and the fingerprint add at most 1.5x the cost of a plain
+Each line gives the median of the batch means and its ratio to sha1. The target:
+the head scan and the fingerprint add at most 1.5x the cost of a plain
 SHA-1 of the page. The verdict line compares fingerprint / sha1 (both totals,
 not the part added, default configuration) with 1.5, and also gives what
 replacing today's SHA-1 by the fingerprint adds, (fingerprint - sha1) / sha1.

@@ -204,7 +204,10 @@ def make_fastapi() -> tuple[Any, Any, Any]:
         return Response(content=HTML_BODY, media_type=HTML)
 
     app.add_middleware(ASGISitemapMiddleware, config=CONFIG)
-    middleware = get_sitemap(app)  # also builds the middleware stack
+    from starlette.testclient import TestClient
+
+    with TestClient(app):  # start-up builds the middleware stack
+        middleware = get_sitemap(app)
     return middleware.app, middleware, middleware
 
 

@@ -15,7 +15,7 @@ At 1,000,000 URLs in SQLite (``--million``): the cold render of the last page
 against the first, a cached page served through the middleware against a cold
 render, and the peak memory (tracemalloc) a render allocates.
 
-Targets (issue 3): (2) <= 1.5x (1); (2) >= 40x faster than (3); last page
+Targets: (2) <= 1.5x (1); (2) >= 40x faster than (3); last page
 <= 1.2x first; cached >= 100x faster than cold; peak <= 2 MiB.
 
     python tests/benchmarks/render.py             # 50,000-URL page, ~30 s

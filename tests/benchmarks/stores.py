@@ -15,7 +15,7 @@ store (connected beforehand), against the same keyset reads of (seq, fragment)
 by the bare driver (chunks of the store's size, rows fetched to tuples; psycopg
 in binary, each read on a new connection opened beforehand), median of 5.
 
-Targets (issue 4): store >= 0.8x raw; SQLite >= 200k entries/s, Redis >= 40k/s;
+Targets: store >= 0.8x raw; SQLite >= 200k entries/s, Redis >= 40k/s;
 page reads <= 1.2x raw.
 
 Run it from the repository root with the project's virtualenv, with the servers
