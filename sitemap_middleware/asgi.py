@@ -56,7 +56,10 @@ class ASGISitemapMiddleware(SitemapBase):
         path: str = scope["path"]
         root: str = scope.get("root_path", "")
         if root and path.startswith(root):
-            path = path[len(root) :] or "/"
+            # "/blog" is the prefix of "/blog/x" and of "/blog", not of "/blogroll".
+            rest = path[len(root) :]
+            if not rest or rest[0] == "/":
+                path = rest or "/"
         method: str = scope["method"]
         if path.startswith(OWN_PREFIXES):
             if self.server.is_sitemap(path):
@@ -139,7 +142,7 @@ class ASGISitemapMiddleware(SitemapBase):
         body = b"".join(
             m.get("body", b"") for m in messages if m["type"] == "http.response.body"
         )
-        response = self.server.robots(method, start["status"], headers, body)
+        response = self.server.robots_for(method, start["status"], headers, body)
         if response is not None:
             await _send(send, response)
             return

@@ -115,7 +115,10 @@ class Server:
                 # an empty store has no sitemap yet: 404, not to be cached.
                 return _text(404, "No pages recorded yet.\n", Cache_Control="no-store")
             key = (0, *(p.version for p in parts))
-        etag = quote_etag(hashlib.sha1(repr(key).encode()).hexdigest()[:20])
+        # The locs are built from base_url: a moved site (http to https) on the
+        # same store serves other bytes, so its validators must differ too.
+        tag = repr((self._config.base_url, key)).encode()
+        etag = quote_etag(hashlib.sha1(tag).hexdigest()[:20])
         changed = max(p.changed for p in parts)
         headers = [
             ("ETag", etag),
@@ -192,6 +195,17 @@ class Server:
 
     # -- robots.txt -----------------------------------------------------------
 
+    def robots_for(
+        self, method: str, status: int, headers: list[tuple[str, str]], body: bytes
+    ) -> Response | None:
+        """:meth:`robots`, or ``None`` (the app's answer, unchanged) if it fails:
+        the middleware never turns a robots.txt into an error (invariant 13)."""
+        try:
+            return self.robots(method, status, headers, body)
+        except Exception:
+            logger.exception("robots.txt: the app's answer is passed on unchanged")
+            return None
+
     def robots(
         self, method: str, status: int, headers: list[tuple[str, str]], body: bytes
     ) -> Response | None:
@@ -212,7 +226,10 @@ class Server:
             mime, options = parse_options_header(content_type)
             if mime != "text/plain":
                 return None
-            text = body.decode(options.get("charset", "utf-8"), errors="replace")
+            try:
+                text = body.decode(options.get("charset", "utf-8"), errors="replace")
+            except LookupError:  # a charset Python does not know: leave it alone
+                return None
             updated = render.with_sitemap_line(text, self._sitemap_url)
             if updated is None:
                 return None

@@ -141,7 +141,7 @@ class SitemapMiddleware(SitemapBase):
                 body.close()
         status, headers = seen
         content = b"".join(chunks)
-        response = self.server.robots(method, int(status[:3]), headers, content)
+        response = self.server.robots_for(method, int(status[:3]), headers, content)
         if response is None:
             start_response(status, headers)
             return [b"" if method == "HEAD" else content]
