@@ -3,6 +3,7 @@ the WSGI and ASGI stacks."""
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import pathlib
 from dataclasses import dataclass
@@ -151,3 +152,40 @@ def stop_server(process: Any, timeout: float) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+def asgi_scope(
+    path: str,
+    headers: list[tuple[bytes, bytes]] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A raw ASGI http scope for a GET of ``path`` (headers: the Host only)."""
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(b"host", b"localhost")] if headers is None else headers,
+        "server": ("localhost", 80),
+        "client": ("127.0.0.1", 5000),
+        **extra,
+    }
+
+
+def asgi_exchange(app: Any, scope: dict[str, Any]) -> list[dict[str, Any]]:
+    """Run one request through an ASGI app; the messages it sent."""
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    asyncio.run(app(scope, receive, send))
+    return sent

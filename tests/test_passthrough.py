@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from helpers import asgi_exchange, asgi_scope
 
 from sitemap_middleware import ASGISitemapMiddleware, SitemapMiddleware
 
@@ -111,30 +112,7 @@ def test_wsgi_app_error_propagates() -> None:
 
 
 def _asgi_run(app: Any, path: str = "/page") -> list[dict[str, Any]]:
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "root_path": "",
-        "query_string": b"",
-        "headers": [(b"host", b"localhost")],
-        "server": ("localhost", 80),
-        "client": ("127.0.0.1", 5000),
-    }
-    asyncio.run(app(scope, receive, send))
-    return sent
+    return asgi_exchange(app, asgi_scope(path))
 
 
 @pytest.mark.parametrize("content_type", [b"text/html", b"text/event-stream"])

@@ -8,7 +8,6 @@ without headers, odd robots.txt charsets, root paths, a moved base_url.
 
 from __future__ import annotations
 
-import asyncio
 import io
 import wsgiref.handlers
 import wsgiref.util
@@ -16,6 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 import pytest
+from helpers import asgi_exchange, asgi_scope
 from werkzeug.test import Client, EnvironBuilder
 
 from sitemap_middleware import ASGISitemapMiddleware, SitemapMiddleware, open_store
@@ -80,32 +80,10 @@ def _wsgi_exchange(
 def _scope(
     path: str, headers: list[tuple[bytes, bytes]], **extra: Any
 ) -> dict[str, Any]:
-    return {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "root_path": "",
-        "query_string": b"",
-        "headers": headers,
-        **extra,
-    }
+    return asgi_scope(path, headers, **extra)
 
 
-def _asgi_exchange(app: Any, scope: dict[str, Any]) -> list[dict[str, Any]]:
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    asyncio.run(app(scope, receive, send))
-    return sent
+_asgi_exchange = asgi_exchange
 
 
 def _counted(middleware: Any) -> str:
