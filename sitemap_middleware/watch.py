@@ -84,9 +84,14 @@ class Watcher:
         if SKIP_KEY in state:  # the view called skip()
             self.count(Skipped.OPTED_OUT)
             return None
-        if action == RECORD and self._is_fresh(path) and not _has_query(state):
+        if (
+            action == RECORD
+            and self._is_fresh(path)
+            # No query: the environ's QUERY_STRING or the scope's query_string.
+            and not (state.get("QUERY_STRING") or state.get("query_string"))
+        ):
             # Recorded lately, so its route is not excluded: no need to look.
-            self.count(Seen.FRESH)
+            next(self._tally[Seen.FRESH])  # count(), without a call
             return None
         wire, query, raw = self._locate(state, path, root)
         found = self._find_route(state, root)
@@ -113,11 +118,6 @@ class Watcher:
             self.count(Seen.FRESH)
             return None
         return Recording(self._recorder, key, wire, query, raw, route, headers)
-
-
-def _has_query(state: State) -> bool:
-    # The environ's QUERY_STRING or the scope's query_string.
-    return bool(state.get("QUERY_STRING") or state.get("query_string"))
 
 
 class Recording:
