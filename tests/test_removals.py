@@ -7,19 +7,29 @@ cache at once; paths with empty segments are never recorded."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
 import pytest
 from apps import HTML, ROUTES, Site, html
+from helpers import free_port, stop_server
 
+from sitemap_middleware import open_store
 from sitemap_middleware.digest import Prints
 from sitemap_middleware.recent import Recent
 from sitemap_middleware.tracking import is_tracking, only_tracking, untracked
 
 Make = Callable[..., Site]
+ROOT = str(Path(__file__).resolve().parent.parent)
 NOINDEX = html("Pricing", '<meta name="robots" content="noindex">')
 PRICING = (200, {"Content-Type": HTML}, [html("Pricing")])
 
@@ -358,3 +368,124 @@ def test_tracking_parameters() -> None:
     assert untracked("utm%5Fsource=x") == ""
     assert only_tracking("utm_source=x&msclkid=1") and only_tracking("")
     assert not only_tracking("utm_source=x&ref=1")
+
+
+# -- through a real server -------------------------------------------------------------
+
+GUNICORN_APP = """
+import os
+from sitemap_middleware import SitemapMiddleware
+
+def page(title, head=""):
+    return (f"<!doctype html><html><head><title>{title}</title>{head}</head>"
+            f"<body><main><h1>{title}</h1></main></body></html>").encode()
+
+PAGES = {"/": page("Home"), "/pricing": page("Pricing"), "/about": page("About"),
+         "/contact": page("Contact")}
+HTML = [("Content-Type", "text/html; charset=utf-8")]
+
+def app(environ, start_response):
+    # Routes on PATH_INFO as given, as most WSGI routers do.
+    path, query = environ["PATH_INFO"], environ["QUERY_STRING"]
+    body = PAGES.get(path)
+    if body is None or query == "page=999" or os.path.exists(path.strip("/") + ".gone"):
+        start_response("404 Not Found", HTML)
+        return [page("Not found")]
+    if query == "lang=de":
+        start_response("301 Moved Permanently", [("Location", "/de" + path)])
+        return [b""]
+    if query == "print=1":
+        body = page("Print", '<meta name="robots" content="noindex">')
+    start_response("200 OK", HTML)
+    return [body]
+
+app = SitemapMiddleware(app, {"base_url": "http://127.0.0.1", "store": STORE})
+"""
+
+
+def _raw_get(port: int, target: str) -> int:
+    """Send ``GET target`` byte for byte (no client normalises it); the status."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as sock:
+        sock.sendall(
+            f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+            "Connection: close\r\n\r\n".encode("latin-1")
+        )
+        reply = b""
+        while b"\r\n" not in reply:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            reply += chunk
+    return int(reply.split(b" ", 2)[1])
+
+
+@pytest.mark.servers
+@pytest.mark.slow
+def test_forged_removals_through_gunicorn(tmp_path: Path) -> None:
+    """Raw requests to a gunicorn worker: dot segments (plain and escaped), a
+    dropped query (404, 301, noindex) and a matrix parameter remove nothing; the
+    stored spelling answering 404 does."""
+    uri = f"sqlite:///{tmp_path}/s.sqlite3"
+    (tmp_path / "entry.py").write_text(
+        f"STORE = {uri!r}\n" + textwrap.dedent(GUNICORN_APP)
+    )
+    port = free_port()
+    log = tmp_path / "server.log"
+    with log.open("wb") as output:
+        # One worker: its queue is written in order, so a page recorded after
+        # the forged requests shows they were digested.
+        process = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-w", "1", "-b", f"127.0.0.1:{port}",
+             "entry:app"],
+            cwd=tmp_path,
+            # This checkout's package, whichever one the interpreter has installed.
+            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), ROOT])},
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    store = open_store(uri)
+
+    def wait_for(paths: set[str], present: bool) -> None:
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if (store.known(paths) == paths) == present:
+                return
+            time.sleep(0.1)
+        raise AssertionError(f"{paths} never {'stored' if present else 'removed'}")
+
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                assert _raw_get(port, "/") == 200
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        assert _raw_get(port, "/pricing") == 200
+        wait_for({"/", "/pricing"}, present=True)
+        forged = {
+            "/x/../pricing": 404,
+            "/x/%2E%2E/pricing": 404,
+            "/x/%2e%2e/pricing": 404,
+            "/nope/..": 404,
+            "/pricing?page=999": 404,
+            "/pricing?lang=de": 301,
+            "/pricing?print=1": 200,
+            "/pricing;jsessionid=1": 404,
+        }
+        assert {target: _raw_get(port, target) for target in forged} == forged
+        for marker in ("/about", "/contact"):  # the second: the first's batch is done
+            assert _raw_get(port, marker) == 200
+            wait_for({marker}, present=True)
+        assert store.known({"/", "/pricing"}) == {"/", "/pricing"}
+
+        (tmp_path / "pricing.gone").touch()
+        assert _raw_get(port, "/pricing") == 404
+        wait_for({"/pricing"}, present=False)
+        assert store.known({"/", "/about", "/contact"}) == {"/", "/about", "/contact"}
+    finally:
+        store.close()
+        stop_server(process, 15)
+        assert process.returncode in (0, -signal.SIGTERM), log.read_text()
