@@ -18,10 +18,11 @@ from .config import Config
 from .facts import read_content, read_head
 from .model import Entry
 from .observation import Observation
-from .reasons import RECORD, Skipped
+from .reasons import RECORD, Seen, Skipped
 from .render import fragment
 from .routes import Route
 from .sitemaps import MAX_URL_LENGTH
+from .tracking import untracked
 from .urls import filter_query, normalise_path, strip_secrets, wsgi_path
 
 
@@ -52,6 +53,10 @@ class Upsert(NamedTuple):
     route: Route
     known: bool
     """Written by this process lately: no new URL, not subject to admission."""
+    stand_in: str | None = None
+    """Set when the request's target was another spelling of the URL, to the
+    reason counted if the store holds the page already: a stand-in may add a
+    page, never change one (``None``: the stored spelling)."""
 
 
 class Removal(NamedTuple):
@@ -77,6 +82,20 @@ class Unchanged(NamedTuple):
     when the bytes were the same."""
 
 
+class Target(NamedTuple):
+    """Where an observation lands: the stored spelling of its URL, and what a
+    response to the request's spelling of it may do (invariant 19)."""
+
+    path: str
+    """The stored spelling: normalised path and kept query."""
+    exact: bool
+    """The target was exactly ``path``: a removal from it counts."""
+    no_change: str | None
+    """Why a page served to it may not change the stored one, only add it when
+    it is not stored (``seen.other_spelling``, ``seen.query_dropped``);
+    ``None`` when the target was ``path`` but for tracking parameters."""
+
+
 class Skip(NamedTuple):
     """Nothing to do, for a reason counted in ``stats()``."""
 
@@ -92,18 +111,26 @@ def digest(
     """What ``observation`` asks of the store. ``hit`` is what the recent-pages
     cache holds for its key (``None``: read it as new); ``rules`` gives the
     path rules of the config."""
-    path = locate(observation, config, rules)
-    if isinstance(path, Skip):
-        return path
-    key = observation.key
+    target = locate(observation, config, rules)
+    if isinstance(target, Skip):
+        return target
+    path, key = target.path, observation.key
     if observation.action != RECORD:
+        if not target.exact:
+            return Skip(Skipped.NOT_EXACT)
         return Removal(path, key, None)
     body, headers, route = observation.body, observation.headers, observation.route
     raw = _sha1(body)
+    stand_in = target.no_change
+    if stand_in is not None and hit is not None:
+        # Seen by this process: another spelling has nothing to add.
+        return Skip(Seen.UNCHANGED if hit.raw == raw else stand_in)
     if hit is not None and hit.raw == raw:
         return Unchanged(path, key, hit, None)
     head, reason = read_head(config, path, route.query, body, headers)
     if reason is not None:
+        if not target.exact:
+            return Skip(Skipped.NOT_EXACT)
         return Removal(path, key, reason)
     facts = read_content(config, path, body, headers, head)
     prints = Prints(raw, facts.fingerprint)
@@ -136,28 +163,47 @@ def digest(
     )
     if not is_storable(entry, seen):
         return Skip(Skipped.UNSTORABLE)
-    return Upsert(entry, key, prints, route, hit is not None)
+    return Upsert(entry, key, prints, route, hit is not None, stand_in)
 
 
-def locate(observation: Observation, config: Config, rules: Rules) -> str | Skip:
-    """The stored spelling of the observed URL (path and kept query), or why
-    it has none."""
+def locate(observation: Observation, config: Config, rules: Rules) -> Target | Skip:
+    """The stored spelling of the observed URL (path and kept query) and how
+    the request spelled it, or why it has none.
+
+    Only a page can remove itself (invariant 19): a response speaks for the
+    stored URL only when the request's target was exactly its spelling, with
+    nothing normalised (dot segments, percent-encoding), stripped (matrix
+    parameters) or dropped (query parameters) on the way. The path is compared
+    as the app saw it: WSGI's ``PATH_INFO`` is already percent-decoded, ASGI's
+    ``raw_path`` is not.
+    """
     wire = observation.path if observation.raw else wsgi_path(observation.path)
     path = normalise_path(wire)
     if path is None:
         return Skip(Skipped.BAD_PATH)
-    path = strip_secrets(path)
-    if path is None:
+    if "//" in path:
+        # An empty segment names no page: an app that collapses slashes
+        # would answer //admin/users past an /admin/* exclude.
+        return Skip(Skipped.BAD_PATH)
+    stored = strip_secrets(path)
+    if stored is None:
         return Skip(Skipped.SECRET)
-    reason = rules.path_skip(path)
+    reason = rules.path_skip(stored)
     if reason is not None:
         return Skip(reason)
     query = filter_query(observation.query, observation.route.query)
-    if query:
-        path = f"{path}?{query}"
-    if len(config.base_url) + len(path) > MAX_URL_LENGTH:
+    spelling = f"{stored}?{query}" if query else stored
+    if len(config.base_url) + len(spelling) > MAX_URL_LENGTH:
         return Skip(Skipped.TOO_LONG)
-    return path
+    if wire != stored:
+        return Target(spelling, False, Seen.OTHER_SPELLING)
+    raw = observation.query
+    if raw == query:
+        return Target(spelling, True, None)
+    # A dropped parameter makes another page (?q=x, ?page=999); tracking
+    # parameters alone do not, but they do not remove either.
+    changes = None if untracked(raw) == query else Seen.QUERY_DROPPED
+    return Target(spelling, False, changes)
 
 
 def is_storable(entry: Entry, now: int) -> bool:

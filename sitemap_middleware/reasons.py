@@ -41,6 +41,13 @@ class Skipped:
     HREFLANG_MISMATCH: Final = "hreflang_mismatch"
     # The URL.
     BAD_PATH: Final = "bad_path"
+    """Not a path a page has: a control character, bytes that are not UTF-8, an
+    empty segment (``//admin``)."""
+    NOT_EXACT: Final = "not_exact"
+    """A removal (301/308/404/410, noindex, a canonical elsewhere) from a
+    request whose target was not exactly the stored spelling of its URL (dot
+    segments, percent-encoding, a stripped matrix parameter, a dropped query
+    parameter): nothing removed (invariant 19)."""
     SECRET: Final = "secret"
     TOO_LONG: Final = "too_long"
     UNSTORABLE: Final = "unstorable"
@@ -71,6 +78,13 @@ class Seen:
     """Recorded by this process within ``recheck_interval``: not read."""
     UNCHANGED: Final = "unchanged"
     """Read, and nothing to write."""
+    QUERY_DROPPED: Final = "query_dropped"
+    """Served to a query the stored URL does not keep (``?q=x``; tracking
+    parameters aside) while the page is stored: another page's content, so
+    nothing written (invariant 12)."""
+    OTHER_SPELLING: Final = "other_spelling"
+    """Served to another spelling of a stored page's path (dot segments,
+    percent-encoding, a stripped matrix parameter): nothing written."""
 
 
 class Errors:

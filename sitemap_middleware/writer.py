@@ -255,7 +255,7 @@ class Writer:
                 outcome.alternates is None
                 or self._clusters.holds(outcome.path, outcome.alternates)
             ):
-                recent.remember(outcome.key, outcome.prints)
+                recent.remember(outcome.key, outcome.prints, outcome.path)
                 self._count(Seen.UNCHANGED)
                 return
             # Written lately, yet to be written again: read it in full.
@@ -264,6 +264,15 @@ class Writer:
                 outcome = outcome._replace(known=True)
         if type(outcome) is Upsert:
             path = outcome.entry.path
+            if outcome.stand_in is not None:
+                # Another spelling of the URL: it may add the page, never
+                # change it or cancel its removal (invariant 19).
+                waiting = path in pending.upserts or path in pending.removals
+                if waiting or path in pending.candidates:
+                    self._count(outcome.stand_in)
+                else:
+                    pending.candidates[path] = outcome
+                return
             pending.removals.pop(path, None)
             if outcome.known or path in pending.upserts:
                 pending.candidates.pop(path, None)
@@ -311,14 +320,25 @@ class Writer:
         pending = self._pending
         candidates = list(pending.candidates.values())
         admitted: list[str] = []
+        held: list[str] = []
 
         def admit(part: list[Upsert]) -> int:
-            admitted.extend(self._limits.admit((u.entry.path, u.route) for u in part))
+            # A stand-in adds a page the store does not hold, nothing more.
+            others = [u.entry.path for u in part if u.stand_in is not None]
+            known = self._store.known(others) if others else set()
+            new = ((u.entry.path, u.route) for u in part if u.entry.path not in known)
+            admitted.extend(self._limits.admit(new))
+            held.extend(known)
             return 0
 
         self._isolate("admission", admit, candidates)
         for path in admitted:
             pending.upserts[path] = pending.candidates[path]
+        for path in held:
+            stand_in = pending.candidates[path]
+            self._count(stand_in.stand_in or Seen.OTHER_SPELLING)
+            # Its digests, so that the same spelling is not read again.
+            self._recent.remember(stand_in.key, stand_in.prints, path, fresh=False)
         pending.candidates.clear()
 
     def _settle(self) -> dict[str, Entry]:
@@ -340,7 +360,9 @@ class Writer:
             pending.upserts.pop(entry.path, None)
         upserts = pending.upserts
         for upsert in upserts.values():
-            self._recent.remember(upsert.key, upsert.prints)
+            # A stand-in's key stays unfresh: the stored spelling is read at once.
+            fresh = upsert.stand_in is None
+            self._recent.remember(upsert.key, upsert.prints, upsert.entry.path, fresh)
         self._count(RECORDED, len(upserts))
         upserts.clear()
         pending.writes.clear()
@@ -350,7 +372,7 @@ class Writer:
         removals = pending.removals
         removed, _ = self._isolate("a store removal", self._store.remove, [*removals])
         for removal in removals.values():
-            self._recent.forget(removal.key)
+            self._recent.forget(removal.key, removal.path)
         self._limits.forget(removals)
         self._count(REMOVED, removed)
         removals.clear()

@@ -260,7 +260,7 @@ def routed_flask_app(config: dict[str, Any], state: dict[str, int]) -> Any:
     def preview(slug: str) -> Response:
         if request.args.get("skip"):
             skip(request)
-        return page(slug, int(request.args.get("status", 200)))
+        return page(slug, int(request.args.get("status", state.get("status", 200))))
 
     docs = Blueprint("docs", __name__, url_prefix="/docs")
 
@@ -305,7 +305,7 @@ def routed_starlette_app(config: dict[str, Any], state: dict[str, int]) -> Any:
     async def preview(request: Request) -> Response:
         if request.query_params.get("skip"):
             skip(request)
-        status = int(request.query_params.get("status", 200))
+        status = int(request.query_params.get("status", state.get("status", 200)))
         return page(request.path_params["slug"], status)
 
     async def doc(request: Request) -> Response:
@@ -326,7 +326,8 @@ def routed_starlette_app(config: dict[str, Any], state: dict[str, int]) -> Any:
 
 
 def make_routed_site(stack: str, config: dict[str, Any]) -> Site:
-    """A routed app on ``stack``; ``site.state["version"]`` changes every page."""
+    """A routed app on ``stack``; ``site.state["version"]`` changes every page,
+    ``site.state["status"]`` the status of /preview/<slug> (as ``?status=`` does)."""
     state = {"version": 1}
     build = routed_flask_app if stack == "wsgi" else routed_starlette_app
     site = Site(stack, build(config, state))

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "sitemap_middleware"
-LEAVES = {"errors", "model", "sitemaps", "reasons", "_types"}
+LEAVES = {"errors", "model", "sitemaps", "reasons", "_types", "tracking"}
 # May import leaves and each other only.
 LOW = LEAVES | {"urls", "links"}
 ADAPTERS = {"wsgi", "asgi", "flask", "starlette", "__init__", "__main__", "cli"}

@@ -19,10 +19,12 @@ from sitemap_middleware.digest import (
     Prints,
     Removal,
     Skip,
+    Target,
     Unchanged,
     Upsert,
     digest,
     is_storable,
+    locate,
 )
 from sitemap_middleware.errors import StoreError
 from sitemap_middleware.model import Entry
@@ -152,6 +154,80 @@ def test_digest_is_pure() -> None:
     observation = page("/p", "text")
     first = digest(observation, CONFIG, rules, Prints("x", "y"))
     assert digest(observation, CONFIG, rules, Prints("x", "y")) == first
+
+
+QUERY_ROUTE = Routes(
+    Config.from_mapping({"base_url": BASE_URL, "store": "memory://", "query": ["page"]})
+).unknown
+
+
+@pytest.mark.parametrize(
+    ("wire", "query", "raw", "target"),
+    [
+        ("/a", "", False, Target("/a", True, None)),
+        ("/caf\xc3\xa9", "", False, Target("/caf%C3%A9", True, None)),
+        ("/caf%C3%A9", "", True, Target("/caf%C3%A9", True, None)),
+        ("/caf%c3%a9", "", True, Target("/caf%C3%A9", False, Seen.OTHER_SPELLING)),
+        ("/%61", "", True, Target("/a", False, Seen.OTHER_SPELLING)),
+        ("/x/../a", "", False, Target("/a", False, Seen.OTHER_SPELLING)),
+        ("/a;jsessionid=1", "", False, Target("/a", False, Seen.OTHER_SPELLING)),
+        ("/a", "page=2", False, Target("/a?page=2", True, None)),
+        ("/a", "page=2&utm_source=x", False, Target("/a?page=2", False, None)),
+        ("/a", "page=2&q=x", False, Target("/a?page=2", False, Seen.QUERY_DROPPED)),
+        ("/a", "page=%32", False, Target("/a?page=2", False, Seen.QUERY_DROPPED)),
+        ("/a", "q=x", False, Target("/a", False, Seen.QUERY_DROPPED)),
+        ("//a", "", False, Skip(Skipped.BAD_PATH)),
+        ("/a//b", "", True, Skip(Skipped.BAD_PATH)),
+    ],
+)
+def test_locate_tells_the_stored_spelling_from_others(
+    wire: str, query: str, raw: bool, target: object
+) -> None:
+    """The stored spelling, whether the request's target was exactly it (a
+    removal counts), and why a page served to it may only add the page."""
+    observation = page(wire, route=QUERY_ROUTE)._replace(query=query, raw=raw)
+    assert locate(observation, CONFIG, Policy(CONFIG)) == target
+
+
+def test_digest_refuses_what_another_spelling_asks() -> None:
+    """Another spelling's removal is a skip (not_exact), its page a stand-in
+    (added only if not stored); with a hit it is nothing to write."""
+    rules = Policy(CONFIG)
+    other = page("/x/../a")
+    assert digest(other._replace(action=REMOVE, body=[]), CONFIG, rules, None) == Skip(
+        Skipped.NOT_EXACT
+    )
+    noindex = other._replace(body=[b'<head><meta name="robots" content="noindex">'])
+    assert digest(noindex, CONFIG, rules, None) == Skip(Skipped.NOT_EXACT)
+    stand_in = digest(other, CONFIG, rules, None)
+    assert type(stand_in) is Upsert and stand_in.stand_in == Seen.OTHER_SPELLING
+    assert stand_in.entry.path == "/a"
+    changed = Prints("other bytes", "other content")
+    assert digest(other, CONFIG, rules, changed) == Skip(Seen.OTHER_SPELLING)
+    assert digest(other, CONFIG, rules, stand_in.prints) == Skip(Seen.UNCHANGED)
+
+
+def test_a_stand_in_is_written_only_where_the_store_has_no_page() -> None:
+    """In the writer: a stand-in for a stored path writes nothing (counted),
+    one for a new path is recorded; neither cancels a pending removal."""
+    store = MemoryStore()
+    store.upsert([Entry("/known", fingerprint="stored")])
+    recorder = recorder_on(store)
+    try:
+        for path in ("/known", "/new"):
+            recorder.submit(page(path)._replace(query="q=x"))
+        assert recorder.flush(5.0)
+        assert {e.path: e.fingerprint for e in store.entries(1)}["/known"] == "stored"
+        assert paths(store) == ["/known", "/new"]
+        recorder._recent.clear()  # as in another process: the writer decides
+        recorder.submit(page("/new", action=REMOVE))
+        recorder.submit(page("/new", "results for y")._replace(query="q=y"))
+        assert recorder.flush(5.0)
+        assert paths(store) == ["/known"]
+        stats = recorder.stats()
+        assert stats["seen"] == {"query_dropped": 2} and stats["recorded"] == 1
+    finally:
+        recorder.close()
 
 
 # -- counters ----------------------------------------------------------------------
