@@ -148,11 +148,15 @@ UUID = "/product/123e4567-e89b-12d3-a456-426614174000"
         ("/invite/0123456789abcdef0123456789abcdef", None),
         ("/verify/eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc_DEF-123", None),
         ("/reset/Zx8Kq2LmN4pR7sT1vW3yA6bC9dE0fGh5", None),
-        (UUID, UUID),
+        (UUID, None),  # a random id is a secret unless its route says otherwise
     ],
 )  # fmt: skip
 def test_strip_secrets(path: str, kept: str | None) -> None:
     assert strip_secrets(path) == kept
+
+
+def test_public_ids_keep_a_uuid() -> None:
+    assert strip_secrets(UUID, public_ids=True) == UUID
 
 
 def test_secret_query_parameters_dropped_even_if_allowed() -> None:
