@@ -157,12 +157,22 @@ _HEX_RUN = re.compile(r"[0-9A-Fa-f]+")
 # 20 characters or more of base64url's alphabet: a token its "-" and "_"
 # break into pieces too short for _RUN.
 _URLSAFE_RUN = re.compile(r"[A-Za-z0-9_-]{20,}")
+_SEPARATORS = re.compile("[_-]")
 # Where a random string changes kind and words rarely do: a letter next to a
-# digit, or a capital after a small letter (a hump).
-_BREAK = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])|(?<=[a-z])(?=[A-Z])")
+# digit.
+_KIND_CHANGE = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
+# Where capitals fall as words do not put them: an acronym's last capital
+# before a small letter ("DLPbw"), a small letter alone between capitals
+# ("PnK"), a capital after a one-letter word ("aDC"). An acronym ending a
+# piece ("HTML5", "ABCs") or starting a word ("XMLHttp") counts once at most.
+_CAPITALS = re.compile(
+    r"(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Z])[a-z](?=[A-Z])|(?<=[a-z][A-Z])(?=[A-Z])"
+)
 # Letter/digit changes that a word with a number in it does not reach
 # ("galaxys24ultra" has two).
 _RANDOM_CHANGES = 3
+# Capitals alone in a row this long: base32 (RFC 4648 §6), not a word.
+_LONG_CAPITALS = 20
 # A run this long of letters and digits both is random whatever its case.
 _LONG_RUN = 24
 
@@ -182,18 +192,26 @@ def is_random_id(segment: str) -> bool:
         if _HEX_RUN.fullmatch(run):
             return True  # no word is made of a-f alone
         if run.isalpha():
+            if run.isupper() and len(run) >= _LONG_CAPITALS:
+                return True  # base32 without a digit; no slug shouts so long
             continue  # a long word
         if len(run) >= _LONG_RUN:
             return True
         if not (run.islower() or run.isupper()):
             return True  # mixed case, letters and digits: base62 or base64url
-        if len(_BREAK.findall(run)) >= _RANDOM_CHANGES:
+        if len(_KIND_CHANGE.findall(run)) >= _RANDOM_CHANGES:
             return True
     for run in _URLSAFE_RUN.findall(segment):
-        # A token cut by "-" and "_": its pieces change kind all along,
-        # where Title_Case_Words and numbers between separators do not.
-        changes = sum(len(_BREAK.findall(piece)) for piece in re.split("[_-]", run))
-        if changes >= 4 and changes * 5 >= len(run):
+        if run.islower() or run.isupper():
+            continue  # a slug (with a hex suffix, say): base64url mixes case
+        # A token, cut by "-" and "_" or not: its pieces change kind all
+        # along and put capitals side by side, where Title_Case_Words,
+        # CamelCase and numbers between separators do not.
+        odd = sum(
+            len(_KIND_CHANGE.findall(piece)) + len(_CAPITALS.findall(piece))
+            for piece in _SEPARATORS.split(run)
+        )
+        if odd >= 4 and odd * 5 >= len(run):
             return True
     return False
 
