@@ -154,7 +154,7 @@ def _base_url(key: str, value: Any) -> str:
     if bad is not None:
         raise ConfigError(
             f"{key!r} must be {expected}, without spaces, control characters "
-            f"or any of <>\"{{}}|\\^`; got {bad.group()!r} in {value!r}"
+            f'or any of <>"{{}}|\\^`; got {bad.group()!r} in {value!r}'
         )
     try:
         parts = urlsplit(text)

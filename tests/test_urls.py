@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import base64
 import random
-import secrets
 import uuid
 from urllib.parse import quote, unquote_to_bytes
 
@@ -350,8 +349,7 @@ def test_base64url_tokens_are_caught(size: int, most: int) -> None:
     (2.4 % at 16 bytes, 0.06 % at 32, measured over 20,000)."""
     rng = random.Random(size)
     missed = sum(
-        strip_secrets("/x/" + token_urlsafe(rng, size)) is not None
-        for _ in range(2000)
+        strip_secrets("/x/" + token_urlsafe(rng, size)) is not None for _ in range(2000)
     )
     assert missed <= most
 
