@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from .errors import ConfigError
 from .sitemaps import CHANGEFREQS, MAX_ORIGIN_BYTES, escape
-from .urls import is_secret_name
+from .urls import DEFAULT_PORTS, canonical_origin, is_secret_name, normalise_path
 
 # The embedded store's file: in the working directory, or in a Flask app's
 # instance folder.
@@ -69,6 +69,9 @@ class RouteOptions:
     """Per-route cap on stored URLs."""
     query: frozenset[str] | None = None
     """Query parameters kept for this route, on top of the global ``query``."""
+    public_ids: bool | None = None
+    """``True``: random-looking identifiers in the route's paths (UUIDs, long
+    hex, tokens) name public pages, not secret links."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,32 +139,52 @@ class Config:
         return cls(**values)
 
 
+# Characters no URL may hold as written (RFC 3986 §2, Appendix C): controls,
+# space, and the delimiters that XML, HTML or a log would take as the end of
+# a URL. Each would make every <loc> built on the base URL unparsable.
+_NOT_IN_URL = re.compile(r'[\x00-\x20\x7f<>"{}|\\^`]')
+
+
 def _base_url(key: str, value: Any) -> str:
     expected = "an absolute http(s) URL such as 'https://www.example.com'"
     if not isinstance(value, str):
         raise ConfigError(f"{key!r} must be {expected}, got {value!r}")
-    parts = urlsplit(value.strip())
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+    text = value.strip()
+    bad = _NOT_IN_URL.search(text)
+    if bad is not None:
+        raise ConfigError(
+            f"{key!r} must be {expected}, without spaces, control characters "
+            f'or any of <>"{{}}|\\^`; got {bad.group()!r} in {value!r}'
+        )
+    try:
+        parts = urlsplit(text)
+    except ValueError as exc:  # "https://[x", a host NFKC changes
+        raise ConfigError(f"{key!r} must be {expected}, got {value!r}") from exc
+    if parts.scheme.lower() not in DEFAULT_PORTS or not parts.hostname:
         raise ConfigError(f"{key!r} must be {expected}, got {value!r}")
-    if parts.query or parts.fragment or parts.username or parts.password:
+    if "@" in parts.netloc or "?" in text or "#" in text:
         raise ConfigError(
             f"{key!r} must hold no user, query or fragment, got {value!r}"
         )
-    hostname = parts.hostname
-    try:
-        port = parts.port
-        host = hostname if ":" in hostname else hostname.encode("idna").decode()
-    except (UnicodeError, ValueError) as exc:
-        raise ConfigError(f"{key!r} has an invalid host or port: {value!r}") from exc
-    scheme = parts.scheme.lower()
-    if ":" in host:
-        host = f"[{host}]"  # IPv6 literal
-    if port is not None and port != {"http": 80, "https": 443}[scheme]:
-        host = f"{host}:{port}"
+    origin = canonical_origin(parts)
+    if origin is None:
+        raise ConfigError(
+            f"{key!r} has an invalid host or port (a host name, an IPv4 address "
+            f"or a bracketed IPv6 one, and a port from 1 to 65535): {value!r}"
+        )
     prefix = parts.path.rstrip("/")
-    if prefix and not prefix.isascii():
-        raise ConfigError(f"{key!r} path must be percent-encoded ASCII: {value!r}")
-    url = f"{scheme}://{host}{prefix}"
+    if prefix:
+        if not prefix.isascii():
+            raise ConfigError(f"{key!r} path must be percent-encoded ASCII: {value!r}")
+        # Stored and compared in the spelling every request path gets.
+        normalised = normalise_path(prefix)
+        if normalised is None:
+            raise ConfigError(
+                f"{key!r} path must be percent-encoded UTF-8 text without "
+                f"control characters: {value!r}"
+            )
+        prefix = normalised.rstrip("/")
+    url = f"{origin}{prefix}"
     # Stores size pages with this much room for the origin of each URL.
     if len(escape(url)) > MAX_ORIGIN_BYTES:
         raise ConfigError(f"{key!r} must be at most {MAX_ORIGIN_BYTES} characters")
@@ -302,6 +325,7 @@ _ROUTE_KEYS: dict[str, Callable[[str, Any], Any]] = {
     "exclude": _flag,
     "max_urls": _limit,
     "query": _query,
+    "public_ids": _flag,
 }
 
 

@@ -15,6 +15,8 @@ from werkzeug.http import parse_date
 from .config import Config
 from .content import fingerprint
 from .head import Head, merge, scan_head, scan_link_header
+from .reasons import Skipped
+from .sitemaps import MAX_URL_LENGTH
 from .urls import canonical_target, split_base_url
 
 NO_QUERY: frozenset[str] = frozenset()
@@ -42,18 +44,23 @@ def read_head(
     headers: Headers,
 ) -> tuple[Head, str | None]:
     """The page's head (tags and ``Link`` header together) and why it must not
-    be listed (``"noindex"``, ``"canonical_other"``), or ``None``. ``query``
-    is the query parameters kept for the page's route."""
+    be listed (``"noindex"``, ``"head_too_long"``, ``"canonical_other"``), or
+    ``None``. ``query`` is the query parameters kept for the page's route.
+    Never raises on what the page says."""
     links, _ = _header_values(headers)
     head = scan_head(body)
     if links:
         head = merge(head, scan_link_header(links))
     if head.noindex:
-        return head, "noindex"
+        return head, Skipped.NOINDEX
+    if head.truncated:
+        # A noindex may follow what was read: fail safe.
+        return head, Skipped.HEAD_TOO_LONG
     for href in head.canonicals:
         # Another page, or another site: either way not this URL's entry.
+        # One that cannot be read names no page: not this one either.
         if canonical_target(href, config.base_url, path, query) != path:
-            return head, "canonical_other"
+            return head, Skipped.CANONICAL_OTHER
     return head, None
 
 
@@ -65,7 +72,7 @@ def read_content(
     lastmod = None
     if config.lastmod_source == "last-modified":
         _, modified = _header_values(headers)
-        lastmod = parse_date(modified)  # None when absent or malformed
+        lastmod = _instant(parse_date(modified))  # None when absent or malformed
     elif config.lastmod_source == "article" and head.modified:
         lastmod = _iso_datetime(head.modified)
     return Facts(content.digest, lastmod, _images(config, path, content.images))
@@ -73,16 +80,22 @@ def read_content(
 
 def _images(config: Config, path: str, sources: Iterable[str]) -> tuple[str, ...]:
     """The site's own images as stored paths: a foreign one may come from a
-    visitor's comment. Their query is dropped (cache busters, signed URLs)."""
+    visitor's comment. Their query is dropped (cache busters, signed URLs),
+    and so is an image whose URL no ``<image:loc>`` can hold."""
     _, prefix = split_base_url(config.base_url)
     start = prefix + "/"
+    # sitemaps.org: a <loc> is less than 2,048 characters.
+    longest = MAX_URL_LENGTH - len(config.base_url)
     images: dict[str, None] = {}
     for source in sources:
         if source.startswith(start) and _is_plain(source) and "/." not in source:
             # Already a normalised absolute path: the common case, ten times
             # cheaper than resolving it.
             image: str | None = source[len(prefix) :]
+            if len(source) - len(prefix) > longest:
+                image = None
         else:
+            # None too when the result is too long for a <loc>.
             image = canonical_target(source, config.base_url, path, NO_QUERY)
         if image is not None:
             images[image] = None
@@ -119,4 +132,15 @@ def _iso_datetime(text: str) -> datetime | None:
         return None
     if moment.tzinfo is None:
         return None
-    return moment.astimezone(timezone.utc)
+    return _instant(moment)
+
+
+def _instant(moment: datetime | None) -> datetime | None:
+    """``moment`` in UTC, or ``None`` when UTC cannot hold it (year 1 at
+    +01:00 is year 0, which datetime has not)."""
+    if moment is None:
+        return None
+    try:
+        return moment.astimezone(timezone.utc)
+    except (OverflowError, ValueError):
+        return None

@@ -8,15 +8,17 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from html.parser import HTMLParser
 from urllib.parse import urljoin
 
 from .links import link_values, param
 from .sitemaps import is_language_tag, is_noindex
 
-# The head is read no further than this; a page whose head is longer is
-# judged on what was read (a noindex past it goes unseen).
+# The head is read no further than this. A head that goes on past it is
+# flagged (Head.truncated) and its page not recorded: a noindex may follow.
+# 64 KiB holds the heads of nearly every page, inline scripts and styles
+# included, and bounds the tokenizer's time (about 30 ms for 64 KiB of tags).
 HEAD_BUDGET = 64 * 1024
 # Characters of Link header read per response, all field lines together.
 LINK_BUDGET = 32 * 1024
@@ -40,13 +42,16 @@ class Head:
     one names it. ``alternates``: ``(hreflang, href)`` pairs, the first per
     language, at most :data:`MAX_ALTERNATES`. ``modified``: the unparsed
     ``article:modified_time``. Hrefs are as written; a head's are resolved
-    against its ``<base href>`` if it has one.
+    against its ``<base href>`` if it has one. ``truncated``: the head goes
+    on past the budget, so what it declares is not all known (never set with
+    ``noindex``, which no later tag can undo).
     """
 
     noindex: bool = False
     canonicals: tuple[str, ...] = ()
     alternates: tuple[tuple[str, str], ...] = ()
     modified: str | None = None
+    truncated: bool = False
 
     @property
     def canonical(self) -> str | None:
@@ -63,8 +68,11 @@ def scan_head(chunks: Iterable[bytes], budget: int = HEAD_BUDGET) -> Head:
     Only the head counts: the same tags in the body are content (user text,
     say), not declarations. The head ends at ``</head>``, ``<body>``, text, or
     any other element a head may not hold (where Google stops reading it
-    too). The first canonical link and the first ``<base href>`` win. The
-    result depends on the bytes only, not on how they are split into chunks.
+    too). The first canonical link and the first ``<base href>`` win. A head
+    still open where the budget cuts the body is ``truncated``. Attribute
+    values are read as HTML decodes them (``&#110;oindex`` is ``noindex``).
+    The result depends on the bytes only, not on how they are split into
+    chunks.
     Raises on no markup: where the tokenizer gives up (see
     :func:`_tokenizer_gave_up`), what it read before stands. Any other
     exception is a bug in the scanner and propagates.
@@ -77,18 +85,27 @@ def scan_head(chunks: Iterable[bytes], budget: int = HEAD_BUDGET) -> Head:
         if left <= 0:
             break
     start = b"".join(pieces)
-    if not _may_declare(start.lower()):
+    # The budget is spent: the body may go on (no chunk more is pulled to
+    # know, and a head open at exactly the budget's end counts as cut).
+    cut = left <= 0
+    # Without a declaration in the part read, a body that goes on past it
+    # still needs the tokenizer: only it tells where the head ends.
+    if not _may_declare(start.lower()) and not cut:
         return NOTHING
     parser = _HeadParser()
+    ended = False
     try:
         # utf-8-sig: a byte order mark is not text (HTML, "decode").
         parser.feed(start.decode("utf-8-sig", "replace"))
     except _HeadEnd:
-        pass
+        ended = True
     except AssertionError as exc:
         if not _tokenizer_gave_up(exc):
             raise
-    return parser.result()
+    head = parser.result()
+    if cut and not ended and not head.noindex:
+        return replace(head, truncated=True)
+    return head
 
 
 def scan_link_header(values: Iterable[str | bytes], budget: int = LINK_BUDGET) -> Head:
@@ -139,17 +156,29 @@ def merge(page: Head, header: Head) -> Head:
     alternates: dict[str, tuple[str, str]] = {}
     for lang, href in page.alternates + header.alternates:
         _add_alternate(alternates, lang, href)
+    noindex = page.noindex or header.noindex
     return Head(
-        noindex=page.noindex or header.noindex,
+        noindex=noindex,
         canonicals=canonicals,
         alternates=tuple(alternates.values()),
         modified=page.modified if page.modified is not None else header.modified,
+        truncated=(page.truncated or header.truncated) and not noindex,
     )
 
 
 _ROBOTS_WORDS = tuple(name.encode() for name in ROBOTS_NAMES)
 # One pass for both: re finds a literal prefix faster than two `in` scans.
 _NO_WORDS = re.compile(rb"no(?:index|ne)")
+# A character reference that may stand for a letter, a digit, "_" or ":" of
+# the words below (HTML, "named character references": &lowbar; and
+# &UnderBar; are "_", &colon; is ":"; no name stands for a letter or digit).
+# Numeric ones may omit the ";" and pad with zeros. &#8217; and the like,
+# common in titles, are not among them.
+_WORD_REFERENCE = re.compile(
+    rb"&(?:#0*(?:4[89]|5[0-8]|6[5-9]|[7-9][0-9]|1[01][0-9]|12[0-2])(?![0-9])"
+    rb"|#x0*(?:3[0-9a]|[4-7][0-9a-f])(?![0-9a-f])"
+    rb"|lowbar;|underbar;|colon;)"
+)
 
 
 def _may_declare(lowered: bytes) -> bool:
@@ -157,9 +186,12 @@ def _may_declare(lowered: bytes) -> bool:
     searches rule out most pages before the much slower tokenizer.
 
     Each such tag holds one of these words, unless written with character
-    references (``&#110;oindex``). Each search costs a pass over the bytes
-    when the word is absent, the common case, so there are few.
+    references (``&#110;oindex``): one that may stand for a character of
+    them sends the page to the tokenizer. Each search costs a pass over the
+    bytes when the word is absent, the common case, so there are few.
     """
+    if b"&" in lowered and _WORD_REFERENCE.search(lowered):
+        return True
     if b"canonical" in lowered or b"hreflang" in lowered:
         return True
     if b"modified_time" in lowered:

@@ -39,6 +39,8 @@ class Skipped:
     CANONICAL_OTHER: Final = "canonical_other"
     HREFLANG_INCOMPLETE: Final = "hreflang_incomplete"
     HREFLANG_MISMATCH: Final = "hreflang_mismatch"
+    HEAD_TOO_LONG: Final = "head_too_long"
+    """The head goes on past what the scanner reads: a noindex may follow."""
     # The URL.
     BAD_PATH: Final = "bad_path"
     """Not a path a page has: a control character, bytes that are not UTF-8, an

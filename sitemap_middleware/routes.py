@@ -45,6 +45,8 @@ class Route:
     max_urls: int | None
     query: frozenset[str]
     """Query parameters kept: the global ``query`` plus the route's own."""
+    public_ids: bool = False
+    """Random-looking identifiers in its paths are public (``strip_secrets``)."""
 
 
 def sitemap(
@@ -54,6 +56,7 @@ def sitemap(
     exclude: bool | None = None,
     max_urls: int | None = None,
     query: Iterable[str] | None = None,
+    public_ids: bool | None = None,
 ) -> Callable[[V], V]:
     """Declare a view's sitemap options next to its code, on Flask, Starlette
     and FastAPI alike. The options are those of a ``routes`` entry in the
@@ -69,6 +72,10 @@ def sitemap(
         @sitemap(changefreq="weekly", priority=0.7)
         def post(slug): ...
 
+    ``public_ids=True`` declares the identifiers in the route's paths public
+    (``/orders/<uuid>`` of a public catalogue): by default a path segment
+    holding a UUID, long hex or a token is taken for a secret link.
+
     :raises ConfigError: for an invalid option, when the module is imported.
     """
     given: dict[str, Any] = {
@@ -78,6 +85,7 @@ def sitemap(
         "max_urls": max_urls,
         # A lone string is refused by the check, not split into letters.
         "query": query if query is None or isinstance(query, str) else list(query),
+        "public_ids": public_ids,
     }
     options = route_options(
         "sitemap()", {name: value for name, value in given.items() if value is not None}
@@ -130,10 +138,13 @@ class Routes:
         every = set(config.query)
         for options in config.routes.values():
             every.update(options.query or ())
-        self.any = Route(None, None, None, False, None, frozenset(every))
+        # public_ids: a path that looks secret was stored only if its route
+        # said its ids are public, and removing a path never stored is a no-op.
+        self.any = Route(None, None, None, False, None, frozenset(every), True)
         """For removals without a known route (a 404 no route matched): a
-        stored URL may have kept any parameter that a configured route keeps
-        (the decorator's are not known before their views answer)."""
+        stored URL may have kept any parameter that a configured route keeps,
+        and any identifier a route declared public (the decorator's are not
+        known before their views answer)."""
 
     def resolve(self, template: str | None, view: object = None) -> Route:
         """The route of ``template`` served by ``view`` (either may be None)."""
@@ -175,4 +186,5 @@ class Routes:
             bool(options.exclude),
             options.max_urls,
             config.query | (options.query or frozenset()),
+            bool(options.public_ids),
         )

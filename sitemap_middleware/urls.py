@@ -1,13 +1,17 @@
 """URL normalisation: one canonical, percent-encoded ASCII spelling per page.
 
 Follows RFC 3986 §6.2.2 (case, percent-encoding, dot segments) and keeps only
-allow-listed query parameters, in a canonical order.
+allow-listed query parameters, in a canonical order; tells secrets and tracking
+parameters apart from what names a page. Never raises on what a page says.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import re
-from urllib.parse import parse_qsl, quote, urlencode, urljoin, urlsplit
+from urllib.parse import SplitResult, parse_qsl, quote, urlencode, urljoin, urlsplit
+
+from .sitemaps import MAX_URL_LENGTH
 
 _UNRESERVED = frozenset(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
@@ -21,7 +25,11 @@ _CONTROL = frozenset(range(0x20)) | {0x7F}
 
 def wsgi_path(path_info: str) -> str:
     """Turn WSGI's decoded ``PATH_INFO`` (latin-1 over raw bytes) into raw form."""
-    return quote(path_info.encode("latin-1"), safe="/!$&'()*+,;=:@~")
+    try:
+        raw = path_info.encode("latin-1")
+    except UnicodeEncodeError:  # not bytes as latin-1 (PEP 3333): text, as UTF-8
+        raw = path_info.encode("utf-8", "surrogatepass")
+    return quote(raw, safe="/!$&'()*+,;=:@~")
 
 
 def normalise_path(raw: str) -> str | None:
@@ -90,8 +98,22 @@ def filter_query(query: str, allowed: frozenset[str]) -> str:
     if not query or not allowed:
         return ""
     pairs = parse_qsl(query, keep_blank_values=True, encoding="utf-8")
-    kept = sorted((k, v) for k, v in pairs if k in allowed and not is_secret_name(k))
+    kept = sorted(
+        (k, v)
+        for k, v in pairs
+        if k in allowed and not is_secret_name(k) and _is_text(v)
+    )
     return urlencode(kept, quote_via=quote, safe="-._~")
+
+
+def _is_text(value: str) -> bool:
+    """False for a lone surrogate (a WSGI header that was never bytes), which
+    has no UTF-8 spelling to percent-encode."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 # Words that name credentials in parameter names (``token``, ``api_key``,
@@ -105,10 +127,6 @@ _SECRET_WORDS = frozenset(
     }
 )  # fmt: skip
 _WORDS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
-# A JSON Web Token: three base64url parts, the first one '{"' encoded.
-_JWT = re.compile(r"eyJ[\w-]+\.[\w-]{2,}\.[\w-]*")
-_HEX = re.compile(r"[0-9A-Fa-f]{32,}")
-_TOKENISH = re.compile(r"[\w-]{32,}")
 
 
 def is_secret_name(name: str) -> bool:
@@ -118,56 +136,226 @@ def is_secret_name(name: str) -> bool:
     return any(word.lower() in _SECRET_WORDS for word in _WORDS.findall(name))
 
 
-def _is_secret_segment(segment: str) -> bool:
-    # Long hex, JWTs and long random mixed-case tokens are invitation, reset
-    # and download links, not pages; slugs are lower-case words.
-    if _HEX.fullmatch(segment) or _JWT.fullmatch(segment):
+# Random identifiers in a path segment. Invitation, reset, share and download
+# links carry them; a page people find by searching is named by words, numbers
+# and short ids. Each is searched in the whole segment, so that prefixes
+# ("tok_", "sk-live-") and extensions (".pdf") hide none.
+#
+# A JSON Web Token: three base64url parts, the first one '{"' encoded. It may
+# be short ('{"alg":"HS256"}' and an empty payload: 26 characters).
+_JWT = re.compile(r"(?<![\w-])eyJ[\w-]+\.[\w-]{2,}\.[\w-]*")
+# A UUID (RFC 9562 §4), any version, any case.
+_UUID = re.compile(
+    r"(?<![0-9A-Fa-f])[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}"
+    r"(?![0-9A-Fa-f])"
+)
+# At least 16 letters and digits in a row (64 bits of hex): hex digests and
+# random hex, base32 (ULIDs), base62 and unbroken base64url. Shorter ids
+# (YouTube's 11 characters, 12 hex of a slug suffix) stay pages.
+_RUN = re.compile(r"[A-Za-z0-9]{16,}")
+_HEX_RUN = re.compile(r"[0-9A-Fa-f]+")
+# 20 characters or more of base64url's alphabet: a token its "-" and "_"
+# break into pieces too short for _RUN.
+_URLSAFE_RUN = re.compile(r"[A-Za-z0-9_-]{20,}")
+_SEPARATORS = re.compile("[_-]")
+# Where a random string changes kind and words rarely do: a letter next to a
+# digit.
+_KIND_CHANGE = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
+# Where capitals fall as words do not put them: an acronym's last capital
+# before a small letter ("DLPbw"), a small letter alone between capitals
+# ("PnK"), a capital after a one-letter word ("aDC"). An acronym ending a
+# piece ("HTML5", "ABCs") or starting a word ("XMLHttp") counts once at most.
+_CAPITALS = re.compile(
+    r"(?<=[A-Z])(?=[A-Z][a-z])|(?<=[A-Z])[a-z](?=[A-Z])|(?<=[a-z][A-Z])(?=[A-Z])"
+)
+# Letter/digit changes that a word with a number in it does not reach
+# ("galaxys24ultra" has two).
+_RANDOM_CHANGES = 3
+# Capitals alone in a row this long: base32 (RFC 4648 §6), not a word.
+_LONG_CAPITALS = 20
+# A run this long of letters and digits both is random whatever its case.
+_LONG_RUN = 24
+
+
+def is_random_id(segment: str) -> bool:
+    """Whether a path segment holds a random identifier: a UUID, a hex string
+    of 16 digits or more, or a base32, base62 or base64url token.
+
+    Slugs (``how-to-bake-bread-in-2024``), dates, numbers of any length,
+    ``sku-12345`` and short ids (up to 15 letters and digits in a row) are not.
+    """
+    if _UUID.search(segment):
         return True
-    return bool(
-        _TOKENISH.fullmatch(segment)
-        and any(c.isupper() for c in segment)
-        and any(c.islower() for c in segment)
-        and any(c.isdigit() for c in segment)
-    )
+    for run in _RUN.findall(segment):
+        if run.isdigit():
+            continue  # a number: an id, sequential, not a secret
+        if _HEX_RUN.fullmatch(run):
+            return True  # no word is made of a-f alone
+        if run.isalpha():
+            if run.isupper() and len(run) >= _LONG_CAPITALS:
+                return True  # base32 without a digit; no slug shouts so long
+            continue  # a long word
+        if len(run) >= _LONG_RUN:
+            return True
+        if not (run.islower() or run.isupper()):
+            return True  # mixed case, letters and digits: base62 or base64url
+        if len(_KIND_CHANGE.findall(run)) >= _RANDOM_CHANGES:
+            return True
+    for run in _URLSAFE_RUN.findall(segment):
+        if run.islower() or run.isupper():
+            continue  # a slug (with a hex suffix, say): base64url mixes case
+        # A token, cut by "-" and "_" or not: its pieces change kind all
+        # along and put capitals side by side, where Title_Case_Words,
+        # CamelCase and numbers between separators do not.
+        odd = sum(
+            len(_KIND_CHANGE.findall(piece)) + len(_CAPITALS.findall(piece))
+            for piece in _SEPARATORS.split(run)
+        )
+        if odd >= 4 and odd * 5 >= len(run):
+            return True
+    return False
 
 
-def strip_secrets(path: str) -> str | None:
+def strip_secrets(path: str, public_ids: bool = False) -> str | None:
     """Drop credential matrix parameters (``;jsessionid=...``) from a
-    normalised path; ``None`` if a segment itself looks like a secret."""
+    normalised path; ``None`` if a segment itself looks like a secret.
+
+    A segment holding a random identifier (:func:`is_random_id`) is taken for
+    a secret link (an invitation, a shared document) unless ``public_ids``
+    says the route's identifiers are public; a JSON Web Token is a credential
+    either way.
+    """
     segments = path.split("/")
     for index, segment in enumerate(segments):
         if ";" in segment:
             name, *params = segment.split(";")
             kept = [p for p in params if not is_secret_name(p.partition("=")[0])]
             segment = segments[index] = ";".join([name, *kept])
-        # A JWT may be short ('{"alg":"HS256"}' and an empty payload: 26
-        # characters); other tokens are long.
-        if (len(segment) >= 32 or segment.startswith("eyJ")) and _is_secret_segment(
-            segment
-        ):
+        if len(segment) < 16:
+            continue  # nothing below is this short
+        if _JWT.search(segment) or (not public_ids and is_random_id(segment)):
             return None
     return "/".join(segments)
+
+
+# Parameters that say where a visitor came from, not which page they asked
+# for: analytics campaign tags and the click ids ad networks append. A
+# response to "/pricing?utm_source=x" is the page at "/pricing". Names compare
+# without case.
+TRACKING_PREFIXES = (
+    "utm_",  # Google Analytics campaigns (utm_source, utm_medium, ...)
+    "mtm_",  # Matomo campaigns
+    "pk_",  # Piwik campaigns
+    "hsa_",  # HubSpot ads
+)
+TRACKING_PARAMETERS = frozenset(
+    {
+        "gclid", "gclsrc", "dclid", "gbraid", "wbraid", "gad_source",  # Google Ads
+        "_ga", "_gl",  # Google Analytics cross-domain linking
+        "srsltid",  # Google Merchant Center
+        "fbclid",  # Meta
+        "msclkid",  # Microsoft Advertising
+        "mc_cid", "mc_eid",  # Mailchimp
+        "yclid", "ysclid",  # Yandex
+        "igshid",  # Instagram shares
+        "ref_src", "ref_url",  # Twitter / X embeds
+        "twclid",  # X ads
+        "ttclid",  # TikTok
+        "li_fat_id",  # LinkedIn
+        "_hsenc", "_hsmi",  # HubSpot e-mails
+        "mkt_tok",  # Marketo e-mails
+        "oly_anon_id", "oly_enc_id",  # Omeda
+        "vero_id", "vero_conv",  # Vero e-mails
+        "s_kwcid",  # Adobe Advertising
+        "epik",  # Pinterest
+        "rb_clickid",  # Rakuten
+        "wickedid",  # Wicked Reports
+    }
+)  # fmt: skip
+
+
+def is_tracking(name: str) -> bool:
+    """Whether a query parameter name is a well-known tracking parameter."""
+    name = name.lower()
+    return name in TRACKING_PARAMETERS or name.startswith(TRACKING_PREFIXES)
+
+
+def only_tracking(query: str) -> bool:
+    """Whether a raw query string holds tracking parameters only (or nothing):
+    the response is then the page without the query."""
+    if not query:
+        return True
+    pairs = parse_qsl(query, keep_blank_values=True, encoding="utf-8")
+    return all(is_tracking(name) for name, _ in pairs)
+
+
+# The default port of each scheme a sitemap may name (RFC 9110 §4.2.1-4.2.2).
+DEFAULT_PORTS = {"http": 80, "https": 443}
+# A host name label (RFC 1123 §2.1): letters, digits, inner hyphens; IDNA
+# labels ("xn--...") are of this form once encoded.
+_LABEL = re.compile(r"(?!-)[a-z0-9-]{1,63}(?<!-)")
+
+
+def canonical_origin(parts: SplitResult) -> str | None:
+    """The canonical origin of a split http(s) URL, ``scheme://host[:port]``,
+    or ``None`` when it has none: scheme and host lower-cased, the host IDNA
+    encoded (RFC 3986 §6.2.3, RFC 5891), an IPv6 literal in its RFC 5952 form,
+    the default port left out. A URL with a user part names no origin here."""
+    scheme = parts.scheme.lower()
+    if scheme not in DEFAULT_PORTS or "@" in parts.netloc:
+        return None
+    hostname = parts.hostname
+    if not hostname:
+        return None
+    try:
+        port = parts.port
+        if ":" in hostname:
+            host = f"[{ipaddress.IPv6Address(hostname).compressed}]"
+        else:
+            host = hostname.encode("idna").decode("ascii").lower()
+            if not all(map(_LABEL.fullmatch, host.split("."))):
+                return None
+    except ValueError:  # UnicodeError included: a bad port, label or literal
+        return None
+    if port == 0:
+        return None
+    if port is not None and port != DEFAULT_PORTS[scheme]:
+        host = f"{host}:{port}"
+    return f"{scheme}://{host}"
 
 
 def canonical_target(
     href: str, base_url: str, page: str, allowed: frozenset[str]
 ) -> str | None:
-    """The path (and allowed query) a canonical link names, in stored form, or
-    ``None`` when it points outside ``base_url`` or cannot be normalised.
+    """The path (and allowed query) a link names, in stored form, or ``None``
+    when it points outside ``base_url``, cannot be read or normalised, or
+    would make a ``<loc>`` too long.
 
-    ``page`` is the stored path of the page carrying the link.
+    ``page`` is the stored path of the page carrying the link. Origins are
+    compared in canonical form (:func:`canonical_origin`): ``https://Example.com:443/a``
+    is ``https://example.com/a``. Never raises on what a page says.
     """
-    origin, prefix = split_base_url(base_url)
-    parts = urlsplit(urljoin(f"{origin}{prefix}{page}", href.strip()))
-    if f"{parts.scheme}://{parts.netloc}".lower() != origin.lower():
+    home, prefix = split_base_url(base_url)
+    try:
+        # urllib raises ValueError on "http://[x" and on a host that NFKC
+        # normalisation changes ("a\uff0fb"): no URL at all.
+        parts = urlsplit(urljoin(f"{home}{prefix}{page}", href.strip()))
+    except ValueError:
         return None
-    if not parts.path.startswith(prefix + "/"):
+    if canonical_origin(parts) != home:
         return None
-    path = normalise_path(parts.path[len(prefix) :].encode("utf-8").decode("latin-1"))
-    if path is None:
+    # RFC 3986 §6.2.3: an empty http(s) path is "/". Lone surrogates (a WSGI
+    # header that was never bytes) become bytes that are not UTF-8: refused.
+    raw = (parts.path or "/").encode("utf-8", "surrogatepass").decode("latin-1")
+    path = normalise_path(raw)
+    if path is None or not path.startswith(prefix + "/"):
         return None
+    path = path[len(prefix) :]
     query = filter_query(parts.query, allowed)
-    return f"{path}?{query}" if query else path
+    target = f"{path}?{query}" if query else path
+    if len(base_url) + len(target) > MAX_URL_LENGTH:
+        return None
+    return target
 
 
 def split_base_url(url: str) -> tuple[str, str]:

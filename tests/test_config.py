@@ -148,3 +148,81 @@ def test_routes_and_limits() -> None:
     assert config.session_cookies == {"*"}
     with pytest.raises(TypeError):
         config.routes["/x"] = RouteOptions()  # type: ignore[index]
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        "https://exa mple.com",
+        "https://www.example.com/a\x01b",
+        "https://www.example.com/a b",
+        "https://www.example.com\t/a",
+        "https://www.example.com/\x7f",
+        "https://www.example.com/<x>",
+        'https://www.example.com/"x"',
+        "https://www.example.com/{x}",
+        "https://www.example.com/a\\b",
+        "https://www.exa<mple.com",
+        "https://",
+        "https:///path",
+        "https://:443",
+        "https://[x",  # urllib raises ValueError
+        "https://[::1",
+        "https://[x]",  # bracketed, no address
+        "https://www.example.com\uff0fa",  # a host NFKC changes
+        "https://www..example.com",
+        "https://-x.example.com",
+        "https://www.exa_mple.com",
+        "https://www.example.com:0",
+        "https://www.example.com:http",
+        "https://" + "a" * 64 + ".example.com",
+        "https://www.example.com/a%00b",  # a control character, encoded
+        "https://www.example.com/%FF",  # not UTF-8
+    ],
+)
+def test_base_url_must_be_a_url(base_url: str) -> None:
+    """What would make every <loc> unparsable is refused, naming the key."""
+    with pytest.raises(ConfigError, match="'base_url'"):
+        Config.from_mapping({**BASE, "base_url": base_url})
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        "https://u@www.example.com",
+        "https://@www.example.com",  # an empty user part is a user part
+        "https://www.example.com/?",  # an empty query is a query
+        "https://www.example.com/#",
+        "https://www.example.com/shop#top",
+    ],
+)
+def test_base_url_holds_no_user_query_or_fragment(base_url: str) -> None:
+    with pytest.raises(ConfigError, match="'base_url' must hold no user, query"):
+        Config.from_mapping({**BASE, "base_url": base_url})
+
+
+@pytest.mark.parametrize(
+    ("given", "stored"),
+    [
+        ("https://www.example.com:443/", "https://www.example.com"),
+        ("http://www.example.com:80", "http://www.example.com"),
+        ("https://www.example.com:8443/a/", "https://www.example.com:8443/a"),
+        ("  https://www.example.com  ", "https://www.example.com"),
+        ("https://www.example.com/%7Eshop/", "https://www.example.com/~shop"),
+        ("https://www.example.com/a/./b/../c", "https://www.example.com/a/c"),
+        ("http://127.0.0.1:8000", "http://127.0.0.1:8000"),
+        ("http://[0:0::1]", "http://[::1]"),
+        ("https://xn--bcher-kva.example", "https://xn--bcher-kva.example"),
+    ],
+)
+def test_base_url_canonical_form(given: str, stored: str) -> None:
+    assert Config.from_mapping({**BASE, "base_url": given}).base_url == stored
+
+
+def test_public_ids_route_option() -> None:
+    config = Config.from_mapping(
+        {**BASE, "routes": {"/orders/<id>": {"public_ids": True}}}
+    )
+    assert config.routes["/orders/<id>"] == RouteOptions(public_ids=True)
+    with pytest.raises(ConfigError, match=r"routes\['/x'\].public_ids\" must be"):
+        Config.from_mapping({**BASE, "routes": {"/x": {"public_ids": "yes"}}})

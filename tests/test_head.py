@@ -550,3 +550,120 @@ def test_merge_of_scans() -> None:
     page = scan_head([b"<head><link rel=canonical href=/a>"])
     header = scan_link_header(["</b>; rel=canonical"])
     assert merge(page, header).canonicals == ("/a", "/b")
+
+
+# -- a head longer than the budget: flagged, never judged on half of it -------------
+
+SCRIPT = b"<script>" + b"var x = '<meta name=robots content=noindex>';\n" * 2000
+BIG = b"<script>" + b"var a = 1 < 2;\n" * 5000 + b"</script>"  # 75 KB of head
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"<html><head>" + BIG + NOINDEX + b"</head><body>x",
+        b"<html><head>" + BIG + b"<title>t</title></head><body>x",  # says nothing
+        b"<html><head><style>" + b".a{color:red}\n" * 6000 + b"</style></head>",
+        b"<head>" + b"<meta name=x content=y>" * 4000,  # never ends
+    ],
+)
+def test_a_head_past_the_budget_is_truncated(body: bytes) -> None:
+    assert len(body) > HEAD_BUDGET
+    scanned = scan_head([body])
+    assert scanned.truncated and not scanned.noindex
+    # However the body is cut into chunks.
+    chunks = [body[i : i + 1000] for i in range(0, len(body), 1000)]
+    assert scan_head(chunks) == scanned
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # The head ends within the budget, the body goes on.
+        b"<html><head><title>t</title></head><body>" + b"<p>text</p>" * 20_000,
+        b"<html><head><title>t</title><div>" + b"<p>text</p>" * 20_000,
+        b"<html><head>" + b"<meta name=x content=y>" * 100 + b"<body>" + BIG * 2,
+        # Short: read to its end, even if the head never closes.
+        b"<html><head><title>t</title>" + b"<meta name=x content=y>" * 100,
+        # A script's text holds no end: only the tokenizer sees where it ends.
+        b"<head><script>'</head><body>'</script></head>" + b"x" * HEAD_BUDGET,
+    ],
+)
+def test_a_head_read_to_its_end_is_not_truncated(body: bytes) -> None:
+    assert not scan_head([body]).truncated
+
+
+def test_a_noindex_read_is_not_undone_by_the_cut() -> None:
+    """A noindex within the budget keeps the page out whatever follows."""
+    body = b"<head>" + NOINDEX + BIG * 2
+    assert scan_head([body]) == Head(noindex=True)
+
+
+def test_a_noindex_in_script_text_past_the_budget_is_no_tag() -> None:
+    body = b"<head>" + SCRIPT + b"</script></head>"
+    assert scan_head([body]).truncated
+
+
+def test_merge_keeps_truncated() -> None:
+    cut = Head(truncated=True)
+    assert merge(cut, NOTHING).truncated
+    assert merge(cut, Head(canonicals=("/a",))).truncated
+    assert not merge(cut, Head(noindex=True)).truncated
+
+
+# -- attribute values as HTML decodes them ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("tags", "expected"),
+    [
+        (b"<meta name=robots content='&#110;oindex'>", Head(noindex=True)),
+        (b"<meta name=robots content='&#x6E;oindex'>", Head(noindex=True)),
+        (b"<meta name=robots content='&#X6e;OINDEX'>", Head(noindex=True)),
+        (b"<meta name=robots content='n&#111index'>", Head(noindex=True)),
+        (
+            b"<meta name=robots content='&#00110;&#111;&#110;&#101;'>",
+            Head(noindex=True),
+        ),
+        (b"<meta name='&#114;obots' content=noindex>", Head(noindex=True)),
+        (b"<meta name='google&#98;ot' content='&#110;one'>", Head(noindex=True)),
+        (
+            b"<meta name=robots content='googlebot&colon; &#110;oindex'>",
+            Head(noindex=True),
+        ),
+        (b"<link rel='c&#97;nonical' href=/a>", Head(canonicals=("/a",))),
+        (
+            b"<link rel=canonical href='/a?x=1&amp;y=2'>",
+            Head(canonicals=("/a?x=1&y=2",)),
+        ),
+        # Values only: HTML reads no reference in an attribute's name.
+        (b"<link rel=alternate href=/de hre&#102;lang=de>", NOTHING),
+        (
+            b"<meta property='article:modified&lowbar;time'"
+            b" content=2024-01-01T00:00:00Z>",
+            Head(modified="2024-01-01T00:00:00Z"),
+        ),
+        (
+            b"<meta property='article:modified&UnderBar;time'"
+            b" content=2024-01-01T00:00:00Z>",
+            Head(modified="2024-01-01T00:00:00Z"),
+        ),
+    ],
+)
+def test_character_references_are_decoded(tags: bytes, expected: Head) -> None:
+    assert scan_head([b"<html><head>" + tags + b"</head><body>x"]) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [b"&#8217;", b"&#x2019;", b"&amp;", b"&nbsp;", b"&#1100;", b"&#x6e0;", b"&#47;"],
+)
+def test_the_precheck_still_skips_common_references(text: bytes) -> None:
+    """References to no letter, digit, '_' or ':' leave the precheck to say no."""
+    assert not head_module._may_declare(b"<head><title>it" + text + b"s</title>")
+
+
+@given(st.sampled_from(list(b"noindexrbtsgcaplfhmdifedm_:0123456789")), st.booleans())
+def test_any_referenced_character_reaches_the_tokenizer(byte: int, hexa: bool) -> None:
+    reference = f"&#x{byte:x};" if hexa else f"&#{byte};"
+    assert head_module._may_declare(reference.encode())

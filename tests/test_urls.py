@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import base64
+import random
+import uuid
 from urllib.parse import quote, unquote_to_bytes
 
 import pytest
@@ -9,10 +12,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sitemap_middleware.urls import (
+    TRACKING_PARAMETERS,
+    TRACKING_PREFIXES,
     canonical_target,
     filter_query,
     is_secret_name,
+    is_tracking,
     normalise_path,
+    only_tracking,
     remove_dot_segments,
     strip_secrets,
     wsgi_path,
@@ -148,11 +155,15 @@ UUID = "/product/123e4567-e89b-12d3-a456-426614174000"
         ("/invite/0123456789abcdef0123456789abcdef", None),
         ("/verify/eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc_DEF-123", None),
         ("/reset/Zx8Kq2LmN4pR7sT1vW3yA6bC9dE0fGh5", None),
-        (UUID, UUID),
+        (UUID, None),  # a random id is a secret unless its route says otherwise
     ],
 )  # fmt: skip
 def test_strip_secrets(path: str, kept: str | None) -> None:
     assert strip_secrets(path) == kept
+
+
+def test_public_ids_keep_a_uuid() -> None:
+    assert strip_secrets(UUID, public_ids=True) == UUID
 
 
 def test_secret_query_parameters_dropped_even_if_allowed() -> None:
@@ -176,3 +187,217 @@ def test_secret_query_parameters_dropped_even_if_allowed() -> None:
 def test_canonical_target(href: str, target: str | None) -> None:
     base = "https://www.example.com/shop"
     assert canonical_target(href, base, "/blog/post", frozenset({"page"})) == target
+
+
+# -- hostile hrefs: no value, never an exception (invariant 18) -------------------
+
+HOSTILE_HREFS = [
+    "http://[::1",  # an IPv6 literal never closed: urllib raises ValueError
+    "http://[x",
+    "http://[x]/a",  # closed, but no address
+    "https://www.example.com\uff0fshop/a",  # a host NFKC changes ("/")
+    "https://www.exa\u2100mple.com/shop/a",  # "a/c" under NFKC
+    "//www.example.com\uff03/shop/a",
+    "https://www.example.com:99999/shop/a",  # no such port
+    "https://www.example.com:0/shop/a",
+    "https://www.example.com:x/shop/a",
+    "https://user@www.example.com/shop/a",  # a user part names no page
+    "https://@www.example.com/shop/a",
+    "https://exa mple.com/shop/a",
+    "https://" + "a" * 64 + ".com/shop/a",  # a label too long for IDNA
+    "https://www..example.com/shop/a",
+    "/shop/\ud800",  # a lone surrogate (a WSGI header that was never bytes)
+    "/shop/" + "a" * 2100,  # too long for a <loc>
+    "/shop/../admin",  # outside the prefix once dot segments are gone
+]
+
+
+@pytest.mark.parametrize("href", HOSTILE_HREFS)
+def test_unreadable_hrefs_name_no_page(href: str) -> None:
+    base = "https://www.example.com/shop"
+    assert canonical_target(href, base, "/a", frozenset({"page"})) is None
+
+
+@given(st.text(max_size=60), st.sampled_from(["", "http://", "https://", "//"]))
+def test_canonical_target_never_raises(text: str, scheme: str) -> None:
+    target = canonical_target(scheme + text, "https://www.example.com", "/a", ALL)
+    if target is not None:
+        assert target.startswith("/") and target.isascii()
+
+
+ALL = frozenset({"page", "q"})
+
+
+@pytest.mark.parametrize(
+    "href",
+    [
+        "https://www.example.com:443/a",  # the default port
+        "HTTPS://WWW.Example.COM/a",  # case
+        "https://www.example.com:443/%61",
+        "//www.example.com:443/a",
+        "/a#section",
+    ],
+)
+def test_equivalent_origins_name_the_same_page(href: str) -> None:
+    assert canonical_target(href, "https://www.example.com", "/a", ALL) == "/a"
+
+
+def test_idna_hosts_compare_encoded() -> None:
+    base = "https://xn--bcher-kva.example"
+    assert canonical_target("https://Bücher.example:443/a", base, "/b", ALL) == "/a"
+    assert canonical_target("http://[::1]:80/a", "http://[::1]", "/b", ALL) == "/a"
+    assert canonical_target("http://[0:0::1]/a", "http://[::1]", "/b", ALL) == "/a"
+    assert canonical_target("https://www.example.com:8443/a", base, "/b", ALL) is None
+
+
+def test_an_unreadable_parameter_is_dropped() -> None:
+    base = "https://www.example.com/shop"
+    assert canonical_target("/shop/a?page=\udc80", base, "/b", ALL) == "/a"
+
+
+def test_empty_path_is_the_root() -> None:
+    base = "https://www.example.com"
+    assert canonical_target("https://www.example.com", base, "/b", ALL) == "/"
+
+
+# -- secret links: random identifiers in a segment ----------------------------------
+
+HEX32 = "9f86d081884c7d659a2feaa0c55ad015"
+SECRET_PATHS = [
+    "/invite/550e8400-e29b-41d4-a716-446655440000",  # UUID
+    "/invite/550E8400-E29B-41D4-A716-446655440000",
+    "/share/tok_" + HEX32,  # prefixed hex
+    "/share/tok_" + "ab" * 16,  # hex without a digit is still no word
+    "/files/" + HEX32 + ".pdf",  # with an extension
+    "/files/report-550e8400-e29b-41d4-a716-446655440000.pdf",
+    "/d/" + "9f86d081884c7d65",  # 16 hex: 64 bits
+    "/keys/sk-live-4eC39HqLyjWDarjtT1zdp7dc",  # base62 with a prefix
+    "/gh/ghp_16C7e42F292c6912E7710c838347Ae178B4a",
+    "/reset/Zx8Kq2LmN4pR7sT1vW3yA6bC9dE0fGh5",  # base62
+    "/s/01ARZ3NDEKTSV4RRFFQ69G5FAV",  # ULID (Crockford base32)
+    "/s/JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",  # base32
+    "/s/mfrggzdfmztwq2lknnwg23tpobyxe43u",  # base32, lower case
+    "/s/k5xj2mz4q7wd8r3n",  # base36, 16 characters
+    "/t/Pq3-x_Z9aB7kLm2Nw5R-tY8uV1cX",  # base64url broken by "-" and "_"
+    "/t/dGhpcyBpcyBhIHNlY3JldA",  # base64url of text
+    "/verify/eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc_DEF-123",  # JWT
+    "/a/b/c/9F86D081884C7D659A2FEAA0C55AD015/d",  # in any segment
+]
+PUBLIC_PATHS = [
+    "/blog/how-to-bake-bread-in-2024",
+    "/blog/a-very-long-slug-made-of-many-lower-case-words",
+    "/products/sku-12345",
+    "/products/iphone-15-pro-max-256gb",
+    "/products/samsunggalaxys24ultra",  # a word with a number
+    "/2024/01/15/happy-new-year",
+    "/archive/20240115",
+    "/u/12345678901234567890",  # numbers are ids, not secrets
+    "/v/dQw4w9WgXcQ",  # short ids (11 characters)
+    "/p/8f3a9c2",
+    "/how-to-x-3f2a9c1d8e7b",  # 12 hex of a slug suffix
+    "/wiki/List_of_Boeing_747_operators",
+    "/wiki/Python_(programming_language)",
+    "/wiki/Internationalization_And_Localization",
+    "/HowToBakeBreadAtHome",
+    "/XMLHttpRequest-Guide-2024",
+    "/The-ABCs-Of-HTML5-And-CSS3",
+    "/Harry_Potter_and_the_Deathly_Hallows_Part_2",
+    "/docs/v1.2.3/install.html",
+    "/caf%C3%A9-au-lait-%C3%A0-paris-2024",
+    "/images/photo-2024-01-15-1200x800.jpg",
+    "/p;color=red",
+]
+
+
+@pytest.mark.parametrize("path", SECRET_PATHS)
+def test_random_identifiers_are_secrets(path: str) -> None:
+    assert strip_secrets(path) is None
+
+
+@pytest.mark.parametrize("path", PUBLIC_PATHS)
+def test_slugs_dates_and_short_ids_are_pages(path: str) -> None:
+    assert strip_secrets(path) == path
+    assert strip_secrets(path, public_ids=True) == path
+
+
+@pytest.mark.parametrize("path", SECRET_PATHS)
+def test_public_ids_list_random_ids_but_never_a_token(path: str) -> None:
+    expected = None if "/eyJ" in path else path
+    assert strip_secrets(path, public_ids=True) == expected
+
+
+def test_public_ids_still_strip_credential_parameters() -> None:
+    path = "/o/550e8400-e29b-41d4-a716-446655440000;jsessionid=1"
+    assert strip_secrets(path, public_ids=True) == path.partition(";")[0]
+
+
+@given(st.integers(0, 2**64), st.integers(16, 32))
+def test_random_bytes_in_hex_uuid_and_base32_are_secrets(seed: int, size: int) -> None:
+    """Random ids as apps make them (secrets.token_hex, uuid4, base32 of
+    random bytes) are never listed."""
+    data = random.Random(seed).randbytes(size)
+    assert strip_secrets("/x/" + data.hex()) is None
+    assert strip_secrets("/x/" + str(uuid.UUID(bytes=data[:16]))) is None
+    assert strip_secrets("/x/" + base64.b32encode(data).decode().rstrip("=")) is None
+
+
+def token_urlsafe(rng: random.Random, size: int) -> str:
+    """What secrets.token_urlsafe(size) returns, from a seeded generator."""
+    return base64.urlsafe_b64encode(rng.randbytes(size)).rstrip(b"=").decode()
+
+
+@pytest.mark.parametrize(("size", "most"), [(16, 70), (32, 4)])
+def test_base64url_tokens_are_caught(size: int, most: int) -> None:
+    """Of 2,000 tokens like secrets.token_urlsafe(size), at most ``most``
+    pass: those of letters only whose capitals fall as words put them
+    (2.4 % at 16 bytes, 0.06 % at 32, measured over 20,000)."""
+    rng = random.Random(size)
+    missed = sum(
+        strip_secrets("/x/" + token_urlsafe(rng, size)) is not None for _ in range(2000)
+    )
+    assert missed <= most
+
+
+# -- tracking parameters ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["utm_source", "UTM_Medium", "utm_campaign", "utm_id", "gclid", "dclid",
+     "gbraid", "wbraid", "fbclid", "msclkid", "mc_cid", "mc_eid", "_ga", "_gl",
+     "yclid", "igshid", "ref_src", "mtm_source", "pk_campaign", "_hsenc"],
+)  # fmt: skip
+def test_tracking_names(name: str) -> None:
+    assert is_tracking(name)
+
+
+@pytest.mark.parametrize(
+    "name", ["page", "q", "lang", "ref", "utm", "source", "id", "sort", "gclidx"]
+)
+def test_page_names_are_not_tracking(name: str) -> None:
+    assert not is_tracking(name)
+
+
+@pytest.mark.parametrize(
+    ("query", "tracking"),
+    [
+        ("", True),
+        ("utm_source=x", True),
+        ("utm_source=x&utm_medium=email&gclid=abc", True),
+        ("utm%5Fsource=x", True),  # names are compared decoded
+        ("fbclid", True),  # no value
+        ("&&", True),
+        ("page=2", False),
+        ("utm_source=x&page=2", False),
+        ("=x", False),
+        ("lang=de&fbclid=1", False),
+    ],
+)
+def test_only_tracking(query: str, tracking: bool) -> None:
+    assert only_tracking(query) is tracking
+
+
+def test_tracking_list_is_documented_and_frozen() -> None:
+    assert isinstance(TRACKING_PARAMETERS, frozenset)
+    assert all(name == name.lower() for name in TRACKING_PARAMETERS)
+    assert "utm_" in TRACKING_PREFIXES
