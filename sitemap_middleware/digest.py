@@ -185,7 +185,7 @@ def locate(observation: Observation, config: Config, rules: Rules) -> Target | S
         # An empty segment names no page: an app that collapses slashes
         # would answer //admin/users past an /admin/* exclude.
         return Skip(Skipped.BAD_PATH)
-    stored = strip_secrets(path)
+    stored = strip_secrets(path, observation.route.public_ids)
     if stored is None:
         return Skip(Skipped.SECRET)
     reason = rules.path_skip(stored)

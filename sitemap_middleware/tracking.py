@@ -8,23 +8,38 @@ from __future__ import annotations
 from typing import Final
 from urllib.parse import unquote_plus
 
-# Any parameter starting with "utm_" (Google Analytics campaign tags: utm_source,
-# utm_medium, utm_campaign, utm_term, utm_content, utm_id...), and these click and
-# mail identifiers.
-TRACKING_PREFIX: Final = "utm_"
-TRACKING: Final = frozenset(
+# Parameters that say where a visitor came from, not which page they asked
+# for: analytics campaign tags and the click ids ad networks append. A
+# response to "/pricing?utm_source=x" is the page at "/pricing". Names compare
+# without case.
+TRACKING_PREFIXES: Final = (
+    "utm_",  # Google Analytics campaigns (utm_source, utm_medium, ...)
+    "mtm_",  # Matomo campaigns
+    "pk_",  # Piwik campaigns
+    "hsa_",  # HubSpot ads
+)
+TRACKING_PARAMETERS: Final = frozenset(
     {
-        "gclid", "gclsrc", "dclid", "gbraid", "wbraid", "_ga", "_gl",  # Google
+        "gclid", "gclsrc", "dclid", "gbraid", "wbraid", "gad_source",  # Google Ads
+        "_ga", "_gl",  # Google Analytics cross-domain linking
+        "srsltid",  # Google Merchant Center
         "fbclid",  # Meta
         "msclkid",  # Microsoft Advertising
-        "twclid",  # X
+        "mc_cid", "mc_eid",  # Mailchimp
+        "yclid", "ysclid",  # Yandex
+        "igshid",  # Instagram shares
+        "ref_src", "ref_url",  # Twitter / X embeds
+        "twclid",  # X ads
         "ttclid",  # TikTok
         "li_fat_id",  # LinkedIn
-        "yclid", "ysclid",  # Yandex
-        "igshid",  # Instagram
-        "mc_cid", "mc_eid",  # Mailchimp
-        "_hsenc", "_hsmi",  # HubSpot
-        "mkt_tok",  # Marketo
+        "_hsenc", "_hsmi",  # HubSpot e-mails
+        "mkt_tok",  # Marketo e-mails
+        "oly_anon_id", "oly_enc_id",  # Omeda
+        "vero_id", "vero_conv",  # Vero e-mails
+        "s_kwcid",  # Adobe Advertising
+        "epik",  # Pinterest
+        "rb_clickid",  # Rakuten
+        "wickedid",  # Wicked Reports
     }
 )  # fmt: skip
 
@@ -32,7 +47,7 @@ TRACKING: Final = frozenset(
 def is_tracking(name: str) -> bool:
     """Whether a (decoded) parameter name is a well-known tracking parameter."""
     name = name.lower()
-    return name.startswith(TRACKING_PREFIX) or name in TRACKING
+    return name in TRACKING_PARAMETERS or name.startswith(TRACKING_PREFIXES)
 
 
 def untracked(query: str) -> str:

@@ -12,6 +12,10 @@ import re
 from urllib.parse import SplitResult, parse_qsl, quote, urlencode, urljoin, urlsplit
 
 from .sitemaps import MAX_URL_LENGTH
+from .tracking import TRACKING_PARAMETERS as TRACKING_PARAMETERS
+from .tracking import TRACKING_PREFIXES as TRACKING_PREFIXES
+from .tracking import is_tracking as is_tracking
+from .tracking import only_tracking as only_tracking
 
 _UNRESERVED = frozenset(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
@@ -236,57 +240,6 @@ def strip_secrets(path: str, public_ids: bool = False) -> str | None:
         if _JWT.search(segment) or (not public_ids and is_random_id(segment)):
             return None
     return "/".join(segments)
-
-
-# Parameters that say where a visitor came from, not which page they asked
-# for: analytics campaign tags and the click ids ad networks append. A
-# response to "/pricing?utm_source=x" is the page at "/pricing". Names compare
-# without case.
-TRACKING_PREFIXES = (
-    "utm_",  # Google Analytics campaigns (utm_source, utm_medium, ...)
-    "mtm_",  # Matomo campaigns
-    "pk_",  # Piwik campaigns
-    "hsa_",  # HubSpot ads
-)
-TRACKING_PARAMETERS = frozenset(
-    {
-        "gclid", "gclsrc", "dclid", "gbraid", "wbraid", "gad_source",  # Google Ads
-        "_ga", "_gl",  # Google Analytics cross-domain linking
-        "srsltid",  # Google Merchant Center
-        "fbclid",  # Meta
-        "msclkid",  # Microsoft Advertising
-        "mc_cid", "mc_eid",  # Mailchimp
-        "yclid", "ysclid",  # Yandex
-        "igshid",  # Instagram shares
-        "ref_src", "ref_url",  # Twitter / X embeds
-        "twclid",  # X ads
-        "ttclid",  # TikTok
-        "li_fat_id",  # LinkedIn
-        "_hsenc", "_hsmi",  # HubSpot e-mails
-        "mkt_tok",  # Marketo e-mails
-        "oly_anon_id", "oly_enc_id",  # Omeda
-        "vero_id", "vero_conv",  # Vero e-mails
-        "s_kwcid",  # Adobe Advertising
-        "epik",  # Pinterest
-        "rb_clickid",  # Rakuten
-        "wickedid",  # Wicked Reports
-    }
-)  # fmt: skip
-
-
-def is_tracking(name: str) -> bool:
-    """Whether a query parameter name is a well-known tracking parameter."""
-    name = name.lower()
-    return name in TRACKING_PARAMETERS or name.startswith(TRACKING_PREFIXES)
-
-
-def only_tracking(query: str) -> bool:
-    """Whether a raw query string holds tracking parameters only (or nothing):
-    the response is then the page without the query."""
-    if not query:
-        return True
-    pairs = parse_qsl(query, keep_blank_values=True, encoding="utf-8")
-    return all(is_tracking(name) for name, _ in pairs)
 
 
 # The default port of each scheme a sitemap may name (RFC 9110 §4.2.1-4.2.2).

@@ -322,3 +322,46 @@ def test_hostile_pages_in_one_batch(
     validate(gunzip_once(site.get("/sitemap-1.xml.gz").body))
     assert not site.middleware.stats().get("errors")
     assert not bugs()
+
+
+def test_a_route_declares_its_ids_public_through_the_middleware() -> None:
+    """A UUID in a path is a secret, unless the route that served it says its
+    identifiers are public (``routes`` option or ``@sitemap(public_ids=True)``)."""
+    from flask import Flask
+
+    from sitemap_middleware import sitemap
+    from sitemap_middleware.flask import Sitemap
+
+    app = Flask(__name__)
+    app.config["SITEMAP"] = {
+        "base_url": "http://localhost",
+        "store": "memory://",
+        "routes": {"/events/<uid>": {"public_ids": True}},
+    }
+
+    @app.get("/invite/<uid>")
+    def invite(uid: str) -> str:
+        return "<html><body><main>invite</main></body></html>"
+
+    @app.get("/events/<uid>")
+    def event(uid: str) -> str:
+        return "<html><body><main>event</main></body></html>"
+
+    @app.get("/talks/<uid>")
+    @sitemap(public_ids=True)
+    def talk(uid: str) -> str:
+        return "<html><body><main>talk</main></body></html>"
+
+    Sitemap(app)
+    uid = "550e8400-e29b-41d4-a716-446655440000"
+    client = app.test_client()
+    for path in (f"/invite/{uid}", f"/events/{uid}", f"/talks/{uid}"):
+        response = client.get(path)
+        assert response.status_code == 200 and response.get_data()
+    wrapped = app.extensions["sitemap"]
+    assert wrapped.flush(), wrapped.stats()
+    assert sorted(e.path for e in wrapped.store.entries(1)) == [
+        f"/events/{uid}",
+        f"/talks/{uid}",
+    ], wrapped.stats()
+    assert wrapped.stats()["skipped"] == {"secret": 1}
