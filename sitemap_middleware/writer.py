@@ -189,7 +189,6 @@ class Writer:
             try:
                 self._intake.wait(FLUSH_INTERVAL)
                 with self._lock:
-                    self._check_epoch()
                     self._drain()
                     self._push(force=False)
                     self._recent.expire()
@@ -286,6 +285,7 @@ class Writer:
 
     def _push(self, force: bool) -> bool:
         """Write the pending changes; ``True`` when none is left (lock held)."""
+        self._check_epoch()  # before the first write: the epoch written to
         pending = self._pending
         if not pending:
             return True
