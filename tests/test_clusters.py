@@ -30,7 +30,9 @@ entries = st.builds(
 
 
 @given(entries, pairs)
-def test_relink_is_rendering_with_other_alternates(entry: Entry, other: tuple) -> None:  # type: ignore[type-arg]
+def test_relink_is_rendering_with_other_alternates(
+    entry: Entry, other: tuple[tuple[str, str], ...]
+) -> None:
     rendered = fragment(entry, 0)
     assert relink(rendered, links(other)) == fragment(
         replace(entry, alternates=other), 0
@@ -39,7 +41,9 @@ def test_relink_is_rendering_with_other_alternates(entry: Entry, other: tuple) -
 
 
 @given(pairs)
-def test_declared_alternates_pack_and_unpack(alternates: tuple) -> None:  # type: ignore[type-arg]
+def test_declared_alternates_pack_and_unpack(
+    alternates: tuple[tuple[str, str], ...],
+) -> None:
     assert layout.unpack(layout.pack(alternates)) == alternates
 
 
