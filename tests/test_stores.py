@@ -463,6 +463,28 @@ def test_sqlite_adds_the_route_index_to_older_files(tmp_path: Path) -> None:
     conn.close()
 
 
+def test_sqlite_adds_declared_alternates_to_older_files(tmp_path: Path) -> None:
+    """A version-2 file made before rows kept their declared alternates gets
+    the column when opened; its rows declare nothing known, and a cluster
+    member written next to one of them is not listed."""
+    path = tmp_path / "s.sqlite3"
+    with open_store(f"sqlite:///{path}") as store:
+        store.upsert([Entry("/de/a", T0)])
+    conn = sqlite3.connect(path)
+    conn.execute("ALTER TABLE sitemap_url DROP COLUMN declared")
+    conn.commit()
+    with open_store(f"sqlite:///{path}") as store:
+        store.upsert([member("/en/a", CLUSTER[:2])])
+        assert b"xhtml:link" not in b"".join(store.fragments(1))
+        store.upsert([member("/de/a", CLUSTER[:2])])
+        assert b"".join(store.fragments(1)).count(b"<xhtml:link") == 4
+    ((legacy,),) = conn.execute(
+        "SELECT count(*) FROM sitemap_url WHERE declared IS NULL"
+    )
+    assert legacy == 0
+    conn.close()
+
+
 def test_sqlite_refuses_other_schema(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite3"
     with open_store(f"sqlite:///{path}") as store:
