@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from dataclasses import replace
 from datetime import datetime
 from itertools import chain
 from typing import NamedTuple
@@ -154,33 +153,27 @@ def merge(
     """
     lastmod = current if entry.lastmod is None else epoch(entry.lastmod, current)
     fingerprint = entry.fingerprint
-    shown, declared = _shown(entry, listed)
+    declared = pack(entry.alternates) if entry.alternates else ""
     if old is None:
-        return _make(
-            Row,
-            (lastmod, fingerprint, entry.route, fragment(shown, lastmod), declared),
-        )
+        piece = _piece(entry, lastmod, listed)
+        return _make(Row, (lastmod, fingerprint, entry.route, piece, declared))
     if fingerprint is None:
         fingerprint = old.fingerprint
         if entry.lastmod is None or lastmod < old.lastmod:
             lastmod = old.lastmod
     elif fingerprint == old.fingerprint or lastmod < old.lastmod:
         lastmod = old.lastmod
-    row: Row = _make(
-        Row, (lastmod, fingerprint, entry.route, fragment(shown, lastmod), declared)
-    )
+    piece = _piece(entry, lastmod, listed)
+    row: Row = _make(Row, (lastmod, fingerprint, entry.route, piece, declared))
     return None if row == old else row
 
 
-def _shown(entry: Entry, listed: bool) -> tuple[Entry, str]:
-    """The entry as its fragment shows it, and its alternates packed. Unlisted
-    alternates are checked all the same: the store keeps them."""
-    if not entry.alternates:
-        return entry, ""
-    if listed:
-        return entry, pack(entry.alternates)
-    links(entry.alternates)  # raises ValueError for a value no sitemap may hold
-    return replace(entry, alternates=()), pack(entry.alternates)
+def _piece(entry: Entry, lastmod: int, listed: bool) -> bytes:
+    """The entry's fragment, its alternates listed or not. Unlisted ones are
+    rendered all the same (and taken out): the store keeps them, so they are
+    checked like the rest."""
+    piece = fragment(entry, lastmod)
+    return piece if listed or not entry.alternates else relink(piece, "")
 
 
 def plan(
@@ -239,10 +232,10 @@ def plan(
                 seconds = epoch(moment, current)
             lastmod = seconds
             if entry.alternates:
-                shown, declared = _shown(entry, path not in unlisted)
+                piece = _piece(entry, seconds, path not in unlisted)
+                declared = pack(entry.alternates)
             else:
-                shown, declared = entry, ""
-            piece = fragment(shown, seconds)
+                piece, declared = fragment(entry, seconds), ""
             row = _make(Row, (seconds, entry.fingerprint, entry.route, piece, declared))
         else:
             merged = merge(previous.row, item, current, path not in unlisted)  # type: ignore[arg-type]
@@ -288,6 +281,8 @@ def plan(
 # -- hreflang clusters ----------------------------------------------------------
 
 Alternates = tuple[tuple[str, str], ...]
+# A cluster as compared: (hreflang lower-cased, path) pairs.
+Key = frozenset[tuple[str, str]]
 # Why a page is written without the alternates it declares (stats() group
 # "skipped"): a member is not stored (yet, or any more);
 INCOMPLETE = Skipped.HREFLANG_INCOMPLETE
@@ -370,34 +365,55 @@ def settle(
         for path, entry in batch.items()
     ):
         return NOTHING
-    keys: dict[str, frozenset[tuple[str, str]] | None] = {}
+    # The members of a cluster mostly declare the same set, spelled the same:
+    # what is worked out from a set is worked out once a write.
+    sets: dict[str | None, Alternates] = {}
+    keys: dict[Alternates, Key] = {}
+    joined: dict[Alternates, str] = {}
+    states: dict[Key, str | None] = {}
+    found: dict[str, Key | None] = {}
 
-    def key(path: str) -> frozenset[tuple[str, str]] | None:
+    def unpacked(declared: str | None) -> Alternates:
+        alternates = sets.get(declared)
+        if alternates is None:
+            alternates = sets[declared] = unpack(declared)
+        return alternates
+
+    def key_of(alternates: Alternates) -> Key:
+        key = keys.get(alternates)
+        if key is None:
+            key = keys[alternates] = _key(alternates)
+        return key
+
+    def key(path: str) -> Key | None:
         """What ``path`` declares once written (``None``: not stored)."""
-        if path in keys:
-            return keys[path]
+        if path in found:
+            return found[path]
         entry = batch.get(path)
         if entry is not None:
-            found: frozenset[tuple[str, str]] | None = _key(entry.alternates)
+            held: Key | None = key_of(entry.alternates)
         elif path in gone or (stored := old.get(path)) is None:
-            found = None
+            held = None
         else:
-            found = _key(unpack(stored.row.declared))
-        keys[path] = found
-        return found
+            held = key_of(unpacked(stored.row.declared))
+        found[path] = held
+        return held
 
     def broken(path: str, alternates: Alternates) -> str | None:
-        own = _key(alternates)
-        names = {member for _, member in alternates}
-        if path not in names:
+        own = key_of(alternates)
+        if all(member != path for _, member in alternates):
             return MISMATCH
+        if own in states:
+            return states[own]
         reason = None
-        for member in names:
+        for _, member in own:
             theirs = key(member)
             if theirs is None:
                 reason = INCOMPLETE
             elif theirs != own:
-                return MISMATCH
+                reason = MISMATCH
+                break
+        states[own] = reason
         return reason
 
     unlisted: set[str] = set()
@@ -406,7 +422,7 @@ def settle(
     for path, entry in batch.items():
         stored = old.get(path)
         if stored is not None and stored.row.declared:
-            touched.update(member for _, member in unpack(stored.row.declared))
+            touched.update(member for _, member in unpacked(stored.row.declared))
         if entry.alternates:
             touched.update(member for _, member in entry.alternates)
             reason = reasons[path] = broken(path, entry.alternates)
@@ -415,7 +431,7 @@ def settle(
     for path in gone:
         stored = old.get(path)
         if stored is not None and stored.row.declared:
-            touched.update(member for _, member in unpack(stored.row.declared))
+            touched.update(member for _, member in unpacked(stored.row.declared))
     rewrites: dict[str, Row] = {}
     for path in touched:
         stored = old.get(path)
@@ -426,11 +442,15 @@ def settle(
         if row.declared is None:
             listing = ""
         else:
-            alternates = unpack(row.declared)
+            alternates = unpacked(row.declared)
             if not any(p in batch or p in gone for _, p in alternates):
                 continue  # its cluster holds no page of this write
             reason = broken(path, alternates)
-            listing = links(alternates) if reason is None else ""
+            listing = ""
+            if reason is None:
+                listing = joined.get(alternates) or joined.setdefault(
+                    alternates, links(alternates)
+                )
         piece = relink(row.fragment, listing)
         if piece != row.fragment:
             rewrites[path] = row._replace(fragment=piece)
@@ -439,7 +459,7 @@ def settle(
     return Settled(frozenset(unlisted), rewrites, reasons)
 
 
-def _key(alternates: Iterable[tuple[str, str]]) -> frozenset[tuple[str, str]]:
+def _key(alternates: Iterable[tuple[str, str]]) -> Key:
     return frozenset((lang.lower(), path) for lang, path in alternates)
 
 
