@@ -157,7 +157,7 @@ def digest(
         route.changefreq,
         route.priority,
         route.template,
-        # As declared: Clusters.settle() keeps them when complete.
+        # As declared: the store lists them once the cluster is complete.
         alternates=alternates,
         images=facts.images,
     )

@@ -111,13 +111,8 @@ def fragment(entry: Entry, lastmod: int) -> bytes:
         if not 0.0 <= entry.priority <= 1.0:
             raise ValueError(f"priority must be 0.0 to 1.0, got {entry.priority!r}")
         parts.append(f"<priority>{entry.priority:.1f}</priority>")
-    for hreflang, href in entry.alternates:
-        if not is_language_tag(hreflang):
-            raise ValueError(f"hreflang must be a language tag, got {hreflang!r}")
-        parts.append(
-            f'<xhtml:link rel="alternate" hreflang="{hreflang}"'
-            f' href="{_path(href, "an alternate")}"/>'
-        )
+    if entry.alternates:
+        parts.append(links(entry.alternates))
     if len(entry.images) > MAX_IMAGES:
         raise ValueError(f"at most {MAX_IMAGES} images a URL, got {len(entry.images)}")
     for image in entry.images:
@@ -126,6 +121,39 @@ def fragment(entry: Entry, lastmod: int) -> bytes:
         )
     parts.append("</url>\n")
     return "".join(parts).encode()
+
+
+def links(alternates: Iterable[tuple[str, str]]) -> str:
+    """The ``xhtml:link`` elements of ``(hreflang, path)`` pairs, as a
+    fragment holds them. Raises ``ValueError`` for values no sitemap may hold."""
+    out = []
+    for hreflang, href in alternates:
+        if not is_language_tag(hreflang):
+            raise ValueError(f"hreflang must be a language tag, got {hreflang!r}")
+        out.append(
+            f'<xhtml:link rel="alternate" hreflang="{hreflang}"'
+            f' href="{_path(href, "an alternate")}"/>'
+        )
+    return "".join(out)
+
+
+_LINK = b"<xhtml:link "
+_IMAGE = b"<image:image>"
+_URL_CLOSE = b"</url>"
+
+
+def relink(piece: bytes, elements: str) -> bytes:
+    """A finished fragment with its ``xhtml:link`` elements replaced by
+    ``elements`` (from :func:`links`; empty: none): the bytes
+    :func:`fragment` gives for the same entry with those alternates. The
+    markers cannot occur inside values, which are escaped."""
+    start = piece.find(_LINK)
+    end = piece.find(_IMAGE)
+    if end < 0:
+        end = piece.rfind(_URL_CLOSE)
+    if start < 0:
+        start = end
+    return piece[:start] + elements.encode() + piece[end:]
 
 
 def page_url(base_url: str, number: int) -> str:

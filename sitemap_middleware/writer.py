@@ -1,5 +1,6 @@
 """The writer: one thread per process that digests queued observations, admits new
-URLs within the limits, settles hreflang clusters and writes batches to the store.
+URLs within the limits and writes batches to the store (which settles hreflang
+clusters in the same transaction).
 
 A failing store (``StoreError``) is an outage: a breaker leaves it alone for a
 growing backoff, keeps what is pending and warns once. Any other exception is a
@@ -12,18 +13,17 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
-from .clusters import Clusters
+from .clusters import Declared
 from .config import Config
 from .counters import Counters
 from .digest import Removal, Rules, Skip, Unchanged, Upsert, digest
 from .errors import StoreError
 from .intake import MAX_QUEUED, Intake
 from .limits import Limits
-from .model import Entry
 from .observation import Observation
 from .reasons import RECORDED, REMOVED, Dropped, Errors, Seen
 from .recent import Recent
@@ -40,12 +40,14 @@ MIN_BACKOFF = 1.0
 MAX_BACKOFF = 30.0
 # Seconds between two tracebacks of the same bug (the counters keep the count).
 BUG_INTERVAL = 60.0
+# Seconds between two looks at the store's epoch (a new one: its data was lost).
+EPOCH_INTERVAL = 1.0
 
 
 class Pending:
     """Digested, not yet written; kept across store failures."""
 
-    __slots__ = ("candidates", "removals", "upserts", "writes")
+    __slots__ = ("candidates", "removals", "upserts")
 
     def __init__(self) -> None:
         self.upserts: dict[str, Upsert] = {}
@@ -53,15 +55,12 @@ class Pending:
         # Pages at paths this process has not written lately, waiting for
         # admission: maybe new URLs, which the caps and the rate admit.
         self.candidates: dict[str, Upsert] = {}
-        # What the clusters settled on, to write (rewrites of other members
-        # included).
-        self.writes: dict[str, Entry] = {}
 
     def __len__(self) -> int:
         return len(self.upserts) + len(self.removals) + len(self.candidates)
 
     def __bool__(self) -> bool:
-        return bool(self.upserts or self.removals or self.candidates or self.writes)
+        return bool(self.upserts or self.removals or self.candidates)
 
     def drop_oldest(self) -> None:
         pending = self.candidates or self.upserts or self.removals
@@ -153,7 +152,9 @@ class Writer:
         self._count = counters.add
         self._recent = recent
         self._limits = limits
-        self._clusters = Clusters(counters.add)
+        self._declared = Declared()
+        self._epoch: str | None = None  # the store's, as last seen
+        self._epoch_due = 0.0
         self._pending = Pending()
         self._breaker = Breaker()
         self._bugs = Bugs(counters.add)
@@ -253,7 +254,7 @@ class Writer:
             if outcome.path not in pending.removals and (
                 # The fingerprint reads the body: the head may have changed.
                 outcome.alternates is None
-                or self._clusters.holds(outcome.path, outcome.alternates)
+                or self._declared.holds(outcome.path, outcome.alternates)
             ):
                 recent.remember(outcome.key, outcome.prints, outcome.path)
                 self._count(Seen.UNCHANGED)
@@ -293,6 +294,7 @@ class Writer:
 
     def _push(self, force: bool) -> bool:
         """Write the pending changes; ``True`` when none is left (lock held)."""
+        self._check_epoch()  # before the first write: the epoch written to
         pending = self._pending
         if not pending:
             return True
@@ -301,12 +303,16 @@ class Writer:
         try:
             if pending.candidates:
                 self._admit()
-            if pending.upserts or pending.removals:
-                pending.writes.update(self._settle())
-            if pending.writes:
-                self._write_upserts()
-            if pending.removals:
-                self._write_removals()
+            with self._hreflang() as decided:
+                if pending.upserts:
+                    self._write_upserts()
+                if pending.removals:
+                    self._write_removals()
+            # Pages written without the alternates they declare, as the store
+            # decided (members of their clusters written again included).
+            for reason in decided.values():
+                if reason is not None:
+                    self._count(reason)
         except StoreError as exc:
             self._count(Errors.STORE)
             self._breaker.trip(exc)
@@ -341,20 +347,44 @@ class Writer:
             self._recent.remember(stand_in.key, stand_in.prints, path, fresh=False)
         pending.candidates.clear()
 
-    def _settle(self) -> dict[str, Entry]:
-        pending = self._pending
-        entries = {path: upsert.entry for path, upsert in pending.upserts.items()}
+    @contextmanager
+    def _hreflang(self) -> Iterator[dict[str, str | None]]:
+        """The store's hreflang decisions on the writes of the block (none
+        from a store that does not report them)."""
+        report = getattr(self._store, "hreflang", None)
+        if report is None:
+            yield {}
+            return
+        with report() as decided:
+            yield decided
+
+    def _check_epoch(self) -> None:
+        """Forget what this process wrote when the store's data is no longer
+        the data it wrote to (made again from nothing: a Redis restart that
+        lost it), so that unchanged pages are written again at their next
+        request rather than after ``recheck_interval`` (invariant 20). One
+        small read about once a second, while the breaker is closed."""
+        current = time.monotonic()
+        epoch = getattr(self._store, "epoch", None)
+        if epoch is None or current < self._epoch_due or not self._breaker.allows():
+            return
+        self._epoch_due = current + EPOCH_INTERVAL
         try:
-            return self._clusters.settle(entries, pending.removals)
-        except Exception as exc:
-            # Written without alternates: listed, if not annotated.
-            self._bugs.report("the hreflang clusters", exc)
-            return {path: replace(e, alternates=()) for path, e in entries.items()}
+            seen = epoch()
+        except StoreError:
+            return  # the writes will meet the outage
+        if seen != self._epoch:
+            if self._epoch is not None:
+                self._recent.clear()
+                self._declared.clear()
+            self._epoch = seen
 
     def _write_upserts(self) -> None:
         pending = self._pending
         _, bad = self._isolate(
-            "a store upsert", self._store.upsert, [*pending.writes.values()]
+            "a store upsert",
+            self._store.upsert,
+            [upsert.entry for upsert in pending.upserts.values()],
         )
         for entry in bad:
             pending.upserts.pop(entry.path, None)
@@ -363,9 +393,9 @@ class Writer:
             # A stand-in's key stays unfresh: the stored spelling is read at once.
             fresh = upsert.stand_in is None
             self._recent.remember(upsert.key, upsert.prints, upsert.entry.path, fresh)
+            self._declared.note(upsert.entry.path, upsert.entry.alternates)
         self._count(RECORDED, len(upserts))
         upserts.clear()
-        pending.writes.clear()
 
     def _write_removals(self) -> None:
         pending = self._pending

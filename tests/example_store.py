@@ -78,25 +78,14 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
                 shelf = self._connection()
                 rows, parts, routes = shelf["rows"], shelf["parts"], shelf["routes"]
                 current = layout.now()
-                sizes = {n: Fill(len(p.paths), p.bytes) for n, p in parts.items()}
-                # plan() raises ValueError for a bad entry before anything changes.
-                todo = self._plan(batch, rows, sizes, max(parts, default=0), current)
-                _drop(rows, parts, routes, todo.moved, current)
-                for change in todo.changes:
-                    part = parts.setdefault(change.part, _Part())
-                    if change.new:
-                        part.paths[change.path] = None
-                    prior = rows.get(change.path)
-                    if prior is not None:
-                        _tally(routes, prior.row.route, -1)
-                    _tally(routes, change.row.route, 1)
-                    rows[change.path] = Stored(change.part, change.row)
-                for number, totals in todo.parts.items():
-                    part = parts[number]
-                    part.bytes += totals.bytes
-                    part.lastmod = max(part.lastmod, totals.newest)
-                    part.version += 1
-                    part.changed = current
+                # Every row is at hand, the members of the batch's hreflang
+                # clusters included (a store that reads rows by path reads
+                # layout.members(batch, old) too); plan() raises ValueError for
+                # a bad entry before anything changes.
+                todo = self._plan(
+                    batch, rows, _sizes(parts), max(parts, default=0), current
+                )
+                _apply(rows, parts, routes, todo, current)
                 shelf["rows"], shelf["parts"], shelf["routes"] = rows, parts, routes
                 shelf.sync()
                 changed += len(todo.changes)
@@ -106,11 +95,24 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
         with self._lock:
             shelf = self._connection()
             rows, parts, routes = shelf["rows"], shelf["parts"], shelf["routes"]
-            gone = _drop(rows, parts, routes, set(paths), layout.now())
-            if gone:
-                shelf["rows"], shelf["parts"], shelf["routes"] = rows, parts, routes
-                shelf.sync()
-            return gone
+            current = layout.now()
+            gone = {path for path in paths if path in rows}
+            if not gone:
+                return 0
+            # The other members of the removed pages' clusters lose their links.
+            settled = self._settle({}, rows, gone)
+            _drop(rows, parts, routes, gone, current)
+            if settled.rewrites:
+                last = max(parts, default=0)
+                todo = self._plan({}, rows, _sizes(parts), last, current, settled)
+                _apply(rows, parts, routes, todo, current)
+            shelf["rows"], shelf["parts"], shelf["routes"] = rows, parts, routes
+            shelf.sync()
+            return len(gone)
+
+    def epoch(self) -> str:
+        with self._lock:
+            return str(self._connection()["meta"]["epoch"])
 
     def count(self, route: str | None = None) -> int:
         with self._lock:
@@ -160,6 +162,35 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
         for path, (_, row) in self._rows(number):
             lastmod = to_datetime(row.lastmod)
             yield Entry(path, lastmod, row.fingerprint, route=row.route)
+
+
+def _sizes(parts: dict[int, _Part]) -> dict[int, Fill]:
+    return {n: Fill(len(p.paths), p.bytes) for n, p in parts.items()}
+
+
+def _apply(
+    rows: dict[str, Stored],
+    parts: dict[int, _Part],
+    routes: dict[str, int],
+    todo: layout.Plan,
+    current: int,
+) -> None:
+    _drop(rows, parts, routes, todo.moved, current)
+    for change in todo.changes:
+        part = parts.setdefault(change.part, _Part())
+        if change.new:
+            part.paths[change.path] = None
+        prior = rows.get(change.path)
+        if prior is not None:
+            _tally(routes, prior.row.route, -1)
+        _tally(routes, change.row.route, 1)
+        rows[change.path] = Stored(change.part, change.row)
+    for number, totals in todo.parts.items():
+        part = parts[number]
+        part.bytes += totals.bytes
+        part.lastmod = max(part.lastmod, totals.newest)
+        part.version += 1
+        part.changed = current
 
 
 def _drop(

@@ -384,6 +384,43 @@ def test_redis_data_loss_never_serves_a_stale_sitemap(
         middleware.close()
 
 
+def test_redis_data_loss_brings_unchanged_pages_back(
+    redis_server: RedisServer,
+) -> None:
+    """Redis restarted empty while this process remembers its pages as fresh
+    for another five minutes (recheck_interval=300): the writer sees the
+    store's new epoch and forgets them, so that their next requests record
+    them again within seconds, not after the interval."""
+    options = {"timeout": TIMEOUT, "connect_timeout": TIMEOUT}
+    config = {
+        "base_url": BASE_URL,
+        "store": f"{redis_server.url}?{urlencode(options)}",
+        "recheck_interval": 300,
+    }
+    middleware = SitemapMiddleware(page_app, config)
+    client = WSGIClient(middleware)
+    pages = [f"/kept/{i}" for i in range(20)]
+    try:
+        get_pages(client, pages)
+        assert middleware.flush(5.0)
+        assert sorted(served_paths(client)) == sorted(pages)
+        get_pages(client, pages)  # fresh: passed through, nothing written
+        assert middleware.stats()["seen"]["fresh"] == len(pages)
+        redis_server.kill()
+        redis_server.start()  # same port, empty
+
+        def back() -> bool:
+            get_pages(client, pages)
+            middleware.flush(5.0)
+            return store_count(middleware.store) == len(pages)
+
+        took = wait_for(back, 5, "the pages come back after the data loss")
+        assert sorted(served_paths(client)) == sorted(pages)
+    finally:
+        middleware.close()
+    print(f"redis data loss: unchanged pages listed again after {took:.2f} s")
+
+
 # -- PostgreSQL -------------------------------------------------------------------
 
 

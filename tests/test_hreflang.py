@@ -13,8 +13,8 @@ from apps import HTML, ROUTES, Site, html
 from helpers import NS, gunzip_once, validate
 
 from sitemap_middleware import clusters
-from sitemap_middleware.clusters import Clusters
 from sitemap_middleware.stores.base import Entry
+from sitemap_middleware.stores.memory import MemoryStore
 
 # One article in three variants: x-default at /page, English, German.
 CLUSTER = {"en": "/en/page", "de": "/de/page", "x-default": "/page"}
@@ -227,35 +227,42 @@ def test_paths_with_ampersands_are_escaped(make: Callable[..., Site]) -> None:
     assert b'href="http://localhost/a&amp;b/de"' in xml
 
 
-def test_settling_again_after_a_failed_write_rewrites_nothing_twice() -> None:
-    """A store write that failed is retried with the same batch: the given
-    entries come back the same, and the rewrites already handed out (kept
-    pending by the recorder) are not repeated."""
-    counts: list[str] = []
-    book = Clusters(counts.append)
+def test_writing_again_rewrites_nothing_twice() -> None:
+    """The store settles clusters in the write's transaction: a batch written
+    again (a retry after a failed write) changes nothing and rewrites no
+    member twice; each page written without its alternates is reported once
+    a write, with its reason."""
+    store = MemoryStore()
     pairs = (("de", "/de"), ("en", "/en"))
-    book.settle({"/en": Entry("/en", alternates=pairs)}, [])
-    first = book.settle({"/de": Entry("/de", alternates=pairs)}, [])
-    assert first == {
-        "/de": Entry("/de", alternates=pairs),
-        "/en": Entry("/en", alternates=pairs),
-    }
-    again = book.settle({"/de": Entry("/de", alternates=pairs)}, [])
-    assert again == {"/de": Entry("/de", alternates=pairs)}
-    assert book.settle({}, ["/de"]) == {"/en": Entry("/en")}
-    assert book.settle({}, ["/de"]) == {}
-    assert counts == ["hreflang_incomplete", "hreflang_incomplete"]
+    decisions = []
+    for write in (
+        lambda: store.upsert([Entry("/en", alternates=pairs)]),
+        lambda: store.upsert([Entry("/de", alternates=pairs)]),
+        lambda: store.upsert([Entry("/de", alternates=pairs)]),
+        lambda: store.remove(["/de"]),
+        lambda: store.remove(["/de"]),
+    ):
+        with store.hreflang() as decided:
+            write()
+        decisions.append(decided)
+    assert decisions == [
+        {"/en": "hreflang_incomplete"},
+        {"/de": None, "/en": None},  # /en written again, with its links
+        {"/de": None},
+        {"/en": "hreflang_incomplete"},  # /en written again, without them
+        {},
+    ]
+    assert b"xhtml:link" not in b"".join(store.fragments(1))
 
 
-def test_the_book_is_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Beyond MAX_PAGES the least recently written pages are forgotten: their
-    partners wait for them again, listed without links."""
-    monkeypatch.setattr(clusters, "MAX_PAGES", 2)
-    book = Clusters(lambda reason: None)
+def test_the_book_is_bounded() -> None:
+    """Beyond its size the least recently written pages are forgotten: seen
+    unchanged, they are written again (the store keeps their clusters)."""
+    book = clusters.Declared(size=2)
     pairs = (("de", "/de"), ("en", "/en"))
-    book.settle({"/en": Entry("/en", alternates=pairs)}, [])
-    book.settle({"/x": Entry("/x", alternates=(("en", "/x"),))}, [])
-    book.settle({"/y": Entry("/y", alternates=(("en", "/y"),))}, [])
-    assert book.settle({"/de": Entry("/de", alternates=pairs)}, []) == {
-        "/de": Entry("/de")
-    }
+    book.note("/en", pairs)
+    assert book.holds("/en", pairs) and not book.holds("/en", ())
+    book.note("/x", (("en", "/x"),))
+    book.note("/y", (("en", "/y"),))
+    assert not book.holds("/en", pairs)
+    assert book.holds("/z", ())  # declaring none is what an unknown page holds

@@ -22,6 +22,7 @@ from helpers import locs, parse, validate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
+from reciprocal import stored_links, unreciprocated
 from services import require_postgres, require_redis
 
 from sitemap_middleware import (
@@ -462,6 +463,28 @@ def test_sqlite_adds_the_route_index_to_older_files(tmp_path: Path) -> None:
     conn.close()
 
 
+def test_sqlite_adds_declared_alternates_to_older_files(tmp_path: Path) -> None:
+    """A version-2 file made before rows kept their declared alternates gets
+    the column when opened; its rows declare nothing known, and a cluster
+    member written next to one of them is not listed."""
+    path = tmp_path / "s.sqlite3"
+    with open_store(f"sqlite:///{path}") as store:
+        store.upsert([Entry("/de/a", T0)])
+    conn = sqlite3.connect(path)
+    conn.execute("ALTER TABLE sitemap_url DROP COLUMN declared")
+    conn.commit()
+    with open_store(f"sqlite:///{path}") as store:
+        store.upsert([member("/en/a", CLUSTER[:2])])
+        assert b"xhtml:link" not in b"".join(store.fragments(1))
+        store.upsert([member("/de/a", CLUSTER[:2])])
+        assert b"".join(store.fragments(1)).count(b"<xhtml:link") == 4
+    ((legacy,),) = conn.execute(
+        "SELECT count(*) FROM sitemap_url WHERE declared IS NULL"
+    )
+    assert legacy == 0
+    conn.close()
+
+
 def test_sqlite_refuses_other_schema(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite3"
     with open_store(f"sqlite:///{path}") as store:
@@ -852,3 +875,183 @@ def test_state_machine_matches_model(kind: str, tmp_path_factory: Any) -> None:
         suppress_health_check=[HealthCheck.function_scoped_fixture],
     )
     Model.TestCase().runTest()
+
+
+# -- hreflang clusters across processes ---------------------------------------------
+
+
+@pytest.fixture(params=sorted(FACTORIES))
+def two_stores(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[tuple[Store, Store]]:
+    """Two store objects on one sitemap, as two processes hold them (the
+    memory and shelf stores share nothing between objects: one object)."""
+    kind = request.param
+    if kind in ("memory", "example"):
+        store = FACTORIES[kind](tmp_path, part_size=4)
+        yield store, store
+        store.close()
+        return
+    uri = {
+        "sqlite": lambda: f"sqlite:///{tmp_path}/s.sqlite3?part_size=4",
+        "redis": lambda: redis_uri(part_size=4),
+        "postgres": lambda: postgres_uri(part_size=4),
+    }[kind]()
+    first, second = open_store(uri), open_store(uri)
+    yield first, second
+    first.close()
+    second.close()
+
+
+CLUSTER = (("de", "/de/a"), ("en", "/en/a"), ("x-default", "/a"))
+
+
+def member(path: str, alternates: Any = CLUSTER, when: datetime = T0) -> Entry:
+    return Entry(path, when, f"print-{path}", alternates=tuple(alternates))
+
+
+def clustered(store: Store) -> dict[str, frozenset[tuple[str, str]]]:
+    """path -> the (hreflang, path) links it is served with."""
+    return {
+        loc.removeprefix("http://example.com"): frozenset(
+            (lang, href.removeprefix("http://example.com")) for lang, href in links
+        )
+        for loc, links in stored_links(store).items()
+    }
+
+
+def test_clusters_complete_across_processes(
+    two_stores: tuple[Store, Store],
+) -> None:
+    """Each "process" writes one member: the links appear on every member
+    once the last is stored, in both processes' view, and lastmod stays."""
+    a, b = two_stores
+    with a.hreflang() as decided:
+        a.upsert([member("/en/a")])
+    assert decided == {"/en/a": "hreflang_incomplete"}
+    b.upsert([member("/de/a")])
+    assert all(not links for links in clustered(a).values())
+    before = {e.path: e.lastmod for p in a.parts() for e in a.entries(p.number)}
+    with b.hreflang() as decided:
+        b.upsert([member("/a", when=T0 + timedelta(days=1))])
+    assert decided == {"/a": None, "/en/a": None, "/de/a": None}
+    full = frozenset(CLUSTER)
+    assert clustered(a) == clustered(b) == dict.fromkeys(("/en/a", "/de/a", "/a"), full)
+    assert unreciprocated(stored_links(a)) == []
+    after = {e.path: e.lastmod for p in a.parts() for e in a.entries(p.number)}
+    assert after["/en/a"] == before["/en/a"] and after["/de/a"] == before["/de/a"]
+
+
+def test_a_member_changed_elsewhere_unlists_the_cluster(
+    two_stores: tuple[Store, Store],
+) -> None:
+    """A member declaring another set, then going away, then coming back,
+    each written by the other process: the output is reciprocal throughout,
+    and the pages keep their parts."""
+    a, b = two_stores
+    a.upsert([member("/en/a"), member("/de/a"), member("/a"), Entry("/other", T0)])
+    assert unreciprocated(stored_links(b)) == []
+    assert all(clustered(b)[p] for p in ("/en/a", "/de/a", "/a"))
+    order = paths(a)
+    with b.hreflang() as decided:
+        b.upsert([member("/de/a", (*CLUSTER, ("fr", "/fr/a")))])
+    assert decided["/de/a"] == "hreflang_mismatch"
+    assert all(not links for links in clustered(a).values())
+    b.upsert([member("/de/a")])
+    assert all(clustered(a)[p] for p in ("/en/a", "/de/a", "/a"))
+    with b.hreflang() as decided:
+        assert b.remove(["/en/a"]) == 1
+    assert decided == {"/de/a": "hreflang_incomplete", "/a": "hreflang_incomplete"}
+    assert all(not links for links in clustered(a).values())
+    a.upsert([member("/en/a")])
+    assert all(clustered(b)[p] for p in ("/en/a", "/de/a", "/a"))
+    assert unreciprocated(stored_links(b)) == []
+    # Rewrites keep membership: only the removed page came back, at the end.
+    assert paths(a) == [p for p in order if p != "/en/a"] + ["/en/a"]
+
+
+def test_a_page_declaring_nothing_any_more_unlists_its_members(
+    two_stores: tuple[Store, Store],
+) -> None:
+    a, b = two_stores
+    a.upsert([member("/en/a"), member("/de/a"), member("/a")])
+    b.upsert([Entry("/a", T0, "print-/a")])  # its head lost the links
+    assert all(not links for links in clustered(a).values())
+
+
+def test_cluster_members_in_one_batch_and_case(
+    make_store: Callable[..., Store],
+) -> None:
+    """Members in one batch list each other; languages compare without case,
+    each page keeping its own spelling; a page missing from its own set, or a
+    bad tag, is never listed."""
+    store = make_store()
+    store.upsert(
+        [
+            member("/en/a", [("EN", "/en/a"), ("de", "/de/a")]),
+            member("/de/a", [("en", "/en/a"), ("DE", "/de/a")]),
+            member("/b", [("en", "/en/a"), ("de", "/de/a")]),
+        ]
+    )
+    xml = rendered(store, 1)
+    assert xml.count(b"<xhtml:link") == 4 and b'hreflang="EN"' in xml
+    assert clustered(store)["/b"] == frozenset()
+    with pytest.raises(ValueError, match="hreflang must be a language tag"):
+        store.upsert([member("/c", [("not a tag", "/c")])])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", sorted(FACTORIES))
+def test_clusters_match_a_model(kind: str, tmp_path_factory: Any) -> None:
+    """Random upserts and removals of the members of a few clusters, over two
+    store objects: after each, the store serves exactly what the rule gives
+    for what is stored (a page lists its set when it is in it and every
+    member is stored declaring the same), so every link set is reciprocal."""
+    pages = [f"/{lang}/{n}" for n in range(3) for lang in ("en", "de", "fr")]
+    sets = st.sets(st.sampled_from(pages), max_size=4).map(
+        lambda members: tuple(sorted((p.split("/")[1], p) for p in members))
+    )
+    steps = st.lists(
+        st.tuples(st.booleans(), st.sampled_from(pages), sets, st.booleans()),
+        min_size=1,
+        max_size=12,
+    )
+
+    @settings(
+        max_examples=10 if kind in SERVERS else 40,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture],
+    )
+    @given(steps)
+    def check(plan: list[tuple[bool, str, Any, bool]]) -> None:
+        tmp = tmp_path_factory.mktemp("clusters")
+        first = FACTORIES[kind](tmp, part_size=5)
+        if kind in ("memory", "example"):
+            second = first
+        elif kind == "sqlite":
+            second = _sqlite(tmp, part_size=5)
+        else:
+            second = first  # a fresh prefix per store: one object
+        model: dict[str, frozenset[tuple[str, str]]] = {}
+        try:
+            for on_first, path, declared, remove in plan:
+                store = first if on_first else second
+                if remove:
+                    store.remove([path])
+                    model.pop(path, None)
+                else:
+                    store.upsert([member(path, declared)])
+                    model[path] = frozenset(declared)
+                expected = {
+                    p: own
+                    if p in {m for _, m in own}
+                    and all(model.get(m) == own for _, m in own)
+                    else frozenset()
+                    for p, own in model.items()
+                }
+                assert clustered(second) == expected
+        finally:
+            first.close()
+            second.close()
+
+    check()

@@ -9,7 +9,8 @@ import functools
 import os
 import secrets
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from ..errors import StoreError
@@ -83,7 +84,7 @@ C = TypeVar("C")
 
 # The protocol's methods whose driver errors the base turns into StoreError,
 # and those of them that are generators (their errors surface while iterated).
-_CALLS = ("upsert", "remove", "count", "known", "parts", "part")
+_CALLS = ("upsert", "remove", "count", "known", "parts", "part", "epoch")
 _STREAMS = ("fragments", "entries")
 
 
@@ -123,6 +124,7 @@ class StoreBase(Generic[C]):
         self._opening = threading.Lock()
         self._conn: C | None = None
         self._pid = 0
+        self._decisions = threading.local()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -176,10 +178,50 @@ class StoreBase(Generic[C]):
         sizes: Mapping[int, layout.Fill],
         last: int,
         current: int,
+        settled: layout.Settled | None = None,
     ) -> layout.Plan:
+        """:func:`layout.plan` with this store's limits. ``old`` holds the
+        stored rows of the batch and of ``layout.members(batch, old)``, read
+        in the write's transaction; ``settled`` defaults to their
+        :meth:`_settle`."""
+        if settled is None:
+            settled = self._settle(batch, old)
         return layout.plan(
-            batch, old, sizes, last, self.part_size, self.part_bytes, current
+            batch, old, sizes, last, self.part_size, self.part_bytes, current, settled
         )
+
+    def _settle(
+        self,
+        batch: Mapping[str, Entry],
+        old: Mapping[str, layout.Stored],
+        removed: Collection[str] = (),
+    ) -> layout.Settled:
+        """:func:`layout.settle`, its reasons noted for :meth:`hreflang`."""
+        settled = layout.settle(batch, old, removed)
+        into = getattr(self._decisions, "into", None)
+        if into is not None and settled.reasons:
+            into.update(settled.reasons)
+        return settled
+
+    @contextmanager
+    def hreflang(self) -> Iterator[dict[str, str | None]]:
+        """Path -> why the page was written without the alternates it declares
+        (``None``: with them), for the writes this thread makes in the block:
+        each entry that declares some and each member written again. A write
+        retried after a conflict decides again, and the last decision stands."""
+        into: dict[str, str | None] = {}
+        self._decisions.into = into
+        try:
+            yield into
+        finally:
+            self._decisions.into = None
+
+    def epoch(self) -> str:
+        """The identity of the data the store holds now: it changes when the
+        data is made again from nothing (a Redis restart that lost it), and
+        is ``""`` while the store cannot tell. One small read: the writer
+        asks about once a second."""
+        return ""
 
     _new_epoch = staticmethod(new_epoch)
 

@@ -1,19 +1,24 @@
-"""Part allocation, shared by every store: the merge rules of an upsert, which part
-each new path joins, and the typed records a store reads and writes.
+"""Part allocation and hreflang clusters, shared by every store: the merge rules of
+an upsert, which part each new path joins, which pages list their alternates, and
+the typed records a store reads and writes.
 
 A store keeps paths in first-seen order, grouped into parts whose membership never
 changes: a new path joins the last part or opens the next one (invariant 10).
+Clusters are decided in the write's transaction from what the store holds, so that
+every process publishes the same annotations (invariant 20).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from datetime import datetime
+from itertools import chain
 from typing import NamedTuple
 
 from ..model import Entry
-from ..render import ORIGIN, URLSET_CLOSE, URLSET_OPEN, fragment
+from ..reasons import Skipped
+from ..render import ORIGIN, URLSET_CLOSE, URLSET_OPEN, fragment, links, relink
 from ..sitemaps import MAX_ORIGIN_BYTES
 
 ENVELOPE_BYTES = len(URLSET_OPEN) + len(URLSET_CLOSE)
@@ -31,7 +36,10 @@ class Row(NamedTuple):
     route: str | None
     fragment: bytes
     """The finished ``<url>`` element serving copies out (changefreq, priority,
-    alternates and images live only there)."""
+    the alternates listed and images live only there)."""
+    declared: str | None = None
+    """The alternates the page declares (:func:`pack`), listed in the fragment
+    or not: ``""`` for none; ``None`` in a row stored before rows kept them."""
 
 
 class Stored(NamedTuple):
@@ -134,24 +142,38 @@ def weight(piece: bytes) -> int:
     return len(piece) + piece.count(ORIGIN) * (MAX_ORIGIN_BYTES - 1)
 
 
-def merge(old: Row | None, entry: Entry, current: int) -> Row | None:
+def merge(
+    old: Row | None, entry: Entry, current: int, listed: bool = True
+) -> Row | None:
     """The row to store for ``entry`` given the stored one, or ``None`` if unchanged.
 
     ``lastmod`` moves only with a new fingerprint (or, for entries without one,
-    a newer explicit ``lastmod``), and never backwards (invariant 12).
+    a newer explicit ``lastmod``), and never backwards (invariant 12). The
+    fragment lists the entry's alternates only if ``listed`` (see :func:`settle`).
     """
     lastmod = current if entry.lastmod is None else epoch(entry.lastmod, current)
     fingerprint = entry.fingerprint
+    declared = pack(entry.alternates) if entry.alternates else ""
     if old is None:
-        return _make(Row, (lastmod, fingerprint, entry.route, fragment(entry, lastmod)))
+        piece = _piece(entry, lastmod, listed)
+        return _make(Row, (lastmod, fingerprint, entry.route, piece, declared))
     if fingerprint is None:
         fingerprint = old.fingerprint
         if entry.lastmod is None or lastmod < old.lastmod:
             lastmod = old.lastmod
     elif fingerprint == old.fingerprint or lastmod < old.lastmod:
         lastmod = old.lastmod
-    row: Row = _make(Row, (lastmod, fingerprint, entry.route, fragment(entry, lastmod)))
+    piece = _piece(entry, lastmod, listed)
+    row: Row = _make(Row, (lastmod, fingerprint, entry.route, piece, declared))
     return None if row == old else row
+
+
+def _piece(entry: Entry, lastmod: int, listed: bool) -> bytes:
+    """The entry's fragment, its alternates listed or not. Unlisted ones are
+    rendered all the same (and taken out): the store keeps them, so they are
+    checked like the rest."""
+    piece = fragment(entry, lastmod)
+    return piece if listed or not entry.alternates else relink(piece, "")
 
 
 def plan(
@@ -162,16 +184,26 @@ def plan(
     part_size: int,
     part_bytes: int,
     current: int,
+    settled: Settled | None = None,
 ) -> Plan:
     """Merge a de-duplicated batch with the stored rows (``old``: path ->
     Stored). New paths join the last part while it has room for them, by
     count and by bytes, then open the next one: membership never changes,
     except that a row which grows past its part's byte limit moves to the end.
 
+    ``old`` holds the stored rows of the batch's paths and of the cluster
+    members :func:`members` names; ``settled`` is :func:`settle`'s decision
+    on them (worked out here when not given): the batch's entries are written
+    with their alternates or without, and the members whose listing changes
+    are written again (their ``lastmod`` kept).
+
     ``sizes`` holds the Fill of the last part (``last``, 0 for an empty store)
     and of every part in ``old``. Raises ``ValueError`` (an entry no sitemap
     may hold) before anything is written.
     """
+    if settled is None:
+        settled = settle(batch, old)
+    unlisted, rewrites = settled.unlisted, settled.rewrites
     budget = part_bytes - ENVELOPE_BYTES
     extra = MAX_ORIGIN_BYTES - 1
     held = {number: Totals(urls, size) for number, (urls, size) in sizes.items()}
@@ -184,22 +216,33 @@ def plan(
     # Bulk loads mostly share one lastmod object: convert it once.
     moment: datetime | None = None
     seconds = current
-    for path, entry in batch.items():
+    items: Iterable[tuple[str, Entry | Row]] = batch.items()
+    if rewrites:
+        items = chain(items, ((p, r) for p, r in rewrites.items() if p not in batch))
+    for path, item in items:
         previous = old.get(path)
-        if previous is None:
+        if type(item) is Row:  # a member rewritten with its listing changed
+            row = item
+            lastmod, piece = row.lastmod, row.fragment
+        elif previous is None:
+            entry: Entry = item  # type: ignore[assignment]
             # merge() of a new path, inlined: this loop runs per bulk entry.
             if entry.lastmod is not moment:
                 moment = entry.lastmod
                 seconds = epoch(moment, current)
             lastmod = seconds
-            piece = fragment(entry, seconds)
-            row: Row = _make(Row, (seconds, entry.fingerprint, entry.route, piece))
+            if entry.alternates:
+                piece = _piece(entry, seconds, path not in unlisted)
+                declared = pack(entry.alternates)
+            else:
+                piece, declared = fragment(entry, seconds), ""
+            row = _make(Row, (seconds, entry.fingerprint, entry.route, piece, declared))
         else:
-            merged = merge(previous.row, entry, current)
+            merged = merge(previous.row, item, current, path not in unlisted)  # type: ignore[arg-type]
             if merged is None:
                 continue
             row = merged
-            lastmod, _, _, piece = row
+            lastmod, piece = row.lastmod, row.fragment
         size = len(piece) + piece.count(ORIGIN) * extra  # weight(piece), inlined
         if size > budget:
             raise ValueError(f"{path}: {size} bytes do not fit in a sitemap page")
@@ -233,6 +276,191 @@ def plan(
             totals.newest = lastmod
     empty = Totals()
     return Plan(changes, moved, {n: t for n, t in parts.items() if t != empty}, last)
+
+
+# -- hreflang clusters ----------------------------------------------------------
+
+Alternates = tuple[tuple[str, str], ...]
+# A cluster as compared: (hreflang lower-cased, path) pairs.
+Key = frozenset[tuple[str, str]]
+# Why a page is written without the alternates it declares (stats() group
+# "skipped"): a member is not stored (yet, or any more);
+INCOMPLETE = Skipped.HREFLANG_INCOMPLETE
+# a stored member declares another set, or the page is missing from its own.
+MISMATCH = Skipped.HREFLANG_MISMATCH
+
+
+class Settled(NamedTuple):
+    """What :func:`settle` decided for a write."""
+
+    unlisted: frozenset[str]
+    """Paths of the batch written without the alternates they declare."""
+    rewrites: dict[str, Row]
+    """Stored rows beyond the batch whose listing changes: their new rows."""
+    reasons: dict[str, str | None]
+    """Path -> why it is written without its alternates (``None``: with
+    them), for each entry of the batch that declares some and each rewrite."""
+
+
+NOTHING = Settled(frozenset(), {}, {})
+
+
+def pack(alternates: Iterable[tuple[str, str]]) -> str:
+    """Alternates as a row keeps them: ``"hreflang path"`` lines (neither
+    holds a space or a line break once checked by the renderer)."""
+    return "\n".join(f"{lang} {path}" for lang, path in alternates)
+
+
+def unpack(declared: str | None) -> Alternates:
+    if not declared:
+        return ()
+    return tuple(_pair(line) for line in declared.split("\n"))
+
+
+def _pair(line: str) -> tuple[str, str]:
+    lang, _, path = line.partition(" ")
+    return lang, path
+
+
+def members(
+    batch: Mapping[str, Entry],
+    old: Mapping[str, Stored],
+    removed: Collection[str] = (),
+) -> set[str]:
+    """The paths, beyond ``batch`` and ``old``, whose stored rows
+    :func:`settle` needs: the members that the batch's entries declare, and
+    that they (and the ``removed`` paths, whose rows are in ``old``) declared
+    before. A store reads them into ``old`` in the write's transaction."""
+    wanted: set[str] = set()
+    for path in chain(batch, removed):
+        entry = batch.get(path)
+        if entry is not None and entry.alternates:
+            wanted.update(member for _, member in entry.alternates)
+        stored = old.get(path)
+        if stored is not None and stored.row.declared:
+            wanted.update(member for _, member in unpack(stored.row.declared))
+    return {path for path in wanted if path not in batch and path not in old}
+
+
+def settle(
+    batch: Mapping[str, Entry],
+    old: Mapping[str, Stored],
+    removed: Collection[str] = (),
+) -> Settled:
+    """Which pages list their alternates once ``batch`` is written and
+    ``removed`` deleted, given the stored rows in ``old`` (those of the batch,
+    of the removed paths and of :func:`members`).
+
+    A page lists the alternates it declares only when it is among them and
+    every member is stored declaring the same set (languages compared without
+    case, RFC 5646 §2.1.1), so that every annotation written is reciprocal.
+    A stored member is decided again only when its own set names a page of
+    the write: nothing else can change its cluster. A row stored before rows
+    kept what they declare is written without alternates once its cluster is
+    touched (never listing one is safe; listing a wrong one is not).
+    """
+    gone = frozenset(removed)
+    if not gone and not any(
+        entry.alternates or ((stored := old.get(path)) and stored.row.declared)
+        for path, entry in batch.items()
+    ):
+        return NOTHING
+    # The members of a cluster mostly declare the same set, spelled the same:
+    # what is worked out from a set is worked out once a write.
+    sets: dict[str | None, Alternates] = {}
+    keys: dict[Alternates, Key] = {}
+    joined: dict[Alternates, str] = {}
+    states: dict[Key, str | None] = {}
+    found: dict[str, Key | None] = {}
+
+    def unpacked(declared: str | None) -> Alternates:
+        alternates = sets.get(declared)
+        if alternates is None:
+            alternates = sets[declared] = unpack(declared)
+        return alternates
+
+    def key_of(alternates: Alternates) -> Key:
+        key = keys.get(alternates)
+        if key is None:
+            key = keys[alternates] = _key(alternates)
+        return key
+
+    def key(path: str) -> Key | None:
+        """What ``path`` declares once written (``None``: not stored)."""
+        if path in found:
+            return found[path]
+        entry = batch.get(path)
+        if entry is not None:
+            held: Key | None = key_of(entry.alternates)
+        elif path in gone or (stored := old.get(path)) is None:
+            held = None
+        else:
+            held = key_of(unpacked(stored.row.declared))
+        found[path] = held
+        return held
+
+    def broken(path: str, alternates: Alternates) -> str | None:
+        own = key_of(alternates)
+        if all(member != path for _, member in alternates):
+            return MISMATCH
+        if own in states:
+            return states[own]
+        reason = None
+        for _, member in own:
+            theirs = key(member)
+            if theirs is None:
+                reason = INCOMPLETE
+            elif theirs != own:
+                reason = MISMATCH
+                break
+        states[own] = reason
+        return reason
+
+    unlisted: set[str] = set()
+    reasons: dict[str, str | None] = {}
+    touched: set[str] = set()
+    for path, entry in batch.items():
+        stored = old.get(path)
+        if stored is not None and stored.row.declared:
+            touched.update(member for _, member in unpacked(stored.row.declared))
+        if entry.alternates:
+            touched.update(member for _, member in entry.alternates)
+            reason = reasons[path] = broken(path, entry.alternates)
+            if reason is not None:
+                unlisted.add(path)
+    for path in gone:
+        stored = old.get(path)
+        if stored is not None and stored.row.declared:
+            touched.update(member for _, member in unpacked(stored.row.declared))
+    rewrites: dict[str, Row] = {}
+    for path in touched:
+        stored = old.get(path)
+        if stored is None or path in batch or path in gone:
+            continue
+        row = stored.row
+        reason = None
+        if row.declared is None:
+            listing = ""
+        else:
+            alternates = unpacked(row.declared)
+            if not any(p in batch or p in gone for _, p in alternates):
+                continue  # its cluster holds no page of this write
+            reason = broken(path, alternates)
+            listing = ""
+            if reason is None:
+                listing = joined.get(alternates) or joined.setdefault(
+                    alternates, links(alternates)
+                )
+        piece = relink(row.fragment, listing)
+        if piece != row.fragment:
+            rewrites[path] = row._replace(fragment=piece)
+            if row.declared is not None:
+                reasons[path] = reason
+    return Settled(frozenset(unlisted), rewrites, reasons)
+
+
+def _key(alternates: Iterable[tuple[str, str]]) -> Key:
+    return frozenset((lang.lower(), path) for lang, path in alternates)
 
 
 def leaving(rows: Iterable[Stored]) -> dict[int, Totals]:

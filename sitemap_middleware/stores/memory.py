@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from .base import StoreBase, new_epoch
-from .layout import Fill, Stored, batches, leaving, now
+from .layout import Fill, Plan, Stored, batches, leaving, now
 
 
 @dataclass(slots=True)
@@ -45,32 +45,51 @@ class MemoryStore(StoreBase[None]):
     def _upsert(self, batch: dict[str, Entry]) -> int:
         with self._lock:
             current = now()
-            parts = self._parts
-            sizes = {n + 1: Fill(len(p.paths), p.bytes) for n, p in enumerate(parts)}
-            # Planned in full first, so that a bad entry changes nothing.
-            todo = self._plan(batch, self._rows, sizes, len(parts), current)
-            self._delete(todo.moved, current)
-            for change in todo.changes:
-                while len(parts) < change.part:
-                    parts.append(_Part({}))
-                if change.new:
-                    parts[change.part - 1].paths[change.path] = None
-                prior = self._rows.get(change.path)
-                if prior is not None:
-                    self._tally(prior.row.route, -1)
-                self._tally(change.row.route, 1)
-                self._rows[change.path] = Stored(change.part, change.row)
-            for number, totals in todo.parts.items():
-                part = parts[number - 1]
-                part.bytes += totals.bytes
-                part.lastmod = max(part.lastmod, totals.newest)
-                part.version += 1
-                part.changed = current
+            # Planned in full first, so that a bad entry changes nothing; every
+            # row is at hand, the clusters' members included.
+            todo = self._plan(
+                batch, self._rows, self._sizes(), len(self._parts), current
+            )
+            self._apply(todo, current)
         return len(todo.changes)
+
+    def _sizes(self) -> dict[int, Fill]:
+        return {n + 1: Fill(len(p.paths), p.bytes) for n, p in enumerate(self._parts)}
+
+    def _apply(self, todo: Plan, current: int) -> None:
+        parts = self._parts
+        self._delete(todo.moved, current)
+        for change in todo.changes:
+            while len(parts) < change.part:
+                parts.append(_Part({}))
+            if change.new:
+                parts[change.part - 1].paths[change.path] = None
+            prior = self._rows.get(change.path)
+            if prior is not None:
+                self._tally(prior.row.route, -1)
+            self._tally(change.row.route, 1)
+            self._rows[change.path] = Stored(change.part, change.row)
+        for number, totals in todo.parts.items():
+            part = parts[number - 1]
+            part.bytes += totals.bytes
+            part.lastmod = max(part.lastmod, totals.newest)
+            part.version += 1
+            part.changed = current
 
     def remove(self, paths: Iterable[str]) -> int:
         with self._lock:
-            return self._delete(set(paths), now())
+            current = now()
+            gone = {path for path in paths if path in self._rows}
+            if not gone:
+                return 0
+            # The members of the removed pages' clusters lose their links.
+            settled = self._settle({}, self._rows, gone)
+            self._delete(gone, current)
+            if settled.rewrites:
+                sizes, last = self._sizes(), len(self._parts)
+                todo = self._plan({}, self._rows, sizes, last, current, settled)
+                self._apply(todo, current)
+            return len(gone)
 
     def _delete(self, paths: Iterable[str], current: int) -> int:
         gone = {path: self._rows.pop(path) for path in paths if path in self._rows}
@@ -94,6 +113,9 @@ class MemoryStore(StoreBase[None]):
                 self._routes[route] = held
             else:
                 self._routes.pop(route, None)
+
+    def epoch(self) -> str:
+        return self._epoch
 
     def count(self, route: str | None = None) -> int:
         with self._lock:

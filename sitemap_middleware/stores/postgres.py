@@ -5,7 +5,7 @@ through three PostgreSQL tables, written one transaction per batch.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from operator import itemgetter
 from typing import Any
@@ -18,8 +18,9 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..errors import StoreError
 from ..model import Entry, PartInfo
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
+from . import layout
 from .base import RENAMED, StoreBase
-from .layout import Change, Fill, Row, Stored, Totals, batches, leaving, now
+from .layout import Change, Fill, Plan, Row, Stored, Totals, batches, leaving, now
 
 SCHEMA_VERSION = 2
 # Paths collate as "C": byte order is the order Python sorts them in (the one
@@ -38,7 +39,8 @@ CREATE TABLE IF NOT EXISTS {p}url (
     lastmod bigint NOT NULL,        -- epoch seconds, UTC
     fingerprint text,
     route text,
-    fragment bytea NOT NULL         -- the finished <url> element (NUL: the origin)
+    fragment bytea NOT NULL,        -- the finished <url> element (NUL: the origin)
+    declared text                   -- hreflang alternates as declared (layout.pack)
 );
 CREATE UNIQUE INDEX IF NOT EXISTS {p}url_page ON {p}url (page, seq);
 CREATE INDEX IF NOT EXISTS {p}url_route ON {p}url (route);
@@ -157,6 +159,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
             row = None
         if row is not None:
             self._add_route_index(conn)
+            self._add_declared(conn)
         if row is None:
             with conn.transaction():
                 # Two processes creating the same tables at once would collide.
@@ -192,6 +195,25 @@ class PostgresStore(StoreBase[ConnectionPool]):
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
             conn.execute(
                 self._sql("CREATE INDEX IF NOT EXISTS {p}url_route ON {p}url (route)")
+            )
+
+    def _add_declared(self, conn: psycopg.Connection[Any]) -> None:
+        """Version-2 tables made before rows kept their declared alternates get
+        the column (NULL: not known) when first opened, under the setup lock."""
+        (found,) = _one(
+            conn.execute(
+                "SELECT count(*) FROM information_schema.columns"
+                " WHERE table_schema = current_schema() AND table_name = %s"
+                " AND column_name = 'declared'",
+                (self._sql("{p}url"),),
+            )
+        )
+        if found:
+            return
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
+            conn.execute(
+                self._sql("ALTER TABLE {p}url ADD COLUMN IF NOT EXISTS declared text")
             )
 
     def upsert(self, entries: Iterable[Entry]) -> int:
@@ -239,28 +261,70 @@ class PostgresStore(StoreBase[ConnectionPool]):
         parts: dict[int, Totals] = {}
         cur = conn.cursor(binary=True)
         changed = 0
+        # A batch that declares alternates is read whole, with the members of
+        # its clusters, and settled before its first run is planned. Any other
+        # lists nothing; once its runs are planned, the members that its
+        # stored rows named are settled (they may lose their links).
+        eager = any(entry.alternates for entry in batch.values())
+        settled = layout.NOTHING
+        if eager:
+            found += [lookup.fetchall() for lookup in lookups[1:]]
+            for rows in found:
+                _take(rows, old, sizes)
+            _take(self._lookup(conn, layout.members(batch, old)), old, sizes)
+            settled = self._settle(batch, old)
+        in_runs = settled._replace(rewrites={})
         # Planned a run at a time, each from where the one before left off
         # (the plan one call would make), so that the server writes a run while
         # the next is planned. A bad entry still fails its whole batch: its
         # error rolls back the transaction.
         for index, run in enumerate(runs):
-            for path, page, lastmod, print_, route, piece, urls, size in found[index]:
-                old[path] = Stored(page, Row(lastmod, print_, route, piece))
-                sizes.setdefault(page, Fill(urls, size))
-            todo = self._plan(run, old, sizes, number, current)
-            if not index:
+            _take(found[index], old, sizes)
+            todo = self._plan(run, old, sizes, number, current, in_runs)
+            if not index and not eager:
                 found += [lookup.fetchall() for lookup in lookups[1:]]
+            seq = self._apply(cur, todo, old, sizes, parts, seq, current)
             number = todo.last_part
-            todo.advance(sizes, old)
-            for part, totals in todo.parts.items():
-                parts.setdefault(part, Totals()).add(totals)
-            if todo.moved:
-                # Out of their parts first; written again below as new rows.
-                self._delete(cur, {path: old[path] for path in todo.moved}, current)
-            seq = self._write(cur, todo.changes, seq)
             changed += len(todo.changes)
-        if not changed:
-            return 0
+        if not eager and any(stored.row.declared for stored in old.values()):
+            _take(self._lookup(conn, layout.members(batch, old)), old, sizes)
+            settled = self._settle(batch, old)
+        if settled.rewrites:
+            todo = self._plan({}, old, sizes, number, current, settled)
+            seq = self._apply(cur, todo, old, sizes, parts, seq, current)
+            changed += len(todo.changes)
+        if changed:
+            self._finish(cur, parts, seq, current)
+        return changed
+
+    def _apply(
+        self,
+        cur: psycopg.Cursor[Any],
+        todo: Plan,
+        old: dict[str, Stored],
+        sizes: dict[int, Fill],
+        parts: dict[int, Totals],
+        seq: int,
+        current: int,
+    ) -> int:
+        """Send a plan's writes, noting what it adds to each part; the last
+        seq allocated."""
+        todo.advance(sizes, old)
+        for part, totals in todo.parts.items():
+            parts.setdefault(part, Totals()).add(totals)
+        if todo.moved:
+            # Out of their parts first; written again as new rows.
+            self._delete(cur, {path: old[path] for path in todo.moved}, current)
+        return self._write(cur, todo.changes, seq)
+
+    def _finish(
+        self,
+        cur: psycopg.Cursor[Any],
+        parts: dict[int, Totals],
+        seq: int,
+        current: int,
+    ) -> None:
+        """Add what the writes added to their parts' summaries; keep the seq."""
         numbers = sorted(
             (part, totals.urls, totals.bytes, totals.newest)
             for part, totals in parts.items()
@@ -278,16 +342,16 @@ class PostgresStore(StoreBase[ConnectionPool]):
             (current, *_columns(numbers)),
         )
         cur.execute(self._sql("UPDATE {p}meta SET next_seq = %b"), (seq,))
-        return changed
 
     def _lookup(
-        self, conn: psycopg.Connection[Any], run: dict[str, Entry]
+        self, conn: psycopg.Connection[Any], run: Collection[str]
     ) -> psycopg.Cursor[Any]:
-        """Send the query for a run's stored rows, with their pages' sizes."""
+        """Send the query for the stored rows of these paths, with their pages'
+        sizes."""
         return conn.execute(
             self._sql(
                 "SELECT u.path, u.page, u.lastmod, u.fingerprint, u.route,"
-                " u.fragment, p.urls, p.bytes FROM {p}url u"
+                " u.fragment, u.declared, p.urls, p.bytes FROM {p}url u"
                 " JOIN {p}page p ON p.page = u.page WHERE u.path = ANY(%b)"
             ),
             (list(run),),
@@ -314,11 +378,11 @@ class PostgresStore(StoreBase[ConnectionPool]):
             cur.execute(
                 self._sql(
                     "INSERT INTO {p}url (path, seq, page, lastmod, fingerprint, route,"
-                    " fragment) SELECT path, %b::bigint + n, page, lastmod,"
-                    " fingerprint, route, fragment FROM unnest(%b::text[],"
+                    " fragment, declared) SELECT path, %b::bigint + n, page, lastmod,"
+                    " fingerprint, route, fragment, declared FROM unnest(%b::text[],"
                     " %b::integer[], %b::bigint[], %b::text[], %b::text[],"
-                    " %b::bytea[]) WITH ORDINALITY"
-                    " AS t(path, page, lastmod, fingerprint, route, fragment, n)"
+                    " %b::bytea[], %b::text[]) WITH ORDINALITY AS"
+                    " t(path, page, lastmod, fingerprint, route, fragment, declared, n)"
                 ),
                 [seq, list(paths), list(pages), *_columns(rows)],
             )
@@ -330,9 +394,10 @@ class PostgresStore(StoreBase[ConnectionPool]):
                 self._sql(
                     "UPDATE {p}url SET lastmod = t.lastmod,"
                     " fingerprint = t.fingerprint, route = t.route,"
-                    " fragment = t.fragment FROM unnest(%b::text[], %b::bigint[],"
-                    " %b::text[], %b::text[], %b::bytea[])"
-                    " AS t(path, lastmod, fingerprint, route, fragment)"
+                    " fragment = t.fragment, declared = t.declared"
+                    " FROM unnest(%b::text[], %b::bigint[], %b::text[], %b::text[],"
+                    " %b::bytea[], %b::text[])"
+                    " AS t(path, lastmod, fingerprint, route, fragment, declared)"
                     " WHERE {p}url.path = t.path"
                 ),
                 [list(paths), *_columns(rows)],
@@ -357,16 +422,36 @@ class PostgresStore(StoreBase[ConnectionPool]):
             conn.transaction(),
             conn.cursor(binary=True) as cur,
         ):
-            cur.execute(self._sql("SELECT 1 FROM {p}meta FOR UPDATE"))
-            cur.execute(
-                self._sql(
-                    "SELECT path, page, lastmod, fingerprint, route, fragment"
-                    " FROM {p}url WHERE path = ANY(%b)"
-                ),
-                (wanted,),
-            )
-            rows = {path: Stored(page, Row(*row)) for path, page, *row in cur}
-            return self._delete(cur, rows, now())
+            cur.execute(self._sql("SELECT next_seq FROM {p}meta FOR UPDATE"))
+            (seq,) = _one(cur)
+            gone: dict[str, Stored] = {}
+            sizes: dict[int, Fill] = {}
+            _take(self._lookup(conn, wanted), gone, sizes)
+            # The other members of the removed pages' clusters lose their links.
+            others: dict[str, Stored] = {}
+            _take(self._lookup(conn, layout.members({}, gone, gone)), others, sizes)
+            current = now()
+            settled = self._settle({}, {**gone, **others}, gone)
+            removed = self._delete(cur, gone, current)
+            if settled.rewrites:
+                # As the removal leaves them: fewer URLs, fewer bytes.
+                for part, totals in leaving(gone.values()).items():
+                    urls, size = sizes[part]
+                    sizes[part] = Fill(urls - totals.urls, size - totals.bytes)
+                tail = cur.execute(
+                    self._sql(
+                        "SELECT page, urls, bytes FROM {p}page"
+                        " ORDER BY page DESC LIMIT 1"
+                    )
+                ).fetchone()
+                number = tail[0] if tail else 0
+                if tail is not None:
+                    sizes.setdefault(number, Fill(tail[1], tail[2]))
+                parts: dict[int, Totals] = {}
+                todo = self._plan({}, others, sizes, number, current, settled)
+                seq = self._apply(cur, todo, others, sizes, parts, seq, current)
+                self._finish(cur, parts, seq, current)
+            return removed
 
     def _delete(
         self, cur: psycopg.Cursor[Any], rows: dict[str, Stored], current: int
@@ -393,6 +478,11 @@ class PostgresStore(StoreBase[ConnectionPool]):
             (current, *_columns(gone)),
         )
         return len(rows)
+
+    def epoch(self) -> str:
+        with self._borrow() as conn:
+            row = conn.execute(self._sql("SELECT epoch FROM {p}meta")).fetchone()
+        return str(row[0]) if row else ""
 
     def count(self, route: str | None = None) -> int:
         with self._borrow() as conn:
@@ -470,6 +560,15 @@ def _one(cur: psycopg.Cursor[Any]) -> Any:
     if row is None:
         raise StoreError("the sitemap's meta row is missing")
     return row
+
+
+def _take(
+    rows: Iterable[tuple[Any, ...]], old: dict[str, Stored], sizes: dict[int, Fill]
+) -> None:
+    """Note looked-up rows and their parts' sizes, keeping what is noted."""
+    for path, page, lastmod, print_, route, piece, declared, urls, size in rows:
+        old.setdefault(path, Stored(page, Row(lastmod, print_, route, piece, declared)))
+        sizes.setdefault(page, Fill(urls, size))
 
 
 def _columns(rows: Iterable[tuple[Any, ...]]) -> list[list[Any]]:

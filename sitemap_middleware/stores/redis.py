@@ -25,7 +25,7 @@ from redis.retry import Retry
 from ..errors import StoreError
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
-from . import lua
+from . import layout, lua
 from .base import StoreBase
 from .layout import Fill, Plan, Row, Stored, batches, leaving, now
 
@@ -44,8 +44,9 @@ Pipeline = Any
 # What a write does once its reads are done: (rows changed, a function that
 # queues its commands on the pipeline, between MULTI and EXEC).
 _Work = tuple[int, Callable[[Pipeline], None]]
-# A stored row is JSON [part, lastmod, fingerprint, route]: part and lastmod
-# first, where the scripts above read them with one pattern match.
+# A stored row is JSON [part, lastmod, fingerprint, route, declared]: part and
+# lastmod first, where the scripts read them with one pattern match (rows
+# stored before rows kept their declared alternates have four items).
 _unpack = json.loads  # takes bytes too
 
 
@@ -169,7 +170,7 @@ class RedisStore(StoreBase[_Client]):
                         return
                     counts: dict[str, int] = {}
                     for _, row in pipe.hscan_iter(self._rows, count=1000):
-                        _, _, _, route = _unpack(row)
+                        route = _unpack(row)[3]
                         if route is not None:
                             counts[route] = counts.get(route, 0) + 1
                     pipe.multi()
@@ -244,9 +245,10 @@ class RedisStore(StoreBase[_Client]):
             raise redis.WatchError  # another's turn: wait for ours
         rows: dict[str, Stored] = {}
         for i in range(0, len(found), 3):
-            part, lastmod, fingerprint, route = _unpack(found[i + 1])
+            part, lastmod, fingerprint, route, *declared = _unpack(found[i + 1])
             rows[found[i].decode()] = Stored(
-                part, Row(lastmod, fingerprint, route, found[i + 2])
+                part,
+                Row(lastmod, fingerprint, route, found[i + 2], *declared),
             )
         parts = {
             int(summaries[i]): _Summary.unpack(summaries[i + 1])
@@ -264,11 +266,40 @@ class RedisStore(StoreBase[_Client]):
     ) -> _Work | None:
         current = now()
         state = self._read(conn, pipe, batch, token)
+        self._read_members(conn, pipe, state, layout.members(batch, state.rows), token)
         sizes = {number: s.fill() for number, s in state.parts.items()}
         # Planned in full first, so that a bad entry changes nothing.
         todo = self._plan(batch, state.rows, sizes, state.last, current)
         if not todo.changes:
             return None
+        return len(todo.changes), self._planned(conn, pipe, todo, state, current)
+
+    def _read_members(
+        self,
+        conn: _Client,
+        pipe: Pipeline,
+        state: _State,
+        paths: Collection[str],
+        token: str,
+    ) -> None:
+        """Add the rows of these paths (hreflang members) to ``state``, read
+        under the same WATCH."""
+        if paths:
+            more = self._read(conn, pipe, paths, token)
+            state.rows.update(more.rows)
+            for number, summary in more.parts.items():
+                state.parts.setdefault(number, summary)
+
+    def _planned(
+        self,
+        conn: _Client,
+        pipe: Pipeline,
+        todo: Plan,
+        state: _State,
+        current: int,
+    ) -> Callable[[Pipeline], None]:
+        """Apply a plan to ``state``'s summaries (reading what moved rows
+        need); the function that queues its commands."""
         moved = self._unlink(
             conn,
             pipe,
@@ -299,7 +330,7 @@ class RedisStore(StoreBase[_Client]):
             self._writes(conn, pipe, todo, state, moved, touched)
             self._tallies(pipe, routes)
 
-        return len(todo.changes), queue
+        return queue
 
     def _tallies(self, pipe: Pipeline, routes: dict[str, int]) -> None:
         for route, delta in routes.items():
@@ -329,11 +360,12 @@ class RedisStore(StoreBase[_Client]):
             route = routes.get(row.route)
             if route is None:
                 route = routes[row.route] = _json(row.route)
-            packed = b"[%d,%d,%b,%b]" % (
+            packed = b"[%d,%d,%b,%b,%b]" % (
                 part,
                 row.lastmod,
                 _json(row.fingerprint),
                 route,
+                _json(row.declared),
             )
             if not new:
                 updates.add(path, packed, row.fragment)
@@ -422,23 +454,40 @@ class RedisStore(StoreBase[_Client]):
         state = self._read(conn, pipe, wanted, token)
         if not state.rows:
             return None
-        leaving = self._unlink(conn, pipe, state.rows, state.parts, now())
-        gone = list(state.rows)
+        current = now()
+        gone = {path: state.rows[path] for path in state.rows}
+        # The other members of the removed pages' clusters lose their links.
+        self._read_members(conn, pipe, state, layout.members({}, gone, gone), token)
+        settled = self._settle({}, state.rows, gone)
+        leaving = self._unlink(conn, pipe, gone, state.parts, current)
         routes: dict[str, int] = {}
-        for stored in state.rows.values():
+        for stored in gone.values():
             _tally(routes, stored.row.route, -1)
+        rewrite: Callable[[Pipeline], None] | None = None
+        if settled.rewrites:
+            for path in gone:
+                del state.rows[path]
+            sizes = {number: s.fill() for number, s in state.parts.items()}
+            todo = self._plan({}, state.rows, sizes, state.last, current, settled)
+            rewrite = self._planned(conn, pipe, todo, state, current)
 
         def queue(pipe: Pipeline) -> None:
             for number, paths in leaving.items():
                 for start in range(0, len(paths), RUN):
                     pipe.zrem(self._part_key(number), *paths[start : start + RUN])
-            for start in range(0, len(gone), RUN):
-                pipe.hdel(self._rows, *gone[start : start + RUN])
-                pipe.hdel(self._fragments, *gone[start : start + RUN])
+            names = list(gone)
+            for start in range(0, len(names), RUN):
+                pipe.hdel(self._rows, *names[start : start + RUN])
+                pipe.hdel(self._fragments, *names[start : start + RUN])
             self._summaries(pipe, state.parts, leaving)
             self._tallies(pipe, routes)
+            if rewrite is not None:
+                rewrite(pipe)
 
-        return len(state.rows), queue
+        return len(gone), queue
+
+    def epoch(self) -> str:
+        return _text(self._connection().redis.hget(self._meta, "epoch"))
 
     def count(self, route: str | None = None) -> int:
         client = self._connection().redis
@@ -511,7 +560,7 @@ class RedisStore(StoreBase[_Client]):
             for path, row in zip(_unpack(paths), _unpack(rows), strict=True):
                 if row is None:
                     continue
-                _, lastmod, fingerprint, route = row
+                lastmod, fingerprint, route = row[1:4]
                 when = dates.get(lastmod)
                 if when is None:
                     when = dates[lastmod] = to_datetime(lastmod)

@@ -13,8 +13,9 @@ from typing import Any
 
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
+from . import layout
 from .base import StoreBase
-from .layout import Fill, Row, Stored, batches, leaving, now
+from .layout import Fill, Plan, Row, Stored, batches, leaving, now
 
 SCHEMA_VERSION = "2"
 _SCHEMA = """
@@ -29,7 +30,8 @@ CREATE TABLE IF NOT EXISTS sitemap_url (
     lastmod INTEGER NOT NULL,       -- epoch seconds, UTC
     fingerprint TEXT,
     route TEXT,
-    fragment BLOB NOT NULL          -- the finished <url> element
+    fragment BLOB NOT NULL,         -- the finished <url> element
+    declared TEXT                   -- hreflang alternates as declared (layout.pack)
 );
 CREATE INDEX IF NOT EXISTS sitemap_url_page ON sitemap_url (page, seq);
 -- count(route): added to version-2 files as they are opened
@@ -99,11 +101,25 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
                 )
             meta = dict(conn.execute("SELECT key, value FROM sitemap_meta"))
             self._check_schema(self.path, meta["schema"], SCHEMA_VERSION)
+            self._add_declared(conn)
         except BaseException:
             conn.close()
             raise
         self._epoch = meta["epoch"]
         return conn
+
+    @staticmethod
+    def _add_declared(conn: sqlite3.Connection) -> None:
+        """Files of version 2 made before rows kept their declared alternates
+        get the column (NULL: not known) when first opened."""
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(sitemap_url)")}
+        if "declared" not in columns:
+            with _transaction(conn):
+                columns = {
+                    row[1] for row in conn.execute("PRAGMA table_info(sitemap_url)")
+                }
+                if "declared" not in columns:
+                    conn.execute("ALTER TABLE sitemap_url ADD COLUMN declared TEXT")
 
     def close(self) -> None:
         with self._busy:  # not under a statement of another thread
@@ -127,6 +143,18 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     def _upsert(self, conn: sqlite3.Connection, batch: dict[str, Entry]) -> int:
         current = now()
         old = self._rows(conn, list(batch))
+        members = layout.members(batch, old)
+        if members:
+            old.update(self._rows(conn, list(members)))
+        todo = self._plan(batch, old, *self._sizes(conn, old), current)
+        self._apply(conn, todo, old, current)
+        return len(todo.changes)
+
+    @staticmethod
+    def _sizes(
+        conn: sqlite3.Connection, old: dict[str, Stored]
+    ) -> tuple[dict[int, Fill], int]:
+        """The Fill of the last part and of every part in ``old``; the last."""
         ((last,),) = conn.execute("SELECT coalesce(max(page), 0) FROM sitemap_page")
         wanted = sorted({stored.part for stored in old.values()} | {last})
         sizes = {
@@ -137,16 +165,25 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
                 wanted,
             )
         }
-        todo = self._plan(batch, old, sizes, last, current)
+        return sizes, last
+
+    def _apply(
+        self,
+        conn: sqlite3.Connection,
+        todo: Plan,
+        old: dict[str, Stored],
+        current: int,
+    ) -> None:
+        """Write a plan; in the caller's transaction."""
         self._delete(conn, {path: old[path] for path in todo.moved}, current)
         conn.executemany(
             "INSERT INTO sitemap_url (path, page, lastmod, fingerprint, route,"
-            " fragment) VALUES (?, ?, ?, ?, ?, ?)",
+            " fragment, declared) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [(path, part, *row) for path, part, row, new in todo.changes if new],
         )
         conn.executemany(
             "UPDATE sitemap_url SET lastmod = ?, fingerprint = ?, route = ?,"
-            " fragment = ? WHERE path = ?",
+            " fragment = ?, declared = ? WHERE path = ?",
             [(*row, path) for path, _, row, new in todo.changes if not new],
         )
         conn.executemany(
@@ -160,16 +197,15 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
                 for part, totals in todo.parts.items()
             ],
         )
-        return len(todo.changes)
 
     @staticmethod
     def _rows(conn: sqlite3.Connection, paths: list[str]) -> dict[str, Stored]:
         # One statement for the whole batch: the paths go in as one JSON array
         # (SQLite has JSON built in since 3.38, and as JSON1 in most builds).
         return {
-            path: Stored(page, Row(lastmod, fingerprint, route, piece))
-            for path, page, lastmod, fingerprint, route, piece in conn.execute(
-                "SELECT path, page, lastmod, fingerprint, route, fragment"
+            path: Stored(page, Row(lastmod, print_, route, piece, declared))
+            for path, page, lastmod, print_, route, piece, declared in conn.execute(
+                "SELECT path, page, lastmod, fingerprint, route, fragment, declared"
                 " FROM sitemap_url WHERE path IN (SELECT value FROM json_each(?))",
                 (json.dumps(paths),),
             )
@@ -185,7 +221,18 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
             if not self._rows(self._connection(), wanted):
                 return 0
         with self._writing() as conn:
-            return self._delete(conn, self._rows(conn, wanted), now())
+            current = now()
+            gone = self._rows(conn, wanted)
+            # The other members of the removed pages' clusters lose their links.
+            others = self._rows(conn, list(layout.members({}, gone, gone)))
+            settled = self._settle({}, {**gone, **others}, gone)
+            removed = self._delete(conn, gone, current)
+            if settled.rewrites:
+                todo = self._plan(
+                    {}, others, *self._sizes(conn, others), current, settled
+                )
+                self._apply(conn, todo, others, current)
+            return removed
 
     @staticmethod
     def _delete(conn: sqlite3.Connection, rows: dict[str, Stored], current: int) -> int:
@@ -205,6 +252,10 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         with self._busy:
             return self._connection().execute(sql, params).fetchall()
+
+    def epoch(self) -> str:
+        rows = self._query("SELECT value FROM sitemap_meta WHERE key = 'epoch'")
+        return str(rows[0][0]) if rows else ""
 
     def count(self, route: str | None = None) -> int:
         if route is None:

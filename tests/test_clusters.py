@@ -1,0 +1,63 @@
+"""The cluster rule's pieces: a fragment relinked is the fragment rendered with
+those alternates, and what a page declares survives the row it is packed in."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sitemap_middleware.model import Entry
+from sitemap_middleware.render import fragment, links, relink
+from sitemap_middleware.stores import layout
+
+pairs = st.lists(
+    st.tuples(
+        st.sampled_from(["en", "de-AT", "x-default", "EN"]),
+        st.from_regex(r"/[a-z&'=?]{0,8}", fullmatch=True),
+    ),
+    max_size=4,
+).map(tuple)
+entries = st.builds(
+    Entry,
+    st.from_regex(r"/[a-z&']{0,8}", fullmatch=True),
+    changefreq=st.sampled_from([None, "daily"]),
+    priority=st.sampled_from([None, 0.5]),
+    alternates=pairs,
+    images=st.lists(st.sampled_from(["/i.png", "https://x.example/a&b"])).map(tuple),
+)
+
+
+@given(entries, pairs)
+def test_relink_is_rendering_with_other_alternates(
+    entry: Entry, other: tuple[tuple[str, str], ...]
+) -> None:
+    rendered = fragment(entry, 0)
+    assert relink(rendered, links(other)) == fragment(
+        replace(entry, alternates=other), 0
+    )
+    assert relink(rendered, "") == fragment(replace(entry, alternates=()), 0)
+
+
+@given(pairs)
+def test_declared_alternates_pack_and_unpack(
+    alternates: tuple[tuple[str, str], ...],
+) -> None:
+    assert layout.unpack(layout.pack(alternates)) == alternates
+
+
+def test_a_batch_without_alternates_settles_nothing() -> None:
+    """The bulk path: no alternates declared now or before, nothing to read."""
+    old = {"/a": layout.Stored(1, layout.Row(0, None, None, b"", ""))}
+    batch = {"/a": Entry("/a"), "/b": Entry("/b")}
+    assert layout.members(batch, old) == set()
+    assert layout.settle(batch, old) is layout.NOTHING
+
+
+def test_members_are_those_declared_now_and_before() -> None:
+    before = layout.pack([("en", "/en"), ("fr", "/fr")])
+    old = {"/de": layout.Stored(1, layout.Row(0, None, None, b"", before))}
+    batch = {"/de": Entry("/de", alternates=(("de", "/de"), ("it", "/it")))}
+    assert layout.members(batch, old) == {"/en", "/fr", "/it"}
+    assert layout.members({}, old, ["/de"]) == {"/en", "/fr"}
