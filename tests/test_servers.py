@@ -81,7 +81,11 @@ def server(
         process = subprocess.Popen(
             [sys.executable, *args],
             cwd=tmp_path,
-            env={**os.environ, "PYTHONPATH": str(tmp_path)},
+            # The checkout's package, whatever the environment has installed.
+            env={
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join([str(tmp_path), str(EXAMPLES.parent)]),
+            },
             stdout=output,
             stderr=subprocess.STDOUT,
         )
