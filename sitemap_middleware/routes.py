@@ -11,7 +11,6 @@ from typing import Any, TypeVar
 
 from .config import Config, RouteOptions, route_options
 from .errors import ConfigError
-from .reasons import Skipped
 
 V = TypeVar("V")
 
@@ -22,11 +21,6 @@ SKIP_KEY = "sitemap_middleware.skip"
 ROUTE_KEY = "sitemap_middleware.route"
 # The attribute the decorator sets on a view function or class.
 ATTRIBUTE = "sitemap_route"
-# Why a page to record or remove was left alone (counted as skipped). The
-# reasons are defined in reasons.py; these names remain for the modules that
-# import them from here.
-OPTED_OUT = Skipped.OPTED_OUT
-ROUTE_EXCLUDED = Skipped.ROUTE_EXCLUDED
 # How many (template, view) pairs keep their resolved Route: an app has a
 # fixed set of routes, so this bound is only a safeguard.
 _CACHED_ROUTES = 4096

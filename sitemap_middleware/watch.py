@@ -50,7 +50,6 @@ class Watcher:
         locate: Locator,
         find_route: RouteFinder,
     ) -> None:
-        self._policy = policy
         self._routes = routes
         self._recorder = recorder
         self._locate = locate

@@ -110,14 +110,9 @@ class SitemapMiddleware(SitemapBase):
             watcher.count(Skipped.FILE_BODY)
             return body
 
-        def probe() -> tuple[bool, Recording | None]:
-            if recording is _LATER:
-                return False, None
-            return True, recording if isinstance(recording, Recording) else None
-
         # A page to record, or an app that starts its response lazily.
         kind = _ObservedList if isinstance(body, (list, tuple)) else _Observed
-        return kind(body, probe, watcher.count)
+        return kind(body, lambda: recording, watcher.count)
 
     def _robots(
         self, environ: Environ, start_response: StartResponse, method: str
@@ -157,7 +152,8 @@ class _Observed:
 
     The page counts as sent once the iterable is exhausted; ``close()`` closes
     the app's iterable first (PEP 3333), then settles a response cut short.
-    ``probe`` says whether the app has started its response, and its recording.
+    ``probe`` gives the response's recording: ``_LATER`` until the app starts
+    its response, then a :class:`Recording` or ``None``.
     """
 
     __slots__ = ("_body", "_count", "_probe")
@@ -165,7 +161,7 @@ class _Observed:
     def __init__(
         self,
         body: Iterable[bytes],
-        probe: Callable[[], tuple[bool, Recording | None]],
+        probe: Callable[[], object],
         count: Callable[[str], None],
     ) -> None:
         self._body = body
@@ -173,18 +169,19 @@ class _Observed:
         self._count = count
 
     def __iter__(self) -> Iterator[bytes]:
+        chunks = iter(self._body)  # one iterator: the rest may be passed on
         recording = None
-        for chunk in self._body:
+        for chunk in chunks:
             if recording is None:
                 # start_response has been called by now (PEP 3333).
-                recording = self._probe()[1]
+                recording = self._recording()
                 if recording is None:  # nothing to note: pass the rest on
                     yield chunk
-                    yield from self._body
+                    yield from chunks
                     return
             recording.body(chunk)
             yield chunk
-        recording = recording or self._probe()[1]
+        recording = recording or self._recording()
         if recording is not None:
             recording.end(complete=True)
 
@@ -194,11 +191,15 @@ class _Observed:
             if close is not None:
                 close()
         finally:
-            started, recording = self._probe()
+            recording = self._recording()
             if recording is not None:
                 recording.end(complete=False)  # nothing if sent in full
-            elif not started:
+            elif self._probe() is _LATER:
                 self._count(Skipped.NO_RESPONSE)
+
+    def _recording(self) -> Recording | None:
+        recording = self._probe()
+        return recording if isinstance(recording, Recording) else None
 
 
 class _ObservedList(_Observed):

@@ -15,7 +15,6 @@ figures were run with 10000).
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import itertools
 import logging
@@ -24,7 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from helpers import validate
+from helpers import asgi_exchange, validate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -282,16 +281,7 @@ def _scope(case: dict[str, Any]) -> dict[str, Any]:
 
 
 def _asgi_run(app: Any, case: dict[str, Any]) -> list[dict[str, Any]]:
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(dict(message))
-
-    asyncio.run(app(_scope(case), receive, send))
-    return sent
+    return asgi_exchange(app, _scope(case))
 
 
 class Harness:

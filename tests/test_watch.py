@@ -357,3 +357,27 @@ def test_validators_change_with_base_url() -> None:
         again = new.get(path, headers={"If-None-Match": etag})
         assert again.status_code == 200
         assert again.headers["ETag"] != etag
+
+
+def test_a_lazy_iterable_is_iterated_once() -> None:
+    """An app that starts its response from its body's ``__iter__`` (a new
+    iterator each time): the rest of a response not to record is passed on from
+    the same iterator, never restarted."""
+
+    class Lazy:
+        def __init__(self, start_response: Any) -> None:
+            self.start_response = start_response
+
+        def __iter__(self) -> Any:
+            self.start_response("200 OK", [("Content-Type", "application/json")])
+            return iter([b"a", b"b", b"c"])
+
+    def app(environ: dict[str, Any], start_response: Any) -> Lazy:
+        return Lazy(start_response)
+
+    middleware = SitemapMiddleware(app, CONFIG)
+    environ = EnvironBuilder(path="/page", base_url="http://localhost").get_environ()
+    result = middleware(environ, lambda s, h, e=None: None)
+    assert list(result) == [b"a", b"b", b"c"]
+    result.close()  # type: ignore[attr-defined]
+    assert middleware.stats()["skipped"] == {"not_html": 1}
