@@ -597,9 +597,32 @@ def test_redis_options() -> None:
     with pytest.raises(ConfigError, match="unknown option 'db'"):
         open_store("redis://127.0.0.1/0?db=1")
     with pytest.raises(ConfigError, match="hash tag"):
-        open_store("redis://127.0.0.1/0?prefix=sitemap:")
+        open_store("redis://127.0.0.1/0?prefix={}:")
     with pytest.raises(ConfigError, match="part_size"):
         open_store("redis://127.0.0.1/0?part_size=0")
+
+
+@pytest.mark.services
+@pytest.mark.parametrize(
+    ("given", "used"),
+    [("plain", "{plain}:"), ("plain:", "{plain}:"), ("{tag}:x:", "{tag}:x:")],
+)
+def test_redis_prefix_gets_a_hash_tag(given: str, used: str) -> None:
+    # A plain prefix (?prefix=flaskr) works: the store adds the hash tag.
+    url = require_redis()
+    name = secrets.token_hex(4)
+    given, used = given.replace("plain", name), used.replace("plain", name)
+    given, used = given.replace("tag", name), used.replace("tag", name)
+    _CLEANUPS.append(lambda: _delete_redis_keys(url, used))
+    with open_store(f"{url}?{urlencode({'prefix': given})}") as store:
+        assert store.prefix == used
+        store.upsert([Entry("/a", T0)])
+        assert paths(store) == ["/a"]
+        import redis
+
+        with redis.Redis.from_url(url) as client:
+            keys = client.keys(f"{used}*")
+        assert keys and all(k.decode().startswith(used) for k in keys)
 
 
 def test_redis_unreachable_fails_within_timeout() -> None:

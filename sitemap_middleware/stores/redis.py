@@ -61,6 +61,24 @@ class _Client(NamedTuple):
     write: Script
 
 
+def tagged(prefix: str) -> str:
+    """``prefix`` with a hash tag: kept if it has one, else ``{prefix}:``.
+
+    A hash tag is the text between the first ``{`` and the next ``}``, when
+    not empty (Redis Cluster specification, "Hash tags").
+    """
+    opening = prefix.find("{")
+    if opening >= 0 and prefix.find("}", opening) > opening + 1:
+        return prefix
+    name = prefix.rstrip(":")
+    if not name or "{" in name or "}" in name:
+        raise ValueError(
+            f"prefix {prefix!r} must be a name such as 'flaskr' or hold a hash"
+            " tag such as '{sitemap}:'"
+        )
+    return f"{{{name}}}:"
+
+
 class RedisStore(StoreBase[_Client]):
     """Rows and fragments in two hashes keyed by path, one sorted set per part
     (score: first-seen ``seq``), part summaries in a hash, and a meta hash every
@@ -71,7 +89,10 @@ class RedisStore(StoreBase[_Client]):
     :param url: ``redis://[[user]:password@]host[:port][/db]`` or ``rediss://``.
     :param part_size: URLs per sitemap part (at most 50,000).
     :param part_bytes: uncompressed bytes per part (at most 50 MiB).
-    :param prefix: prefix of every key; must hold a hash tag such as ``{sitemap}``.
+    :param prefix: prefix of every key. Redis Cluster keeps keys of one hash
+        tag in one slot (the scripts and transactions need that): a prefix
+        that holds one (``{sitemap}:``) is kept as it is, a plain one gets
+        one (``flaskr`` -> ``{flaskr}:``).
     :param timeout: seconds a command may take; ``connect_timeout`` to connect.
     """
 
@@ -88,11 +109,7 @@ class RedisStore(StoreBase[_Client]):
         part_bytes: int = MAX_PART_BYTES,
     ) -> None:
         super().__init__(part_size, part_bytes)
-        opening = prefix.find("{")
-        if opening < 0 or prefix.find("}", opening) <= opening + 1:
-            raise ValueError(
-                f"prefix {prefix!r} needs a hash tag such as '{{sitemap}}:'"
-            )
+        prefix = tagged(prefix)
         self.url, self.prefix = url, prefix
         self.timeout, self.connect_timeout = timeout, connect_timeout
         (
