@@ -15,7 +15,7 @@ import dbm
 import pickle
 import shelve
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -48,8 +48,9 @@ class _Part:
 
 
 class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
-    """Three shelf keys: ``meta`` (schema, epoch), ``rows`` (path -> Stored),
-    ``parts`` (number -> _Part) and ``routes`` (route -> paths held), read and
+    """Shelf keys: ``meta`` (schema, epoch), ``rows`` (path -> Stored),
+    ``parts`` (number -> _Part), ``routes`` (route -> paths held), ``counts``
+    (the site's counters) and ``settings`` (name -> value), read and
     written whole under one lock: a toy, for the contract, not for load."""
 
     errors = (*dbm.error, OSError, pickle.UnpicklingError)
@@ -66,6 +67,8 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
         if "meta" not in shelf:
             shelf["meta"] = {"schema": SCHEMA_VERSION, "epoch": self._new_epoch()}
             shelf["rows"], shelf["parts"], shelf["routes"] = {}, {}, {}
+        if "counts" not in shelf:  # shelves made before the site's counters
+            shelf["counts"], shelf["settings"] = {}, {}
         meta = shelf["meta"]
         self._check_schema(self.path, meta["schema"], SCHEMA_VERSION)
         self._epoch = meta["epoch"]
@@ -113,6 +116,31 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
     def epoch(self) -> str:
         with self._lock:
             return str(self._connection()["meta"]["epoch"])
+
+    def add_counts(self, counts: Mapping[str, int]) -> None:
+        with self._lock:
+            shelf = self._connection()
+            total = shelf["counts"]
+            for reason, n in counts.items():
+                if n:
+                    total[reason] = total.get(reason, 0) + n
+            shelf["counts"] = total
+            shelf.sync()
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._connection()["counts"])
+
+    def setting(self, name: str) -> str | None:
+        with self._lock:
+            value = self._connection()["settings"].get(name)
+        return None if value is None else str(value)
+
+    def set_setting(self, name: str, value: str) -> None:
+        with self._lock:
+            shelf = self._connection()
+            shelf["settings"] = {**shelf["settings"], name: value}
+            shelf.sync()
 
     def count(self, route: str | None = None) -> int:
         with self._lock:

@@ -75,7 +75,8 @@ def _postgres(tmp_path: Path) -> tuple[str, Callable[[], None]]:
 
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(
-                f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta"
+                f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta,"
+                f" {prefix}count, {prefix}setting"
             )
 
     return f"{url}?{urlencode({'table_prefix': prefix})}", cleanup

@@ -541,7 +541,8 @@ def test_postgres_backend_terminated_mid_batch(tmp_path: Path) -> None:
         store.close()
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(
-                f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta"
+                f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta,"
+                f" {prefix}count, {prefix}setting"
             )
 
 

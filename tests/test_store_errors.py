@@ -186,7 +186,10 @@ def postgres_store() -> Iterator[tuple[Store, str]]:
     yield store, name
     store.close()
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta")
+        conn.execute(
+            f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta,"
+            f" {prefix}count, {prefix}setting"
+        )
 
 
 def test_postgres_statement_timeout_is_an_outage(

@@ -35,6 +35,7 @@ from sitemap_middleware import (
 )
 from sitemap_middleware.render import urlset
 from sitemap_middleware.sitemaps import MAX_ORIGIN_BYTES
+from sitemap_middleware.stores.base import Shared
 from sitemap_middleware.stores.layout import BATCH
 from sitemap_middleware.stores.memory import MemoryStore
 from sitemap_middleware.stores.sqlite import SQLiteStore
@@ -85,7 +86,10 @@ def _drop_tables(url: str, prefix: str) -> None:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta")
+        conn.execute(
+            f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta,"
+            f" {prefix}count, {prefix}setting"
+        )
 
 
 # kind -> (tmp_path, **URI options) -> a fresh store; "example" is the
@@ -409,6 +413,20 @@ def test_example_store_is_a_third_party_store(tmp_path: Path) -> None:
     with open_store(f"example:///{tmp_path}/shelf?part_size=2") as store:
         assert isinstance(store, ShelfStore) and isinstance(store, Store)
         assert store.part_size == 2
+
+
+def test_counts_add_up_and_settings_keep(make_store: Callable[..., Store]) -> None:
+    store = make_store()
+    assert isinstance(store, Shared)
+    assert store.counts() == {} and store.setting("config") is None
+    store.add_counts({"recorded": 2, "vary": 1, "host": 0})
+    store.add_counts({"recorded": 3})
+    store.add_counts({})
+    assert store.counts() == {"recorded": 5, "vary": 1}
+    store.set_setting("config", "a")
+    store.set_setting("config", "b")
+    assert store.setting("config") == "b" and store.setting("other") is None
+    assert paths(store) == []  # neither is a page
 
 
 def test_last_entry_in_batch_wins(make_store: Callable[..., Store]) -> None:

@@ -19,7 +19,7 @@ from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
 from . import layout
 
 # Entry: for the modules that imported it from here.
-__all__ = ["Entry", "Store", "StoreBase"]
+__all__ = ["Entry", "Shared", "Store", "StoreBase"]
 
 # Options renamed with the part/page vocabulary: a URI of the old spelling is
 # refused with the new name, never half-applied.
@@ -74,6 +74,29 @@ class Store(Protocol):
         """Release connections; the store reopens lazily if used again."""
 
 
+@runtime_checkable
+class Shared(Protocol):
+    """What a store shares between the writers beyond the pages: the site's
+    counters and a few named settings. Every store of the package has it; a
+    third-party store without it still records and serves, with per-process
+    counters only and no re-check of a changed config.
+    """
+
+    def add_counts(self, counts: Mapping[str, int]) -> None:
+        """Add ``counts`` (reason -> how many more) to the site's counters,
+        in one write: each writer sends its deltas, never a total."""
+
+    def counts(self) -> dict[str, int]:
+        """The site's counters: the sum of every writer's deltas so far."""
+
+    def setting(self, name: str) -> str | None:
+        """A value the writers share (the digest of the config the pages
+        follow), ``None`` when never set."""
+
+    def set_setting(self, name: str, value: str) -> None:
+        """Set ``name``; the last writer wins."""
+
+
 def new_epoch() -> str:
     """A new store's epoch: part versions are ``epoch.counter``, so data made
     again from nothing never repeats a version served before."""
@@ -84,7 +107,19 @@ C = TypeVar("C")
 
 # The protocol's methods whose driver errors the base turns into StoreError,
 # and those of them that are generators (their errors surface while iterated).
-_CALLS = ("upsert", "remove", "count", "known", "parts", "part", "epoch")
+_CALLS = (
+    "upsert",
+    "remove",
+    "count",
+    "known",
+    "parts",
+    "part",
+    "epoch",
+    "add_counts",
+    "counts",
+    "setting",
+    "set_setting",
+)
 _STREAMS = ("fragments", "entries")
 
 

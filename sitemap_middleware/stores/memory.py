@@ -8,7 +8,8 @@ entry no sitemap may hold.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from ..model import Entry, PartInfo, to_datetime
@@ -38,6 +39,8 @@ class MemoryStore(StoreBase[None]):
         self._parts: list[_Part] = []
         self._routes: dict[str, int] = {}  # route template -> stored paths
         self._epoch = new_epoch()
+        self._counts: Counter[str] = Counter()
+        self._settings: dict[str, str] = {}
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         return sum(self._upsert(batch) for batch in batches(entries))
@@ -116,6 +119,22 @@ class MemoryStore(StoreBase[None]):
 
     def epoch(self) -> str:
         return self._epoch
+
+    def add_counts(self, counts: Mapping[str, int]) -> None:
+        with self._lock:
+            self._counts.update({reason: n for reason, n in counts.items() if n})
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._counts)
+
+    def setting(self, name: str) -> str | None:
+        with self._lock:
+            return self._settings.get(name)
+
+    def set_setting(self, name: str, value: str) -> None:
+        with self._lock:
+            self._settings[name] = value
 
     def count(self, route: str | None = None) -> int:
         with self._lock:

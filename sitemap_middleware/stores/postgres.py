@@ -5,7 +5,7 @@ through three PostgreSQL tables, written one transaction per batch.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from operator import itemgetter
 from typing import Any
@@ -51,6 +51,18 @@ CREATE TABLE IF NOT EXISTS {p}page (
     lastmod bigint NOT NULL,
     version bigint NOT NULL,
     changed bigint NOT NULL
+)
+"""
+# The site's counters and the writers' shared settings: added to older
+# tables when first opened, so kept out of _SCHEMA's version.
+_SITE = """
+CREATE TABLE IF NOT EXISTS {p}count (
+    reason text PRIMARY KEY,
+    n bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS {p}setting (
+    name text PRIMARY KEY,
+    value text NOT NULL
 )
 """
 # Rows read per query when streaming a part (keyset pagination, no OFFSET):
@@ -182,7 +194,19 @@ class PostgresStore(StoreBase[ConnectionPool]):
             raise StoreError(f"table {self.prefix}meta has no row")
         schema, epoch = row
         self._check_schema(f"table {self.prefix}meta", schema, SCHEMA_VERSION)
+        self._add_site(conn)
         return str(epoch)
+
+    def _add_site(self, conn: psycopg.Connection[Any]) -> None:
+        """The counters' and settings' tables, made once under the setup lock."""
+        name = self._sql("{p}setting")
+        (found,) = _one(conn.execute("SELECT to_regclass(%s)", (name,)))
+        if found is not None:
+            return
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
+            for statement in self._sql(_SITE).split(";"):
+                conn.execute(statement)
 
     def _add_route_index(self, conn: psycopg.Connection[Any]) -> None:
         """count(route) needs an index on route: version-2 tables made before
@@ -483,6 +507,42 @@ class PostgresStore(StoreBase[ConnectionPool]):
         with self._borrow() as conn:
             row = conn.execute(self._sql("SELECT epoch FROM {p}meta")).fetchone()
         return str(row[0]) if row else ""
+
+    def add_counts(self, counts: Mapping[str, int]) -> None:
+        # Sorted: concurrent writers lock the rows in one order (no deadlock).
+        rows = sorted((reason, n) for reason, n in counts.items() if n)
+        if not rows:
+            return
+        with self._borrow() as conn:
+            conn.execute(
+                self._sql(
+                    "INSERT INTO {p}count SELECT * FROM unnest(%s::text[], %s::bigint[])"
+                    " ON CONFLICT (reason) DO UPDATE SET n = {p}count.n + excluded.n"
+                ),
+                ([reason for reason, _ in rows], [n for _, n in rows]),
+            )
+
+    def counts(self) -> dict[str, int]:
+        with self._borrow() as conn:
+            found = conn.execute(self._sql("SELECT reason, n FROM {p}count"))
+            return {str(reason): int(n) for reason, n in found}
+
+    def setting(self, name: str) -> str | None:
+        with self._borrow() as conn:
+            row = conn.execute(
+                self._sql("SELECT value FROM {p}setting WHERE name = %s"), (name,)
+            ).fetchone()
+        return None if row is None else str(row[0])
+
+    def set_setting(self, name: str, value: str) -> None:
+        with self._borrow() as conn:
+            conn.execute(
+                self._sql(
+                    "INSERT INTO {p}setting VALUES (%s, %s)"
+                    " ON CONFLICT (name) DO UPDATE SET value = excluded.value"
+                ),
+                (name, value),
+            )
 
     def count(self, route: str | None = None) -> int:
         with self._borrow() as conn:

@@ -119,7 +119,21 @@ class RedisStore(StoreBase[_Client]):
             self._summaries_key,
             self._lock_key,
             self._routes,
-        ) = (prefix + k for k in ("meta", "url", "fragment", "pages", "lock", "routes"))
+            self._counts_key,
+            self._settings_key,
+        ) = (
+            prefix + k
+            for k in (
+                "meta",
+                "url",
+                "fragment",
+                "pages",
+                "lock",
+                "routes",
+                "counts",
+                "settings",
+            )
+        )
         self._policy_checked = False
 
     def _part_key(self, number: int) -> str:
@@ -505,6 +519,27 @@ class RedisStore(StoreBase[_Client]):
 
     def epoch(self) -> str:
         return _text(self._connection().redis.hget(self._meta, "epoch"))
+
+    def add_counts(self, counts: Mapping[str, int]) -> None:
+        # Not a MULTI: HINCRBY is atomic per field, and a pipeline is one
+        # round trip. Kept apart from meta, which every page write WATCHes.
+        rows = [(reason, n) for reason, n in counts.items() if n]
+        if rows:
+            pipe = self._connection().redis.pipeline(transaction=False)
+            for reason, n in rows:
+                pipe.hincrby(self._counts_key, reason, n)
+            pipe.execute()
+
+    def counts(self) -> dict[str, int]:
+        found = self._connection().redis.hgetall(self._counts_key)
+        return {_text(reason): int(n) for reason, n in found.items()}
+
+    def setting(self, name: str) -> str | None:
+        value = self._connection().redis.hget(self._settings_key, name)
+        return None if value is None else _text(value)
+
+    def set_setting(self, name: str, value: str) -> None:
+        self._connection().redis.hset(self._settings_key, name, value)
 
     def count(self, route: str | None = None) -> int:
         client = self._connection().redis

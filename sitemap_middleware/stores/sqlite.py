@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -36,6 +36,11 @@ CREATE TABLE IF NOT EXISTS sitemap_url (
 CREATE INDEX IF NOT EXISTS sitemap_url_page ON sitemap_url (page, seq);
 -- count(route): added to version-2 files as they are opened
 CREATE INDEX IF NOT EXISTS sitemap_url_route ON sitemap_url (route);
+-- the site's counters, summed from every writer's deltas (add_counts)
+CREATE TABLE IF NOT EXISTS sitemap_count (
+    reason TEXT PRIMARY KEY,
+    n INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS sitemap_page (
     page INTEGER PRIMARY KEY,
     urls INTEGER NOT NULL,
@@ -256,6 +261,32 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     def epoch(self) -> str:
         rows = self._query("SELECT value FROM sitemap_meta WHERE key = 'epoch'")
         return str(rows[0][0]) if rows else ""
+
+    def add_counts(self, counts: Mapping[str, int]) -> None:
+        rows = [(reason, n) for reason, n in counts.items() if n]
+        if rows:
+            with self._writing() as conn:
+                conn.executemany(
+                    "INSERT INTO sitemap_count VALUES (?, ?)"
+                    " ON CONFLICT (reason) DO UPDATE SET n = n + excluded.n",
+                    rows,
+                )
+
+    def counts(self) -> dict[str, int]:
+        return dict(self._query("SELECT reason, n FROM sitemap_count"))
+
+    def setting(self, name: str) -> str | None:
+        rows = self._query(
+            "SELECT value FROM sitemap_meta WHERE key = ?", (f"setting.{name}",)
+        )
+        return str(rows[0][0]) if rows else None
+
+    def set_setting(self, name: str, value: str) -> None:
+        with self._writing() as conn:
+            conn.execute(
+                "INSERT OR REPLACE INTO sitemap_meta VALUES (?, ?)",
+                (f"setting.{name}", value),
+            )
 
     def count(self, route: str | None = None) -> int:
         if route is None:

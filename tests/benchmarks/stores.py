@@ -232,7 +232,10 @@ def pg_read(conn: Any) -> list[Any]:
 
 def pg_drop(conn: Any) -> None:
     for prefix in ("bench_", "bench_raw_"):
-        conn.execute(f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta")
+        conn.execute(
+            f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta,"
+            f" {prefix}count, {prefix}setting"
+        )
 
 
 # --- the runs -----------------------------------------------------------------
