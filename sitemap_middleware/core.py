@@ -53,6 +53,17 @@ class SitemapBase:
         ``errors`` (failed store writes, retried later)."""
         return self.recorder.stats()
 
+    def site_stats(self) -> dict[str, Any]:
+        """The counters of :meth:`stats` summed over every worker and machine
+        that writes to the store (each writer adds its counts to the store's
+        every few seconds and when flushed), plus the store's ``urls`` (pages
+        listed) and ``parts`` (sitemap files). ``queued`` and ``pending`` are
+        this process's.
+
+        :raises StoreError: when the store cannot be read.
+        """
+        return self.recorder.site_stats()
+
     def close(self) -> None:
         """Flush, stop the writer thread and close the store."""
         self.recorder.close()

@@ -42,8 +42,8 @@ class Counters:
         with self._lock:
             self._bulk[reason] += n
 
-    def snapshot(self) -> Counter[tuple[str, str]]:
-        """Every count so far by ``(group, reason)``; the totals' group is ``""``."""
+    def totals(self) -> Counter[str]:
+        """Every count so far by reason."""
         with self._lock:
             total = Counter(self._bulk)
         for reason, tally in self.tally.items():
@@ -51,22 +51,36 @@ class Counters:
             counted = int(repr(tally)[6:-1])
             if counted:
                 total[reason] += counted
-        # A reason missing from the vocabulary is still counted, as a skip.
-        return Counter(
-            {(GROUP.get(reason, "skipped"), reason): n for reason, n in total.items()}
-        )
+        return total
+
+    def snapshot(self) -> Counter[tuple[str, str]]:
+        """Every count so far by ``(group, reason)``; the totals' group is ``""``."""
+        return by_group(self.totals())
 
     def stats(self, queued: int, pending: int) -> dict[str, object]:
         """``recorded``, ``removed``, the reasons of each group, then ``queued``
         (observations not yet digested) and ``pending`` (writes waiting)."""
-        grouped: dict[str, dict[str, int]] = {group: {} for group in GROUPS}
-        flat: dict[str, object] = {RECORDED: 0, REMOVED: 0}
-        for (group, reason), value in self.snapshot().items():
-            if group:
-                grouped[group][reason] = value
-            else:
-                flat[reason] = value
-        flat.update(grouped)
-        flat["queued"] = queued
-        flat["pending"] = pending
-        return flat
+        return stats(self.totals(), queued, pending)
+
+
+def by_group(totals: Counter[str]) -> Counter[tuple[str, str]]:
+    """Counts by reason as counts by ``(group, reason)``."""
+    # A reason missing from the vocabulary is still counted, as a skip.
+    return Counter(
+        {(GROUP.get(reason, "skipped"), reason): n for reason, n in totals.items()}
+    )
+
+
+def stats(totals: Counter[str], queued: int, pending: int) -> dict[str, object]:
+    """The ``stats()`` dict of counts by reason."""
+    grouped: dict[str, dict[str, int]] = {group: {} for group in GROUPS}
+    flat: dict[str, object] = {RECORDED: 0, REMOVED: 0}
+    for (group, reason), value in by_group(totals).items():
+        if group:
+            grouped[group][reason] = value
+        else:
+            flat[reason] = value
+    flat.update(grouped)
+    flat["queued"] = queued
+    flat["pending"] = pending
+    return flat

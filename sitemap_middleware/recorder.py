@@ -10,17 +10,18 @@ import logging
 import os
 import threading
 import weakref
+from collections import Counter
 from collections.abc import Callable
 
 from .config import Config
-from .counters import Counters
+from .counters import Counters, stats
 from .digest import Rules
 from .intake import Intake
 from .limits import Limits
 from .observation import Observation
 from .reasons import Dropped
 from .recent import Recent
-from .stores.base import Store
+from .stores.base import Shared, Store
 from .writer import BATCH, Writer
 
 logger = logging.getLogger("sitemap_middleware")
@@ -99,6 +100,23 @@ class Recorder:
     def stats(self) -> dict[str, object]:
         """Counters since start: recorded, removed, and by reason."""
         return self._counters.stats(len(self._intake), len(self._writer))
+
+    def site_stats(self) -> dict[str, object]:
+        """:meth:`stats` summed over every writer of the store (this
+        process's counts not sent yet included), with the store's ``urls``
+        and ``parts``; ``queued`` and ``pending`` stay this process's. A
+        store without shared counters gives this process's counts.
+
+        :raises StoreError: when the store cannot be read.
+        """
+        store = self._store
+        totals = self._counters.totals()
+        if isinstance(store, Shared):
+            totals = Counter(store.counts()) + self._writer.unsent()
+        site = stats(totals, len(self._intake), len(self._writer))
+        site["urls"] = store.count()
+        site["parts"] = len(store.parts())
+        return site
 
 
 class Process:

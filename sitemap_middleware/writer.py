@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
@@ -27,7 +28,7 @@ from .limits import Limits
 from .observation import Observation
 from .reasons import RECORDED, REMOVED, Dropped, Errors, Seen
 from .recent import Recent
-from .stores.base import Store
+from .stores.base import Shared, Store
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -42,6 +43,9 @@ MAX_BACKOFF = 30.0
 BUG_INTERVAL = 60.0
 # Seconds between two looks at the store's epoch (a new one: its data was lost).
 EPOCH_INTERVAL = 1.0
+# Seconds between two sends of this process's counts to the store's (and at
+# every flush): one small write, never one a request.
+COUNTS_INTERVAL = 10.0
 
 
 class Pending:
@@ -150,6 +154,12 @@ class Writer:
         self._store = store
         self._intake = intake
         self._count = counters.add
+        self._counters = counters
+        self._shared = store if isinstance(store, Shared) else None
+        # What the store's counters hold of ours. Made in a forked child too:
+        # the counts inherited are the parent's to send, not ours.
+        self._sent = counters.totals()
+        self._counts_due = time.monotonic() + COUNTS_INTERVAL
         self._recent = recent
         self._limits = limits
         self._declared = Declared()
@@ -191,6 +201,7 @@ class Writer:
                 with self._lock:
                     self._drain()
                     self._push(force=False)
+                    self._send_counts(force=False)
                     self._recent.expire()
             except Exception as exc:  # the writer never dies
                 self._bugs.report("the writer", exc)
@@ -207,6 +218,7 @@ class Writer:
                 deadline = None if timeout is None else time.monotonic() + timeout
                 self._drain(deadline)
                 done = self._push(force=True) and not len(self._intake)
+                done = self._send_counts(force=True) and done
                 self._recent.expire()
                 return done
             finally:
@@ -224,6 +236,34 @@ class Writer:
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
+
+    def unsent(self) -> Counter[str]:
+        """This process's counts not yet in the store's counters."""
+        return self._counters.totals() - self._sent
+
+    def _send_counts(self, force: bool) -> bool:
+        """Add this process's new counts to the store's, every
+        ``COUNTS_INTERVAL`` or when forced; on an outage they stay unsent and
+        go with the next send. ``False`` if some are left (lock held)."""
+        shared = self._shared
+        current = time.monotonic()
+        if shared is None:
+            return True
+        if not force and (current < self._counts_due or not self._breaker.allows()):
+            return True
+        self._counts_due = current + COUNTS_INTERVAL
+        totals = self._counters.totals()
+        delta = totals - self._sent
+        if not delta:
+            return True
+        try:
+            shared.add_counts(delta)
+        except StoreError as exc:
+            self._count(Errors.STORE)
+            self._breaker.trip(exc)
+            return False
+        self._sent = totals
+        return True
 
     # -- digesting ------------------------------------------------------------
 

@@ -37,6 +37,10 @@ CALLS: dict[str, Callable[[Store], object]] = {
     "part": lambda store: store.part(1),
     "fragments": lambda store: list(store.fragments(1)),
     "entries": lambda store: list(store.entries(1)),
+    "add_counts": lambda store: store.add_counts({"recorded": 1}),  # type: ignore[attr-defined]
+    "counts": lambda store: store.counts(),  # type: ignore[attr-defined]
+    "setting": lambda store: store.setting("config"),  # type: ignore[attr-defined]
+    "set_setting": lambda store: store.set_setting("config", "x"),  # type: ignore[attr-defined]
 }
 
 
