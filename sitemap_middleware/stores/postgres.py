@@ -516,7 +516,8 @@ class PostgresStore(StoreBase[ConnectionPool]):
         with self._borrow() as conn:
             conn.execute(
                 self._sql(
-                    "INSERT INTO {p}count SELECT * FROM unnest(%s::text[], %s::bigint[])"
+                    "INSERT INTO {p}count"
+                    " SELECT * FROM unnest(%s::text[], %s::bigint[])"
                     " ON CONFLICT (reason) DO UPDATE SET n = {p}count.n + excluded.n"
                 ),
                 ([reason for reason, _ in rows], [n for _, n in rows]),
