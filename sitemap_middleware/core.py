@@ -9,6 +9,7 @@ from typing import Any
 
 from .config import Config
 from .policy import Policy
+from .prune import ConfigJudge
 from .recorder import Recorder
 from .routes import Routes
 from .serving import Server
@@ -32,9 +33,15 @@ class SitemapBase:
         self.config = Config.from_mapping(config)
         self.store: Store = open_store(self.config.store)
         self.policy = Policy(self.config)
-        self.recorder = Recorder(self.config, self.policy, self.store)
-        self.server = Server(self.config, self.store)
         self.routes = Routes(self.config)
+        # How stored pages are judged again after a change of config
+        # (invariant 21). Hook: an adapter that knows the app's route table
+        # passes view_for(template) -> view, so that @sitemap options count.
+        self.judge = ConfigJudge(
+            self.config, self.policy, self.routes.resolve, view_for=None
+        )
+        self.recorder = Recorder(self.config, self.policy, self.store, self.judge)
+        self.server = Server(self.config, self.store)
         self.watcher = Watcher(
             self.policy, self.routes, self.recorder, locate, find_route
         )

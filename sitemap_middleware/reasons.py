@@ -102,6 +102,11 @@ class Errors:
 # The totals, counted under their own name at the top of stats().
 RECORDED: Final = "recorded"
 REMOVED: Final = "removed"
+# The re-check of stored pages after a change of config (invariant 21): pages
+# it removed, pages it wrote again (changefreq, priority) and pages it read.
+PRUNED: Final = "pruned"
+RESTYLED: Final = "restyled"
+RECHECKED: Final = "rechecked"
 
 
 def _group(kind: type, name: str) -> dict[str, str]:
@@ -120,5 +125,8 @@ GROUP: Final[dict[str, str]] = {
     **_group(Errors, "errors"),
     RECORDED: "",
     REMOVED: "",
+    PRUNED: "",
+    RESTYLED: "",
+    RECHECKED: "",
 }
 GROUPS: Final = ("skipped", "dropped", "seen", "errors")

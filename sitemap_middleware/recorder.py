@@ -19,6 +19,7 @@ from .digest import Rules
 from .intake import Intake
 from .limits import Limits
 from .observation import Observation
+from .prune import Judge, Recheck, config_digest
 from .reasons import Dropped
 from .recent import Recent
 from .stores.base import Shared, Store
@@ -40,8 +41,18 @@ class Recorder:
         recorder.close()
     """
 
-    def __init__(self, config: Config, policy: Rules, store: Store) -> None:
+    def __init__(
+        self,
+        config: Config,
+        policy: Rules,
+        store: Store,
+        judge: Judge | None = None,
+    ) -> None:
         self._config = config
+        # The current config's verdict on stored pages: each new writer
+        # re-checks them when the store's config digest differs.
+        self._judge = judge
+        self._digest = config_digest(config)
         self._policy = policy
         self._store = store
         self._counters = Counters()
@@ -68,6 +79,9 @@ class Recorder:
             self._counters,
             self._recent,
             self._limits,
+            None
+            if self._judge is None
+            else Recheck(self._store, self._judge, self._digest),
         )
 
     # -- request path -------------------------------------------------------

@@ -26,7 +26,17 @@ from .errors import StoreError
 from .intake import MAX_QUEUED, Intake
 from .limits import Limits
 from .observation import Observation
-from .reasons import RECORDED, REMOVED, Dropped, Errors, Seen
+from .prune import Recheck
+from .reasons import (
+    PRUNED,
+    RECHECKED,
+    RECORDED,
+    REMOVED,
+    RESTYLED,
+    Dropped,
+    Errors,
+    Seen,
+)
 from .recent import Recent
 from .stores.base import Shared, Store
 
@@ -148,8 +158,10 @@ class Writer:
         counters: Counters,
         recent: Recent,
         limits: Limits,
+        recheck: Recheck | None = None,
     ) -> None:
         self._config = config
+        self._recheck = recheck
         self._rules = rules
         self._store = store
         self._intake = intake
@@ -335,6 +347,8 @@ class Writer:
     def _push(self, force: bool) -> bool:
         """Write the pending changes; ``True`` when none is left (lock held)."""
         self._check_epoch()  # before the first write: the epoch written to
+        if not self._rechecked(force):
+            return False
         pending = self._pending
         if not pending:
             return True
@@ -358,6 +372,40 @@ class Writer:
             self._breaker.trip(exc)
             return False
         self._breaker.reset()
+        return True
+
+    def _rechecked(self, force: bool) -> bool:
+        """Check the stored pages against the config, a part a call (all of
+        them when forced), until done; ``False`` while the store fails."""
+        recheck = self._recheck
+        if recheck is None or recheck.done:
+            return True
+        if not force and not self._breaker.allows():
+            return False
+        try:
+            while not recheck.done:
+                before = recheck.checked
+                removed, rewritten = recheck.step()
+                if recheck.checked > before:
+                    self._count(RECHECKED, recheck.checked - before)
+                if removed:
+                    for path in removed:
+                        self._recent.forget(path, path)
+                    self._limits.forget(removed)
+                    self._count(PRUNED, len(removed))
+                if rewritten:
+                    self._count(RESTYLED, rewritten)
+                if not force:
+                    break
+        except StoreError as exc:
+            self._count(Errors.STORE)
+            self._breaker.trip(exc)
+            return False
+        except Exception as exc:
+            # Not again in this process: the pages follow the config at the
+            # next start (invariant 18: recording goes on).
+            recheck.done = True
+            self._bugs.report("the config re-check", exc)
         return True
 
     def _admit(self) -> None:

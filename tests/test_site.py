@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import pytest
-from helpers import locs, validate
+from helpers import NS, locs, validate
 from services import require_postgres, require_redis
 from test_stores import _CLEANUPS, _delete_redis_keys, _drop_tables
 from werkzeug.test import Client
@@ -34,6 +34,13 @@ def page(
         return [b"{}"]
     start_response("200 OK", [("Content-Type", HTML)])
     return [f"<html><head><title>{path}</title></head><body>{path}</body>".encode()]
+
+
+def route_of(environ: dict[str, Any]) -> tuple[str, object] | None:
+    """Pages under /blog/ are served by the route ``/blog/<slug>``."""
+    if environ["PATH_INFO"].startswith("/blog/"):
+        return "/blog/<slug>", None
+    return None
 
 
 def shared_uri(kind: str, tmp_path: Path) -> str:
@@ -61,9 +68,11 @@ def _cleanup() -> Iterator[None]:
 class Worker:
     """One middleware around :func:`page` and a client for it."""
 
-    def __init__(self, uri: str, **config: Any) -> None:
+    def __init__(self, uri: Any, **config: Any) -> None:
         self.middleware = SitemapMiddleware(
-            page, {"base_url": "http://localhost", "store": uri, **config}
+            page,
+            {"base_url": "http://localhost", "store": uri, **config},
+            find_route=route_of,
         )
         self.client = Client(self.middleware)
 
@@ -167,3 +176,169 @@ def test_counts_of_an_outage_are_sent_with_the_next_batch(tmp_path: Path) -> Non
         assert counts["store"] >= 1  # the failed send is itself counted
     finally:
         worker.close()
+
+
+# -- the sitemap follows the config (invariant 21) --------------------------------
+
+PAGES = ["/", "/about", "/blog/a", "/blog/b", "/blog/c", "/search?page=2"]
+URLS = sorted(f"http://localhost{p}" for p in PAGES)
+
+
+def record(uri: str, make: Callable[..., Worker], **config: Any) -> Worker:
+    worker = make(uri, query=["page"], **config)
+    for path in PAGES:
+        worker.get(path)
+    assert worker.middleware.flush()
+    assert worker.listed() == URLS
+    worker.close()
+    return worker
+
+
+@pytest.mark.parametrize("store_uri", ["sqlite", "redis", "postgres"])
+def test_a_restart_with_a_new_exclude_prunes_stored_pages(
+    store_uri: str, tmp_path: Path, workers: Callable[..., Worker]
+) -> None:
+    uri = shared_uri(store_uri, tmp_path)
+    record(uri, workers)
+    again = workers(uri, query=["page"], exclude=["/blog/*"])
+    assert again.middleware.flush()
+    assert again.listed() == sorted(
+        f"http://localhost{p}" for p in ("/", "/about", "/search?page=2")
+    )
+    stats = again.middleware.stats()
+    assert stats["pruned"] == 3 and stats["rechecked"] == len(PAGES)
+
+
+@pytest.mark.parametrize(
+    ("config", "left"),
+    [
+        ({"include": ["/blog/*"]}, ["/blog/a", "/blog/b", "/blog/c"]),
+        (
+            {"routes": {"/blog/<slug>": {"exclude": True}}},
+            ["/", "/about", "/search?page=2"],
+        ),
+        ({"query": []}, ["/", "/about", "/blog/a", "/blog/b", "/blog/c"]),
+        # Caps keep the oldest added: what they would have refused as new.
+        ({"max_urls": 2}, ["/", "/about"]),
+        (
+            {"routes": {"/blog/<slug>": {"max_urls": 1, "query": ["page"]}}},
+            ["/", "/about", "/blog/a", "/search?page=2"],
+        ),
+    ],
+)
+def test_a_restart_drops_what_the_new_config_refuses(
+    config: dict[str, Any],
+    left: list[str],
+    tmp_path: Path,
+    workers: Callable[..., Worker],
+) -> None:
+    uri = f"sqlite:///{tmp_path}/site.sqlite3"
+    record(uri, workers)
+    again = workers(uri, **{"query": ["page"], **config})
+    assert again.middleware.flush()
+    assert again.listed() == sorted(f"http://localhost{p}" for p in left)
+    assert again.middleware.stats()["pruned"] == len(PAGES) - len(left)
+
+
+def written(worker: Worker) -> dict[str, tuple[str | None, ...]]:
+    """Path -> (lastmod, changefreq, priority) as part 1 lists them."""
+    status, body = worker.get("/sitemap-1.xml.gz")
+    assert status == 200
+    return {
+        url.findtext("sm:loc", namespaces=NS).removeprefix("http://localhost"): tuple(
+            url.findtext(f"sm:{name}", namespaces=NS)
+            for name in ("lastmod", "changefreq", "priority")
+        )
+        for url in validate(gzip.decompress(body)).iterfind("sm:url", NS)
+    }
+
+
+@pytest.mark.parametrize("store_uri", ["sqlite", "redis", "postgres"])
+def test_a_restart_with_new_defaults_rewrites_stored_entries(
+    store_uri: str, tmp_path: Path, workers: Callable[..., Worker]
+) -> None:
+    uri = shared_uri(store_uri, tmp_path)
+    record(uri, workers)
+    before = workers(uri, query=["page"])
+    lastmods = {path: found[0] for path, found in written(before).items()}
+    before.close()
+    config = {
+        "changefreq": "weekly",
+        "routes": {"/blog/<slug>": {"priority": 0.8, "changefreq": "daily"}},
+    }
+    again = workers(uri, query=["page"], **config)
+    assert again.middleware.flush()
+    blog, other = ("daily", "0.8"), ("weekly", None)
+    # lastmod does not move: the content did not change.
+    assert written(again) == {
+        path: (lastmods[path], *(blog if path.startswith("/blog/") else other))
+        for path in PAGES
+    }
+    assert again.middleware.stats()["restyled"] == len(PAGES)
+
+
+def test_an_unchanged_config_checks_nothing(
+    tmp_path: Path, workers: Callable[..., Worker]
+) -> None:
+    uri = f"sqlite:///{tmp_path}/site.sqlite3"
+    record(uri, workers)
+    first = workers(uri, query=["page"], exclude=["/blog/*"])
+    assert first.middleware.flush()
+    assert first.middleware.stats()["rechecked"] == len(PAGES)
+    first.close()
+    again = workers(uri, query=["page"], exclude=["/blog/*"])
+    again.get("/about")
+    assert again.middleware.flush()
+    stats = again.middleware.stats()
+    assert "rechecked" not in stats and "pruned" not in stats
+
+
+def test_workers_starting_together_agree(
+    tmp_path: Path, workers: Callable[..., Worker]
+) -> None:
+    import threading
+
+    uri = f"sqlite:///{tmp_path}/site.sqlite3"
+    record(uri, workers)
+    config = {"query": ["page"], "exclude": ["/about"], "max_urls": 4}
+    racing = [workers(uri, **config) for _ in range(4)]
+    start = threading.Barrier(len(racing))
+
+    def go(worker: Worker) -> None:
+        start.wait()
+        assert worker.middleware.flush()
+
+    threads = [threading.Thread(target=go, args=(w,)) for w in racing]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    expected = sorted(
+        f"http://localhost{p}" for p in ("/", "/blog/a", "/blog/b", "/blog/c")
+    )
+    assert all(worker.listed() == expected for worker in racing)
+
+
+def test_a_rewrite_keeps_what_the_fragment_lists() -> None:
+    # A rewrite is made from the stored fragment: images and the listed
+    # alternates come back as they were written.
+    from datetime import datetime, timezone
+
+    from sitemap_middleware.model import Entry
+    from sitemap_middleware.prune import Written, written
+    from sitemap_middleware.render import fragment
+
+    entry = Entry(
+        "/a?x=1&y='",
+        datetime(2024, 1, 1, tzinfo=timezone.utc),
+        changefreq="daily",
+        priority=0.5,
+        alternates=(("de", "/de/a"), ("en", "/a?x=1&y='")),
+        images=("/i.png", "https://cdn.example.com/j.png?a=1&b=2"),
+    )
+    plain = Entry("/b", datetime(2024, 1, 1, tzinfo=timezone.utc))
+    run = fragment(entry, 1704067200) + fragment(plain, 1704067200)
+    assert list(written([run[:50], run[50:]])) == [
+        ("/a?x=1&y='", Written(("daily", 0.5), entry.alternates, entry.images)),
+        ("/b", Written((None, None), (), ())),
+    ]

@@ -1,0 +1,269 @@
+"""The re-check of stored pages against the current config (invariant 21): what a
+changed ``exclude``, ``include``, route, query allow-list or cap now refuses
+leaves the store, and changed ``changefreq``/``priority`` reach stored entries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterable, Iterator
+from typing import NamedTuple, Protocol
+
+from .config import Config
+from .digest import Rules
+from .model import Entry
+from .reasons import Dropped, Skipped
+from .render import IMAGE_NS, ORIGIN, SITEMAP_NS, URLSET_CLOSE, URLSET_OPEN, XHTML_NS
+from .routes import Route
+from .stores.base import Shared, Store
+from .urls import filter_query
+
+# The store setting that holds the digest of the config its pages follow.
+SETTING = "config"
+# The version of the rules below: a release that refuses more than the one
+# before changes it, and every store is checked once more.
+RULES = "1"
+# Why a stored URL with a query is refused: the parameter is no longer kept.
+QUERY = "query"
+
+Style = tuple[str | None, float | None]
+
+
+def config_digest(config: Config) -> str:
+    """A digest of what decides which stored pages stay and how they are
+    written; the same config always gives the same digest."""
+    routes = {
+        template: [
+            options.exclude,
+            options.max_urls,
+            options.changefreq,
+            options.priority,
+            sorted(options.query or ()),
+        ]
+        for template, options in sorted(config.routes.items())
+    }
+    decides = [
+        RULES,
+        list(config.exclude),
+        list(config.include),
+        sorted(config.query),
+        config.changefreq,
+        config.priority,
+        config.max_urls,
+        routes,
+    ]
+    text = json.dumps(decides, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+class Judge(Protocol):
+    """The current config's verdict on a stored entry."""
+
+    max_urls: int | None
+    """The global cap (``None``: none)."""
+
+    def refuse(self, entry: Entry) -> str | None:
+        """Why the config would not record ``entry`` now, or ``None``."""
+
+    def cap(self, entry: Entry) -> int | None:
+        """The cap of ``entry``'s route (``None``: none)."""
+
+    def style(self, entry: Entry) -> Style:
+        """The ``(changefreq, priority)`` the entry is written with."""
+
+
+class ConfigJudge:
+    """A :class:`Judge` of the path rules (``exclude``, ``include``, own
+    paths) and the routes. ``view_for(template)`` gives the view serving a
+    route template, when the app's routes are known, so that a decorator's
+    options count too; without it only the config's routes do."""
+
+    def __init__(
+        self,
+        config: Config,
+        rules: Rules,
+        resolve: Callable[[str | None, object], Route],
+        view_for: Callable[[str], object] | None = None,
+    ) -> None:
+        self.max_urls = config.max_urls
+        self._rules = rules
+        self._resolve = resolve
+        self._view_for = view_for
+
+    def _route(self, entry: Entry) -> Route:
+        template, view_for = entry.route, self._view_for
+        view = None if template is None or view_for is None else view_for(template)
+        return self._resolve(template, view)
+
+    def refuse(self, entry: Entry) -> str | None:
+        path, _, query = entry.path.partition("?")
+        reason = self._rules.path_skip(path)
+        if reason is not None:
+            return reason
+        route = self._route(entry)
+        if route.exclude:
+            return Skipped.ROUTE_EXCLUDED
+        # The stored spelling again: a parameter no longer kept refuses it.
+        if query and filter_query(query, route.query) != query:
+            return QUERY
+        return None
+
+    def cap(self, entry: Entry) -> int | None:
+        route = self._route(entry)
+        return None if route.template is None else route.max_urls
+
+    def style(self, entry: Entry) -> Style:
+        route = self._route(entry)
+        return route.changefreq, route.priority
+
+
+class Written(NamedTuple):
+    """What a stored fragment says beyond the entry the store reads."""
+
+    style: Style
+    alternates: tuple[tuple[str, str], ...]
+    images: tuple[str, ...]
+
+
+def written(fragments: Iterable[bytes]) -> Iterator[tuple[str, Written]]:
+    """Each ``(path, Written)`` of a part's stored fragments, read as they
+    come (a part at most in memory, as the store reads it)."""
+    parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("end",))
+    parser.feed(URLSET_OPEN)
+    url = f"{{{SITEMAP_NS}}}url"
+    for run in fragments:
+        # The origin is left out: locations read back as the stored paths.
+        parser.feed(run.replace(ORIGIN, b""))
+        for event in parser.read_events():
+            # ("end", element) for the only events asked for.
+            element = event[-1]
+            if isinstance(element, ET.Element) and element.tag == url:
+                yield _read(element)
+                element.clear()
+    parser.feed(URLSET_CLOSE)
+    parser.close()
+
+
+def _read(element: ET.Element) -> tuple[str, Written]:
+    def text(name: str) -> str | None:
+        found = element.find(f"{{{SITEMAP_NS}}}{name}")
+        return None if found is None else found.text
+
+    priority = text("priority")
+    alternates = tuple(
+        (link.get("hreflang", ""), link.get("href", ""))
+        for link in element.iterfind(f"{{{XHTML_NS}}}link")
+    )
+    images = tuple(
+        loc.text or ""
+        for loc in element.iterfind(f"{{{IMAGE_NS}}}image/{{{IMAGE_NS}}}loc")
+    )
+    style = (text("changefreq"), None if priority is None else float(priority))
+    return text("loc") or "", Written(style, alternates, images)
+
+
+def _same(have: Style, want: Style) -> bool:
+    # Priorities are written to one decimal (render.fragment).
+    return have[0] == want[0] and (
+        (have[1] is None) == (want[1] is None)
+        and (have[1] is None or f"{have[1]:.1f}" == f"{want[1]:.1f}")
+    )
+
+
+class Recheck:
+    """One pass over a store whose config digest is not ``digest``, a part at
+    a time (:meth:`step`), started again from the first part by a new writer
+    if the process stops midway. Idempotent: writers that start together do
+    the same removals and rewrites, in the same order, and the last one
+    stores the digest.
+
+    Caps keep the entries first in the store's order (the oldest added): what
+    a lowered cap leaves out is what it would have refused as new.
+    """
+
+    def __init__(self, store: Store, judge: Judge, digest: str) -> None:
+        self._store = store
+        self._judge = judge
+        self.digest = digest
+        self.done = not isinstance(store, Shared)
+        self._next = 0  # 0: the store's digest not read yet
+        self._last = 0
+        self._kept = 0
+        self._route_kept: dict[str, int] = {}
+        self.checked = 0
+        """Entries read so far (the work done)."""
+
+    def step(self) -> tuple[list[str], int]:
+        """Check the next part: ``(paths removed, entries rewritten)``.
+
+        :raises StoreError: on an outage; the same part is checked again.
+        """
+        store = self._store
+        assert isinstance(store, Shared)
+        if self._next == 0:
+            if store.setting(SETTING) == self.digest:
+                self.done = True
+                return [], 0
+            parts = self._store.parts()
+            self._last = parts[-1].number if parts else 0
+            self._next = 1
+        if self._next > self._last:
+            store.set_setting(SETTING, self.digest)
+            self.done = True
+            return [], 0
+        removed, rewritten = self._check(self._next)
+        self._next += 1
+        return removed, rewritten
+
+    def _check(self, number: int) -> tuple[list[str], int]:
+        judge, store = self._judge, self._store
+        entries = list(store.entries(number))
+        self.checked += len(entries)
+        kept, route_kept = self._kept, dict(self._route_kept)
+        refused: list[str] = []
+        styled: dict[str, Entry] = {}
+        for entry in entries:
+            reason = judge.refuse(entry)
+            route_cap = judge.cap(entry)
+            held = route_kept.get(entry.route or "", 0)
+            if reason is None and judge.max_urls is not None:
+                reason = Dropped.CAP if kept >= judge.max_urls else None
+            if reason is None and route_cap is not None:
+                reason = Dropped.ROUTE_CAP if held >= route_cap else None
+            if reason is not None:
+                refused.append(entry.path)
+                continue
+            kept += 1
+            if entry.route is not None:
+                route_kept[entry.route] = held + 1
+            styled[entry.path] = entry
+        rewrites = []
+        if styled:
+            for path, was in written(store.fragments(number)):
+                kept_entry = styled.get(path)
+                if kept_entry is None:
+                    continue
+                changefreq, priority = want = judge.style(kept_entry)
+                if _same(was.style, want):
+                    continue
+                rewrites.append(
+                    Entry(
+                        path,
+                        kept_entry.lastmod,
+                        kept_entry.fingerprint,
+                        changefreq,
+                        priority,
+                        kept_entry.route,
+                        was.alternates,
+                        was.images,
+                    )
+                )
+        # Written before the counts move on: an outage checks the part again.
+        if refused:
+            store.remove(refused)
+        if rewrites:
+            store.upsert(rewrites)
+        self._kept, self._route_kept = kept, route_kept
+        return refused, len(rewrites)
