@@ -41,7 +41,7 @@ class SitemapBase:
             self.config, self.policy, self.routes.resolve, view_for=None
         )
         self.recorder = Recorder(self.config, self.policy, self.store, self.judge)
-        self.server = Server(self.config, self.store)
+        self.server = Server(self.config, self.store, self.recorder.explain)
         self.watcher = Watcher(
             self.policy, self.routes, self.recorder, locate, find_route
         )

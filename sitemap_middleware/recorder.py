@@ -16,6 +16,7 @@ from collections.abc import Callable
 from .config import Config
 from .counters import Counters, stats
 from .digest import Rules
+from .hints import Hints
 from .intake import Intake
 from .limits import Limits
 from .observation import Observation
@@ -59,6 +60,7 @@ class Recorder:
         # count(reason, n=1): called on the request path.
         self.count = self._counters.add
         self.tally = self._counters.tally
+        self.hints = Hints(self._counters.totals)
         self._recent = Recent(config.recheck_interval)
         # is_fresh(key): on the request path, one C-level dict lookup.
         self.is_fresh: Callable[[str], bool] = self._recent.fresh.__contains__
@@ -71,6 +73,9 @@ class Recorder:
     def _reset(self) -> None:
         # Also run in a forked child: the parent's thread and queue are not ours.
         self._intake = Intake(BATCH)
+        judge, recheck = self._judge, None
+        if judge is not None:
+            recheck = Recheck(self._store, judge, self._digest)
         self._writer = Writer(
             self._config,
             self._policy,
@@ -79,9 +84,8 @@ class Recorder:
             self._counters,
             self._recent,
             self._limits,
-            None
-            if self._judge is None
-            else Recheck(self._store, self._judge, self._digest),
+            hints=self.hints,
+            recheck=recheck,
         )
 
     # -- request path -------------------------------------------------------
@@ -100,7 +104,17 @@ class Recorder:
         """Write everything queued so far, trying the store even while its
         breaker is open; ``False`` if ``timeout`` ran out or writes are still
         pending because the store failed. Never raises."""
-        return self._writer.flush(timeout)
+        done = self._writer.flush(timeout)
+        self.explain()
+        return done
+
+    def explain(self) -> None:
+        """Warn, once per reason, when every page so far was skipped for one
+        reason of the config. Never raises."""
+        try:
+            self.hints.check()
+        except Exception:
+            logger.exception("the sitemap's hints failed")
 
     def close(self, timeout: float = 5.0) -> None:
         """Flush, stop the writer thread and close the store. Never raises."""
@@ -113,6 +127,7 @@ class Recorder:
 
     def stats(self) -> dict[str, object]:
         """Counters since start: recorded, removed, and by reason."""
+        self.explain()
         return self._counters.stats(len(self._intake), len(self._writer))
 
     def site_stats(self) -> dict[str, object]:

@@ -57,12 +57,31 @@ def _text(status: int, message: str, **extra: str) -> Response:
     return Response(status, headers, body)
 
 
+# The body of the index's 404 while nothing is stored: where to look next.
+EMPTY = (
+    "No pages recorded yet.\n"
+    "Every page skipped is counted by reason: stats() on the middleware gives"
+    " this process's counts, site_stats() every worker's.\n"
+    "When every page was skipped for one reason of the config, the"
+    " 'sitemap_middleware' logger has a WARNING naming it and the setting to"
+    " change.\n"
+)
+
+
 class Server:
     """Answers the sitemap endpoints of one configuration from one store."""
 
-    def __init__(self, config: Config, store: Store) -> None:
+    def __init__(
+        self,
+        config: Config,
+        store: Store,
+        on_empty: Callable[[], object] | None = None,
+    ) -> None:
         self._config = config
         self._store = store
+        # Called when the index is asked of an empty store: the recorder's
+        # hints, so that the log says why before anyone looks at stats().
+        self._on_empty = on_empty
         self._cache_control = f"public, max-age={config.cache_max_age}"
         self._sitemap_url = f"{config.base_url}/sitemap.xml"
         self._gzip = (render.DEFLATE.__name__, config.gzip_level)
@@ -113,7 +132,9 @@ class Server:
             if not parts:
                 # An index must list at least one sitemap (siteindex.xsd), so
                 # an empty store has no sitemap yet: 404, not to be cached.
-                return _text(404, "No pages recorded yet.\n", Cache_Control="no-store")
+                if self._on_empty is not None:
+                    self._on_empty()
+                return _text(404, EMPTY, Cache_Control="no-store")
             key = (0, *(p.version for p in parts))
         # The locs are built from base_url: a moved site (http to https) on the
         # same store serves other bytes, so its validators must differ too.

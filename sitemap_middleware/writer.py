@@ -23,6 +23,7 @@ from .config import Config
 from .counters import Counters
 from .digest import Removal, Rules, Skip, Unchanged, Upsert, digest
 from .errors import StoreError
+from .hints import Hints
 from .intake import MAX_QUEUED, Intake
 from .limits import Limits
 from .observation import Observation
@@ -158,8 +159,10 @@ class Writer:
         counters: Counters,
         recent: Recent,
         limits: Limits,
+        hints: Hints | None = None,
         recheck: Recheck | None = None,
     ) -> None:
+        self._hints = hints
         self._config = config
         self._recheck = recheck
         self._rules = rules
@@ -215,6 +218,8 @@ class Writer:
                     self._push(force=False)
                     self._send_counts(force=False)
                     self._recent.expire()
+                if self._hints is not None:
+                    self._hints.check()
             except Exception as exc:  # the writer never dies
                 self._bugs.report("the writer", exc)
                 time.sleep(FLUSH_INTERVAL)

@@ -6,6 +6,7 @@ config (invariant 21), and the one warning that says why nothing is listed.
 from __future__ import annotations
 
 import gzip
+import logging
 import secrets
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ from test_stores import _CLEANUPS, _delete_redis_keys, _drop_tables
 from werkzeug.test import Client
 
 from sitemap_middleware import StoreError
+from sitemap_middleware.hints import WARN_AFTER
 from sitemap_middleware.stores.sqlite import SQLiteStore
 from sitemap_middleware.wsgi import SitemapMiddleware
 
@@ -74,7 +76,7 @@ class Worker:
             {"base_url": "http://localhost", "store": uri, **config},
             find_route=route_of,
         )
-        self.client = Client(self.middleware)
+        self.client = Client(self.middleware, use_cookies=False)
 
     def get(self, path: str, **headers: str) -> tuple[int, bytes]:
         response = self.client.get(path, headers=headers)
@@ -342,3 +344,93 @@ def test_a_rewrite_keeps_what_the_fragment_lists() -> None:
         ("/a?x=1&y='", Written(("daily", 0.5), entry.alternates, entry.images)),
         ("/b", Written((None, None), (), ())),
     ]
+
+
+# -- why nothing is listed --------------------------------------------------------
+
+
+def vary_page(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+    if environ["PATH_INFO"].startswith("/static/"):
+        start_response("200 OK", [("Content-Type", "text/css")])
+        return [b"p {}"]
+    if environ["PATH_INFO"] == "/favicon.ico":
+        start_response("404 Not Found", [("Content-Type", HTML)])
+        return [b"no"]
+    headers = [("Content-Type", HTML), ("Vary", "Cookie")]
+    start_response("200 OK", headers)
+    return [b"<html><head><title>t</title></head><body>v</body></html>"]
+
+
+def warnings_of(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "sitemap_middleware" and r.levelno == logging.WARNING
+    ]
+
+
+@pytest.mark.parametrize(
+    ("config", "headers", "reason", "setting"),
+    [
+        ({}, {"Host": "127.0.0.1:8000"}, "'host'", "'allowed_hosts'"),
+        ({"exclude": ["/*"]}, {}, "'excluded'", "'exclude'"),
+        ({"include": ["/nowhere/*"]}, {}, "'not_included'", "'include'"),
+        ({}, {"Cookie": "session=abc"}, "'session'", "'session_cookies'"),
+    ],
+)
+def test_one_warning_names_the_setting_when_nothing_gets_through(
+    config: dict[str, Any],
+    headers: dict[str, str],
+    reason: str,
+    setting: str,
+    caplog: pytest.LogCaptureFixture,
+    workers: Callable[..., Worker],
+) -> None:
+    caplog.set_level(logging.WARNING, "sitemap_middleware")
+    worker = workers("memory://", **config)
+    for n in range(WARN_AFTER + 5):
+        worker.get(f"/page/{n}", **headers)
+    status, body = worker.get("/sitemap.xml")
+    assert status == 404 and b"site_stats()" in body and b"WARNING" in body
+    worker.middleware.flush()
+    worker.middleware.stats()
+    (warning,) = warnings_of(caplog)  # once, however often it is checked
+    assert reason in warning and setting in warning
+
+
+def test_vary_on_every_page_is_named_beside_static_files_and_404s(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, "sitemap_middleware")
+    middleware = SitemapMiddleware(
+        vary_page, {"base_url": "http://localhost", "store": "memory://"}
+    )
+    client = Client(middleware)
+    try:
+        for n in range(WARN_AFTER):
+            client.get(f"/post/{n}").close()
+            client.get("/static/site.css").close()
+            client.get("/favicon.ico").close()
+        assert client.get("/sitemap.xml").status_code == 404
+        (warning,) = warnings_of(caplog)
+        assert "'vary'" in warning and "Vary: Cookie" in warning
+    finally:
+        middleware.close()
+
+
+def test_no_warning_once_a_page_is_recorded_or_too_few_were_seen(
+    caplog: pytest.LogCaptureFixture, workers: Callable[..., Worker]
+) -> None:
+    caplog.set_level(logging.WARNING, "sitemap_middleware")
+    few = workers("memory://")
+    for n in range(WARN_AFTER - 1):
+        few.get(f"/page/{n}", Host="127.0.0.1")
+    few.get("/sitemap.xml")
+    mixed = workers("memory://")
+    mixed.get("/a")
+    assert mixed.middleware.flush()
+    for n in range(WARN_AFTER * 2):
+        mixed.get(f"/page/{n}", Host="127.0.0.1")
+    mixed.middleware.flush()
+    mixed.middleware.stats()
+    assert warnings_of(caplog) == []

@@ -1,0 +1,122 @@
+"""Why nothing is listed: when every page a process saw was skipped at one step
+for one configuration reason, one warning names the reason and the setting.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from collections.abc import Callable
+
+from .reasons import GROUP, RECORDED, Skipped
+
+logger = logging.getLogger("sitemap_middleware")
+
+# Skips of one reason before it is worth a warning: a few requests of a health
+# check or a crawler's probe are not a site.
+WARN_AFTER = 20
+
+# The reasons worth a warning, the step that decides them, and what to change.
+HINTS: dict[str, tuple[int, str]] = {
+    Skipped.HOST: (
+        1,
+        "every request came for a host outside 'allowed_hosts' (by default the "
+        "host of 'base_url'): set 'base_url' to the site's public URL, or add "
+        "the Host the server sees (behind a proxy, its own) to 'allowed_hosts'",
+    ),
+    Skipped.SESSION: (
+        1,
+        "every request carried a session cookie named in 'session_cookies': "
+        "browse signed out, or name only the cookies that sign a visitor in",
+    ),
+    Skipped.EXCLUDED: (
+        1,
+        "every path matched 'exclude' (its defaults included): change 'exclude'",
+    ),
+    Skipped.NOT_INCLUDED: (
+        1,
+        "no path matched 'include': change 'include' or leave it out",
+    ),
+    Skipped.VARY: (
+        2,
+        "every page answered with 'Vary: Cookie' or 'Vary: Authorization', "
+        "which marks it private (Flask adds 'Vary: Cookie' once a view reads "
+        "the session)",
+    ),
+    Skipped.NOT_HTML: (
+        2,
+        "no response was HTML (Content-Type text/html or application/xhtml+xml)",
+    ),
+}
+# What a request reaches after each step: counted there, it got past the
+# steps before. Step 1 is the request, step 2 the response's status and
+# headers, step 3 the route and the body.
+_STEP2 = {
+    Skipped.STATUS,
+    Skipped.SET_COOKIE,
+    Skipped.PRIVATE,
+    Skipped.VARY,
+    Skipped.ENCODED,
+    Skipped.ATTACHMENT,
+    Skipped.NOT_HTML,
+}
+_STEP1 = {
+    Skipped.METHOD,
+    Skipped.AUTHORIZATION,
+    Skipped.SESSION,
+    Skipped.HOST,
+    Skipped.EXCLUDED,
+    Skipped.NOT_INCLUDED,
+    Skipped.OWN_ENDPOINT,
+}
+
+
+# Reasons that say a page got past every step: a skip in the writer, a drop
+# at a cap, a page seen again (the re-check's totals and errors say nothing).
+_PAGES = {RECORDED} | {
+    reason for reason, group in GROUP.items() if group in ("skipped", "dropped")
+}
+_SEEN = {reason for reason, group in GROUP.items() if group == "seen"}
+
+
+def _step(reason: str) -> int:
+    if reason in _STEP1:
+        return 1
+    if reason in _STEP2:
+        return 2
+    return 3 if reason in _PAGES or reason in _SEEN else 0
+
+
+class Hints:
+    """Checks the counts (``totals()``, by reason) and warns once per reason;
+    quiet for good once the process has recorded a page."""
+
+    def __init__(self, totals: Callable[[], Counter[str]]) -> None:
+        self._totals = totals
+        self._warned: set[str] = set()
+        self.quiet = False
+
+    def check(self) -> None:
+        """Warn about the reason every page was skipped for, if any."""
+        if self.quiet:
+            return
+        counts = self._totals()
+        if counts[RECORDED] or any(counts[reason] for reason in _SEEN):
+            self.quiet = True
+            return
+        for reason, (step, advice) in HINTS.items():
+            skipped = counts[reason]
+            if skipped < WARN_AFTER or reason in self._warned:
+                continue
+            passed = any(n for r, n in counts.items() if _step(r) > step)
+            rivals = (counts[r] for r, (s, _) in HINTS.items() if s == step)
+            if passed or skipped < max(rivals):
+                continue
+            self._warned.add(reason)
+            logger.warning(
+                "nothing recorded yet: %d requests were skipped as %r and none"
+                " got further; %s (stats() and site_stats() count every reason)",
+                skipped,
+                reason,
+                advice,
+            )
