@@ -365,3 +365,43 @@ def test_the_console_script_is_installed(uri: str) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("3 URLs")
+
+
+def _stderr_of_import(source: Path, store: str, terminal: bool) -> str:
+    """The import's stderr, written to a pseudo-terminal or to a pipe."""
+    import pty
+
+    command = [sys.executable, "-m", "sitemap_middleware", "import", str(source)]
+    env = {**os.environ, "SITEMAP_STORE": store, "SITEMAP_BASE_URL": BASE}
+    if not terminal:
+        done = subprocess.run(
+            command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stderr
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=follower
+    )
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    assert process.wait(timeout=60) == 0
+    return seen.decode("utf-8", "replace")
+
+
+def test_progress_shows_on_a_terminal_only(tmp_path: Path) -> None:
+    source = tmp_path / "urls.txt"
+    source.write_text("".join(f"{BASE}/p{n}\n" for n in range(2000)))
+    shown = _stderr_of_import(source, f"sqlite:///{tmp_path / 'a.sqlite3'}", True)
+    assert "importing" in shown
+    piped = _stderr_of_import(source, f"sqlite:///{tmp_path / 'b.sqlite3'}", False)
+    assert piped == ""
