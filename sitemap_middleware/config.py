@@ -112,6 +112,11 @@ class Config:
     """Stored URLs beyond which new ones are refused (``None``: no cap)."""
     new_urls_per_minute: int | None = DEFAULT_NEW_URLS_PER_MINUTE
     """New URLs one process records a minute at most (``None``: no limit)."""
+    text_sitemap: bool = False
+    """Also serve each part as text, ``/sitemap-N.txt`` (and ``/sitemap.txt``
+    while there is one part)."""
+    schema_location: bool = False
+    """Name the schemas in ``xsi:schemaLocation`` on the index and the parts."""
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any] | Config) -> Config:
@@ -414,4 +419,6 @@ _KEYS: dict[str, Callable[[str, Any], Any]] = {
     "new_urls_per_minute": _limit,
     "lastmod_source": _lastmod_source,
     "fingerprint_ignore": _regexes,
+    "text_sitemap": _flag,
+    "schema_location": _flag,
 }

@@ -36,9 +36,20 @@ XML_DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n'
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 XHTML_NS = "http://www.w3.org/1999/xhtml"
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
-URLSET_OPEN = (
-    f'{XML_DECLARATION}<urlset xmlns="{SITEMAP_NS}" xmlns:xhtml="{XHTML_NS}"'
-    f' xmlns:image="{IMAGE_NS}">\n'
+XSI_NS = "http://www.w3.org/2001/XMLSchema-instance"
+# Where each namespace's schema lives (xsi:schemaLocation pairs, XML Schema
+# Part 1 §4.3.2): the ones the protocol and the extensions publish.
+SITEMAP_XSD = f"{SITEMAP_NS} {SITEMAP_NS}/sitemap.xsd"
+INDEX_XSD = f"{SITEMAP_NS} {SITEMAP_NS}/siteindex.xsd"
+IMAGE_XSD = f"{IMAGE_NS} {IMAGE_NS}/sitemap-image.xsd"
+XHTML_XSD = f"{XHTML_NS} http://www.w3.org/2002/08/xhtml/xhtml1-strict.xsd"
+_URLSET = (
+    f'<urlset xmlns="{SITEMAP_NS}" xmlns:xhtml="{XHTML_NS}" xmlns:image="{IMAGE_NS}"'
+)
+URLSET_OPEN = f"{XML_DECLARATION}{_URLSET}>\n".encode()
+URLSET_OPEN_SCHEMA = (
+    f'{XML_DECLARATION}{_URLSET} xmlns:xsi="{XSI_NS}"'
+    f' xsi:schemaLocation="{SITEMAP_XSD} {XHTML_XSD} {IMAGE_XSD}">\n'
 ).encode()
 URLSET_CLOSE = b"</urlset>\n"
 # Stored fragments hold this byte where the escaped base URL goes: a NUL can
@@ -165,6 +176,8 @@ def urlset(
     chunks: Iterable[bytes],
     level: int = 6,
     deflate: ModuleType = DEFLATE,
+    *,
+    schema: bool = False,
 ) -> bytes:
     """The gzip ``<urlset>`` page of stored fragments, compressed as they come.
 
@@ -173,11 +186,12 @@ def urlset(
     the speed of deflate alone and memory holds one chunk at a time. The gzip
     header carries no file name and a zero mtime, so the same page gives the
     same bytes in every process with the same ``deflate`` module (zlib-ng
-    when installed, else zlib); it is one gzip member.
+    when installed, else zlib); it is one gzip member. ``schema`` adds the
+    ``xsi:schemaLocation`` of the three namespaces.
     """
     origin = escape(base_url).encode()
     compressor = deflate.compressobj(level, deflate.DEFLATED, 31)
-    out = [compressor.compress(URLSET_OPEN)]
+    out = [compressor.compress(URLSET_OPEN_SCHEMA if schema else URLSET_OPEN)]
     for chunk in chunks:
         out.append(compressor.compress(chunk.replace(ORIGIN, origin)))
     out.append(compressor.compress(URLSET_CLOSE))
@@ -185,9 +199,12 @@ def urlset(
     return b"".join(out)
 
 
-def sitemapindex(base_url: str, pages: Iterable[PartInfo]) -> str:
+def sitemapindex(base_url: str, pages: Iterable[PartInfo], schema: bool = False) -> str:
     """The ``<sitemapindex>`` document listing each page with its newest lastmod."""
-    lines = [f'{XML_DECLARATION}<sitemapindex xmlns="{SITEMAP_NS}">\n']
+    located = (
+        f' xmlns:xsi="{XSI_NS}" xsi:schemaLocation="{INDEX_XSD}"' if schema else ""
+    )
+    lines = [f'{XML_DECLARATION}<sitemapindex xmlns="{SITEMAP_NS}"{located}>\n']
     for page in pages:
         lines.append(
             f"<sitemap><loc>{escape(page_url(base_url, page.number))}</loc>"
@@ -195,6 +212,12 @@ def sitemapindex(base_url: str, pages: Iterable[PartInfo]) -> str:
         )
     lines.append("</sitemapindex>\n")
     return "".join(lines)
+
+
+def text(base_url: str, paths: Iterable[str]) -> bytes:
+    """A text sitemap: one absolute URL a line, UTF-8 (sitemaps.org, "Text file").
+    Stored paths are percent-encoded ASCII, so nothing needs escaping."""
+    return "".join(f"{base_url}{path}\n" for path in paths).encode("utf-8")
 
 
 def robots_txt(lines: Iterable[str], sitemap_url: str) -> str:

@@ -1,5 +1,6 @@
-"""Serving: the answers to ``/sitemap.xml``, ``/sitemap-N.xml.gz`` and
-``/robots.txt`` as plain ``Response`` values, with validators and 304s.
+"""Serving: the answers to ``/sitemap.xml``, ``/sitemap-N.xml.gz`` (and the text
+sitemaps ``/sitemap-N.txt``) and ``/robots.txt`` as plain ``Response`` values,
+with validators and 304s.
 """
 
 from __future__ import annotations
@@ -35,6 +36,10 @@ RETRY_AFTER = "120"
 # Part numbers start at 1 with no leading zero; nine digits is far past the
 # 50,000 parts an index may list, so longer numbers are 404 without a lookup.
 _PART = re.compile(r"/sitemap-([1-9][0-9]{0,8})\.xml\.gz")
+_TEXT_PART = re.compile(r"/sitemap-([1-9][0-9]{0,8})\.txt")
+# The documents served: the index, a part (gzip XML), a part as text.
+INDEX, PART, TEXT_PART = "index", "part", "text"
+_TYPES = {INDEX: XML, PART: GZIP, TEXT_PART: TEXT}
 
 Header = Callable[[str], "str | None"]
 # Every path the middleware answers starts with one of these.
@@ -85,6 +90,8 @@ class Server:
         self._cache_control = f"public, max-age={config.cache_max_age}"
         self._sitemap_url = f"{config.base_url}/sitemap.xml"
         self._gzip = (render.DEFLATE.__name__, config.gzip_level)
+        self._texts = config.text_sitemap
+        self._schema = config.schema_location
         # version key -> body; bounded in bytes, least recently used out first.
         self._cache: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
         self._cache_bytes = 0
@@ -92,42 +99,46 @@ class Server:
         self._render_lock = threading.Lock()  # one render at a time
 
     def serve(self, method: str, path: str, header: Header) -> Response:
-        """Answer ``/sitemap.xml`` or ``/sitemap-N.xml.gz`` (``is_sitemap``)."""
+        """Answer one of the sitemap paths (``is_sitemap``)."""
         if method not in ("GET", "HEAD"):
             return _text(405, "Method Not Allowed\n", Allow=ALLOW)
-        number = 0
+        kind, number = INDEX, 0
         if path != "/sitemap.xml":
-            match = _PART.fullmatch(path)
-            if match is None:
+            kind, match = PART, _PART.fullmatch(path)
+            if match is None and self._texts:
+                kind, match = TEXT_PART, _TEXT_PART.fullmatch(path)
+            if match is not None:
+                number = int(match.group(1))
+            elif not (self._texts and path == "/sitemap.txt"):
                 return _text(404, "Not Found\n")
-            number = int(match.group(1))
+            # else /sitemap.txt: the text of the one part, number 0 here
         try:
-            response = self._document(number, header)
+            response = self._document(kind, number, header)
         except StoreError as exc:  # an outage: one line, no traceback
             logger.error("sitemap store error while serving %s: %s", path, exc)
-            response = self._last_known(number)
+            response = self._last_known(kind, number)
         except Exception:  # a bug: its traceback, and the app is still answered
             logger.exception("sitemap bug while serving %s", path)
-            response = self._last_known(number)
+            response = self._last_known(kind, number)
         if method == "HEAD":
             response.body = b""
         return response
 
-    @staticmethod
-    def is_sitemap(path: str) -> bool:
-        return path == "/sitemap.xml" or (
-            path.startswith("/sitemap-") and path.endswith(".xml.gz")
+    def is_sitemap(self, path: str) -> bool:
+        """Whether ``path`` is one the middleware answers instead of the app."""
+        if path == "/sitemap.xml":
+            return True
+        if not path.startswith("/sitemap"):
+            return False
+        if path.startswith("/sitemap-") and path.endswith(".xml.gz"):
+            return True
+        return self._texts and (
+            path == "/sitemap.txt"
+            or (path.startswith("/sitemap-") and path.endswith(".txt"))
         )
 
-    def _document(self, number: int, header: Header) -> Response:
-        if number:
-            part = self._store.part(number)
-            if part is None:
-                return _text(404, "Not Found\n")
-            parts = [part]
-            # Another deflate library or level gives other bytes: another ETag.
-            key: tuple[object, ...] = (number, part.version, *self._gzip)
-        else:
+    def _document(self, kind: str, number: int, header: Header) -> Response:
+        if kind == INDEX:
             parts = self._store.parts()
             if not parts:
                 # An index must list at least one sitemap (siteindex.xsd), so
@@ -135,10 +146,25 @@ class Server:
                 if self._on_empty is not None:
                     self._on_empty()
                 return _text(404, EMPTY, Cache_Control="no-store")
-            key = (0, *(p.version for p in parts))
+            key: tuple[object, ...] = (kind, 0, *(p.version for p in parts))
+        else:
+            if not number:  # /sitemap.txt: there is one part, or none of it
+                every = self._store.parts()
+                if len(every) != 1:
+                    return _text(404, "Not Found\n")
+                part: PartInfo | None = every[0]
+            else:
+                part = self._store.part(number)
+            if part is None:
+                return _text(404, "Not Found\n")
+            parts = [part]
+            # Another deflate library or level gives other bytes: another ETag.
+            extra = self._gzip if kind == PART else ()
+            key = (kind, number, part.version, *extra)
+            number = part.number
         # The locs are built from base_url: a moved site (http to https) on the
         # same store serves other bytes, so its validators must differ too.
-        tag = repr((self._config.base_url, key)).encode()
+        tag = repr((self._config.base_url, self._schema, key)).encode()
         etag = quote_etag(hashlib.sha1(tag).hexdigest()[:20])
         changed = max(p.changed for p in parts)
         headers = [
@@ -154,19 +180,23 @@ class Server:
             last_modified=changed,
         ):
             return Response(304, headers)
-        body = self._cached(key, lambda: self._render(number, parts))
+        body = self._cached(key, lambda: self._render(kind, number, parts))
         headers[:0] = [
-            ("Content-Type", GZIP if number else XML),
+            ("Content-Type", _TYPES[kind]),
             ("Content-Length", str(len(body))),
         ]
         return Response(200, headers, body)
 
-    def _render(self, number: int, parts: list[PartInfo]) -> bytes:
+    def _render(self, kind: str, number: int, parts: list[PartInfo]) -> bytes:
         base_url = self._config.base_url
-        if not number:
-            return render.sitemapindex(base_url, parts).encode("utf-8")
+        if kind == INDEX:
+            return render.sitemapindex(base_url, parts, self._schema).encode("utf-8")
+        if kind == TEXT_PART:
+            return render.text(base_url, (e.path for e in self._store.entries(number)))
         fragments = self._store.fragments(number)
-        return render.urlset(base_url, fragments, self._config.gzip_level)
+        return render.urlset(
+            base_url, fragments, self._config.gzip_level, schema=self._schema
+        )
 
     def _cached(self, key: tuple[object, ...], build: Callable[[], bytes]) -> bytes:
         with self._cache_lock:
@@ -187,7 +217,7 @@ class Server:
                     self._cache_bytes -= len(self._cache.popitem(last=False)[1])
         return body
 
-    def _last_known(self, number: int) -> Response:
+    def _last_known(self, kind: str, number: int) -> Response:
         # Never an empty or truncated success (invariant 14): the last good
         # document, or 503 so that crawlers come back later.
         with self._cache_lock:
@@ -195,7 +225,7 @@ class Server:
                 (
                     body
                     for key, body in reversed(self._cache.items())
-                    if key[0] == number
+                    if key[:2] == (kind, number)
                 ),
                 None,
             )
@@ -206,7 +236,7 @@ class Server:
         return Response(
             200,
             [
-                ("Content-Type", GZIP if number else XML),
+                ("Content-Type", _TYPES[kind]),
                 ("Content-Length", str(len(known))),
                 ("Cache-Control", "no-cache"),
                 ("X-Robots-Tag", "noindex"),

@@ -1,0 +1,7 @@
+"""``python -m sitemap_middleware``: runs the command line of ``cli.py``."""
+
+from __future__ import annotations
+
+from .cli import main
+
+main(prog_name="sitemap-middleware")
