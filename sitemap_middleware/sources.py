@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import urllib.error
 import urllib.request
 import zlib
 from collections.abc import Callable, Iterator
@@ -96,6 +97,9 @@ def _opened(source: str) -> Iterator[io.BufferedReader[_Bounded]]:
             raw: IO[bytes] = urllib.request.urlopen(request, timeout=TIMEOUT)
         else:
             raw = open(source, "rb")  # noqa: SIM115 - closed below
+    except urllib.error.HTTPError as exc:
+        exc.close()  # it holds the error response's connection
+        raise SourceError(f"cannot read {source}: {exc}") from None
     except (OSError, ValueError) as exc:
         raise SourceError(f"cannot read {source}: {exc}") from exc
     with raw:
