@@ -43,15 +43,16 @@ class RouteTable:
     framework: frozenset[str]
     """The templates of the framework's own pages: FastAPI's docs, ReDoc,
     OAuth2 redirect and OpenAPI schema, Flask's static routes."""
-    framework_apps: tuple[object, ...] = ()
-    """Apps mounted to serve files (Starlette's ``StaticFiles``): the pages
-    below their mount have no template of their own."""
+    framework_views: tuple[object, ...] = ()
+    """The views of those pages, and the apps mounted to serve files
+    (Starlette's ``StaticFiles``): a response may name its view but not its
+    template (a mount's pages, FastAPI's own routes)."""
 
     def is_framework(self, template: str | None, view: object) -> bool:
         """Whether the route ``template`` served by ``view`` is the framework's."""
         if template is not None and template in self.framework:
             return True
-        return any(view is app for app in self.framework_apps)
+        return view is not None and any(view is own for own in self.framework_views)
 
 
 def find_flask(app: Any) -> Any | None:
@@ -86,15 +87,20 @@ def flask_finder(app: Any) -> EnvironFinder:
 
 
 def flask_table(app: Any) -> RouteTable:
-    """The route table of a Flask app. A static route is any rule whose view
-    is a ``send_static_file`` (the app's ``static`` endpoint, a blueprint's
-    ``<name>.static``), wherever ``static_url_path`` put it."""
+    """The route table of a Flask app. Its static routes are the app's
+    ``static`` endpoint and the blueprints' ``<name>.static`` (or any rule whose
+    view is a ``send_static_file``), wherever ``static_url_path`` put them."""
     views: dict[str, object] = {}
     framework: set[str] = set()
     for rule in app.url_map.iter_rules():
         view = app.view_functions.get(rule.endpoint)
         views.setdefault(rule.rule, view)
-        if getattr(view, "__name__", None) == "send_static_file":
+        endpoint = rule.endpoint
+        if (
+            endpoint == "static"
+            or endpoint.endswith(".static")
+            or getattr(view, "__name__", None) == "send_static_file"
+        ):
             framework.add(rule.rule)
     return RouteTable(MappingProxyType(views), frozenset(framework))
 
@@ -132,6 +138,7 @@ def starlette_table(app: Any) -> RouteTable | None:
                 files.append(mounted)
 
     walk(app, routes, "", 0)
+    files.extend(views[template] for template in framework if template in views)
     return RouteTable(MappingProxyType(views), frozenset(framework), tuple(files))
 
 

@@ -222,7 +222,9 @@ def _find_route(scope: Mapping[str, Any], root: str) -> Found:
         return None, scope.get("endpoint")
     template = getattr(route, "path", None)
     if not isinstance(template, str):
-        return None
+        # FastAPI names only the endpoint of a route of its own (its docs).
+        endpoint = scope.get("endpoint")
+        return None if endpoint is None else (None, endpoint)
     # Mounts on the way add their matched prefix to root_path.
     mounted: str = scope.get("root_path", "")
     if len(mounted) > len(root):
