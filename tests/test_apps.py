@@ -5,7 +5,9 @@ recorded, and the Starlette helpers that check a config at once."""
 from __future__ import annotations
 
 import logging
+import os
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -485,4 +487,124 @@ def test_add_sitemap_with_a_good_config_records(tmp_path: Path) -> None:
         sitemap = get_sitemap(app)
         assert list(entries(sitemap)) == ["/"]
         assert client.get("/sitemap.xml").status_code == 200
+    sitemap.close()
+
+
+# -- Under a real server -----------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parent.parent
+
+FASTAPI_ENTRY = """
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse
+from sitemap_middleware.starlette import add_sitemap
+
+app = FastAPI(docs_url="/api-docs", redoc_url="/manual")
+
+@app.get("/", response_class=HTMLResponse)
+async def home() -> str:
+    return "<!doctype html><title>Home</title><main><p>Home</p></main>"
+
+add_sitemap(app, {{"base_url": {base!r}, "store": "sqlite:///{folder}/s.sqlite3"}})
+"""
+
+UNKNOWN_ROUTE_ENTRY = """
+from starlette.applications import Starlette
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+from sitemap_middleware.starlette import middleware
+
+async def home(request):
+    return HTMLResponse("<title>Home</title>")
+
+config = {{
+    "base_url": {base!r},
+    "store": "memory://",
+    "routes": {{"/blgo/{{slug}}": {{"priority": 0.5}}}},
+}}
+app = Starlette(routes=[Route("/", home)], middleware=[middleware(config)])
+"""
+
+
+def _uvicorn(folder: Path, entry: str, port: int) -> Any:
+    import subprocess
+    import sys
+
+    (folder / "entry.py").write_text(entry)
+    with (folder / "server.log").open("wb") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "--port", str(port), "entry:app"],
+            cwd=folder,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(ROOT)])},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+
+
+@pytest.mark.servers
+@pytest.mark.slow
+def test_fastapi_docs_are_not_recorded_under_uvicorn(tmp_path: Path) -> None:
+    from helpers import HTTPClient, free_port, sitemap_urls, stop_server
+
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    process = _uvicorn(tmp_path, FASTAPI_ENTRY.format(base=base, folder=tmp_path), port)
+    client = HTTPClient("127.0.0.1", port)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                if client.get("/").status == 200:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, (tmp_path / "server.log").read_text()
+            time.sleep(0.1)
+        for path in ("/api-docs", "/manual", "/docs/oauth2-redirect"):
+            assert client.get(path).status == 200
+        deadline = time.monotonic() + 15  # the writer flushes about once a second
+        while sitemap_urls(client) != [f"{base}/"]:
+            assert time.monotonic() < deadline, sitemap_urls(client)
+            time.sleep(0.2)
+    finally:
+        stop_server(process, 15)
+
+
+@pytest.mark.servers
+@pytest.mark.slow
+def test_unknown_route_key_stops_uvicorn(tmp_path: Path) -> None:
+    """uvicorn's default lifespan mode ("auto") goes on when an app raises
+    before its startup; a startup that fails stops it."""
+    from helpers import free_port
+
+    port = free_port()
+    entry = UNKNOWN_ROUTE_ENTRY.format(base=f"http://127.0.0.1:{port}")
+    process = _uvicorn(tmp_path, entry, port)
+    try:
+        assert process.wait(30) != 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    log = (tmp_path / "server.log").read_text()
+    assert "'/blgo/{slug}' matches no route" in log
+    assert "Application startup failed" in log
+
+
+def test_asgi_wrapped_around_the_app_reads_its_routes(static_folder: Path) -> None:
+    """Wrapped from outside, the middleware sees no ``scope["app"]``: it reads
+    the routes of the app it wraps."""
+    from starlette.routing import Mount
+    from starlette.staticfiles import StaticFiles
+    from starlette.testclient import TestClient
+
+    files = Mount("/files", app=StaticFiles(directory=static_folder))
+    inner = _starlette([*_pages(), files])
+    config = {**BASE, "routes": {"/blog/{slug}": {"priority": 0.8}}}
+    sitemap = ASGISitemapMiddleware(inner, config)
+    with TestClient(sitemap, base_url="http://localhost") as client:
+        for path in ("/files/page.html", "/blog/a"):
+            assert client.get(path).status_code == 200
+        assert options(sitemap) == {"/blog/a": {"priority": "0.8"}}
+        assert skipped(sitemap, "framework") == 1
     sitemap.close()
