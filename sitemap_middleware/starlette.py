@@ -6,14 +6,15 @@ config checked at once, and find it inside an app to call ``flush()`` or
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
-
-from starlette.middleware import Middleware
+from typing import TYPE_CHECKING, Any
 
 from .apps import MAX_LAYERS, STARLETTE, check_spelling
 from .asgi import ASGISitemapMiddleware
 from .config import Config
 from .stores import open_store
+
+if TYPE_CHECKING:
+    from starlette.middleware import Middleware
 
 
 def add_sitemap(app: Any, config: Mapping[str, Any] | Config) -> None:
@@ -47,6 +48,9 @@ def middleware(config: Mapping[str, Any] | Config) -> Middleware:
 
     :raises ConfigError: as :func:`add_sitemap`.
     """
+    # Imported here: importing the package needs no framework.
+    from starlette.middleware import Middleware
+
     return Middleware(ASGISitemapMiddleware, config=checked(config))
 
 
