@@ -16,10 +16,9 @@ from .config import Config
 from .core import SitemapBase, logger
 from .errors import ConfigError
 from .serving import OWN_PREFIXES, Response
-from .watch import Recording
+from .watch import Found, Recording
 
 T = TypeVar("T")
-Found = tuple[str | None, object] | None
 
 try:  # anyio (Starlette's runtime) also runs under trio
     from anyio.to_thread import run_sync as _to_thread

@@ -22,7 +22,9 @@ logger = logging.getLogger("sitemap_middleware")
 
 State = Mapping[str, Any]
 """The WSGI environ or the ASGI scope: where the app and its router leave notes."""
-RouteFinder = Callable[[State, str], "tuple[str | None, object] | None"]
+Found = tuple[str | None, object] | None
+"""A route's template and view (either may be unknown), or nothing known."""
+RouteFinder = Callable[[State, str], Found]
 """From the state and the mount prefix the middleware saw: the template and the
 view of the route that served the request, if known (a view without a template:
 an app mounted below a prefix, such as static files)."""

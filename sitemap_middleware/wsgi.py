@@ -16,9 +16,7 @@ from .core import SitemapBase, logger
 from .reasons import Skipped
 from .routes import ROUTE_KEY
 from .serving import OWN_PREFIXES, Response
-from .watch import Recording, RouteFinder
-
-Found = tuple[str | None, object] | None
+from .watch import Found, Recording, RouteFinder
 
 
 class SitemapMiddleware(SitemapBase):
