@@ -14,15 +14,16 @@ import starlette_app
 from fastapi import APIRouter, Cookie, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from sitemap_middleware import ASGISitemapMiddleware
+from sitemap_middleware.starlette import add_sitemap
 
 DEFAULTS: dict[str, Any] = {
     "base_url": "http://127.0.0.1:8000",
     "store": "sqlite:///sitemap.sqlite3",
 }
 
-# The HTML pages stay out of the OpenAPI schema; the docs live under the
-# excluded /api/ prefix so they never reach the sitemap either.
+# The HTML pages stay out of the OpenAPI schema; the docs live under /api/
+# (the middleware finds FastAPI's own pages wherever they are, and never
+# records them).
 pages = APIRouter(include_in_schema=False, default_response_class=HTMLResponse)
 api = APIRouter(prefix="/api")
 
@@ -116,7 +117,9 @@ async def not_found(request: Request, exc: Exception) -> Response:
 
 
 def create_app(config: dict[str, Any] | None = None) -> FastAPI:
-    """Build the app; ``config`` overrides the sitemap defaults key by key."""
+    """Build the app; ``config`` overrides the sitemap defaults key by key.
+    ``add_sitemap`` checks the config here: a mistake stops the factory, not
+    the first request."""
     config = {**DEFAULTS, **(config or {})}
     app = FastAPI(
         title=demo_content.SITE_NAME,
@@ -127,7 +130,7 @@ def create_app(config: dict[str, Any] | None = None) -> FastAPI:
     )
     app.include_router(pages)
     app.include_router(api)
-    app.add_middleware(ASGISitemapMiddleware, config=config)
+    add_sitemap(app, config)
     app.state.base_url = config["base_url"]
     return app
 

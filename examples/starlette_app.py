@@ -14,13 +14,11 @@ import demo_content
 import uvicorn
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from sitemap_middleware import ASGISitemapMiddleware
-from sitemap_middleware.starlette import get_sitemap
+from sitemap_middleware.starlette import get_sitemap, middleware
 
 DEFAULTS: dict[str, Any] = {
     "base_url": "http://127.0.0.1:8000",
@@ -116,11 +114,13 @@ routes = [
 
 
 def create_app(config: dict[str, Any] | None = None) -> Starlette:
-    """Build the app; ``config`` overrides the sitemap defaults key by key."""
+    """Build the app; ``config`` overrides the sitemap defaults key by key.
+    ``middleware(config)`` checks the config here: a mistake stops the
+    factory, not the first request."""
     config = {**DEFAULTS, **(config or {})}
     app = Starlette(
         routes=routes,
-        middleware=[Middleware(ASGISitemapMiddleware, config=config)],
+        middleware=[middleware(config)],
         exception_handlers={404: not_found},
     )
     app.state.base_url = config["base_url"]

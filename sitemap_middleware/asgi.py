@@ -11,10 +11,12 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from ._types import ASGIApp, Message, Receive, Scope, Send
+from .apps import MAX_LAYERS, STARLETTE, starlette_table
 from .config import Config
-from .core import SitemapBase
+from .core import SitemapBase, logger
+from .errors import ConfigError
 from .serving import OWN_PREFIXES, Response
-from .watch import Recording
+from .watch import Found, Recording
 
 T = TypeVar("T")
 
@@ -34,6 +36,15 @@ class ASGISitemapMiddleware(SitemapBase):
 
     :param app: the ASGI application to wrap.
     :param config: the config dict (see the README), parsed once here.
+    :raises ConfigError: for a bad config; a ``routes`` key in werkzeug's
+        syntax (``/blog/<slug>``) among them. Starlette builds its middleware
+        when the app starts: ``sitemap_middleware.starlette.add_sitemap``
+        checks the config at once.
+
+    The app's routes are read from ``scope["app"]`` (Starlette and FastAPI set
+    it) at lifespan startup, where a ``routes`` key that names none of them is
+    a ``ConfigError`` that fails the startup; without a lifespan, at the first
+    page response, where it is one warning.
 
     .. code-block:: python
 
@@ -43,14 +54,35 @@ class ASGISitemapMiddleware(SitemapBase):
     """
 
     def __init__(self, app: ASGIApp, config: Mapping[str, Any] | Config) -> None:
-        super().__init__(config, _locate, _find_route)
+        super().__init__(config, _locate, self._route, STARLETTE)
         self.app = app
+        self._looked = False
+
+    def _route(self, scope: Mapping[str, Any], root: str) -> Found:
+        if not self._looked:
+            self._look(scope, final=False)
+        return _find_route(scope, root)
+
+    def _look(self, scope: Mapping[str, Any], final: bool) -> None:
+        """Read the app's route table, once: from ``scope["app"]``, or from
+        the app this middleware wraps."""
+        self._looked = True
+        table = starlette_table(scope.get("app") or _routed(self.app))
+        if table is not None:
+            self._learn(table, final)
+        elif self.config.routes:
+            logger.warning(
+                "the sitemap config has 'routes', but ASGISitemapMiddleware finds"
+                " no routes in this app (no scope['app'] nor an app with"
+                " 'routes' below it); the 'routes' options are ignored"
+            )
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind != "http":
             if kind == "lifespan":
                 send = self._flushing_on_shutdown(send)
+                receive = self._looking_on_startup(scope, receive, send)
             await self.app(scope, receive, send)
             return
         path: str = scope["path"]
@@ -123,6 +155,23 @@ class ASGISitemapMiddleware(SitemapBase):
 
         return flushing_send
 
+    def _looking_on_startup(
+        self, scope: Scope, receive: Receive, send: Send
+    ) -> Receive:
+        # The app's routes are final once the server starts it: a routes key
+        # naming none of them fails the startup, as a config error does.
+        async def looking_receive() -> Message:
+            message = await receive()
+            if message["type"] == "lifespan.startup" and not self._looked:
+                try:
+                    self._look(scope, final=True)
+                except ConfigError as exc:
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    raise
+            return message
+
+        return looking_receive
+
     async def _robots(
         self, scope: Scope, receive: Receive, send: Send, method: str
     ) -> None:
@@ -162,20 +211,33 @@ def _locate(scope: Mapping[str, Any], path: str, root: str) -> tuple[str, str, b
     return path.encode("utf-8").decode("latin-1"), query, False
 
 
-def _find_route(scope: Mapping[str, Any], root: str) -> tuple[str, object] | None:
+def _find_route(scope: Mapping[str, Any], root: str) -> Found:
     # Starlette's router (and so FastAPI's) puts the route it matched and its
     # endpoint in the scope it passes down, which is this very dict.
     route = scope.get("route")
+    if hasattr(route, "routes"):
+        # A Mount whose app is no router (static files, a WSGI app) stays the
+        # route: its own path is no page template, its app is the view.
+        return None, scope.get("endpoint")
     template = getattr(route, "path", None)
-    # A Mount whose app is no router (static files, a WSGI app) stays the
-    # route: its own path is no page template.
-    if not isinstance(template, str) or hasattr(route, "routes"):
-        return None
+    if not isinstance(template, str):
+        # FastAPI names only the endpoint of a route of its own (its docs).
+        endpoint = scope.get("endpoint")
+        return None if endpoint is None else (None, endpoint)
     # Mounts on the way add their matched prefix to root_path.
     mounted: str = scope.get("root_path", "")
     if len(mounted) > len(root):
         template = mounted[len(root) :] + template
     return template, scope.get("endpoint")
+
+
+def _routed(app: Any) -> Any:
+    """The first app with ``routes`` in a chain of ``.app`` attributes."""
+    for _ in range(MAX_LAYERS):
+        if app is None or hasattr(app, "routes"):
+            return app
+        app = getattr(app, "app", None)
+    return None
 
 
 def _headers(scope: Scope) -> dict[str, str]:

@@ -1,13 +1,19 @@
 """What both middlewares share: the parsed config, the store, the policy, the
-recorder, the server and the watcher, and the public methods built on them.
+recorder, the server, the watcher and the app's route table once known, and the
+public methods built on them.
 """
 
 from __future__ import annotations
 
+import difflib
+import logging
+import threading
 from collections.abc import Mapping
 from typing import Any
 
+from .apps import RouteTable, check_spelling, unknown_routes
 from .config import Config
+from .errors import ConfigError
 from .policy import Policy
 from .prune import ConfigJudge
 from .recorder import Recorder
@@ -16,12 +22,19 @@ from .serving import Server
 from .stores import Store, open_store
 from .watch import Locator, RouteFinder, Watcher
 
+logger = logging.getLogger("sitemap_middleware")
+
 
 class SitemapBase:
     """Parses the config once and wires the framework-free parts together.
 
     ``locate`` and ``find_route`` are the adapter's translations of its
-    protocol's request state (see :class:`~sitemap_middleware.watch.Watcher`).
+    protocol's request state (see :class:`~sitemap_middleware.watch.Watcher`);
+    ``spelling`` is how its framework writes route templates
+    (:data:`~sitemap_middleware.apps.WERKZEUG` or ``STARLETTE``).
+
+    :raises ConfigError: for a bad config, a ``routes`` key in the other
+        framework's syntax among them.
     """
 
     def __init__(
@@ -29,8 +42,12 @@ class SitemapBase:
         config: Mapping[str, Any] | Config,
         locate: Locator,
         find_route: RouteFinder,
+        spelling: str,
     ) -> None:
         self.config = Config.from_mapping(config)
+        check_spelling(self.config.routes, spelling)
+        self._table: RouteTable | None = None
+        self._learning = threading.Lock()
         self.store: Store = open_store(self.config.store)
         self.policy = Policy(self.config)
         self.routes = Routes(self.config)
@@ -45,6 +62,36 @@ class SitemapBase:
         self.watcher = Watcher(
             self.policy, self.routes, self.recorder, locate, find_route
         )
+
+    def table(self) -> RouteTable | None:
+        """The app's route table, ``None`` until known: from the first page
+        response on (Flask's routes are final by then), or from lifespan
+        startup on Starlette and FastAPI. ``table().views[template]`` is the
+        view whose ``@sitemap`` options apply to the pages of ``template``;
+        ``table().framework`` the templates of the framework's own pages."""
+        return self._table
+
+    def _learn(self, table: RouteTable, final: bool) -> None:
+        """The app's routes are known. A ``routes`` key naming none of them is
+        a ``ConfigError`` if ``final`` (no route may be added any more), else
+        one warning; either way once per middleware."""
+        with self._learning:
+            if self._table is not None:
+                return
+            self._table = table
+            self.routes.use(table)
+        unknown = unknown_routes(self.config.routes, table)
+        if not unknown:
+            return
+        close = difflib.get_close_matches(unknown[0], list(table.views), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        message = (
+            f"'routes' key {unknown[0]!r} matches no route of the app{hint}"
+            f" (its routes: {', '.join(sorted(table.views)[:20]) or 'none'})"
+        )
+        if final:
+            raise ConfigError(message)
+        logger.warning("%s; its options apply to no page", message)
 
     def flush(self, timeout: float | None = 5.0) -> bool:
         """Block until everything queued so far is in the store.

@@ -1,12 +1,11 @@
 """Flask glue: ``Sitemap(app)`` or ``Sitemap().init_app(app)`` wraps ``app.wsgi_app``
 with :class:`~sitemap_middleware.SitemapMiddleware`, configured from
-``app.config["SITEMAP"]``, and tells it which route served each page.
+``app.config["SITEMAP"]``; the middleware finds the app's routes itself.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
 from typing import Any
 
 from .config import DEFAULT_STORE_FILE
@@ -43,9 +42,8 @@ class Sitemap:
             os.makedirs(app.instance_path, exist_ok=True)
             path = os.path.join(app.instance_path, DEFAULT_STORE_FILE)
             config = {**config, "store": f"sqlite:///{path}"}
-        middleware = SitemapMiddleware(
-            app.wsgi_app, config, find_route=_route_finder(app)
-        )
+        # The middleware finds the app's routes through the bound wsgi_app.
+        middleware = SitemapMiddleware(app.wsgi_app, config)
         app.wsgi_app = middleware
         app.extensions[EXTENSION] = middleware
         return middleware
@@ -55,18 +53,3 @@ def get_sitemap(app: Any) -> SitemapMiddleware:
     """The middleware that ``Sitemap`` installed on ``app``."""
     middleware: SitemapMiddleware = app.extensions[EXTENSION]
     return middleware
-
-
-def _route_finder(app: Any) -> Callable[[Mapping[str, Any]], tuple[str, object] | None]:
-    views = app.view_functions
-
-    def find_route(environ: Mapping[str, Any]) -> tuple[str, object] | None:
-        # Flask's request sits in the environ while the response starts, its
-        # URL rule matched: no per-request hook needed, and pages that are not
-        # recorded pay nothing.
-        rule = getattr(environ.get("werkzeug.request"), "url_rule", None)
-        if rule is None:
-            return None
-        return rule.rule, views.get(rule.endpoint)
-
-    return find_route

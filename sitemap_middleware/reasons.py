@@ -34,6 +34,10 @@ class Skipped:
     # The route and the view.
     ROUTE_EXCLUDED: Final = "route_excluded"
     OPTED_OUT: Final = "opted_out"
+    FRAMEWORK: Final = "framework"
+    """One of the framework's own pages, found from the app: FastAPI's docs,
+    ReDoc, OAuth2 redirect and OpenAPI pages, Flask's static routes,
+    Starlette's ``StaticFiles`` mounts."""
     # The body, read in the writer.
     NOINDEX: Final = "noindex"
     CANONICAL_OTHER: Final = "canonical_other"

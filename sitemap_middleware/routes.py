@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterable, MutableMapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
+from .apps import RouteTable
 from .config import Config, RouteOptions, route_options
 from .errors import ConfigError
 
@@ -41,6 +42,8 @@ class Route:
     """Query parameters kept: the global ``query`` plus the route's own."""
     public_ids: bool = False
     """Random-looking identifiers in its paths are public (``strip_secrets``)."""
+    framework: bool = False
+    """One of the framework's own pages (docs, static files): never recorded."""
 
 
 def sitemap(
@@ -127,6 +130,7 @@ class Routes:
     def __init__(self, config: Config) -> None:
         self._config = config
         self._cache: dict[tuple[str | None, object], Route] = {}
+        self._table: RouteTable | None = None
         self.unknown = self._merge(None, RouteOptions())
         """The route of a page served by no known route."""
         every = set(config.query)
@@ -139,6 +143,11 @@ class Routes:
         stored URL may have kept any parameter that a configured route keeps,
         and any identifier a route declared public (the decorator's are not
         known before their views answer)."""
+
+    def use(self, table: RouteTable) -> None:
+        """The app's route table is known: its framework pages are marked."""
+        self._table = table
+        self._cache.clear()  # routes resolved before it knew nothing of them
 
     def resolve(self, template: str | None, view: object = None) -> Route:
         """The route of ``template`` served by ``view`` (either may be None)."""
@@ -169,7 +178,11 @@ class Routes:
                 if getattr(configured, option.name) is not None
             }
             declared = replace(declared, **said)
-        return self._merge(template, declared)
+        route = self._merge(template, declared)
+        table = self._table
+        if table is not None and table.is_framework(template, view):
+            route = replace(route, framework=True)
+        return route
 
     def _merge(self, template: str | None, options: RouteOptions) -> Route:
         config = self._config

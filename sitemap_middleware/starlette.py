@@ -1,16 +1,68 @@
-"""Starlette and FastAPI glue: find the :class:`ASGISitemapMiddleware` inside an
-app to call ``flush()`` or ``stats()`` on it.
+"""Starlette and FastAPI glue: install :class:`ASGISitemapMiddleware` with its
+config checked at once, and find it inside an app to call ``flush()`` or
+``stats()`` on it.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
+from .apps import MAX_LAYERS, STARLETTE, check_spelling
 from .asgi import ASGISitemapMiddleware
+from .config import Config
+from .stores import open_store
 
-# Layers walked at most: more than any real stack holds, and an end should a
-# chain of ``app`` attributes lead round in a circle.
-MAX_LAYERS = 100
+if TYPE_CHECKING:
+    from starlette.middleware import Middleware
+
+
+def add_sitemap(app: Any, config: Mapping[str, Any] | Config) -> None:
+    """Install the sitemap middleware on a Starlette or FastAPI app, the
+    config checked now: a mistake raises here, in the app factory, where
+    ``app.add_middleware(ASGISitemapMiddleware, config=...)`` would let the
+    server start and answer every request with 500 (Starlette builds its
+    middleware at the first request or lifespan startup).
+
+    .. code-block:: python
+
+        app = FastAPI()
+        add_sitemap(app, {"base_url": "https://www.example.com"})
+
+    :raises ConfigError: naming the key at fault, the store URI's options
+        included. The store is not connected to: a server that is down is
+        an outage, met at run time.
+    """
+    app.add_middleware(ASGISitemapMiddleware, config=checked(config))
+
+
+def middleware(config: Mapping[str, Any] | Config) -> Middleware:
+    """The same for ``Starlette(middleware=[...])``: the specification of the
+    sitemap middleware, its config checked now.
+
+    .. code-block:: python
+
+        from sitemap_middleware.starlette import middleware
+
+        app = Starlette(routes=routes, middleware=[middleware(config)])
+
+    :raises ConfigError: as :func:`add_sitemap`.
+    """
+    # Imported here: importing the package needs no framework.
+    from starlette.middleware import Middleware
+
+    return Middleware(ASGISitemapMiddleware, config=checked(config))
+
+
+def checked(config: Mapping[str, Any] | Config) -> Config:
+    """The config parsed, its route keys' syntax and its store URI checked
+    (``open_store`` parses the URI and its options; it connects only when
+    first used, so nothing is opened here)."""
+    parsed = Config.from_mapping(config)
+    check_spelling(parsed.routes, STARLETTE)
+    if isinstance(parsed.store, str):  # a ready store object is the caller's
+        open_store(parsed.store).close()
+    return parsed
 
 
 def get_sitemap(app: Any) -> ASGISitemapMiddleware:

@@ -22,9 +22,12 @@ logger = logging.getLogger("sitemap_middleware")
 
 State = Mapping[str, Any]
 """The WSGI environ or the ASGI scope: where the app and its router leave notes."""
-RouteFinder = Callable[[State, str], "tuple[str, object] | None"]
+Found = tuple[str | None, object] | None
+"""A route's template and view (either may be unknown), or nothing known."""
+RouteFinder = Callable[[State, str], Found]
 """From the state and the mount prefix the middleware saw: the template and the
-view of the route that served the request, if known."""
+view of the route that served the request, if known (a view without a template:
+an app mounted below a prefix, such as static files)."""
 Locator = Callable[[State, str, str], "tuple[str, str, bool]"]
 """From the state, the decoded path and the mount prefix the middleware saw: the
 path as it came (the wire form, and whether it is raw) and the query string.
@@ -95,7 +98,7 @@ class Watcher:
         wire, query, raw = self._locate(state, path, root)
         found = self._find_route(state, root)
         routes = self._routes
-        if found is not None:
+        if found is not None and (action == RECORD or found[0] is not None):
             route = routes.resolve(*found)
         else:
             route = routes.unknown if action == RECORD else routes.any
@@ -109,6 +112,9 @@ class Watcher:
             self._recorder.submit(
                 Observation(REMOVE, key, wire, query, raw, route, headers, [], 0, 0.0)
             )
+            return None
+        if route.framework:
+            self.count(Skipped.FRAMEWORK)
             return None
         if route.exclude:
             self.count(Skipped.ROUTE_EXCLUDED)

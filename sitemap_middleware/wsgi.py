@@ -10,12 +10,13 @@ from http import HTTPStatus
 from typing import Any
 
 from ._types import Environ, ResponseHeaders, StartResponse, WSGIApp
+from .apps import WERKZEUG, EnvironFinder, find_flask, flask_finder, flask_table
 from .config import Config
-from .core import SitemapBase
+from .core import SitemapBase, logger
 from .reasons import Skipped
 from .routes import ROUTE_KEY
 from .serving import OWN_PREFIXES, Response
-from .watch import Recording
+from .watch import Found, Recording, RouteFinder
 
 
 class SitemapMiddleware(SitemapBase):
@@ -25,9 +26,14 @@ class SitemapMiddleware(SitemapBase):
     :param config: the config dict (see the README), parsed once here.
     :param find_route: called with the environ once the app has started a
         response that may be recorded or removed; returns the template and the
-        view of the route that served it, or ``None``. The Flask extension
-        passes one; the default reads a template the app may have put in
-        ``environ["sitemap_middleware.route"]``.
+        view of the route that served it, or ``None``. By default, when
+        ``app`` is a Flask app, its bound ``wsgi_app`` or WSGI middleware
+        around one (through ``.app``, as werkzeug's ``ProxyFix``), Flask's
+        matched rule and view; otherwise a template the app may have put in
+        ``environ["sitemap_middleware.route"]`` (and one warning if the config
+        has ``routes`` but no response names its route).
+    :raises ConfigError: for a bad config; a ``routes`` key in Starlette's
+        syntax (``/blog/{slug}``) among them.
 
     .. code-block:: python
 
@@ -41,13 +47,12 @@ class SitemapMiddleware(SitemapBase):
         app: WSGIApp,
         config: Mapping[str, Any] | Config,
         *,
-        find_route: Callable[[Mapping[str, Any]], tuple[str, object] | None]
-        | None = None,
+        find_route: EnvironFinder | None = None,
     ) -> None:
-        finder = find_route or _environ_route
-        # WSGI has no mount prefix of its own: the root is always "".
-        super().__init__(config, _locate, lambda environ, root: finder(environ))
         self.app = app
+        self._named = False
+        flask = find_flask(app) if find_route is None else None
+        super().__init__(config, _locate, self._finder(flask, find_route), WERKZEUG)
         # Status lines seen, with their code: int() of a string costs more than
         # the rest of a passed-through request's status handling.
         self._codes: dict[str, int] = {}
@@ -113,6 +118,37 @@ class SitemapMiddleware(SitemapBase):
         # A page to record, or an app that starts its response lazily.
         kind = _ObservedList if isinstance(body, (list, tuple)) else _Observed
         return kind(body, lambda: recording, watcher.count)
+
+    def _finder(self, flask: Any, find_route: EnvironFinder | None) -> RouteFinder:
+        # WSGI has no mount prefix of its own: the root is always "".
+        if find_route is not None:
+            return lambda environ, root: find_route(environ)
+        if flask is None:
+            return lambda environ, root: self._named_route(environ)
+        find = flask_finder(flask)
+
+        def find_flask_route(environ: Mapping[str, Any], root: str) -> Found:
+            if self._table is None:  # Flask's url_map is final once it serves
+                self._learn(flask_table(flask), final=False)
+            return find(environ)
+
+        return find_flask_route
+
+    def _named_route(self, environ: Mapping[str, Any]) -> Found:
+        template = environ.get(ROUTE_KEY)
+        if isinstance(template, str):
+            self._named = True
+            return template, None
+        if not self._named and self.config.routes:
+            self._named = True  # warned once
+            logger.warning(
+                "the sitemap config has 'routes', but SitemapMiddleware cannot see"
+                " this app's routes: it is not a Flask app (nor wraps one through"
+                " '.app' or a bound 'wsgi_app') and sets no"
+                " environ[%r]; the 'routes' options and @sitemap are ignored",
+                ROUTE_KEY,
+            )
+        return None
 
     def _robots(
         self, environ: Environ, start_response: StartResponse, method: str
@@ -222,11 +258,6 @@ def _code(status: str, codes: dict[str, int]) -> int:
 def _locate(environ: Mapping[str, Any], path: str, root: str) -> tuple[str, str, bool]:
     # PATH_INFO is latin-1 over the raw bytes, already percent-decoded.
     return path, environ.get("QUERY_STRING", ""), False
-
-
-def _environ_route(environ: Mapping[str, Any]) -> tuple[str, object] | None:
-    template = environ.get(ROUTE_KEY)
-    return (template, None) if isinstance(template, str) else None
 
 
 def _header_getter(environ: Environ) -> Callable[[str], str | None]:

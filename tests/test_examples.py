@@ -51,3 +51,14 @@ def test_signed_in_account_is_not_recorded(example: Site) -> None:
     assert reply.status == 200
     assert example.get("/account").status in (302, 303, 307)
     assert example.recorded() == []
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_a_config_typo_stops_the_factory(name: str) -> None:
+    """Every example's factory checks the sitemap config when it builds the
+    app, not at the first request."""
+    from sitemap_middleware import ConfigError
+
+    module = importlib.import_module(name)
+    with pytest.raises(ConfigError, match="changefreq"):
+        module.create_app({"base_url": "http://localhost", "chagnefreq": "daily"})

@@ -324,3 +324,29 @@ def test_sqlite_locked_by_another_process_loses_nothing(tmp_path: Path) -> None:
     assert site.middleware.flush(5.0)
     assert site.recorded() == ["/", "/about", "/a&b", "/search"]
     site.close()
+
+
+def test_extension_after_other_middleware_finds_the_routes(tmp_path: Path) -> None:
+    """Sitemap(app) on an app whose wsgi_app is already wrapped (ProxyFix)
+    still stores Flask's route templates."""
+    from werkzeug.middleware.proxy_fix import ProxyFix
+
+    app = _flask(tmp_path, {"base_url": "http://localhost", "store": "memory://"})
+
+    @app.route("/blog/<slug>")
+    def post(slug: str) -> str:
+        return "<!doctype html><title>Post</title><main>Post</main>"
+
+    app.wsgi_app = ProxyFix(app.wsgi_app)  # type: ignore[method-assign]
+    Sitemap(app)
+    middleware = get_sitemap(app)
+    try:
+        response = app.test_client().get("/blog/x")
+        assert response.status_code == 200
+        response.get_data()
+        response.close()
+        assert middleware.flush(5.0)
+        (entry,) = middleware.store.entries(1)
+        assert entry.route == "/blog/<slug>"
+    finally:
+        middleware.close()
