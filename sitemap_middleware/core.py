@@ -52,10 +52,10 @@ class SitemapBase:
         self.policy = Policy(self.config)
         self.routes = Routes(self.config)
         # How stored pages are judged again after a change of config
-        # (invariant 21). Hook: an adapter that knows the app's route table
-        # passes view_for(template) -> view, so that @sitemap options count.
+        # (invariant 21): with the app's views once its routes are known, so
+        # that @sitemap options and framework pages count too.
         self.judge = ConfigJudge(
-            self.config, self.policy, self.routes.resolve, view_for=None
+            self.config, self.policy, self.routes.resolve, view_for=self._view_for
         )
         self.recorder = Recorder(self.config, self.policy, self.store, self.judge)
         self.server = Server(self.config, self.store, self.recorder.explain)
@@ -70,6 +70,10 @@ class SitemapBase:
         view whose ``@sitemap`` options apply to the pages of ``template``;
         ``table().framework`` the templates of the framework's own pages."""
         return self._table
+
+    def _view_for(self, template: str) -> object:
+        table = self._table
+        return None if table is None else table.views.get(template)
 
     def _learn(self, table: RouteTable, final: bool) -> None:
         """The app's routes are known. A ``routes`` key naming none of them is

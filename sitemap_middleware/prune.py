@@ -105,6 +105,8 @@ class ConfigJudge:
         route = self._route(entry)
         if route.exclude:
             return Skipped.ROUTE_EXCLUDED
+        if route.framework:
+            return Skipped.FRAMEWORK
         # The stored spelling again: a parameter no longer kept refuses it.
         if query and filter_query(query, route.query) != query:
             return QUERY

@@ -608,3 +608,26 @@ def test_asgi_wrapped_around_the_app_reads_its_routes(static_folder: Path) -> No
         assert options(sitemap) == {"/blog/a": {"priority": "0.8"}}
         assert skipped(sitemap, "framework") == 1
     sitemap.close()
+
+
+def test_framework_pages_stored_before_are_taken_out(tmp_path: Path) -> None:
+    """A store written by a release that recorded FastAPI's docs pages: the
+    re-check of the stored pages (invariant 21) takes them out once the app's
+    routes are known, and keeps the pages."""
+    from starlette.testclient import TestClient
+
+    from sitemap_middleware import Entry, open_store
+    from sitemap_middleware.starlette import add_sitemap, get_sitemap
+
+    uri = f"sqlite:///{tmp_path / 'old.sqlite3'}"
+    old = open_store(uri)
+    old.upsert([Entry("/", route="/"), Entry("/docs", route="/docs")])
+    old.close()
+    app = _fastapi()
+    add_sitemap(app, {**BASE, "store": uri})
+    with TestClient(app, base_url="http://localhost"):
+        sitemap = get_sitemap(app)
+        assert sitemap.flush()
+        assert list(entries(sitemap)) == ["/"]
+        assert sitemap.stats()["pruned"] == 1
+    sitemap.close()
