@@ -43,7 +43,7 @@ class ASGISitemapMiddleware(SitemapBase):
     """
 
     def __init__(self, app: ASGIApp, config: Mapping[str, Any] | Config) -> None:
-        super().__init__(config, _locate, _find_route)
+        super().__init__(config, _locate, _find_route, _cookie)
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -160,6 +160,12 @@ def _locate(scope: Mapping[str, Any], path: str, root: str) -> tuple[str, str, b
     if raw_path and not root:
         return raw_path.partition(b"?")[0].decode("latin-1"), query, True
     return path.encode("utf-8").decode("latin-1"), query, False
+
+
+def _cookie(scope: Mapping[str, Any]) -> str:
+    # Every field line, as the request's own check reads them.
+    lines = [value for name, value in scope["headers"] if name == b"cookie"]
+    return b"; ".join(lines).decode("latin-1")
 
 
 def _find_route(scope: Mapping[str, Any], root: str) -> tuple[str, object] | None:

@@ -13,14 +13,14 @@ from .recorder import Recorder
 from .routes import Routes
 from .serving import Server
 from .stores import Store, open_store
-from .watch import Locator, RouteFinder, Watcher
+from .watch import CookieReader, Locator, RouteFinder, Watcher
 
 
 class SitemapBase:
     """Parses the config once and wires the framework-free parts together.
 
-    ``locate`` and ``find_route`` are the adapter's translations of its
-    protocol's request state (see :class:`~sitemap_middleware.watch.Watcher`).
+    ``locate``, ``find_route`` and ``cookie`` are the adapter's translations
+    of its protocol's request state (see :class:`~sitemap_middleware.watch.Watcher`).
     """
 
     def __init__(
@@ -28,6 +28,7 @@ class SitemapBase:
         config: Mapping[str, Any] | Config,
         locate: Locator,
         find_route: RouteFinder,
+        cookie: CookieReader,
     ) -> None:
         self.config = Config.from_mapping(config)
         self.store: Store = open_store(self.config.store)
@@ -36,7 +37,7 @@ class SitemapBase:
         self.server = Server(self.config, self.store)
         self.routes = Routes(self.config)
         self.watcher = Watcher(
-            self.policy, self.routes, self.recorder, locate, find_route
+            self.policy, self.routes, self.recorder, locate, find_route, cookie
         )
 
     def flush(self, timeout: float | None = 5.0) -> bool:

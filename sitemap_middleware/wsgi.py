@@ -46,7 +46,9 @@ class SitemapMiddleware(SitemapBase):
     ) -> None:
         finder = find_route or _environ_route
         # WSGI has no mount prefix of its own: the root is always "".
-        super().__init__(config, _locate, lambda environ, root: finder(environ))
+        super().__init__(
+            config, _locate, lambda environ, root: finder(environ), _cookie
+        )
         self.app = app
         # Status lines seen, with their code: int() of a string costs more than
         # the rest of a passed-through request's status handling.
@@ -222,6 +224,10 @@ def _code(status: str, codes: dict[str, int]) -> int:
 def _locate(environ: Mapping[str, Any], path: str, root: str) -> tuple[str, str, bool]:
     # PATH_INFO is latin-1 over the raw bytes, already percent-decoded.
     return path, environ.get("QUERY_STRING", ""), False
+
+
+def _cookie(environ: Mapping[str, Any]) -> str:
+    return environ.get("HTTP_COOKIE", "")  # type: ignore[no-any-return]
 
 
 def _environ_route(environ: Mapping[str, Any]) -> tuple[str, object] | None:

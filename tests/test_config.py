@@ -12,7 +12,11 @@ from sitemap_middleware import (
     ConfigError,
     SitemapMiddleware,
 )
-from sitemap_middleware.config import DEFAULT_EXCLUDE, RouteOptions
+from sitemap_middleware.config import (
+    DEFAULT_EXCLUDE,
+    DEFAULT_HARMLESS_COOKIES,
+    RouteOptions,
+)
 
 BASE = {"base_url": "https://www.example.com", "store": "memory://"}
 
@@ -111,7 +115,10 @@ def test_defaults_and_normalisation() -> None:
     assert config.exclude == (*DEFAULT_EXCLUDE, "/private/*")
     assert config.store == "sqlite:///sitemap.sqlite3"
     assert config.changefreq is None and config.priority is None
-    assert config.routes == {} and config.session_cookies == {"session"}
+    # Any cookie but the harmless ones identifies (the default was ["session"]).
+    assert config.routes == {} and config.session_cookies is None
+    assert config.harmless_cookies == DEFAULT_HARMLESS_COOKIES
+    assert config.default_exclude == DEFAULT_EXCLUDE and config.images is True
     assert config.max_urls == 1_000_000 and config.new_urls_per_minute == 1000
     with pytest.raises(AttributeError):
         config.base_url = "x"  # type: ignore[misc]
