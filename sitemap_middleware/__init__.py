@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from .asgi import ASGISitemapMiddleware
-from .config import Config
+from .config import DEFAULT_EXCLUDE, DEFAULT_HARMLESS_COOKIES, Config
 from .errors import ConfigError, SitemapError, StoreError
 from .routes import sitemap, skip
 from .stores import Entry, PageInfo, PartInfo, Store, open_store, register_store
@@ -25,6 +25,8 @@ __all__ = [
     "ASGISitemapMiddleware",
     "Config",
     "ConfigError",
+    "DEFAULT_EXCLUDE",
+    "DEFAULT_HARMLESS_COOKIES",
     "Entry",
     "PageInfo",
     "PartInfo",
