@@ -21,7 +21,8 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
     __version__ = "0+unknown"
 
-__all__ = [
+# In sorted() order (tests/test_public_api.py), constants among the rest.
+__all__ = [  # noqa: RUF022
     "ASGISitemapMiddleware",
     "Config",
     "ConfigError",

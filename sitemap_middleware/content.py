@@ -37,7 +37,6 @@ def _element(name: bytes) -> bytes:
 _ELEMENTS = b"|".join(map(_element, (b"script", b"style", b"template")))
 
 
-
 def _markup(articles: bool) -> re.Pattern[bytes]:
     """A piece of markup. re.split keeps, in C and in document order, the text
     between pieces and two groups: an <a>'s href and an <img>'s src, each

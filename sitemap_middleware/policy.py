@@ -257,22 +257,24 @@ class Policy:
     ) -> str:
         """For a temporary redirect: ``REMOVE`` when its ``Location`` (on the
         site's origin or relative, resolved against the request's ``path``)
-        names a path the config never records, such as a login page; else
-        ``status``. ``path`` is the wire form if ``raw``, else WSGI's."""
+        names an excluded path, such as a login page; else ``status``. A path
+        outside ``include`` is no sign of a login (a redirect home is not).
+        ``path`` is the wire form if ``raw``, else WSGI's ``PATH_INFO``."""
         location = None
         for raw_name, raw_value in headers:
-            name = raw_name.decode("latin-1") if isinstance(raw_name, bytes) else raw_name
+            name = raw_name if isinstance(raw_name, str) else raw_name.decode("latin-1")
             if name.lower() == "location":
                 location = (
-                    raw_value.decode("latin-1")
-                    if isinstance(raw_value, bytes)
-                    else raw_value
+                    raw_value
+                    if isinstance(raw_value, str)
+                    else raw_value.decode("latin-1")
                 )
         if location is None:
             return Skipped.STATUS
         page = path if raw else wsgi_path(path)
+        # The stored form, as path_skip sees it; None for another origin.
         target = canonical_target(location, self._base_url, page, NO_QUERY)
-        if target is None or self.path_skip(target) is None:
+        if target is None or not self._excluded.match(target):
             return Skipped.STATUS
         return REMOVE
 

@@ -18,8 +18,8 @@ from apps import HTML, ROUTES, Site, html
 from helpers import NS, asgi_exchange, asgi_scope, gunzip_once, locs, validate
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_removals import fetch
 from starlette.requests import Request
+from test_removals import fetch
 from werkzeug.test import EnvironBuilder
 
 from sitemap_middleware import (
@@ -274,7 +274,7 @@ REDIRECTS = [
     (302, "login?next=/docs/members", True),  # relative: /docs/login
     (302, "../account/", True),
     (302, "/_auth", True),  # root-anchored defaults count too
-    (302, "/sitemap.xml", True),  # never recorded either
+    (302, "/", False),  # outside an include list or not: no login page
     (302, "https://evil.example/login", False),  # another origin
     (302, "//evil.example/auth/login", False),
     (302, "http://localhost:8080/login", False),  # another port, another origin
@@ -414,7 +414,7 @@ def test_segment_globs_are_one_search() -> None:
     assert not custom.match("/a.bc") and not custom.match("/xy")
 
 
-# -- images -----------------------------------------------------------------------------
+# -- images ----------------------------------------------------------------------------
 
 CHROME = (
     b"<!doctype html><html><head><title>t</title></head><body>"
@@ -464,7 +464,7 @@ def test_images_off(make: Make) -> None:
     assert images(site) == {"/main": []}
 
 
-# -- apps shaped like real ones ---------------------------------------------------------
+# -- apps shaped like real ones --------------------------------------------------------
 
 
 def flask_blog(config: dict[str, Any]) -> Any:
