@@ -20,10 +20,10 @@ from .urls import canonical_target, wsgi_path
 # it blocks, so a hostile client could provoke them and take a public page out
 # of the sitemap (invariant 19).
 REMOVAL_STATUSES = frozenset({301, 308, 401, 404, 410})
-# A temporary redirect removes only when it sends the visitor to a path the
-# config never records, such as a login page (/auth/login?next=...): the page
-# wants a signed-in visitor now. Any other one may be passing (a maintenance
-# page, a locale switch) and changes nothing.
+# A temporary redirect removes only when it sends the visitor to an excluded
+# path, such as a login page (/auth/login?next=...): the page wants a signed-in
+# visitor now. Any other one may be passing (a maintenance page, a locale
+# switch) and changes nothing.
 TEMPORARY_REDIRECTS = frozenset({302, 303, 307})
 NO_QUERY: frozenset[str] = frozenset()
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})

@@ -311,6 +311,19 @@ def test_a_page_that_stops_answering_200_leaves(
         assert skipped(site) == {"status": 1}
 
 
+def test_a_redirect_outside_include_is_no_login(make: Make) -> None:
+    """Only an excluded target counts: with ``include``, a page redirected home
+    (outside it) stays; redirected to the login page, it leaves."""
+    site = make({"include": ["/docs/*"]})
+    for location, removed in (("/", False), ("/auth/login", True)):
+        serve("/docs/members")
+        site.get("/docs/members")
+        assert site.recorded() == ["/docs/members"]
+        serve("/docs/members", 302, b"", Location=location)
+        site.get("/docs/members")
+        assert site.recorded() == ([] if removed else ["/docs/members"])
+
+
 @pytest.mark.parametrize(
     "spelling",
     ["/docs/members?x=1", "/docs/x/../members", "/docs/members;jsessionid=1"],
