@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 
 from .asgi import ASGISitemapMiddleware
-from .config import Config
+from .config import DEFAULT_EXCLUDE, DEFAULT_HARMLESS_COOKIES, Config
 from .errors import ConfigError, SitemapError, StoreError
 from .routes import sitemap, skip
 from .stores import Entry, PageInfo, PartInfo, Store, open_store, register_store
@@ -21,10 +21,13 @@ try:
 except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
     __version__ = "0+unknown"
 
-__all__ = [
+# In sorted() order (tests/test_public_api.py), constants among the rest.
+__all__ = [  # noqa: RUF022
     "ASGISitemapMiddleware",
     "Config",
     "ConfigError",
+    "DEFAULT_EXCLUDE",
+    "DEFAULT_HARMLESS_COOKIES",
     "Entry",
     "PageInfo",
     "PartInfo",

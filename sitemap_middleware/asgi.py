@@ -54,7 +54,7 @@ class ASGISitemapMiddleware(SitemapBase):
     """
 
     def __init__(self, app: ASGIApp, config: Mapping[str, Any] | Config) -> None:
-        super().__init__(config, _locate, self._route, STARLETTE)
+        super().__init__(config, _locate, self._route, STARLETTE, _cookie)
         self.app = app
         self._looked = False
 
@@ -209,6 +209,12 @@ def _locate(scope: Mapping[str, Any], path: str, root: str) -> tuple[str, str, b
     if raw_path and not root:
         return raw_path.partition(b"?")[0].decode("latin-1"), query, True
     return path.encode("utf-8").decode("latin-1"), query, False
+
+
+def _cookie(scope: Mapping[str, Any]) -> str:
+    # Every field line, as the request's own check reads them.
+    lines = [value for name, value in scope["headers"] if name == b"cookie"]
+    return b"; ".join(lines).decode("latin-1")
 
 
 def _find_route(scope: Mapping[str, Any], root: str) -> Found:

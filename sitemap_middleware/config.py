@@ -24,29 +24,67 @@ DEFAULT_STORE_FILE = "sitemap.sqlite3"
 DEFAULT_STORE = f"sqlite:///{DEFAULT_STORE_FILE}"
 
 # Paths that are personal, private or not pages on almost every site. A pattern
-# ending in "/*" also covers the bare prefix ("/admin/*" covers "/admin").
+# ending in "/*" also covers the bare prefix ("/api/*" covers "/api"); one of the
+# form "*/word/*" matches "word" as a whole path segment anywhere ("/auth/login",
+# "/en/account/settings", "/admin"; not "/login-tips" or "/blogin"). "api" is
+# anchored at the root: "/docs/api/..." is public documentation on many sites.
 DEFAULT_EXCLUDE = (
-    "/admin/*",
-    "/account/*",
-    "/accounts/*",
-    "/login/*",
-    "/logout/*",
-    "/signin/*",
-    "/signup/*",
-    "/register/*",
-    "/password/*",
-    "/cart/*",
-    "/checkout/*",
+    "*/admin/*",
+    "*/account/*",
+    "*/accounts/*",
+    "*/login/*",
+    "*/logout/*",
+    "*/signin/*",
+    "*/sign_in/*",
+    "*/sign-in/*",
+    "*/signout/*",
+    "*/sign_out/*",
+    "*/sign-out/*",
+    "*/signup/*",
+    "*/sign_up/*",
+    "*/sign-up/*",
+    "*/register/*",
+    "*/password/*",
+    "*/auth/*",
+    "*/oauth/*",
+    "*/cart/*",
+    "*/checkout/*",
     "/api/*",
     "/static/*",
     "/_*",
     "/.well-known/*",
 )
 
-
-# Request cookies that mark a visitor as signed in: Flask and Starlette both
-# call their session cookie "session".
-DEFAULT_SESSION_COOKIES = ("session",)
+# Request cookies that say nothing about who the visitor is: the analytics and
+# consent cookies that tools set on anonymous visitors. Any other cookie makes
+# a request private (invariant 22), unless ``session_cookies`` names the ones
+# that do. A trailing "*" matches a prefix. Names as the tools set them:
+# Google Analytics (_ga, _ga_<container>, _gid, _gat and _gat_<id>, and the
+# legacy urchin __utma/__utmb/__utmc/__utmt/__utmz), Google Ads' conversion
+# linker (_gcl_au, _gcl_aw, ...), the Meta pixel (_fbp, _fbc), Hotjar (_hjid,
+# _hjSession_<id>, ...), Microsoft Clarity (_clck, _clsk), Matomo (_pk_id.*,
+# _pk_ses.*, _pk_ref.*), Osano's cookieconsent (cookieconsent_status),
+# OneTrust (OptanonConsent, OptanonAlertBoxClosed), Cookiebot (CookieConsent)
+# and the IAB TCF v2 consent string (euconsent-v2).
+DEFAULT_HARMLESS_COOKIES = (
+    "_ga",
+    "_ga_*",
+    "_gid",
+    "_gat*",
+    "__utm*",
+    "_gcl_*",
+    "_fbp",
+    "_fbc",
+    "_hj*",
+    "_clck",
+    "_clsk",
+    "_pk_*",
+    "cookieconsent_status",
+    "OptanonConsent",
+    "OptanonAlertBoxClosed",
+    "CookieConsent",
+    "euconsent-v2",
+)
 # The cardinality bounds (invariant 7). A million URLs is twenty full sitemap
 # pages: more than nearly any site has, few enough that a slug explosion
 # cannot fill a disk. A thousand new URLs a minute per process is far more
@@ -84,7 +122,11 @@ class Config:
     """Store URI or a ready store object."""
     allowed_hosts: tuple[str, ...] = ()
     """Hosts whose requests are recorded; defaults to the host of base_url."""
+    default_exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    """The default exclusions in force: ``DEFAULT_EXCLUDE`` or the subset of it
+    the config names (``[]``: none)."""
     exclude: tuple[str, ...] = DEFAULT_EXCLUDE
+    """Every exclusion in force: ``default_exclude``, then the config's own."""
     include: tuple[str, ...] = ()
     query: frozenset[str] = frozenset()
     changefreq: str | None = None
@@ -94,8 +136,17 @@ class Config:
     """zlib level of the ``.xml.gz`` pages: 1 is fastest, 9 smallest."""
     robots_generate: bool = True
     robots_lines: tuple[str, ...] = ()
-    session_cookies: frozenset[str] = frozenset(DEFAULT_SESSION_COOKIES)
-    """Request cookies that keep a page out; ``{"*"}``: any cookie does."""
+    session_cookies: frozenset[str] | None = None
+    """Request cookies that make a request private. ``None`` (the default): any
+    cookie but the harmless ones does. Named: only those names do (exact,
+    case-sensitive), as for a site that knows its session cookies; a response
+    with ``Vary: Cookie`` to a request with another cookie that is not harmless
+    is still kept out. ``{"*"}``: any cookie at all does, harmless or not."""
+    harmless_cookies: tuple[str, ...] = DEFAULT_HARMLESS_COOKIES
+    """Cookie names (a trailing ``*``: a prefix) that never make a request
+    private: ``DEFAULT_HARMLESS_COOKIES``, then the config's own. Never name a
+    session or login cookie here: a request carrying it would be recorded as
+    anonymous, and what a signed-in visitor sees could be published."""
     recheck_interval: float = 300.0
     """Seconds during which an unchanged known page is not digested again."""
     lastmod_source: str = "content"
@@ -117,6 +168,9 @@ class Config:
     while there is one part)."""
     schema_location: bool = False
     """Name the schemas in ``xsi:schemaLocation`` on the index and the parts."""
+    images: bool = True
+    """List each page's images (the ``<img src>`` of its ``<main>``, else of its
+    ``<article>`` elements); ``False``: list none."""
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any] | Config) -> Config:
@@ -137,7 +191,11 @@ class Config:
         robots = values.pop("robots", None)
         if robots is not None:
             values["robots_generate"], values["robots_lines"] = robots
-        values["exclude"] = DEFAULT_EXCLUDE + values.get("exclude", ())
+        defaults = values.setdefault("default_exclude", DEFAULT_EXCLUDE)
+        values["exclude"] = defaults + values.get("exclude", ())
+        values["harmless_cookies"] = DEFAULT_HARMLESS_COOKIES + values.get(
+            "harmless_cookies", ()
+        )
         if not values.get("allowed_hosts"):
             host = urlsplit(values["base_url"]).hostname or ""
             values["allowed_hosts"] = (host,)
@@ -237,7 +295,7 @@ def _names(key: str, value: Any) -> frozenset[str]:
 
 def _cookies(key: str, value: Any) -> frozenset[str]:
     # "*": a visitor with any cookie at all may see a personal page (the
-    # paranoid mode of an app whose session cookie names are not known).
+    # paranoid mode of an app whose cookies are not known).
     if value == "*":
         return frozenset({"*"})
     if isinstance(value, str):
@@ -245,7 +303,41 @@ def _cookies(key: str, value: Any) -> frozenset[str]:
             f"{key!r} must be a list of cookie names, or '*' for any cookie, "
             f"got {value!r}"
         )
-    return _names(key, value)
+    names = _names(key, value)
+    for name in sorted(names):
+        if not _is_cookie_name(name):
+            raise ConfigError(
+                f"{key!r} holds cookie names as browsers send them (letters, "
+                f"digits and !#$%&'*+-.^_`|~), got {name!r}"
+            )
+    return names
+
+
+# A cookie name is an RFC 9110 §5.6.2 token (RFC 6265 §4.1.1).
+_is_cookie_name = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+").fullmatch
+
+
+def _harmless(key: str, value: Any) -> tuple[str, ...]:
+    names = _strings(key, value)
+    for name in names:
+        if not _is_cookie_name(name) or "*" in name[:-1]:
+            raise ConfigError(
+                f"{key!r} holds cookie names, or a prefix followed by '*' "
+                f"(such as '_ga_*'), got {name!r}"
+            )
+    return names
+
+
+def _default_exclude(key: str, value: Any) -> tuple[str, ...]:
+    patterns = _strings(key, value)
+    for pattern in patterns:
+        if pattern not in DEFAULT_EXCLUDE:
+            raise ConfigError(
+                f"{key!r} turns defaults off and may only keep some of them "
+                f"({', '.join(DEFAULT_EXCLUDE)}); put patterns of your own in "
+                f"'exclude', got {pattern!r}"
+            )
+    return patterns
 
 
 def _query(key: str, value: Any) -> frozenset[str]:
@@ -404,6 +496,7 @@ _KEYS: dict[str, Callable[[str, Any], Any]] = {
     "base_url": _base_url,
     "store": _store,
     "allowed_hosts": _hosts,
+    "default_exclude": _default_exclude,
     "exclude": _patterns,
     "include": _patterns,
     "query": _query,
@@ -413,6 +506,7 @@ _KEYS: dict[str, Callable[[str, Any], Any]] = {
     "gzip_level": _gzip_level,
     "robots": _robots,
     "session_cookies": _cookies,
+    "harmless_cookies": _harmless,
     "recheck_interval": _seconds,
     "routes": _routes,
     "max_urls": _limit,
@@ -421,4 +515,5 @@ _KEYS: dict[str, Callable[[str, Any], Any]] = {
     "fingerprint_ignore": _regexes,
     "text_sitemap": _flag,
     "schema_location": _flag,
+    "images": _flag,
 }

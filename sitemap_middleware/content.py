@@ -1,5 +1,6 @@
 """The content fingerprint: a digest of what a page says (the text and links of its
-``<main>``, else its ``<body>``) that per-request noise leaves alone, and its images.
+``<main>``, else its ``<body>``) that per-request noise leaves alone, and the images
+of its content (its ``<main>``, else its ``<article>`` elements: never the chrome).
 
 Regular expressions over HTML are fine here: they only decide what a digest
 ignores, and nothing the page says is obeyed on their word (the head scanner,
@@ -35,20 +36,31 @@ def _element(name: bytes) -> bytes:
 # holds the real <img> of a lazily loaded one.
 _ELEMENTS = b"|".join(map(_element, (b"script", b"style", b"template")))
 
-# A piece of markup. re.split keeps, in C and in document order, the text
-# between pieces and two groups: an <a>'s href and an <img>'s src, each
-# captured with its name so that the digest tells it from text.
-_MARKUP = re.compile(
-    rb"<(?:"
-    # Most tags start with none of the letters below and go the short way.
-    rb"[b-hj-ru-zB-HJ-RU-Z/?][^>]*>"
-    rb"|[aA]\s[^>]*?(?<=\s)((?i:href)" + _VALUE + rb")[^>]*>"
-    rb"|(?i:img)\s[^>]*?(?<=\s)((?i:src)" + _VALUE + rb")[^>]*>"
-    rb"|!--(?:-?>|.*?-->|.*)"  # <!--> and <!---> are empty comments
-    rb"|" + _ELEMENTS + rb"|[aAiIsStT!][^>]*>"
-    rb")",
-    re.DOTALL,
-)
+
+def _markup(articles: bool) -> re.Pattern[bytes]:
+    """A piece of markup. re.split keeps, in C and in document order, the text
+    between pieces and two groups: an <a>'s href and an <img>'s src, each
+    captured with its name so that the digest tells it from text; with
+    ``articles``, a first: the name of an <article> or </article> tag."""
+    return re.compile(
+        rb"<(?:"
+        # Taken first: "/" would go the short way below.
+        + (rb"(/?(?i:article))(?=[\s/>])[^>]*>|" if articles else b"")
+        # Most tags start with none of the letters below and go the short way.
+        + rb"[b-hj-ru-zB-HJ-RU-Z/?][^>]*>"
+        rb"|[aA]\s[^>]*?(?<=\s)((?i:href)" + _VALUE + rb")[^>]*>"
+        rb"|(?i:img)\s[^>]*?(?<=\s)((?i:src)" + _VALUE + rb")[^>]*>"
+        rb"|!--(?:-?>|.*?-->|.*)"  # <!--> and <!---> are empty comments
+        rb"|" + _ELEMENTS + rb"|[aAiIsStT!][^>]*>"
+        rb")",
+        re.DOTALL,
+    )
+
+
+_MARKUP = _markup(articles=False)
+# For a page without <main>: the same pieces (so the same digest), and where
+# its articles start and end, for their images.
+_MARKUP_ARTICLES = _markup(articles=True)
 _WHITESPACE = b" \t\n\r\f\v"
 
 
@@ -81,9 +93,12 @@ def fingerprint(
     of that text: cheap if it starts with a literal (``rb"Rendered at [\\d:]+"``),
     dearer than all the rest if it starts with a class (``rb"\\d+ views"``).
 
-    ``images`` are the region's ``<img src>`` values in document order,
-    entities decoded, without repeats, empty values or ``data:`` URIs, at most
-    ``max_images``; they are not resolved.
+    ``images`` are the ``<img src>`` values of the page's content in document
+    order: those of ``<main>``, or without one those inside its ``<article>``
+    elements (an unclosed one runs to the end), none when it has neither (a
+    logo in the navigation bar is no image of every page). Entities decoded,
+    without repeats, empty values or ``data:`` URIs, at most ``max_images``
+    (``0``: none); they are not resolved.
 
     Never raises on malformed HTML or bytes that are not UTF-8; linear time;
     how the body is cut into chunks does not change the result.
@@ -91,24 +106,34 @@ def fingerprint(
     data = b"".join(chunks)
     if len(data) > budget:
         data = data[:budget]
-    data = _region(data)
+    data, main = _region(data)
     # A '<' after the last '>' opens a tag that never ends, which a browser
     # drops too. Once it is cut, every '<' has a '>' after it and no tag is
     # scanned twice: without the cut, 512 KiB of '<a ' take hours.
     cut = data.find(b"<", data.rfind(b">") + 1)
     if cut >= 0:
         data = data[:cut]
-    parts = _MARKUP.split(data)  # text, href, src, text, ..., text; None if absent
-    sources = [*filter(None, parts[2::3])]
-    stream = b" ".join((b"".join(parts[::3]), *filter(None, parts[1::3]), *sources))
+    articles = not main and max_images > 0
+    # text, [article,] href, src, text, ..., text; None where absent.
+    parts = (_MARKUP_ARTICLES if articles else _MARKUP).split(data)
+    step = 4 if articles else 3
+    sources = [*filter(None, parts[step - 1 :: step])]
+    stream = b" ".join(
+        (b"".join(parts[::step]), *filter(None, parts[step - 2 :: step]), *sources)
+    )
     for pattern in ignore:
         stream = pattern.sub(b"", stream)
     digest = hashlib.sha1(stream.translate(None, _WHITESPACE), usedforsecurity=False)
+    if articles:
+        sources = _in_articles(parts)
+    elif not main:
+        sources = []
     return Content(digest.hexdigest(), _images(sources, max_images))
 
 
-def _region(data: bytes) -> bytes:
-    """The ``<main>`` element, else ``<body>`` on, else all of ``data``."""
+def _region(data: bytes) -> tuple[bytes, bool]:
+    """The ``<main>`` element, else ``<body>`` on, else all of ``data``; and
+    whether it is a ``<main>``."""
     found = _MAIN.search(data)
     if found is not None:
         start = found.start()
@@ -117,9 +142,30 @@ def _region(data: bytes) -> bytes:
         if end < start:  # none in lower case, or none at all
             closing = _MAIN_END.search(data, start)
             end = len(data) if closing is None else closing.start()
-        return data[start:end]
+        return data[start:end], True
     found = _BODY.search(data)
-    return data if found is None else data[found.start() :]
+    return (data if found is None else data[found.start() :]), False
+
+
+def _in_articles(parts: list[bytes | None]) -> list[bytes]:
+    """The ``src=…`` captures inside ``<article>`` elements, from the pieces
+    of :data:`_MARKUP_ARTICLES`."""
+    tags, sources = parts[1::4], parts[3::4]
+    # Interleaved in document order (a piece fills one group at most), in C.
+    marks: list[bytes | None] = [None] * (2 * len(tags))
+    marks[::2], marks[1::2] = tags, sources
+    inside: list[bytes] = []
+    depth = 0  # articles nest (a comment may be one)
+    for mark in filter(None, marks):
+        first = mark[:1]
+        if first in (b"s", b"S"):  # src=...
+            if depth:
+                inside.append(mark)
+        elif first == b"/":
+            depth = max(depth - 1, 0)
+        else:
+            depth += 1
+    return inside
 
 
 def _images(sources: list[bytes], limit: int) -> tuple[str, ...]:

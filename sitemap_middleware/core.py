@@ -20,7 +20,7 @@ from .recorder import Recorder
 from .routes import Routes
 from .serving import Server
 from .stores import Store, open_store
-from .watch import Locator, RouteFinder, Watcher
+from .watch import CookieReader, Locator, RouteFinder, Watcher
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -28,8 +28,8 @@ logger = logging.getLogger("sitemap_middleware")
 class SitemapBase:
     """Parses the config once and wires the framework-free parts together.
 
-    ``locate`` and ``find_route`` are the adapter's translations of its
-    protocol's request state (see :class:`~sitemap_middleware.watch.Watcher`);
+    ``locate``, ``find_route`` and ``cookie`` are the adapter's translations
+    of its protocol's request state (see :class:`~sitemap_middleware.watch.Watcher`);
     ``spelling`` is how its framework writes route templates
     (:data:`~sitemap_middleware.apps.WERKZEUG` or ``STARLETTE``).
 
@@ -43,6 +43,7 @@ class SitemapBase:
         locate: Locator,
         find_route: RouteFinder,
         spelling: str,
+        cookie: CookieReader,
     ) -> None:
         self.config = Config.from_mapping(config)
         check_spelling(self.config.routes, spelling)
@@ -60,7 +61,7 @@ class SitemapBase:
         self.recorder = Recorder(self.config, self.policy, self.store, self.judge)
         self.server = Server(self.config, self.store, self.recorder.explain)
         self.watcher = Watcher(
-            self.policy, self.routes, self.recorder, locate, find_route
+            self.policy, self.routes, self.recorder, locate, find_route, cookie
         )
 
     def table(self) -> RouteTable | None:

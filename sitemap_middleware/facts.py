@@ -16,7 +16,7 @@ from .config import Config
 from .content import fingerprint
 from .head import Head, merge, scan_head, scan_link_header
 from .reasons import Skipped
-from .sitemaps import MAX_URL_LENGTH
+from .sitemaps import MAX_IMAGES, MAX_URL_LENGTH
 from .urls import canonical_target, split_base_url
 
 NO_QUERY: frozenset[str] = frozenset()
@@ -68,7 +68,8 @@ def read_content(
     config: Config, path: str, body: list[bytes], headers: Headers, head: Head
 ) -> Facts:
     """The fingerprint, lastmod and images of a page that may be listed."""
-    content = fingerprint(body, config.fingerprint_ignore)
+    limit = MAX_IMAGES if config.images else 0
+    content = fingerprint(body, config.fingerprint_ignore, max_images=limit)
     lastmod = None
     if config.lastmod_source == "last-modified":
         _, modified = _header_values(headers)

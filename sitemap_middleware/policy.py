@@ -9,28 +9,51 @@ import re
 from collections.abc import Iterable
 
 from .config import Config
-from .reasons import RECORD, REMOVE, Skipped
+from .reasons import DEPENDS, RECORD, REMOVE, Skipped
 from .sitemaps import is_noindex
+from .urls import canonical_target, wsgi_path
 
-# A known page that answers one of these is gone or moved for good; other
-# errors (5xx, 429) are transient and change nothing.
-REMOVAL_STATUSES = frozenset({301, 308, 404, 410})
+# A known page that answers one of these to an anonymous visitor is gone, moved
+# for good, or wants credentials now (401: requests with Authorization or an
+# identifying cookie never get this far). 5xx are transient and change nothing.
+# Neither do 403 and 429: a firewall or a rate limiter answers them to a client
+# it blocks, so a hostile client could provoke them and take a public page out
+# of the sitemap (invariant 19).
+REMOVAL_STATUSES = frozenset({301, 308, 401, 404, 410})
+# A temporary redirect removes only when it sends the visitor to an excluded
+# path, such as a login page (/auth/login?next=...): the page wants a signed-in
+# visitor now. Any other one may be passing (a maintenance page, a locale
+# switch) and changes nothing.
+TEMPORARY_REDIRECTS = frozenset({302, 303, 307})
+NO_QUERY: frozenset[str] = frozenset()
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 SITEMAP_PATHS = frozenset({"/sitemap.xml", "/robots.txt"})
+
+
+# "*/word/*": a whole path segment anywhere ("*" also matches "/", and "/x/*"
+# also matches "/x"), for a word with no glob character in it.
+_SEGMENT = re.compile(r"\*/([^/*?\[]+)/\*")
 
 
 class Globs:
     """Path globs (``*`` also matches ``/``; ``/x/*`` also matches ``/x``).
 
     Plain paths and ``prefix*`` patterns, nearly all of them in practice, are
-    checked with a set and ``str.startswith``; only the rest go to a regex.
+    checked with a set and ``str.startswith``; ``*/word/*`` patterns (a whole
+    segment anywhere) with one regex search for them all; only the rest go to
+    a regex of their own.
     """
 
     def __init__(self, patterns: Iterable[str]) -> None:
         exact: set[str] = set()
         prefixes: list[str] = []
+        words: list[str] = []
         others: list[str] = []
         for pattern in patterns:
+            segment = _SEGMENT.fullmatch(pattern)
+            if segment is not None:
+                words.append(re.escape(segment.group(1)))
+                continue
             if pattern.endswith("/*"):
                 exact.add(pattern[:-2])
             head = pattern[:-1] if pattern.endswith("*") else pattern
@@ -50,14 +73,20 @@ class Globs:
         short = tuple(buckets.pop("", ()))  # "" or "/": any path may match
         self._buckets = {c: (*found, *short) for c, found in buckets.items()}
         self._short = short
+        # A segment starts after a "/" and ends at the next "/" or the end.
+        self._segments = (
+            re.compile(f"/(?:{'|'.join(words)})(?:/|\\Z)").search if words else None
+        )
         self._regex = re.compile("|".join(others)) if others else None
-        self.empty = not (exact or prefixes or others)
+        self.empty = not (exact or prefixes or words or others)
 
     def match(self, path: str) -> bool:
         if path in self._exact:
             return True
         prefixes = self._buckets.get(path[1:2], self._short)
         if prefixes and path.startswith(prefixes):
+            return True
+        if self._segments is not None and self._segments(path) is not None:
             return True
         return self._regex is not None and self._regex.match(path) is not None
 
@@ -95,8 +124,19 @@ class Policy:
         # Content-Type values -> whether HTML: both chosen by the app, so few.
         self._names: dict[str | bytes, str] = {}
         self._html_types: dict[str, bool] = {}
-        self._session_cookies = config.session_cookies
-        self._any_cookie = "*" in config.session_cookies
+        # Cookies: None (any cookie but the harmless ones identifies), the
+        # names that do, or "*" (any cookie at all does).
+        named = config.session_cookies
+        self._session_cookies = named
+        self._any_cookie = named is not None and "*" in named
+        harmless = config.harmless_cookies
+        self._harmless = frozenset(n for n in harmless if not n.endswith("*"))
+        self._harmless_prefixes = tuple(n[:-1] for n in harmless if n.endswith("*"))
+        # Only with named session cookies may a request that reaches the app
+        # carry a cookie that is not harmless: then a response varying on
+        # cookies depends on the request's cookies (DEPENDS).
+        self._vary_depends = named is not None and not self._any_cookie
+        self._base_url = config.base_url
 
     def is_own_path(self, path: str) -> bool:
         """Whether the middleware answers this path itself."""
@@ -148,14 +188,20 @@ class Policy:
         status: int,
         headers: Iterable[tuple[str, str]] | Iterable[tuple[bytes, bytes]],
     ) -> str:
-        """``RECORD``, ``REMOVE`` or the reason to skip, for an anonymous GET.
+        """``RECORD``, ``REMOVE`` or the reason to skip, for an anonymous GET;
+        ``DEPENDS`` when that depends on the request (a temporary redirect: see
+        :meth:`redirect_action`; a response varying on cookies, with named
+        session cookies: see :meth:`vary_action`).
 
         ``headers`` are WSGI's str pairs or ASGI's bytes pairs.
         """
         if status != 200:
-            return REMOVE if status in REMOVAL_STATUSES else Skipped.STATUS
+            if status in REMOVAL_STATUSES:
+                return REMOVE
+            return DEPENDS if status in TEMPORARY_REDIRECTS else Skipped.STATUS
         names = self._names
         html = False
+        depends = False
         for raw_name, raw_value in headers:
             name = names.get(raw_name)
             if name is None:
@@ -180,15 +226,57 @@ class Policy:
                 if "private" in lowered or "no-store" in lowered:
                     return Skipped.PRIVATE
             elif name == "vary":
-                lowered = value.lower()
-                if "cookie" in lowered or "authorization" in lowered:
+                # A request that reaches this far carries no Authorization and
+                # no identifying cookie: a response varying on them is the
+                # variant a crawler gets (invariant 22). "*" varies on anything
+                # (RFC 9110 §12.5.5): no variant is known to be anonymous.
+                if "*" in value:
                     return Skipped.VARY
+                if self._vary_depends and "cookie" in value.lower():
+                    depends = True
             elif name == "content-encoding":
                 if value.strip().lower() not in ("", "identity"):
                     return Skipped.ENCODED
             else:  # content-disposition
                 return Skipped.ATTACHMENT
-        return RECORD if html else Skipped.NOT_HTML
+        if not html:
+            return Skipped.NOT_HTML
+        return DEPENDS if depends else RECORD
+
+    def vary_action(self, cookie: str) -> str:
+        """For a page varying on cookies, with named session cookies: ``RECORD``
+        if the request's ``cookie`` (every ``Cookie`` line joined) holds only
+        harmless cookies, else ``vary`` (another cookie may pick the variant)."""
+        return Skipped.VARY if cookie and self._identifies(cookie) else RECORD
+
+    def redirect_action(
+        self,
+        headers: Iterable[tuple[str, str]] | Iterable[tuple[bytes, bytes]],
+        path: str,
+        raw: bool,
+    ) -> str:
+        """For a temporary redirect: ``REMOVE`` when its ``Location`` (on the
+        site's origin or relative, resolved against the request's ``path``)
+        names an excluded path, such as a login page; else ``status``. A path
+        outside ``include`` is no sign of a login (a redirect home is not).
+        ``path`` is the wire form if ``raw``, else WSGI's ``PATH_INFO``."""
+        location = None
+        for raw_name, raw_value in headers:
+            name = raw_name if isinstance(raw_name, str) else raw_name.decode("latin-1")
+            if name.lower() == "location":
+                location = (
+                    raw_value
+                    if isinstance(raw_value, str)
+                    else raw_value.decode("latin-1")
+                )
+        if location is None:
+            return Skipped.STATUS
+        page = path if raw else wsgi_path(path)
+        # The stored form, as path_skip sees it; None for another origin.
+        target = canonical_target(location, self._base_url, page, NO_QUERY)
+        if target is None or not self._excluded.match(target):
+            return Skipped.STATUS
+        return REMOVE
 
     def _name(self, raw: str | bytes) -> str:
         """The watched header ``raw`` names, or ``""``; remembered."""
@@ -226,9 +314,28 @@ class Policy:
         )
 
     def _has_session(self, cookie: str) -> bool:
+        """Whether the ``Cookie`` header makes the request private."""
+        named = self._session_cookies
+        if named is None:
+            return self._identifies(cookie)
         if self._any_cookie:
             return not cookie.isspace()
         for pair in cookie.split(";"):
-            if pair.partition("=")[0].strip() in self._session_cookies:
+            if pair.partition("=")[0].strip() in named:
+                return True
+        return False
+
+    def _identifies(self, cookie: str) -> bool:
+        """Whether the ``Cookie`` header holds a cookie that is not harmless.
+        Names are compared as sent (RFC 6265 §5.4: case-sensitive); a pair
+        without ``=`` is a cookie with an empty name (RFC 6265bis), so it
+        identifies."""
+        harmless = self._harmless
+        prefixes = self._harmless_prefixes
+        for pair in cookie.split(";"):
+            name = pair.partition("=")[0].strip()
+            if name in harmless or (name and name.startswith(prefixes)):
+                continue
+            if name or pair.strip():
                 return True
         return False

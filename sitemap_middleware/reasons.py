@@ -10,6 +10,9 @@ from typing import Final
 # What a response does to the store.
 RECORD: Final = "record"
 REMOVE: Final = "remove"
+DEPENDS: Final = "depends"
+"""Not decided from the status and headers alone: the watcher asks the policy
+again with what it needs of the request (never counted)."""
 
 
 class Skipped:

@@ -13,7 +13,7 @@ from typing import Any
 
 from .observation import Headers, Observation
 from .policy import Policy
-from .reasons import RECORD, REMOVE, Seen, Skipped
+from .reasons import DEPENDS, RECORD, REMOVE, Seen, Skipped
 from .recorder import Recorder
 from .routes import SKIP_KEY, Route, Routes
 from .sitemaps import BODY_BUDGET
@@ -32,6 +32,9 @@ Locator = Callable[[State, str, str], "tuple[str, str, bool]"]
 """From the state, the decoded path and the mount prefix the middleware saw: the
 path as it came (the wire form, and whether it is raw) and the query string.
 Asked only of a response that records or removes."""
+CookieReader = Callable[[State], str]
+"""From the state: every ``Cookie`` line of the request joined with ``"; "``.
+Asked only of a response whose action depends on the request's cookies."""
 
 
 class Watcher:
@@ -52,8 +55,12 @@ class Watcher:
         recorder: Recorder,
         locate: Locator,
         find_route: RouteFinder,
+        cookie: CookieReader,
     ) -> None:
         self._routes = routes
+        self._cookie = cookie
+        self._vary_action = policy.vary_action
+        self._redirect_action = policy.redirect_action
         self._recorder = recorder
         self._locate = locate
         self._find_route = find_route
@@ -71,12 +78,34 @@ class Watcher:
         a removal included, is settled and counted)."""
         action = self._action(status, headers)
         if action != RECORD and action != REMOVE:
-            next(self._tally[action])  # count(action), without a call
-            return None
+            if action != DEPENDS:
+                next(self._tally[action])  # count(action), without a call
+                return None
+            return self._depends(state, path, status, headers, root)
         try:
             return self._judge(action, state, path, headers, root)
         except Exception:
             # A bug here must not reach the app's response (invariant 15).
+            logger.exception("sitemap watcher failed on %r", path)
+            return None
+
+    def _depends(
+        self, state: State, path: str, status: int, headers: Headers, root: str
+    ) -> Recording | None:
+        """:meth:`start` for a response whose action depends on the request: a
+        temporary redirect (where to), or a page varying on cookies (which
+        were sent)."""
+        try:
+            if status == 200:
+                action = self._vary_action(self._cookie(state))
+            else:
+                wire, _, raw = self._locate(state, path, root)
+                action = self._redirect_action(headers, wire, raw)
+            if action != RECORD and action != REMOVE:
+                self.count(action)
+                return None
+            return self._judge(action, state, path, headers, root)
+        except Exception:
             logger.exception("sitemap watcher failed on %r", path)
             return None
 

@@ -52,7 +52,9 @@ class SitemapMiddleware(SitemapBase):
         self.app = app
         self._named = False
         flask = find_flask(app) if find_route is None else None
-        super().__init__(config, _locate, self._finder(flask, find_route), WERKZEUG)
+        super().__init__(
+            config, _locate, self._finder(flask, find_route), WERKZEUG, _cookie
+        )
         # Status lines seen, with their code: int() of a string costs more than
         # the rest of a passed-through request's status handling.
         self._codes: dict[str, int] = {}
@@ -258,6 +260,10 @@ def _code(status: str, codes: dict[str, int]) -> int:
 def _locate(environ: Mapping[str, Any], path: str, root: str) -> tuple[str, str, bool]:
     # PATH_INFO is latin-1 over the raw bytes, already percent-decoded.
     return path, environ.get("QUERY_STRING", ""), False
+
+
+def _cookie(environ: Mapping[str, Any]) -> str:
+    return environ.get("HTTP_COOKIE", "")  # type: ignore[no-any-return]
 
 
 def _header_getter(environ: Environ) -> Callable[[str], str | None]:

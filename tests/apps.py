@@ -34,6 +34,7 @@ ROUTES: dict[str, tuple[int, dict[str, str], list[bytes]]] = {
     "/no-store": (200, {"Content-Type": HTML, "Cache-Control": "no-store"}, [b"x"]),
     "/cookie": (200, {"Content-Type": HTML, "Set-Cookie": "a=1"}, [html("C")]),
     "/vary": (200, {"Content-Type": HTML, "Vary": "Cookie"}, [html("V")]),
+    "/vary-any": (200, {"Content-Type": HTML, "Vary": "*"}, [html("V")]),
     "/noindex": (200, {"Content-Type": HTML, "X-Robots-Tag": "noindex"}, [b"n"]),
     "/bot-none": (
         200,
@@ -185,6 +186,8 @@ class Site:
         response = self._client.request(
             method, path, headers=headers, follow_redirects=False
         )
+        # No cookie jar either: a cookie one response set is not sent again.
+        self._client.cookies.clear()
         return Reply(response.status_code, response.headers, response.content)
 
     def get(self, path: str, headers: dict[str, str] | None = None) -> Reply:

@@ -12,7 +12,11 @@ from sitemap_middleware import (
     ConfigError,
     SitemapMiddleware,
 )
-from sitemap_middleware.config import DEFAULT_EXCLUDE, RouteOptions
+from sitemap_middleware.config import (
+    DEFAULT_EXCLUDE,
+    DEFAULT_HARMLESS_COOKIES,
+    RouteOptions,
+)
 
 BASE = {"base_url": "https://www.example.com", "store": "memory://"}
 
@@ -64,6 +68,13 @@ BASE = {"base_url": "https://www.example.com", "store": "memory://"}
             "'recheck_interval' must be a number of seconds",
         ),
         ({"session_cookies": "all"}, "'session_cookies' must be a list of cookie"),
+        ({"session_cookies": ["my session"]}, "cookie names as browsers send them"),
+        ({"harmless_cookies": "_ga"}, "'harmless_cookies' must be a list"),
+        ({"harmless_cookies": ["*_ga"]}, "a prefix followed by '*'"),
+        ({"harmless_cookies": ["a b"]}, "a prefix followed by '*'"),
+        ({"default_exclude": ["/login/*"]}, "put patterns of your own in 'exclude'"),
+        ({"default_exclude": "*/admin/*"}, "'default_exclude' must be a list"),
+        ({"images": "no"}, "'images' must be true or false"),
         ({"max_urls": -1}, "'max_urls' must be a whole number >= 0, or None"),
         ({"max_urls": "many"}, "'max_urls' must be a whole number"),
         ({"new_urls_per_minute": 1.5}, "'new_urls_per_minute' must be a whole"),
@@ -111,7 +122,10 @@ def test_defaults_and_normalisation() -> None:
     assert config.exclude == (*DEFAULT_EXCLUDE, "/private/*")
     assert config.store == "sqlite:///sitemap.sqlite3"
     assert config.changefreq is None and config.priority is None
-    assert config.routes == {} and config.session_cookies == {"session"}
+    # Any cookie but the harmless ones identifies (the default was ["session"]).
+    assert config.routes == {} and config.session_cookies is None
+    assert config.harmless_cookies == DEFAULT_HARMLESS_COOKIES
+    assert config.default_exclude == DEFAULT_EXCLUDE and config.images is True
     assert config.max_urls == 1_000_000 and config.new_urls_per_minute == 1000
     with pytest.raises(AttributeError):
         config.base_url = "x"  # type: ignore[misc]

@@ -290,8 +290,8 @@ def test_images_of_the_page() -> None:
         "https://cdn.example.com/img/shed-3.jpg?w=800&q=80",  # entities decoded
         *(f"https://cdn.example.com/img/shed-{i}.jpg" for i in range(11, 79, 8)),
     )
-    # Without <main>, the whole body: the logo in the header comes first.
-    assert images(page(main=False)) == ("/static/logo.svg", *found)
+    # Without <main>, the <article>'s: the logo in the header is site chrome.
+    assert images(page(main=False)) == found
 
 
 def test_images_in_main_only_in_order_without_repeats() -> None:
@@ -318,10 +318,33 @@ def test_images_in_main_only_in_order_without_repeats() -> None:
     )
 
 
-def test_images_without_main_come_from_the_body() -> None:
+def test_images_without_main_come_from_the_articles() -> None:
+    """Without <main>, the images of every <article> in document order (nested
+    ones included, an unclosed one to the end); with neither, none: a logo or
+    a banner is site chrome, not an image of every page."""
     body = b"<head><title>t</title></head><body><img src=/a.png><div><img src=/b.png>"
-    assert images(body) == ("/a.png", "/b.png")
-    assert images(b"<p><img src=/a.png>") == ("/a.png",)  # not even a body
+    assert images(body) == ()
+    assert images(b"<p><img src=/a.png>") == ()  # not even a body
+    body = (
+        b"<body><nav><img src=/logo.png></nav><ARTICLE class=post><img src=/1.png>"
+        b"<article><img src=/2.png></article><img src=/3.png></Article>"
+        b"<aside><img src=/ad.png></aside><!-- <article> --><img src=/ad2.png>"
+        b"<article-card><img src=/card.png></article-card>"
+        b"<article><img src=/4.png>"
+    )
+    assert images(body) == ("/1.png", "/2.png", "/3.png", "/4.png")
+    # With <main>, its images only, an <article> outside it or not.
+    body = b"<body><article><img src=/a.png></article><main><img src=/m.png></main>"
+    assert images(body) == ("/m.png",)
+
+
+def test_images_rule_leaves_the_fingerprint_alone() -> None:
+    """Without <main> the body is still what the fingerprint covers: listing
+    the articles' images (or none) does not change any page's digest."""
+    for body in (page(main=False), b"<body><article><img src=/a.png>x</article>"):
+        assert fingerprint([body]).digest == fingerprint([body], max_images=0).digest
+    with_logo = b"<body><img src=/logo.png><article><p>x</p></article>"
+    assert fingerprint([with_logo]).digest != fingerprint([with_logo[16:]]).digest
 
 
 def test_images_are_capped() -> None:

@@ -197,8 +197,8 @@ def test_skip_takes_requests_environs_and_scopes() -> None:
 @pytest.mark.parametrize(
     ("cookie", "any_cookie", "recorded"),
     [
-        ("_ga=GA1.2.345; theme=dark", False, True),
-        ("_ga=GA1.2.345; theme=dark", True, False),
+        ("_ga=GA1.2.345; cookieconsent_status=dismiss", False, True),
+        ("_ga=GA1.2.345; cookieconsent_status=dismiss", True, False),
         ("session=abc", False, False),
         ("session=abc", True, False),
     ],
@@ -206,7 +206,7 @@ def test_skip_takes_requests_environs_and_scopes() -> None:
 def test_any_cookie_option(
     make: Callable[..., Site], cookie: str, any_cookie: bool, recorded: bool
 ) -> None:
-    """P2: an analytics cookie is no session by default; with
+    """P2: analytics and consent cookies are no session by default; with
     ``session_cookies: "*"`` any cookie keeps the page out."""
     site = make({"session_cookies": "*"} if any_cookie else {})
     assert site.get("/about", {"Cookie": cookie}).status == 200

@@ -42,7 +42,8 @@ TABLE: list[tuple[dict[str, str], int, list[tuple[str, str]], str]] = [
     ({}, 200, [("Content-Type", "text/html"), ("X-Robots-Tag", "noindex")], "removed"),
     ({}, 200, [("Content-Type", "text/html"), ("Set-Cookie", "a=b")], "set_cookie"),
     ({}, 200, [("Content-Type", "text/html"), ("Cache-Control", "private")], "private"),
-    ({}, 200, [("Content-Type", "text/html"), ("Vary", "Cookie")], "vary"),
+    ({}, 200, [("Content-Type", "text/html"), ("Vary", "Cookie")], "recorded"),
+    ({}, 200, [("Content-Type", "text/html"), ("Vary", "*")], "vary"),
     ({}, 200, [("Content-Type", "text/html"), ("Content-Encoding", "gzip")], "encoded"),
     (
         {},
