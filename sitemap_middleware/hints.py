@@ -26,8 +26,9 @@ HINTS: dict[str, tuple[int, str]] = {
     ),
     Skipped.SESSION: (
         1,
-        "every request carried a session cookie named in 'session_cookies': "
-        "browse signed out, or name only the cookies that sign a visitor in",
+        "every request carried a cookie that may sign a visitor in (any but "
+        "the harmless ones, or those 'session_cookies' names): browse signed "
+        "out, or name a cookie that never signs anyone in in 'harmless_cookies'",
     ),
     Skipped.EXCLUDED: (
         1,
@@ -39,9 +40,10 @@ HINTS: dict[str, tuple[int, str]] = {
     ),
     Skipped.VARY: (
         2,
-        "every page answered with 'Vary: Cookie' or 'Vary: Authorization', "
-        "which marks it private (Flask adds 'Vary: Cookie' once a view reads "
-        "the session)",
+        "every page answered with 'Vary: Cookie' to a request carrying cookies "
+        "that 'session_cookies' does not name, so each may be a personal "
+        "variant: add those cookies to 'harmless_cookies' if they change "
+        "nothing, or leave 'session_cookies' out",
     ),
     Skipped.NOT_HTML: (
         2,

@@ -416,9 +416,9 @@ def _fastapi(**paths: Any) -> Any:
             {
                 "docs_url": "/api-docs",
                 "redoc_url": "/manual",
-                "swagger_ui_oauth2_redirect_url": "/auth/back",
+                "swagger_ui_oauth2_redirect_url": "/back-from-sign-in",
             },
-            ["/api-docs", "/manual", "/auth/back"],
+            ["/api-docs", "/manual", "/back-from-sign-in"],
         ),
     ],
 )
