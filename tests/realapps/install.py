@@ -1,5 +1,5 @@
 """What the apps share: their asset folders, and the ASGI install of the README's
-quick start (``add_sitemap``), with ``add_middleware`` where that helper is missing."""
+quick start (``add_sitemap``)."""
 
 from __future__ import annotations
 
@@ -15,13 +15,7 @@ LOGO = "/static/logo.png"
 
 
 def install_asgi(app: Any, config: Mapping[str, Any]) -> None:
-    """``add_sitemap(app, config)`` as the README says; before that helper exists,
-    the ``add_middleware`` it replaces, so that these apps run on older code."""
-    try:
-        from sitemap_middleware.starlette import add_sitemap  # type: ignore[attr-defined]
-    except ImportError:
-        from sitemap_middleware import ASGISitemapMiddleware
+    """``add_sitemap(app, config)``, as the README's FastAPI quick start says."""
+    from sitemap_middleware.starlette import add_sitemap
 
-        app.add_middleware(ASGISitemapMiddleware, config=dict(config))
-    else:
-        add_sitemap(app, dict(config))
+    add_sitemap(app, dict(config))

@@ -20,7 +20,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from sitemap_middleware import ASGISitemapMiddleware
+from sitemap_middleware.starlette import middleware as sitemap_middleware
 
 from .install import DOWNLOADS, LOGO, STATIC
 
@@ -173,7 +173,8 @@ def create_app(settings: Mapping[str, Any]) -> Starlette:
             Route("/account", account),
         ],
         middleware=[
-            Middleware(ASGISitemapMiddleware, config=dict(settings["SITEMAP"])),
+            # The README's Starlette quick start: the config checked at once.
+            sitemap_middleware(dict(settings["SITEMAP"])),
             Middleware(SessionMiddleware, secret_key="dev-secret"),
         ],
     )
