@@ -494,6 +494,14 @@ def flask_blog(config: dict[str, Any]) -> Any:
     def load_user() -> None:
         g.user = session.get("user_id")
 
+    @app.after_request
+    def vary(response: Any) -> Any:
+        # Flask 2.3 and newer add it for every request that read the session;
+        # 2.2 left it out while the session was empty. Every Flask version
+        # here sends it, as the app this stands for does.
+        response.vary.add("Cookie")
+        return response
+
     @app.route("/")
     def index() -> bytes:
         return html("Home")
