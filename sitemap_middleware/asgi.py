@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from ._types import ASGIApp, Message, Receive, Scope, Send
-from .apps import MAX_LAYERS, STARLETTE, starlette_table
+from .apps import STARLETTE, routed, starlette_table
 from .config import Config
 from .core import SitemapBase, logger
 from .errors import ConfigError
@@ -67,7 +67,7 @@ class ASGISitemapMiddleware(SitemapBase):
         """Read the app's route table, once: from ``scope["app"]``, or from
         the app this middleware wraps."""
         self._looked = True
-        table = starlette_table(scope.get("app") or _routed(self.app))
+        table = starlette_table(scope.get("app") or routed(self.app))
         if table is not None:
             self._learn(table, final)
         elif self.config.routes:
@@ -235,15 +235,6 @@ def _find_route(scope: Mapping[str, Any], root: str) -> Found:
     if len(mounted) > len(root):
         template = mounted[len(root) :] + template
     return template, scope.get("endpoint")
-
-
-def _routed(app: Any) -> Any:
-    """The first app with ``routes`` in a chain of ``.app`` attributes."""
-    for _ in range(MAX_LAYERS):
-        if app is None or hasattr(app, "routes"):
-            return app
-        app = getattr(app, "app", None)
-    return None
 
 
 def _headers(scope: Scope) -> dict[str, str]:
