@@ -35,13 +35,24 @@ SITEMAP_PATHS = frozenset({"/sitemap.xml", "/robots.txt"})
 _SEGMENT = re.compile(r"\*/([^/*?\[]+)/\*")
 
 
+def _alternation(words: Iterable[str]) -> str:
+    """A regex matching any of ``words``, one branch per first character: at
+    each "/" the engine tries a handful of branches, not every word."""
+    branches: dict[str, list[str]] = {}
+    for word in words:
+        branches.setdefault(word[0], []).append(re.escape(word[1:]))
+    return "|".join(
+        f"{re.escape(first)}(?:{'|'.join(rests)})" for first, rests in branches.items()
+    )
+
+
 class Globs:
     """Path globs (``*`` also matches ``/``; ``/x/*`` also matches ``/x``).
 
     Plain paths and ``prefix*`` patterns, nearly all of them in practice, are
     checked with a set and ``str.startswith``; ``*/word/*`` patterns (a whole
-    segment anywhere) with one regex search for them all; only the rest go to
-    a regex of their own.
+    segment anywhere) the same way as the first segment and with one regex
+    search for them all past it; only the rest go to a regex of their own.
     """
 
     def __init__(self, patterns: Iterable[str]) -> None:
@@ -52,7 +63,12 @@ class Globs:
         for pattern in patterns:
             segment = _SEGMENT.fullmatch(pattern)
             if segment is not None:
-                words.append(re.escape(segment.group(1)))
+                # As the first segment, the fast way below ("/login" exact,
+                # "/login/" a prefix); further on, one search for all words.
+                word = segment.group(1)
+                exact.add(f"/{word}")
+                prefixes.append(f"/{word}/")
+                words.append(word)
                 continue
             if pattern.endswith("/*"):
                 exact.add(pattern[:-2])
@@ -75,7 +91,7 @@ class Globs:
         self._short = short
         # A segment starts after a "/" and ends at the next "/" or the end.
         self._segments = (
-            re.compile(f"/(?:{'|'.join(words)})(?:/|\\Z)").search if words else None
+            re.compile(f"/(?:{_alternation(words)})(?:/|\\Z)").search if words else None
         )
         self._regex = re.compile("|".join(others)) if others else None
         self.empty = not (exact or prefixes or words or others)
@@ -86,7 +102,8 @@ class Globs:
         prefixes = self._buckets.get(path[1:2], self._short)
         if prefixes and path.startswith(prefixes):
             return True
-        if self._segments is not None and self._segments(path) is not None:
+        # From the second segment on: the first was checked above.
+        if self._segments is not None and self._segments(path, 1) is not None:
             return True
         return self._regex is not None and self._regex.match(path) is not None
 
