@@ -97,15 +97,22 @@ class Globs:
         self.empty = not (exact or prefixes or words or others)
 
     def match(self, path: str) -> bool:
+        return self.anchored(path) or self.deeper(path)
+
+    def anchored(self, path: str) -> bool:
+        """Whether a pattern matches, the segment words looked for in the
+        first segment only: the cheap part, run on every request."""
         if path in self._exact:
             return True
         prefixes = self._buckets.get(path[1:2], self._short)
         if prefixes and path.startswith(prefixes):
             return True
-        # From the second segment on: the first was checked above.
-        if self._segments is not None and self._segments(path, 1) is not None:
-            return True
         return self._regex is not None and self._regex.match(path) is not None
+
+    def deeper(self, path: str) -> bool:
+        """Whether a segment word is a later segment of ``path``: one regex
+        search, left to the pages about to be recorded."""
+        return self._segments is not None and self._segments(path, 1) is not None
 
 
 # Response headers the policy reads, by lower-case name.
@@ -131,6 +138,9 @@ class Policy:
 
     def __init__(self, config: Config) -> None:
         self._excluded = Globs(config.exclude)
+        self.excluded_deeper = self._excluded.deeper
+        """Whether an exclude word is a later segment of a path that passed
+        :meth:`request_skip` (``/en/account``): asked before recording."""
         self._included = Globs(config.include)
         hosts = config.allowed_hosts
         self._any_host = "*" in hosts
@@ -183,8 +193,10 @@ class Policy:
         if not verdict:
             return Skipped.HOST
         # The rules of path_skip but its own-path check (the adapters route
-        # those paths first), inlined: this runs on every request.
-        if self._excluded.match(path):
+        # those paths first) and the exclude words past the first segment
+        # (a regex search: the watcher asks excluded_deeper of the pages it
+        # is about to record), inlined: this runs on every request.
+        if self._excluded.anchored(path):
             return Skipped.EXCLUDED
         if not self._included.empty and not self._included.match(path):
             return Skipped.NOT_INCLUDED
