@@ -67,9 +67,8 @@ def test_a_config_typo_stops_the_factory(name: str) -> None:
 def test_the_app_renders_the_site_map_the_middleware_serves(example: Site) -> None:
     """/site-map is the middleware's page, /pages the app's own layout around
     site_map(): the same links, and neither is recorded."""
-    from test_sitemap_page import parse_page
-
     import demo_content
+    from test_sitemap_page import parse_page
 
     def fetch(path: str) -> tuple[int, str, bytes]:
         reply = example.get(path)
