@@ -15,7 +15,7 @@ from .apps import STARLETTE, routed, starlette_table
 from .config import Config
 from .core import SitemapBase, logger
 from .errors import ConfigError
-from .serving import OWN_PREFIXES, Response
+from .serving import Response
 from .watch import Found, Recording
 
 T = TypeVar("T")
@@ -57,6 +57,7 @@ class ASGISitemapMiddleware(SitemapBase):
         super().__init__(config, _locate, self._route, STARLETTE, _cookie)
         self.app = app
         self._looked = False
+        self._own = self.server.own_prefixes
 
     def _route(self, scope: Mapping[str, Any], root: str) -> Found:
         if not self._looked:
@@ -93,11 +94,13 @@ class ASGISitemapMiddleware(SitemapBase):
             if not rest or rest[0] == "/":
                 path = rest or "/"
         method: str = scope["method"]
-        if path.startswith(OWN_PREFIXES):
+        if path.startswith(self._own):
             if self.server.is_sitemap(path):
                 headers = _headers(scope)
                 serve = self.server.serve
-                await _send(send, await _blocking(serve, method, path, headers.get))
+                query = scope.get("query_string", b"").decode("latin-1")
+                response = await _blocking(serve, method, path, headers.get, query)
+                await _send(send, response)
                 return
             if path == "/robots.txt" and method in ("GET", "HEAD"):
                 await self._robots(scope, receive, send, method)

@@ -28,6 +28,7 @@ class Entry:
     route: str | None = None
     alternates: tuple[tuple[str, str], ...] = ()
     images: tuple[str, ...] = ()
+    title: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -164,11 +164,14 @@ class Policy:
         # cookies depends on the request's cookies (DEPENDS).
         self._vary_depends = named is not None and not self._any_cookie
         self._base_url = config.base_url
+        self._site_map = config.html_sitemap
 
     def is_own_path(self, path: str) -> bool:
         """Whether the middleware answers this path itself."""
-        return path in SITEMAP_PATHS or (
-            path.startswith("/sitemap-") and path.endswith(".xml.gz")
+        return (
+            path in SITEMAP_PATHS
+            or (path.startswith("/sitemap-") and path.endswith(".xml.gz"))
+            or path == self._site_map
         )
 
     def request_skip(

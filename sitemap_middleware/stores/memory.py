@@ -41,6 +41,7 @@ class MemoryStore(StoreBase[None]):
         self._epoch = new_epoch()
         self._counts: Counter[str] = Counter()
         self._settings: dict[str, str] = {}
+        self._titles: dict[str, str] = {}  # path -> the page's title, if any
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         return sum(self._upsert(batch) for batch in batches(entries))
@@ -54,6 +55,11 @@ class MemoryStore(StoreBase[None]):
                 batch, self._rows, self._sizes(), len(self._parts), current
             )
             self._apply(todo, current)
+            for path, entry in batch.items():
+                if entry.title and path in self._rows:
+                    self._titles[path] = entry.title
+                else:
+                    self._titles.pop(path, None)
         return len(todo.changes)
 
     def _sizes(self) -> dict[int, Fill]:
@@ -88,6 +94,8 @@ class MemoryStore(StoreBase[None]):
             # The members of the removed pages' clusters lose their links.
             settled = self._settle({}, self._rows, gone)
             self._delete(gone, current)
+            for path in gone:
+                self._titles.pop(path, None)
             if settled.rewrites:
                 sizes, last = self._sizes(), len(self._parts)
                 todo = self._plan({}, self._rows, sizes, last, current, settled)
@@ -186,6 +194,9 @@ class MemoryStore(StoreBase[None]):
             yield b"".join(stored.row.fragment for _, stored in rows[i : i + RUN])
 
     def entries(self, number: int) -> Iterator[Entry]:
-        for path, (_, row) in self._part_rows(number):
+        rows = self._part_rows(number)
+        with self._lock:
+            titles = [self._titles.get(path) for path, _ in rows]
+        for (path, (_, row)), title in zip(rows, titles, strict=True):
             lastmod = to_datetime(row.lastmod)
-            yield Entry(path, lastmod, row.fingerprint, route=row.route)
+            yield Entry(path, lastmod, row.fingerprint, route=row.route, title=title)
