@@ -323,13 +323,13 @@ class StoreBase(Generic[C]):
         the release before cannot read takes a new one."""
         if str(found) == str(expected):
             return
-        if str(found).isdigit() and str(expected).isdigit():
-            if int(str(found)) > int(str(expected)):
-                raise StoreError(
-                    f"{where} holds sitemap schema {found}, expected {expected}:"
-                    " it was written by a newer release of sitemap_middleware;"
-                    " upgrade sitemap_middleware on every worker that uses it"
-                )
+        found, expected = str(found), str(expected)
+        if found.isdigit() and expected.isdigit() and int(found) > int(expected):
+            raise StoreError(
+                f"{where} holds sitemap schema {found}, expected {expected}:"
+                " it was written by a newer release of sitemap_middleware;"
+                " upgrade sitemap_middleware on every worker that uses it"
+            )
         raise StoreError(f"{where} holds sitemap schema {found}, expected {expected}")
 
     def __enter__(self) -> Any:

@@ -203,4 +203,6 @@ class MemoryStore(StoreBase[None]):
     def entries(self, number: int) -> Iterator[Entry]:
         for path, (_, row) in self._part_rows(number):
             lastmod = to_datetime(row.lastmod)
-            yield Entry(path, lastmod, row.fingerprint, route=row.route, title=row.title)
+            yield Entry(
+                path, lastmod, row.fingerprint, route=row.route, title=row.title
+            )

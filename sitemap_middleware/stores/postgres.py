@@ -254,7 +254,9 @@ class PostgresStore(StoreBase[ConnectionPool]):
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
             for name in ("declared", "title"):
                 conn.execute(
-                    self._sql(f"ALTER TABLE {{p}}url ADD COLUMN IF NOT EXISTS {name} text")
+                    self._sql(
+                        f"ALTER TABLE {{p}}url ADD COLUMN IF NOT EXISTS {name} text"
+                    )
                 )
 
     def _add_decisions(self, conn: psycopg.Connection[Any]) -> None:
@@ -585,7 +587,8 @@ class PostgresStore(StoreBase[ConnectionPool]):
         with self._borrow() as conn, conn.transaction():
             # Writers take turns: each log is read, extended and written whole.
             conn.execute(
-                "SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix + "decision",)
+                "SELECT pg_advisory_xact_lock(hashtext(%s))",
+                (self.prefix + "decision",),
             )
             held = dict(
                 conn.execute(

@@ -219,14 +219,12 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     def _rows(conn: sqlite3.Connection, paths: list[str]) -> dict[str, Stored]:
         # One statement for the whole batch: the paths go in as one JSON array
         # (SQLite has JSON built in since 3.38, and as JSON1 in most builds).
-        return {
-            path: Stored(page, Row(lastmod, print_, route, piece, declared, title))
-            for path, page, lastmod, print_, route, piece, declared, title in conn.execute(
-                "SELECT path, page, lastmod, fingerprint, route, fragment, declared,"
-                " title FROM sitemap_url WHERE path IN (SELECT value FROM json_each(?))",
-                (json.dumps(paths),),
-            )
-        }
+        found = conn.execute(
+            "SELECT path, page, lastmod, fingerprint, route, fragment, declared,"
+            " title FROM sitemap_url WHERE path IN (SELECT value FROM json_each(?))",
+            (json.dumps(paths),),
+        )
+        return {path: Stored(page, Row(*row)) for path, page, *row in found}
 
     def remove(self, paths: Iterable[str]) -> int:
         wanted = list(set(paths))
