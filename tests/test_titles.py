@@ -58,8 +58,10 @@ def titles(store: Store) -> dict[str, str | None]:
 
 def test_the_head_gives_the_first_title_decoded() -> None:
     head = scan_head(
-        [b"<html><head><title>\n  Caf&eacute; &amp;\tbar\n</title>"]
-        + [b"<title>second</title></head><body>"]
+        [
+            b"<html><head><title>\n  Caf&eacute; &amp;\tbar\n</title>",
+            b"<title>second</title></head><body>",
+        ]
     )
     assert clean(head.title) == "Café & bar"
 
@@ -71,7 +73,7 @@ def test_a_title_is_read_without_any_other_declaration() -> None:
 
 def test_the_first_h1_when_the_head_has_no_title() -> None:
     body = [b"<html><body><nav>x</nav><h1 class=t>Hello <em>big</em>", b"\n world"]
-    assert heading(body + [b"</h1><h1>second</h1>"]) == "Hello big world"
+    assert heading([*body, b"</h1><h1>second</h1>"]) == "Hello big world"
     assert heading([b"<html><body><p>none</p>"]) is None
 
 
