@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from test_stores import FACTORIES
+from test_stores import FACTORIES, _cleanup  # noqa: F401 - the autouse fixture
 
 from sitemap_middleware import Entry, Store
 from sitemap_middleware.config import Config
