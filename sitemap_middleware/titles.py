@@ -117,6 +117,10 @@ def _best(ranked: Iterable[tuple[Affix, int]], pages: int) -> Affix | None:
     return None
 
 
+class _Read(Exception):
+    """Raised by the parser at the end of the first ``<h1>``."""
+
+
 class _Heading(HTMLParser):
     """The text of the first ``<h1>``."""
 
@@ -124,15 +128,14 @@ class _Heading(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.inside = False
-        self.done = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "h1" and not self.done:
+        if tag == "h1":
             self.inside = True
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "h1" and self.inside:
-            self.inside, self.done = False, True
+            raise _Read
 
     def handle_data(self, data: str) -> None:
         if self.inside:
@@ -155,6 +158,7 @@ def heading(body: Iterable[bytes]) -> str | None:
     parser = _Heading()
     try:
         parser.feed(start[at:].decode("utf-8", "replace"))
-    except AssertionError:  # where the tokenizer gives up, what it read stands
+        parser.close()
+    except (_Read, AssertionError):  # where the tokenizer gives up, what it read stands
         pass
     return clean("".join(parser.parts))

@@ -5,21 +5,26 @@ number of paths, so that made-up URLs cannot grow it."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 from test_stores import FACTORIES, _cleanup  # noqa: F401 - the autouse fixture
 
-from sitemap_middleware import Store
+from sitemap_middleware import Store, StoreError
 from sitemap_middleware.config import Config
 from sitemap_middleware.observation import Observation
 from sitemap_middleware.policy import Policy
 from sitemap_middleware.reasons import RECORD, REMOVE, Seen, Skipped
 from sitemap_middleware.recorder import Recorder
 from sitemap_middleware.routes import Routes
-from sitemap_middleware.stores.base import DECISION_PATHS, DECISIONS_KEPT, Decisions
+from sitemap_middleware.stores.base import (
+    DECISION_PATHS,
+    DECISIONS_KEPT,
+    Decision,
+    Decisions,
+)
 from sitemap_middleware.stores.memory import MemoryStore
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -119,3 +124,31 @@ def test_the_writer_notes_its_decisions() -> None:
     assert store.decisions("/never") == []
     assert store.decisions("/admin/x") == []
     assert not any("reset" in path for path in store._log)
+
+
+class DownStore(MemoryStore):
+    """A memory store whose log cannot be written while ``down``."""
+
+    down = True
+
+    def note(self, decisions: Iterable[Decision]) -> None:
+        if self.down:
+            raise StoreError("connection refused")
+        super().note(decisions)
+
+
+def test_decisions_wait_out_an_outage() -> None:
+    """A store that fails keeps nothing from the writer's pages: the decisions
+    stay pending and are noted once it is back."""
+    store = DownStore()
+    recorder = Recorder(CONFIG, Policy(CONFIG), store)
+    try:
+        recorder.submit(observed("/a"))
+        assert not recorder.flush(5.0)
+        assert [e.path for e in store.entries(1)] == ["/a"]
+        assert store.decisions("/a") == []
+        store.down = False
+        assert recorder.flush(5.0)
+    finally:
+        recorder.close()
+    assert reasons(store, "/a") == ["recorded"]
