@@ -16,6 +16,7 @@ import pickle
 import shelve
 import threading
 from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -69,6 +70,8 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
             shelf["rows"], shelf["parts"], shelf["routes"] = {}, {}, {}
         if "counts" not in shelf:  # shelves made before the site's counters
             shelf["counts"], shelf["settings"] = {}, {}
+        if "decisions" not in shelf:  # shelves made before the decisions log
+            shelf["decisions"] = {}
         meta = shelf["meta"]
         self._check_schema(self.path, meta["schema"], SCHEMA_VERSION)
         self._epoch = meta["epoch"]
@@ -142,6 +145,24 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
             shelf["settings"] = {**shelf["settings"], name: value}
             shelf.sync()
 
+    def note(self, decisions: Iterable[tuple[str, str, datetime]]) -> None:
+        with self._lock:
+            shelf = self._connection()
+            log: dict[str, list[tuple[str, int]]] = shelf["decisions"]
+            for path, reason, when in decisions:
+                # Taken out and put back: the newest path last.
+                held = [*log.pop(path, []), (reason, int(when.timestamp()))]
+                log[path] = held[-self.decisions_kept :]
+            for path in list(log)[: max(len(log) - self.decision_paths, 0)]:
+                del log[path]
+            shelf["decisions"] = log
+            shelf.sync()
+
+    def decisions(self, path: str) -> list[tuple[str, datetime]]:
+        with self._lock:
+            held = self._connection()["decisions"].get(path, [])
+        return [(reason, to_datetime(seconds)) for reason, seconds in held]
+
     def count(self, route: str | None = None) -> int:
         with self._lock:
             shelf = self._connection()
@@ -189,7 +210,9 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
     def entries(self, number: int) -> Iterator[Entry]:
         for path, (_, row) in self._rows(number):
             lastmod = to_datetime(row.lastmod)
-            yield Entry(path, lastmod, row.fingerprint, route=row.route)
+            yield Entry(
+                path, lastmod, row.fingerprint, route=row.route, title=row.title
+            )
 
 
 def _sizes(parts: dict[int, _Part]) -> dict[int, Fill]:

@@ -11,10 +11,11 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
-from .base import StoreBase, new_epoch
+from .base import Decision, StoreBase, logged, new_epoch, unlogged
 from .layout import Fill, Plan, Stored, batches, leaving, now
 
 
@@ -41,7 +42,7 @@ class MemoryStore(StoreBase[None]):
         self._epoch = new_epoch()
         self._counts: Counter[str] = Counter()
         self._settings: dict[str, str] = {}
-        self._titles: dict[str, str] = {}  # path -> the page's title, if any
+        self._log: dict[str, str] = {}  # insertion order: oldest first
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         return sum(self._upsert(batch) for batch in batches(entries))
@@ -55,11 +56,6 @@ class MemoryStore(StoreBase[None]):
                 batch, self._rows, self._sizes(), len(self._parts), current
             )
             self._apply(todo, current)
-            for path, entry in batch.items():
-                if entry.title and path in self._rows:
-                    self._titles[path] = entry.title
-                else:
-                    self._titles.pop(path, None)
         return len(todo.changes)
 
     def _sizes(self) -> dict[int, Fill]:
@@ -94,8 +90,6 @@ class MemoryStore(StoreBase[None]):
             # The members of the removed pages' clusters lose their links.
             settled = self._settle({}, self._rows, gone)
             self._delete(gone, current)
-            for path in gone:
-                self._titles.pop(path, None)
             if settled.rewrites:
                 sizes, last = self._sizes(), len(self._parts)
                 todo = self._plan({}, self._rows, sizes, last, current, settled)
@@ -143,6 +137,19 @@ class MemoryStore(StoreBase[None]):
     def set_setting(self, name: str, value: str) -> None:
         with self._lock:
             self._settings[name] = value
+
+    def note(self, decisions: Iterable[Decision]) -> None:
+        grouped = self._grouped(decisions)
+        with self._lock:
+            log = self._log
+            for path, added in grouped.items():
+                log[path] = logged(log.pop(path, None), added, self.decisions_kept)
+            while len(log) > self.decision_paths:
+                del log[next(iter(log))]
+
+    def decisions(self, path: str) -> list[tuple[str, datetime]]:
+        with self._lock:
+            return unlogged(self._log.get(path))
 
     def count(self, route: str | None = None) -> int:
         with self._lock:
@@ -194,9 +201,8 @@ class MemoryStore(StoreBase[None]):
             yield b"".join(stored.row.fragment for _, stored in rows[i : i + RUN])
 
     def entries(self, number: int) -> Iterator[Entry]:
-        rows = self._part_rows(number)
-        with self._lock:
-            titles = [self._titles.get(path) for path, _ in rows]
-        for (path, (_, row)), title in zip(rows, titles, strict=True):
+        for path, (_, row) in self._part_rows(number):
             lastmod = to_datetime(row.lastmod)
-            yield Entry(path, lastmod, row.fingerprint, route=row.route, title=title)
+            yield Entry(
+                path, lastmod, row.fingerprint, route=row.route, title=row.title
+            )
