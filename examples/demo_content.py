@@ -291,6 +291,12 @@ def language_page(lang: str, base_url: str) -> str:
     return _layout(LANGUAGES[lang], main, lang=lang, head=alternates)
 
 
+def post_params() -> list[dict[str, str]]:
+    """The path parameters of every post: ``@sitemap(params=...)`` on the post
+    view, so that ``sitemap-middleware seed`` lists the posts too."""
+    return [{"slug": p.slug} for p in POSTS]
+
+
 def posts_json() -> list[dict[str, str]]:
     """The body of ``GET /api/posts``."""
     return [{"slug": p.slug, "title": p.title, "path": p.path} for p in POSTS]

@@ -14,6 +14,7 @@ import starlette_app
 from fastapi import APIRouter, Cookie, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
+from sitemap_middleware import sitemap
 from sitemap_middleware.starlette import add_sitemap
 
 DEFAULTS: dict[str, Any] = {
@@ -44,6 +45,7 @@ async def blog() -> str:
 
 
 @pages.get("/blog/{slug}")
+@sitemap(params=demo_content.post_params)
 async def post(slug: str) -> str:
     page = demo_content.post_page(slug)
     if page is None:

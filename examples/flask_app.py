@@ -13,6 +13,7 @@ import demo_content
 from flask import Blueprint, Flask, abort, current_app, jsonify, redirect, request
 from flask.typing import ResponseReturnValue
 
+from sitemap_middleware import sitemap
 from sitemap_middleware.flask import Sitemap
 
 DEFAULTS: dict[str, Any] = {"base_url": "http://127.0.0.1:8000"}
@@ -36,6 +37,7 @@ def blog() -> str:
 
 
 @site.get("/blog/<slug>")
+@sitemap(params=demo_content.post_params)
 def post(slug: str) -> str:
     page = demo_content.post_page(slug)
     if page is None:
