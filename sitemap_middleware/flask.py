@@ -1,6 +1,7 @@
 """Flask glue: ``Sitemap(app)`` or ``Sitemap().init_app(app)`` wraps ``app.wsgi_app``
 with :class:`~sitemap_middleware.SitemapMiddleware`, configured from
-``app.config["SITEMAP"]``; the middleware finds the app's routes itself.
+``app.config["SITEMAP"]``; the middleware finds the app's routes itself. It adds
+the ``flask sitemap ...`` commands.
 """
 
 from __future__ import annotations
@@ -46,7 +47,28 @@ class Sitemap:
         middleware = SitemapMiddleware(app.wsgi_app, config)
         app.wsgi_app = middleware
         app.extensions[EXTENSION] = middleware
+        app.cli.add_command(_commands())
         return middleware
+
+
+def _commands() -> Any:
+    """``flask sitemap seed|verify|prune|explain``: the commands of
+    ``sitemap-middleware`` that need the app, on the app ``flask`` loads."""
+    # Imported here: only the flask command needs them.
+    import click
+    from flask.cli import ScriptInfo
+
+    from .cli import app_commands
+
+    def this_app(spec: str | None) -> object:
+        return click.get_current_context().ensure_object(ScriptInfo).load_app()
+
+    group = click.Group(
+        EXTENSION, help="The sitemap of this app: seed, verify, prune, explain."
+    )
+    for command in app_commands(this_app, with_option=False):
+        group.add_command(command)
+    return group
 
 
 def get_sitemap(app: Any) -> SitemapMiddleware:

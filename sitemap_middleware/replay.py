@@ -19,7 +19,7 @@ from .apps import MAX_LAYERS, RouteTable, find_flask, flask_table, starlette_tab
 from .asgi import ASGISitemapMiddleware
 from .config import Config
 from .core import SitemapBase
-from .routes import params_of
+from .routes import Route, params_of
 from .urls import canonical_target, split_base_url
 from .wsgi import SitemapMiddleware
 
@@ -94,6 +94,15 @@ class Replay:
     """How the routes spell parameters: ``"werkzeug"`` or ``"starlette"``."""
     get: Callable[[str], int]
     """Request a stored path (query included) anonymously: its status."""
+    match: Callable[[str], str | None]
+    """The route template serving a path, if any."""
+
+    def route(self, path: str) -> Route | None:
+        """The route serving ``path`` as the middleware resolves it."""
+        template = self.match(path)
+        if template is None:
+            return None
+        return self.sitemap.routes.resolve(template, self.table.views.get(template))
 
     def target(self, path: str) -> str | None:
         """The stored spelling of an app path, ``None`` outside the site."""
@@ -173,6 +182,8 @@ def _wsgi(app: Any, store: str | None, base_url: str | None) -> Iterator[Replay]
     from werkzeug.test import Client
 
     flask = find_flask(app)
+    if flask is None:
+        raise AppError("the middleware wraps no Flask app: its routes are unknown")
     root: Any = app
     found = app if isinstance(app, SitemapMiddleware) else _flask_sitemap(flask)
     config = overridden(found.config, store, base_url)
@@ -185,8 +196,6 @@ def _wsgi(app: Any, store: str | None, base_url: str | None) -> Iterator[Replay]
             _swap(flask, "wsgi_app", found, replacement)
             flask.extensions["sitemap"] = replacement
         found = replacement
-    if flask is None:
-        raise AppError("the middleware wraps no Flask app: its routes are unknown")
     table = flask_table(flask)
     # The routes are final: the re-check of stored pages (prune) needs them.
     found._learn(table, final=False)
@@ -199,8 +208,19 @@ def _wsgi(app: Any, store: str | None, base_url: str | None) -> Iterator[Replay]
             response.get_data()  # the body read in full: the response was sent
             return response.status_code
 
+    adapter = flask.url_map.bind(urlsplit(home).netloc or "localhost")
+
+    def match(path: str) -> str | None:
+        from werkzeug.exceptions import HTTPException
+
+        try:
+            rule, _ = adapter.match(path, method="GET", return_rule=True)
+        except HTTPException:  # no route, another method, a redirect
+            return None
+        return str(rule.rule)
+
     try:
-        yield Replay(found, table, "werkzeug", get)
+        yield Replay(found, table, "werkzeug", get, match)
     finally:
         found.flush(None)
         if made:
@@ -244,6 +264,7 @@ def _swap(owner: Any, attribute: str, old: object, new: object) -> None:
 def _asgi(app: Any, store: str | None, base_url: str | None) -> Iterator[Replay]:
     # Imported here: the package needs no framework, and the test client needs
     # httpx (FastAPI and Starlette installs for testing have it).
+    from starlette.routing import compile_path
     from starlette.testclient import TestClient
 
     from .starlette import get_sitemap
@@ -278,8 +299,13 @@ def _asgi(app: Any, store: str | None, base_url: str | None) -> Iterator[Replay]
             response = client.get(prefix + path, follow_redirects=False)
             return response.status_code
 
+        templates = [(compile_path(t)[0], t) for t in sorted(table.views)]
+
+        def match(path: str) -> str | None:
+            return next((t for regex, t in templates if regex.match(path)), None)
+
         try:
-            yield Replay(found, table, "starlette", get)
+            yield Replay(found, table, "starlette", get, match)
         finally:
             found.flush(None)
             for own in made:
