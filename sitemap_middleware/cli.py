@@ -375,10 +375,15 @@ class Judged:
 
 @contextmanager
 def _replayed(
-    app: object, store_uri: str | None, base_url: str | None, *, existing: bool
+    app: object,
+    store_uri: str | None,
+    base_url: str | None,
+    *,
+    existing: bool,
+    limited: bool = True,
 ) -> Iterator[Replay]:
     try:
-        with replay(app, store_uri, base_url) as ready:
+        with replay(app, store_uri, base_url, limited) as ready:
             store = ready.sitemap.config.store
             if existing and isinstance(store, str):
                 _check_exists(store)
@@ -439,7 +444,11 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
         and the pages @sitemap(params=...) lists) and record those that answer
         as public pages. Pages already stored are left as they are."""
         problems = 0
-        with _replayed(source(app_spec), store_uri, base_url, existing=False) as ready:
+        app = source(app_spec)
+        # Not limited by new_urls_per_minute: the URLs are the app's own.
+        with _replayed(
+            app, store_uri, base_url, existing=False, limited=False
+        ) as ready:
             store = ready.sitemap.store
             paths: dict[str, str] = {}
             try:

@@ -67,21 +67,27 @@ def load(spec: str) -> object:
     raise AppError(f"{module_name!r} has no {' or '.join(map(repr, names))}")
 
 
-def overridden(config: Config, store: str | None, base_url: str | None) -> Config:
+def overridden(
+    config: Config, store: str | None, base_url: str | None, limited: bool = True
+) -> Config:
     """``config`` with another store URI or base URL (checked as the config
-    checks them); the allowed hosts follow a new base URL when they were its."""
-    if store is None and base_url is None:
-        return config
-    given = Config.from_mapping(
-        {"base_url": base_url or config.base_url, "store": store or config.store}
-    )
-    changes: dict[str, Any] = {"store": given.store}
-    if base_url is not None:
-        changes["base_url"] = given.base_url
-        own = (urlsplit(config.base_url).hostname or "",)
-        if config.allowed_hosts == own:
-            changes["allowed_hosts"] = given.allowed_hosts
-    return dataclasses.replace(config, **changes)
+    checks them; the allowed hosts follow a new base URL when they were its),
+    and without the rate of new URLs unless ``limited``."""
+    changes: dict[str, Any] = {}
+    if store is not None or base_url is not None:
+        given = Config.from_mapping(
+            {"base_url": base_url or config.base_url, "store": store or config.store}
+        )
+        changes["store"] = given.store
+        if base_url is not None:
+            changes["base_url"] = given.base_url
+            own = (urlsplit(config.base_url).hostname or "",)
+            if config.allowed_hosts == own:
+                changes["allowed_hosts"] = given.allowed_hosts
+    if not limited and config.new_urls_per_minute is not None:
+        # The rate guards against made-up URLs; the app's own routes are not.
+        changes["new_urls_per_minute"] = None
+    return dataclasses.replace(config, **changes) if changes else config
 
 
 @dataclasses.dataclass
@@ -151,20 +157,25 @@ def fill(template: str, values: Mapping[str, object], spelling: str) -> str | No
 
 @contextmanager
 def replay(
-    app: object, store: str | None = None, base_url: str | None = None
+    app: object,
+    store: str | None = None,
+    base_url: str | None = None,
+    limited: bool = True,
 ) -> Iterator[Replay]:
     """The app ready for replayed requests: a Flask app, a Starlette or
     FastAPI app, or a sitemap middleware. With ``store`` or ``base_url``, a
-    middleware with those replaces the app's own, in this process only.
+    middleware with those replaces the app's own, in this process only; so
+    does one without the rate of new URLs (``new_urls_per_minute``) unless
+    ``limited``.
     Everything recorded is flushed before this returns.
 
     :raises AppError: when no sitemap middleware is found.
     """
     if isinstance(app, SitemapMiddleware) or find_flask(app) is not None:
-        with _wsgi(app, store, base_url) as ready:
+        with _wsgi(app, store, base_url, limited) as ready:
             yield ready
     elif isinstance(app, ASGISitemapMiddleware) or hasattr(app, "routes"):
-        with _asgi(app, store, base_url) as ready:
+        with _asgi(app, store, base_url, limited) as ready:
             yield ready
     else:
         raise AppError(
@@ -178,7 +189,9 @@ def _origin(config: Config) -> tuple[str, str]:
 
 
 @contextmanager
-def _wsgi(app: Any, store: str | None, base_url: str | None) -> Iterator[Replay]:
+def _wsgi(
+    app: Any, store: str | None, base_url: str | None, limited: bool
+) -> Iterator[Replay]:
     from werkzeug.test import Client
 
     flask = find_flask(app)
@@ -186,7 +199,7 @@ def _wsgi(app: Any, store: str | None, base_url: str | None) -> Iterator[Replay]
         raise AppError("the middleware wraps no Flask app: its routes are unknown")
     root: Any = app
     found = app if isinstance(app, SitemapMiddleware) else _flask_sitemap(flask)
-    config = overridden(found.config, store, base_url)
+    config = overridden(found.config, store, base_url, limited)
     made = config is not found.config
     if made:
         replacement = SitemapMiddleware(found.app, config)
@@ -261,7 +274,9 @@ def _swap(owner: Any, attribute: str, old: object, new: object) -> None:
 
 
 @contextmanager
-def _asgi(app: Any, store: str | None, base_url: str | None) -> Iterator[Replay]:
+def _asgi(
+    app: Any, store: str | None, base_url: str | None, limited: bool
+) -> Iterator[Replay]:
     # Imported here: the package needs no framework, and the test client needs
     # httpx (FastAPI and Starlette installs for testing have it).
     from starlette.routing import compile_path
@@ -271,13 +286,13 @@ def _asgi(app: Any, store: str | None, base_url: str | None) -> Iterator[Replay]
 
     root = app
     if isinstance(app, ASGISitemapMiddleware):
-        config = overridden(app.config, store, base_url)
+        config = overridden(app.config, store, base_url, limited)
         if config is not app.config:
             root = ASGISitemapMiddleware(app.app, config)
     made: list[SitemapBase] = [] if root is app else [root]
     with TestClient(root):  # lifespan startup: the middleware exists, routes known
         found = get_sitemap(root)
-        config = overridden(found.config, store, base_url)
+        config = overridden(found.config, store, base_url, limited)
         if config is not found.config:
             replacement = ASGISitemapMiddleware(found.app, config)
             _swap(root, "middleware_stack", found, replacement)

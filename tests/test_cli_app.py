@@ -184,6 +184,25 @@ def test_seed_leaves_what_traffic_stored_and_a_visit_updates_it(
     assert visited.lastmod is not None and visited.lastmod > OLD
 
 
+def test_seed_is_not_held_back_by_the_rate_of_new_urls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uri: str, example: str
+) -> None:
+    """The rate guards against made-up URLs; the app's own routes are not
+    (the config and store come from the app's middleware here)."""
+    name = _module(
+        tmp_path,
+        monkeypatch,
+        f"""
+        import {example}
+        app = {example}.create_app({{"store": {uri!r}, "new_urls_per_minute": 2}})
+        """,
+    )
+    code, out, _ = _run("seed", "--app", name)
+    assert code == Exit.OK
+    assert "dropped" not in out
+    assert _paths(uri) == demo_content.PUBLIC_PATHS
+
+
 def test_seed_reports_params_that_name_no_page(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uri: str
 ) -> None:
