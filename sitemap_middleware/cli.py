@@ -628,3 +628,6 @@ def _find(store: Store, path: str) -> tuple[int, Entry] | None:
 
 for _command in app_commands(_load, with_option=True):
     main.add_command(_command)
+
+STORE_COMMANDS = ("stats", "list", "remove", "export", "import")
+"""The commands that need only the store and the base URL."""

@@ -459,6 +459,22 @@ def test_flask_sitemap_seed(uri: str) -> None:
     assert "listed: no" in result.output
 
 
+def test_flask_sitemap_store_commands_use_the_app_config(uri: str) -> None:
+    import flask_app
+
+    app = flask_app.create_app({"store": uri})
+    runner = app.test_cli_runner()
+    assert runner.invoke(args=["sitemap", "seed"]).exit_code == 0
+    result = runner.invoke(args=["sitemap", "stats"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("11 URLs in 1 part")
+    result = runner.invoke(args=["sitemap", "list"])
+    assert result.output.splitlines()[0] == f"{BASE}/"
+    result = runner.invoke(args=["sitemap", "remove", f"{BASE}/about"])
+    assert (result.exit_code, result.output) == (0, f"removed: {BASE}/about\n")
+    assert "/about" not in _paths(uri)
+
+
 def test_flask_sitemap_as_a_real_process(uri: str) -> None:
     args = ("--app", "flask_app:create_app", "sitemap")
     code, out, err = _process(*args, "seed", "--store", uri, program="flask")
