@@ -217,9 +217,12 @@ def _wsgi(
     home, prefix = _origin(config)
 
     def get(path: str) -> int:
-        with client.get(path, base_url=home + prefix + "/") as response:
-            response.get_data()  # the body read in full: the response was sent
-            return response.status_code
+        try:
+            with client.get(path, base_url=home + prefix + "/") as response:
+                response.get_data()  # read in full: the response was sent
+                return response.status_code
+        except Exception:  # the app raised (Flask propagates when testing)
+            return 500  # as its server would answer: nothing is recorded
 
     adapter = flask.url_map.bind(urlsplit(home).netloc or "localhost")
 
@@ -241,8 +244,6 @@ def _wsgi(
 
 
 def _flask_sitemap(flask: Any) -> SitemapMiddleware:
-    if flask is None:
-        raise AppError("no Flask app found")
     found = flask.extensions.get("sitemap")
     layer = flask.wsgi_app
     for _ in range(MAX_LAYERS):
@@ -285,15 +286,19 @@ def _asgi(
     from .starlette import get_sitemap
 
     root = app
+    made: list[SitemapBase] = []
     if isinstance(app, ASGISitemapMiddleware):
         config = overridden(app.config, store, base_url, limited)
         if config is not app.config:
             root = ASGISitemapMiddleware(app.app, config)
-    made: list[SitemapBase] = [] if root is app else [root]
+            made.append(root)
     with TestClient(root):  # lifespan startup: the middleware exists, routes known
         found = get_sitemap(root)
-        config = overridden(found.config, store, base_url, limited)
+        config = (
+            found.config if made else overridden(found.config, store, base_url, limited)
+        )
         if config is not found.config:
+            # Starlette builds its middleware at startup: it is replaced now.
             replacement = ASGISitemapMiddleware(found.app, config)
             _swap(root, "middleware_stack", found, replacement)
             found = replacement

@@ -203,6 +203,38 @@ def test_seed_is_not_held_back_by_the_rate_of_new_urls(
     assert _paths(uri) == demo_content.PUBLIC_PATHS
 
 
+@pytest.mark.parametrize("stack", ["wsgi", "asgi"])
+def test_seed_with_the_middleware_as_the_app(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uri: str, stack: str
+) -> None:
+    """``--app`` may name the middleware itself; ``--store`` still overrides."""
+    if stack == "wsgi":
+        source = f"""
+        from flask import Flask
+        import flask_app
+        from sitemap_middleware import SitemapMiddleware
+
+        inner = Flask(__name__)
+        inner.config["SITEMAP"] = {{"base_url": {BASE!r}}}  # the pages read it
+        inner.register_blueprint(flask_app.site)
+        app = SitemapMiddleware(inner.wsgi_app, {{"base_url": {BASE!r}}})
+        """
+    else:
+        source = f"""
+        from starlette.applications import Starlette
+        import starlette_app
+        from sitemap_middleware import ASGISitemapMiddleware
+
+        inner = Starlette(routes=starlette_app.routes)
+        inner.state.base_url = {BASE!r}
+        app = ASGISitemapMiddleware(inner, {{"base_url": {BASE!r}}})
+        """
+    name = _module(tmp_path, monkeypatch, source)
+    code, _, err = _run("seed", "--app", name, "--store", uri)
+    assert code == Exit.OK, err
+    assert _paths(uri) == demo_content.PUBLIC_PATHS
+
+
 def test_seed_reports_params_that_name_no_page(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uri: str
 ) -> None:
@@ -222,12 +254,18 @@ def test_seed_reports_params_that_name_no_page(
         def tag(tag):
             return "<html><body>" + tag + "</body></html>"
 
+        @app.get("/boom")
+        def boom():
+            raise RuntimeError("a bug")
+
+        app.testing = True  # Flask's test client raises the view's exception
         Sitemap(app)
         """,
     )
     code, out, err = _run("seed", "--app", name)
     assert code == Exit.PROBLEMS
     assert "skipped /tags/<tag>: a parameter without a value" in err
+    assert f"not recorded: {BASE}/boom (answered 500)" in out
     assert _paths(uri) == ["/tags/a%20b"]
     assert "recorded 1" in out
 
