@@ -101,7 +101,16 @@ LANGUAGES = {"en": "English", "de": "Deutsch"}
 
 #: The percent-encoded paths the sitemap must hold once the site has been crawled.
 PUBLIC_PATHS = sorted(
-    ["/", "/about", "/blog/", "/search", "/en/", "/de/", *(p.path for p in POSTS)]
+    [
+        "/",
+        "/about",
+        "/blog/",
+        "/search",
+        "/en/",
+        "/de/",
+        "/pages",
+        *(p.path for p in POSTS),
+    ]
 )
 
 _NAV = """<nav>
@@ -126,7 +135,8 @@ def _layout(title: str, main: str, *, lang: str = "en", head: str = "") -> str:
 <main>
 {main}
 </main>
-<footer><p>A demo site for sitemap_middleware. <a href="/site-map">Site map</a></p>
+<footer><p>A demo site for sitemap_middleware. <a href="/site-map">Site map</a>
+(<a href="/pages">in the site's own layout</a>)</p>
 </footer>
 </body>
 </html>
@@ -313,6 +323,12 @@ def language_page(lang: str, base_url: str) -> str:
     else:
         main = f"<h1>Welcome</h1>\n<p>This page is also available in {others}.</p>"
     return _layout(LANGUAGES[lang], main, lang=lang, head=alternates)
+
+
+def post_params() -> list[dict[str, str]]:
+    """The path parameters of every post: ``@sitemap(params=...)`` on the post
+    view, so that ``sitemap-middleware seed`` lists the posts too."""
+    return [{"slug": p.slug} for p in POSTS]
 
 
 def posts_json() -> list[dict[str, str]]:

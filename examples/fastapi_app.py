@@ -14,7 +14,7 @@ import starlette_app
 from fastapi import APIRouter, Cookie, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from sitemap_middleware import site_map
+from sitemap_middleware import site_map, sitemap
 from sitemap_middleware.starlette import add_sitemap, get_sitemap
 
 # The middleware serves a site map for people at /site-map; /pages is the same
@@ -48,6 +48,7 @@ async def blog() -> str:
 
 
 @pages.get("/blog/{slug}")
+@sitemap(params=demo_content.post_params)
 async def post(slug: str) -> str:
     page = demo_content.post_page(slug)
     if page is None:

@@ -13,7 +13,7 @@ import demo_content
 from flask import Blueprint, Flask, abort, current_app, jsonify, redirect, request
 from flask.typing import ResponseReturnValue
 
-from sitemap_middleware import site_map
+from sitemap_middleware import site_map, sitemap
 from sitemap_middleware.flask import Sitemap, get_sitemap
 
 # The middleware serves a site map for people at /site-map; /pages is the same
@@ -42,6 +42,7 @@ def blog() -> str:
 
 
 @site.get("/blog/<slug>")
+@sitemap(params=demo_content.post_params)
 def post(slug: str) -> str:
     page = demo_content.post_page(slug)
     if page is None:

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from sitemap_middleware import site_map
+from sitemap_middleware import site_map, sitemap
 from sitemap_middleware.starlette import get_sitemap, middleware
 
 # The middleware serves a site map for people at /site-map; /pages is the same
@@ -42,6 +42,7 @@ async def blog(request: Request) -> Response:
     return HTMLResponse(demo_content.blog_page())
 
 
+@sitemap(params=demo_content.post_params)
 async def post(request: Request) -> Response:
     page = demo_content.post_page(request.path_params["slug"])
     if page is None:

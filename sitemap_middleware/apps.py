@@ -6,7 +6,7 @@ attributes, and the checks of the config's ``routes`` keys against it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
@@ -47,6 +47,9 @@ class RouteTable:
     """The views of those pages, and the apps mounted to serve files
     (Starlette's ``StaticFiles``): a response may name its view but not its
     template (a mount's pages, FastAPI's own routes)."""
+    gets: frozenset[str] = frozenset()
+    """The templates of routes that answer ``GET`` (the pages ``seed`` may
+    request; websockets and ``POST``-only routes are not among them)."""
 
     def is_framework(self, template: str | None, view: object) -> bool:
         """Whether the route ``template`` served by ``view`` is the framework's."""
@@ -92,8 +95,11 @@ def flask_table(app: Any) -> RouteTable:
     view is a ``send_static_file``), wherever ``static_url_path`` put them."""
     views: dict[str, object] = {}
     framework: set[str] = set()
+    gets: set[str] = set()
     for rule in app.url_map.iter_rules():
         view = app.view_functions.get(rule.endpoint)
+        if "GET" in (rule.methods or ()):
+            gets.add(rule.rule)
         views.setdefault(rule.rule, view)
         endpoint = rule.endpoint
         if (
@@ -102,7 +108,9 @@ def flask_table(app: Any) -> RouteTable:
             or getattr(view, "__name__", None) == "send_static_file"
         ):
             framework.add(rule.rule)
-    return RouteTable(MappingProxyType(views), frozenset(framework))
+    return RouteTable(
+        MappingProxyType(views), frozenset(framework), gets=frozenset(gets)
+    )
 
 
 def starlette_table(app: Any) -> RouteTable | None:
@@ -117,18 +125,21 @@ def starlette_table(app: Any) -> RouteTable | None:
     views: dict[str, object] = {}
     framework: set[str] = set()
     files: list[object] = []
+    gets: set[str] = set()
 
     def walk(owner: Any, routes: Iterable[Any], prefix: str, depth: int) -> None:
         for name in _FASTAPI_PAGES:
             page = getattr(owner, name, None)
             if isinstance(page, str):
                 framework.add(prefix + page)
-        for route in routes:
+        for route in _flat(routes):
             path = getattr(route, "path", "")
             children = getattr(route, "routes", None)
             if children is None:  # a Route or a WebSocketRoute
                 if isinstance(path, str):
                     views.setdefault(prefix + path, getattr(route, "endpoint", None))
+                    if "GET" in (getattr(route, "methods", None) or ()):
+                        gets.add(prefix + path)
                 continue
             mounted = getattr(route, "app", None)  # a Mount or a Host
             if children and depth < MAX_LAYERS:
@@ -139,7 +150,21 @@ def starlette_table(app: Any) -> RouteTable | None:
 
     walk(app, routes, "", 0)
     files.extend(views[template] for template in framework if template in views)
-    return RouteTable(MappingProxyType(views), frozenset(framework), tuple(files))
+    return RouteTable(
+        MappingProxyType(views), frozenset(framework), tuple(files), frozenset(gets)
+    )
+
+
+def _flat(routes: Iterable[Any]) -> Iterator[Any]:
+    """The routes, an included router's own in its place: newer FastAPI
+    releases keep ``include_router``'s routes as one route whose
+    ``effective_route_contexts()`` give them with their full paths."""
+    for route in routes:
+        included = getattr(route, "effective_route_contexts", None)
+        if callable(included):
+            yield from included()
+        else:
+            yield route
 
 
 def routed(app: Any) -> Any:

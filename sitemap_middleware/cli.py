@@ -1,6 +1,7 @@
 """The ``sitemap-middleware`` command line (also ``python -m sitemap_middleware``):
 look into a store, list and remove its URLs, export the sitemap as files and import
-one from elsewhere. Exit codes are in :class:`Exit`.
+one from elsewhere; with the app, seed, verify, prune and explain its pages (also
+``flask sitemap ...``). Exit codes are in :class:`Exit`.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
+from datetime import datetime
 from enum import IntEnum
 from typing import Any, NoReturn, TypeVar
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -22,10 +24,16 @@ from . import render
 from .config import DEFAULT_STORE, Config
 from .errors import ConfigError, StoreError
 from .model import Entry
+from .policy import Policy
+from .prune import SETTING, ConfigJudge, Judge, Recheck, config_digest
+from .replay import AppError, Replay, load, replay
+from .routes import Route, Routes
 from .serving import Server
 from .sources import Problem, SourceError, count_problems, read
 from .stores import Store, open_store
+from .stores.base import Shared
 from .urls import canonical_target
+from .verdict import refusal
 
 T = TypeVar("T")
 
@@ -42,6 +50,9 @@ class Exit(IntEnum):
     """The store could not be opened or reached."""
     SOURCE = 4
     """The source to import could not be read."""
+    APP = 5
+    """The app could not be imported or built, holds no sitemap middleware, or
+    failed while its pages were listed."""
 
 
 def _fail(message: str, code: Exit) -> NoReturn:
@@ -319,3 +330,304 @@ def import_(store_uri: str, base_url: str, source: str, query: tuple[str, ...]) 
     )
     if problems:
         sys.exit(Exit.PROBLEMS)
+
+
+# -- commands that need the app ------------------------------------------------
+
+AppSource = Callable[[str | None], object | None]
+"""From the ``--app`` option's value (``None``: not given): the app, if any."""
+
+
+def _load(spec: str | None) -> object | None:
+    if spec is None:
+        return None
+    try:
+        return load(spec)
+    except AppError as exc:
+        _fail(str(exc), Exit.APP)
+
+
+def _overrides(command: Callable[..., Any]) -> Any:
+    command = click.option(
+        "--base-url",
+        envvar="SITEMAP_BASE_URL",
+        help="The site's public URL; default: the app's config (env SITEMAP_BASE_URL).",
+    )(command)
+    return click.option(
+        "--store",
+        "store_uri",
+        envvar="SITEMAP_STORE",
+        help="The store URI; default: the app's config, else "
+        f"{DEFAULT_STORE} (env SITEMAP_STORE).",
+    )(command)
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """What prune and explain need: the config, its store and its judge, and
+    the app's route of a path when the app is known."""
+
+    config: Config
+    store: Store
+    judge: Judge
+    route: Callable[[str], Route | None]
+
+
+@contextmanager
+def _replayed(
+    app: object,
+    store_uri: str | None,
+    base_url: str | None,
+    *,
+    existing: bool,
+    limited: bool = True,
+) -> Iterator[Replay]:
+    try:
+        with replay(app, store_uri, base_url, limited) as ready:
+            store = ready.sitemap.config.store
+            if existing and isinstance(store, str):
+                _check_exists(store)
+            yield ready
+    except AppError as exc:
+        _fail(str(exc), Exit.APP)
+    except ConfigError as exc:
+        _fail(str(exc), Exit.USAGE)
+    except StoreError as exc:
+        _fail(f"the store failed: {exc}", Exit.STORE)
+
+
+@contextmanager
+def _judged(
+    app: object | None, store_uri: str | None, base_url: str | None
+) -> Iterator[Judged]:
+    if app is not None:
+        with _replayed(app, store_uri, base_url, existing=True) as ready:
+            sitemap = ready.sitemap
+            yield Judged(sitemap.config, sitemap.store, sitemap.judge, ready.route)
+        return
+    if base_url is None:
+        _fail("give --app, or --base-url (and --store)", Exit.USAGE)
+    with _site(store_uri or DEFAULT_STORE, base_url, existing=True) as site:
+        config = site.config
+        judge = ConfigJudge(config, Policy(config), Routes(config).resolve)
+        yield Judged(config, site.store, judge, lambda path: None)
+
+
+def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
+    """``seed``, ``verify``, ``prune`` and ``explain``; ``with_option``: they
+    take ``--app`` (the ``flask sitemap`` group knows its app)."""
+
+    def app_option(required: bool) -> Callable[[Callable[..., Any]], Any]:
+        def decorate(command: Callable[..., Any]) -> Any:
+            if not with_option:
+                return command
+            return click.option(
+                "--app",
+                "app_spec",
+                metavar="MODULE:ATTR",
+                envvar="SITEMAP_APP",
+                required=required,
+                help="The app: a Flask, Starlette or FastAPI app, a factory "
+                "(called with no arguments) or the sitemap middleware "
+                "(env SITEMAP_APP).",
+            )(command)
+
+        return decorate
+
+    @click.command()
+    @app_option(required=True)
+    @_overrides
+    def seed(
+        store_uri: str | None, base_url: str | None, app_spec: str | None = None
+    ) -> None:
+        """Request the app's pages in process (GET routes without parameters,
+        and the pages @sitemap(params=...) lists) and record those that answer
+        as public pages. Pages already stored are left as they are."""
+        problems = 0
+        app = source(app_spec)
+        # Not limited by new_urls_per_minute: the URLs are the app's own.
+        with _replayed(
+            app, store_uri, base_url, existing=False, limited=False
+        ) as ready:
+            store = ready.sitemap.store
+            paths: dict[str, str] = {}
+            try:
+                for template, path in ready.seeds():
+                    target = None if path is None else ready.target(path)
+                    if target is None:
+                        problems += 1
+                        what = path or "a parameter without a value"
+                        click.echo(
+                            f"skipped {template}: {what} names no URL of the site",
+                            err=True,
+                        )
+                    else:
+                        paths.setdefault(target, template)
+            except Exception as exc:  # the app's own generator
+                _fail(f"listing the pages of the app failed: {exc!r}", Exit.APP)
+            listed = store.known(paths)
+            asked = [path for path in paths if path not in listed]
+            answers: dict[str, int] = {}
+            with _progress(asked, "seeding", len(asked)) as bar:
+                for path in bar:
+                    answers[path] = ready.get(path)
+            ready.sitemap.flush(None)
+            counts = ready.sitemap.stats()
+            recorded = store.known(asked)
+        click.echo(
+            f"requested {len(asked):,} pages ({len(listed):,} already listed, left "
+            f"as they are); recorded {len(recorded):,}"
+        )
+        base = ready.sitemap.config.base_url
+        for path in asked:
+            if path not in recorded:
+                click.echo(f"  not recorded: {base}{path} (answered {answers[path]})")
+        for group in ("skipped", "dropped"):
+            for reason, number in sorted(counts[group].items()):
+                click.echo(f"  {group} {reason}: {number:,}")
+        if problems:
+            sys.exit(Exit.PROBLEMS)
+
+    @click.command()
+    @app_option(required=True)
+    @_overrides
+    @click.option(
+        "--check", is_flag=True, help="Exit 1 if a page was removed (for CI)."
+    )
+    def verify(
+        store_uri: str | None,
+        base_url: str | None,
+        check: bool,
+        app_spec: str | None = None,
+    ) -> None:
+        """Request every stored URL in process, as stored; those that no longer
+        answer as public pages (404, 410, 301, 308, 401, noindex, a redirect
+        to a login page) are removed by the middleware's own rules."""
+        with _replayed(source(app_spec), store_uri, base_url, existing=True) as ready:
+            store = ready.sitemap.store
+            paths = [
+                entry.path
+                for part in store.parts()
+                for entry in store.entries(part.number)
+            ]
+            answers: dict[str, int] = {}
+            with _progress(paths, "verifying", len(paths)) as bar:
+                for path in bar:
+                    answers[path] = ready.get(path)
+            ready.sitemap.flush(None)
+            kept = store.known(paths)
+            base = ready.sitemap.config.base_url
+        removed = [path for path in paths if path not in kept]
+        for path in removed:
+            click.echo(f"removed: {base}{path} (answered {answers[path]})")
+        click.echo(f"verified {len(paths):,} URLs: {len(removed):,} removed")
+        if check and removed:
+            sys.exit(Exit.PROBLEMS)
+
+    @click.command()
+    @app_option(required=False)
+    @_overrides
+    def prune(
+        store_uri: str | None, base_url: str | None, app_spec: str | None = None
+    ) -> None:
+        """Apply the current config to what is stored, now: what it refuses is
+        removed (excluded paths and routes, queries no longer kept, lowered
+        caps), changed changefreq and priority rewritten."""
+        with _judged(source(app_spec), store_uri, base_url) as judged:
+            store = judged.store
+            if not isinstance(store, Shared):
+                _fail(
+                    f"{type(store).__name__} keeps no settings: it cannot be pruned",
+                    Exit.STORE,
+                )
+            # Forget the digest: the pass runs whatever the store says it
+            # followed, and stores the current one once done.
+            store.set_setting(SETTING, "")
+            recheck = Recheck(store, judged.judge, config_digest(judged.config))
+            removed: list[str] = []
+            rewritten = 0
+            while not recheck.done:
+                paths, changed = recheck.step()
+                removed += paths
+                rewritten += changed
+            base = judged.config.base_url
+        for path in removed:
+            click.echo(f"removed: {base}{path}")
+        click.echo(
+            f"checked {recheck.checked:,} URLs: {len(removed):,} removed, "
+            f"{rewritten:,} rewritten"
+        )
+
+    @click.command()
+    @app_option(required=False)
+    @_overrides
+    @click.argument("url")
+    def explain(
+        store_uri: str | None,
+        base_url: str | None,
+        url: str,
+        app_spec: str | None = None,
+    ) -> None:
+        """Whether URL is listed (its part, lastmod, route, title) and, if
+        not, the rule of the current config that refuses it and the last
+        decisions the writers recorded for it."""
+        with _judged(source(app_spec), store_uri, base_url) as judged:
+            config, store = judged.config, judged.store
+            target = canonical_target(url, config.base_url, "/", _any_query(url))
+            if target is None:
+                _fail(f"{url} is not a URL under {config.base_url}", Exit.USAGE)
+            stored = canonical_target(url, config.base_url, "/", config.query)
+            assert stored is not None
+            found = _find(store, stored)
+            route = judged.route(target.partition("?")[0])
+            decisions: Callable[[str], list[tuple[str, datetime]]] | None = getattr(
+                store, "decisions", None
+            )
+            recent = [] if decisions is None else decisions(stored.partition("?")[0])
+        click.echo(f"{config.base_url}{stored}")
+        if target != stored:
+            click.echo(f"  asked for: {config.base_url}{target}")
+            click.echo(f"  query: {refusal(config, target, route)}")
+        if found is not None:
+            part, entry = found
+            click.echo(f"  listed: yes, in part {part} (/sitemap-{part}.xml.gz)")
+            click.echo(f"  lastmod: {_stamp(entry) or 'none'}")
+            click.echo(f"  route: {entry.route or 'unknown'}")
+            title = getattr(entry, "title", None)
+            if title:
+                click.echo(f"  title: {title}")
+        else:
+            click.echo("  listed: no")
+            if route is not None and route.template is not None:
+                click.echo(f"  route: {route.template}")
+            why = refusal(config, target, route)
+            click.echo(
+                f"  why: {why}"
+                if why is not None
+                else "  why: no rule of the config refuses it; it is listed once it "
+                "answers a visitor (or seed) as a public page"
+            )
+        for decision, when in recent[-5:]:
+            click.echo(f"  decided {render.w3c_datetime(when)}: {decision}")
+        if found is None:
+            sys.exit(Exit.PROBLEMS)
+
+    return [seed, verify, prune, explain]
+
+
+def _find(store: Store, path: str) -> tuple[int, Entry] | None:
+    """The part and entry of a stored path (read a part at a time)."""
+    if not store.known([path]):
+        return None
+    for part in store.parts():
+        for entry in store.entries(part.number):
+            if entry.path == path:
+                return part.number, entry
+    return None
+
+
+for _command in app_commands(_load, with_option=True):
+    main.add_command(_command)
+
+STORE_COMMANDS = ("stats", "list", "remove", "export", "import")
+"""The commands that need only the store and the base URL."""

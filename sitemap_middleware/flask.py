@@ -1,6 +1,7 @@
 """Flask glue: ``Sitemap(app)`` or ``Sitemap().init_app(app)`` wraps ``app.wsgi_app``
 with :class:`~sitemap_middleware.SitemapMiddleware`, configured from
-``app.config["SITEMAP"]``; the middleware finds the app's routes itself.
+``app.config["SITEMAP"]``; the middleware finds the app's routes itself. It adds
+the ``flask sitemap ...`` commands.
 """
 
 from __future__ import annotations
@@ -46,7 +47,40 @@ class Sitemap:
         middleware = SitemapMiddleware(app.wsgi_app, config)
         app.wsgi_app = middleware
         app.extensions[EXTENSION] = middleware
+        app.cli.add_command(_commands())
         return middleware
+
+
+def _commands() -> Any:
+    """``flask sitemap ...``: the commands of ``sitemap-middleware``, on the
+    app ``flask`` loads: its store and base URL are the store commands'
+    defaults, and the app commands need no ``--app``."""
+    # Imported here: only the flask command needs them.
+    import click
+    from flask.cli import ScriptInfo
+
+    from .cli import STORE_COMMANDS, app_commands, main
+
+    def this_app(spec: str | None) -> object:
+        return click.get_current_context().ensure_object(ScriptInfo).load_app()
+
+    @click.group(EXTENSION)
+    @click.pass_context
+    def group(context: click.Context) -> None:
+        """The sitemap of this app: its store, and seed, verify, prune,
+        explain."""
+        config = get_sitemap(this_app(None)).config
+        site = {"base_url": config.base_url}
+        if isinstance(config.store, str):  # a Store object has no URI
+            site["store_uri"] = config.store
+        # Below the command line and the environment, as click ranks them.
+        context.default_map = dict.fromkeys(STORE_COMMANDS, site)
+
+    for name in STORE_COMMANDS:
+        group.add_command(main.commands[name])
+    for command in app_commands(this_app, with_option=False):
+        group.add_command(command)
+    return group
 
 
 def get_sitemap(app: Any) -> SitemapMiddleware:

@@ -5,7 +5,7 @@ opt-out for one response.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
@@ -15,13 +15,18 @@ from .errors import ConfigError
 
 V = TypeVar("V")
 
+Params = Callable[[], Iterable[Mapping[str, object]]]
+"""What ``@sitemap(params=...)`` takes: called with no arguments, it yields
+the path parameters of each page of the route (``{"slug": "hello"}``)."""
+
 # The key a view's skip() sets in the WSGI environ or the ASGI scope.
 SKIP_KEY = "sitemap_middleware.skip"
 # The environ key through which a WSGI app without the Flask extension may name
 # the route template that served the request.
 ROUTE_KEY = "sitemap_middleware.route"
-# The attribute the decorator sets on a view function or class.
+# The attributes the decorator sets on a view function or class.
 ATTRIBUTE = "sitemap_route"
+PARAMS = "sitemap_params"
 # How many (template, view) pairs keep their resolved Route: an app has a
 # fixed set of routes, so this bound is only a safeguard.
 _CACHED_ROUTES = 4096
@@ -54,6 +59,7 @@ def sitemap(
     max_urls: int | None = None,
     query: Iterable[str] | None = None,
     public_ids: bool | None = None,
+    params: Params | None = None,
 ) -> Callable[[V], V]:
     """Declare a view's sitemap options next to its code, on Flask, Starlette
     and FastAPI alike. The options are those of a ``routes`` entry in the
@@ -73,8 +79,23 @@ def sitemap(
     (``/orders/<uuid>`` of a public catalogue): by default a path segment
     holding a UUID, long hex or a token is taken for a secret link.
 
+    ``params`` lists the pages of a route with parameters for
+    ``sitemap-middleware seed``: a function of no arguments yielding one dict
+    of path parameters per page. Seed requests each page through the app, and
+    lists it only if it answers as a public page.
+
+    .. code-block:: python
+
+        @app.route("/blog/<slug>")
+        @sitemap(params=lambda: ({"slug": post.slug} for post in Post.query))
+        def post(slug): ...
+
     :raises ConfigError: for an invalid option, when the module is imported.
     """
+    if params is not None and not callable(params):
+        raise ConfigError(
+            f"sitemap() 'params' must be a function of no arguments, got {params!r}"
+        )
     given: dict[str, Any] = {
         "changefreq": changefreq,
         "priority": priority,
@@ -91,6 +112,8 @@ def sitemap(
     def mark(view: V) -> V:
         try:
             setattr(view, ATTRIBUTE, options)
+            if params is not None:
+                setattr(view, PARAMS, params)
         except (AttributeError, TypeError) as exc:
             raise ConfigError(
                 f"sitemap() decorates functions and classes, not {view!r}"
@@ -98,6 +121,14 @@ def sitemap(
         return view
 
     return mark
+
+
+def params_of(view: object) -> Params | None:
+    """The ``params`` a view's decorator declared, if any."""
+    found = getattr(view, PARAMS, None)
+    if found is None:  # Flask's class-based views: the class holds it
+        found = getattr(getattr(view, "view_class", None), PARAMS, None)
+    return found if callable(found) else None
 
 
 def skip(request: Any) -> None:

@@ -631,3 +631,35 @@ def test_framework_pages_stored_before_are_taken_out(tmp_path: Path) -> None:
         assert list(entries(sitemap)) == ["/"]
         assert sitemap.stats()["pruned"] == 1
     sitemap.close()
+
+
+def test_the_route_table_holds_fastapi_routers_and_knows_get_routes() -> None:
+    """``include_router``'s routes are in the table with their prefix (newer
+    FastAPI keeps them as one route), and ``gets`` names those answering GET."""
+    from fastapi import APIRouter, FastAPI, WebSocket
+
+    from sitemap_middleware.apps import starlette_table
+
+    router = APIRouter(prefix="/blog")
+
+    @router.get("/{slug}")
+    async def post(slug: str) -> str:
+        return slug
+
+    @router.post("/comment")
+    async def comment() -> str:
+        return ""
+
+    app = FastAPI()
+    app.include_router(router)
+
+    @app.websocket("/ws")
+    async def socket(websocket: WebSocket) -> None:
+        await websocket.close()
+
+    table = starlette_table(app)
+    assert table is not None
+    assert table.views["/blog/{slug}"] is post
+    assert "/blog/comment" in table.views
+    assert "/blog/{slug}" in table.gets
+    assert not {"/blog/comment", "/ws"} & table.gets

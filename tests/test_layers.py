@@ -14,7 +14,17 @@ PACKAGE = Path(__file__).resolve().parent.parent / "sitemap_middleware"
 LEAVES = {"errors", "model", "sitemaps", "reasons", "_types", "tracking"}
 # May import leaves and each other only.
 LOW = LEAVES | {"urls", "links"}
-ADAPTERS = {"wsgi", "asgi", "flask", "starlette", "__init__", "__main__", "cli"}
+# The command layer (cli, and replay: the app in process) runs the app itself.
+ADAPTERS = {
+    "wsgi",
+    "asgi",
+    "flask",
+    "starlette",
+    "__init__",
+    "__main__",
+    "cli",
+    "replay",
+}
 FRAMEWORKS = {"flask", "starlette", "fastapi", "anyio"}
 
 

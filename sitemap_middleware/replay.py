@@ -1,0 +1,332 @@
+"""The app in process: loaded from ``module:attr``, its sitemap middleware found
+(or replaced to use another store or base URL), and anonymous GET requests
+replayed through both, for ``seed`` and ``verify``. No network is involved.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import re
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+from urllib.parse import quote, urlsplit
+
+from .apps import MAX_LAYERS, RouteTable, find_flask, flask_table, starlette_table
+from .asgi import ASGISitemapMiddleware
+from .config import Config
+from .core import SitemapBase
+from .routes import Route, params_of
+from .urls import canonical_target, split_base_url
+from .wsgi import SitemapMiddleware
+
+# A path parameter in either spelling: werkzeug's <conv(args):name>, and
+# Starlette's {name:conv}; the groups give the name and the convertor.
+_WERKZEUG_PARAM = re.compile(r"<(?:(\w+)(?:\([^)]*\))?:)?(\w+)>")
+_STARLETTE_PARAM = re.compile(r"{(\w+)(?::(\w+))?}")
+# What a path segment keeps as it is (RFC 3986 §3.3, pchar): the rest is
+# percent-encoded, as a browser does; "path" convertors keep "/" too.
+_PCHAR = "!$&'()*+,;=:@-._~"
+
+
+class AppError(Exception):
+    """The app could not be loaded, or holds no sitemap middleware."""
+
+
+def load(spec: str) -> object:
+    """The object ``module:attr`` names (``attr`` may be dotted; without it
+    ``app``, else ``create_app``); a function is a factory, called with no
+    arguments. The current directory is importable, as for ``flask --app``.
+
+    :raises AppError: saying what could not be imported or found.
+    """
+    module_name, _, attr = spec.partition(":")
+    if "" not in sys.path and "." not in sys.path:
+        sys.path.insert(0, "")
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:  # the app's own import error, whatever it is
+        raise AppError(f"cannot import {module_name!r}: {exc!r}") from exc
+    names = [attr] if attr else ["app", "create_app"]
+    for name in names:
+        found: Any = module
+        try:
+            for part in name.split("."):
+                found = getattr(found, part)
+        except AttributeError:
+            continue
+        if inspect.isfunction(found) or inspect.ismethod(found):
+            try:
+                found = found()
+            except Exception as exc:
+                raise AppError(f"{module_name}:{name}() failed: {exc!r}") from exc
+        return found
+    raise AppError(f"{module_name!r} has no {' or '.join(map(repr, names))}")
+
+
+def overridden(
+    config: Config, store: str | None, base_url: str | None, limited: bool = True
+) -> Config:
+    """``config`` with another store URI or base URL (checked as the config
+    checks them; the allowed hosts follow a new base URL when they were its),
+    and without the rate of new URLs unless ``limited``."""
+    changes: dict[str, Any] = {}
+    if store is not None or base_url is not None:
+        given = Config.from_mapping(
+            {"base_url": base_url or config.base_url, "store": store or config.store}
+        )
+        changes["store"] = given.store
+        if base_url is not None:
+            changes["base_url"] = given.base_url
+            own = (urlsplit(config.base_url).hostname or "",)
+            if config.allowed_hosts == own:
+                changes["allowed_hosts"] = given.allowed_hosts
+    if not limited and config.new_urls_per_minute is not None:
+        # The rate guards against made-up URLs; the app's own routes are not.
+        changes["new_urls_per_minute"] = None
+    return dataclasses.replace(config, **changes) if changes else config
+
+
+@dataclasses.dataclass
+class Replay:
+    """The app ready to be asked: its middleware, its routes, and ``get``."""
+
+    sitemap: SitemapBase
+    table: RouteTable
+    spelling: str
+    """How the routes spell parameters: ``"werkzeug"`` or ``"starlette"``."""
+    get: Callable[[str], int]
+    """Request a stored path (query included) anonymously: its status."""
+    match: Callable[[str], str | None]
+    """The route template serving a path, if any."""
+
+    def route(self, path: str) -> Route | None:
+        """The route serving ``path`` as the middleware resolves it."""
+        template = self.match(path)
+        if template is None:
+            return None
+        return self.sitemap.routes.resolve(template, self.table.views.get(template))
+
+    def target(self, path: str) -> str | None:
+        """The stored spelling of an app path, ``None`` outside the site."""
+        # Relative, so that base_url's prefix is kept: "./" + "about".
+        return canonical_target(
+            "." + path, self.sitemap.config.base_url, "/", frozenset()
+        )
+
+    def seeds(self) -> Iterator[tuple[str, str | None]]:
+        """``(template, path)`` of every page the routes declare: GET routes
+        without parameters, and those the ``params`` of a route's decorator
+        yields; ``path`` is ``None`` when the parameters do not fit."""
+        pattern = _WERKZEUG_PARAM if self.spelling == "werkzeug" else _STARLETTE_PARAM
+        table = self.table
+        for template in sorted(table.gets - table.framework):
+            if not pattern.search(template):
+                yield template, template
+                continue
+            params = params_of(table.views.get(template))
+            if params is None:
+                continue
+            for values in params():
+                yield template, fill(template, values, self.spelling)
+
+
+def fill(template: str, values: Mapping[str, object], spelling: str) -> str | None:
+    """The path of ``template`` with ``values`` in place, percent-encoded as a
+    browser would; ``None`` if a parameter has no value."""
+    werkzeug = spelling == "werkzeug"
+    pattern = _WERKZEUG_PARAM if werkzeug else _STARLETTE_PARAM
+    missing = False
+
+    def value(match: re.Match[str]) -> str:
+        nonlocal missing
+        first, second = match.groups()
+        name, convertor = (second, first) if werkzeug else (first, second)
+        if name not in values:
+            missing = True
+            return ""
+        safe = _PCHAR + "/" if convertor == "path" else _PCHAR
+        return quote(str(values[name]), safe=safe)
+
+    path = pattern.sub(value, template)
+    return None if missing else path
+
+
+@contextmanager
+def replay(
+    app: object,
+    store: str | None = None,
+    base_url: str | None = None,
+    limited: bool = True,
+) -> Iterator[Replay]:
+    """The app ready for replayed requests: a Flask app, a Starlette or
+    FastAPI app, or a sitemap middleware. With ``store`` or ``base_url``, a
+    middleware with those replaces the app's own, in this process only; so
+    does one without the rate of new URLs (``new_urls_per_minute``) unless
+    ``limited``.
+    Everything recorded is flushed before this returns.
+
+    :raises AppError: when no sitemap middleware is found.
+    """
+    if isinstance(app, SitemapMiddleware) or find_flask(app) is not None:
+        with _wsgi(app, store, base_url, limited) as ready:
+            yield ready
+    elif isinstance(app, ASGISitemapMiddleware) or hasattr(app, "routes"):
+        with _asgi(app, store, base_url, limited) as ready:
+            yield ready
+    else:
+        raise AppError(
+            f"{app!r} is neither a Flask, Starlette or FastAPI app nor a sitemap "
+            "middleware"
+        )
+
+
+def _origin(config: Config) -> tuple[str, str]:
+    return split_base_url(config.base_url)
+
+
+@contextmanager
+def _wsgi(
+    app: Any, store: str | None, base_url: str | None, limited: bool
+) -> Iterator[Replay]:
+    from werkzeug.test import Client
+
+    flask = find_flask(app)
+    if flask is None:
+        raise AppError("the middleware wraps no Flask app: its routes are unknown")
+    root: Any = app
+    found = app if isinstance(app, SitemapMiddleware) else _flask_sitemap(flask)
+    config = overridden(found.config, store, base_url, limited)
+    made = config is not found.config
+    if made:
+        replacement = SitemapMiddleware(found.app, config)
+        if root is found:
+            root = replacement
+        else:
+            _swap(flask, "wsgi_app", found, replacement)
+            flask.extensions["sitemap"] = replacement
+        found = replacement
+    table = flask_table(flask)
+    # The routes are final: the re-check of stored pages (prune) needs them.
+    found._learn(table, final=False)
+    # No cookie jar: every request is anonymous, whatever an answer set.
+    client = Client(root, use_cookies=False)
+    home, prefix = _origin(config)
+
+    def get(path: str) -> int:
+        try:
+            with client.get(path, base_url=home + prefix + "/") as response:
+                response.get_data()  # read in full: the response was sent
+                return response.status_code
+        except Exception:  # the app raised (Flask propagates when testing)
+            return 500  # as its server would answer: nothing is recorded
+
+    adapter = flask.url_map.bind(urlsplit(home).netloc or "localhost")
+
+    def match(path: str) -> str | None:
+        from werkzeug.exceptions import HTTPException
+
+        try:
+            rule, _ = adapter.match(path, method="GET", return_rule=True)
+        except HTTPException:  # no route, another method, a redirect
+            return None
+        return str(rule.rule)
+
+    try:
+        yield Replay(found, table, "werkzeug", get, match)
+    finally:
+        found.flush(None)
+        if made:
+            found.close()
+
+
+def _flask_sitemap(flask: Any) -> SitemapMiddleware:
+    found = flask.extensions.get("sitemap")
+    layer = flask.wsgi_app
+    for _ in range(MAX_LAYERS):
+        if found is not None or layer is None:
+            break
+        if isinstance(layer, SitemapMiddleware):
+            found = layer
+        layer = getattr(layer, "app", None)
+    if not isinstance(found, SitemapMiddleware):
+        raise AppError(
+            "this Flask app has no sitemap middleware (Sitemap(app), or "
+            "app.wsgi_app = SitemapMiddleware(app.wsgi_app, config))"
+        )
+    return found
+
+
+def _swap(owner: Any, attribute: str, old: object, new: object) -> None:
+    """Put ``new`` where ``old`` is, in the chain of ``.app`` layers that
+    starts at ``owner.attribute``."""
+    for _ in range(MAX_LAYERS):
+        layer = getattr(owner, attribute, None)
+        if layer is None:
+            break
+        if layer is old:
+            setattr(owner, attribute, new)
+            return
+        owner, attribute = layer, "app"
+    raise AppError("the sitemap middleware cannot be replaced in this app")
+
+
+@contextmanager
+def _asgi(
+    app: Any, store: str | None, base_url: str | None, limited: bool
+) -> Iterator[Replay]:
+    # Imported here: the package needs no framework, and the test client needs
+    # httpx (FastAPI and Starlette installs for testing have it).
+    from starlette.routing import compile_path
+    from starlette.testclient import TestClient
+
+    from .starlette import get_sitemap
+
+    root = app
+    made: list[SitemapBase] = []
+    if isinstance(app, ASGISitemapMiddleware):
+        config = overridden(app.config, store, base_url, limited)
+        if config is not app.config:
+            root = ASGISitemapMiddleware(app.app, config)
+            made.append(root)
+    with TestClient(root):  # lifespan startup: the middleware exists, routes known
+        found = get_sitemap(root)
+        config = (
+            found.config if made else overridden(found.config, store, base_url, limited)
+        )
+        if config is not found.config:
+            # Starlette builds its middleware at startup: it is replaced now.
+            replacement = ASGISitemapMiddleware(found.app, config)
+            _swap(root, "middleware_stack", found, replacement)
+            found = replacement
+            made.append(found)
+        table = found.table() or starlette_table(root) or starlette_table(found.app)
+        if table is None:
+            raise AppError("the app declares no routes")
+        found._learn(table, final=False)
+        home, prefix = _origin(config)
+        # The Host the config allows, and its prefix as the root path; a 500
+        # is an answer like any other (the page is not public).
+        client = TestClient(
+            root, base_url=home, root_path=prefix, raise_server_exceptions=False
+        )
+
+        def get(path: str) -> int:
+            client.cookies.clear()  # anonymous, whatever an answer set
+            response = client.get(prefix + path, follow_redirects=False)
+            return response.status_code
+
+        templates = [(compile_path(t)[0], t) for t in sorted(table.views)]
+
+        def match(path: str) -> str | None:
+            return next((t for regex, t in templates if regex.match(path)), None)
+
+        try:
+            yield Replay(found, table, "starlette", get, match)
+        finally:
+            found.flush(None)
+            for own in made:
+                own.close()
