@@ -537,3 +537,22 @@ def test_flask_sitemap_as_a_real_process(uri: str) -> None:
     code, out, _ = _process(*args, "prune", "--store", uri, program="flask")
     assert code == Exit.OK
     assert "0 removed" in out
+
+
+def test_explain_tells_the_title_and_the_writers_decisions(uri: str) -> None:
+    """With the store's real decisions log: a page kept out by its own noindex
+    says so, and a listed page shows its stored title."""
+    code, _, err = _run("seed", "--app", "flask_app:create_app", "--store", uri)
+    assert code == Exit.OK, err
+    code, out, _ = _run(
+        "explain", "--app", "flask_app:create_app", "--store", uri, f"{BASE}/draft"
+    )
+    assert code == Exit.PROBLEMS
+    assert "listed: no" in out
+    assert out.rstrip().endswith(": noindex"), out
+    code, out, _ = _run(
+        "explain", "--store", uri, "--base-url", BASE, f"{BASE}/blog/hello-world"
+    )
+    assert code == Exit.OK
+    assert "title: Hello, world" in out  # " · Field Notes" is the site's affix
+    assert out.rstrip().endswith(": recorded"), out
