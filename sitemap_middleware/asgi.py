@@ -15,7 +15,7 @@ from .apps import MAX_LAYERS, STARLETTE, starlette_table
 from .config import Config
 from .core import SitemapBase, logger
 from .errors import ConfigError
-from .serving import OWN_PREFIXES, Response
+from .serving import Response
 from .watch import Found, Recording
 
 T = TypeVar("T")
@@ -93,7 +93,7 @@ class ASGISitemapMiddleware(SitemapBase):
             if not rest or rest[0] == "/":
                 path = rest or "/"
         method: str = scope["method"]
-        if path.startswith(OWN_PREFIXES):
+        if path.startswith(self.server.own_prefixes):
             if self.server.is_sitemap(path):
                 headers = _headers(scope)
                 serve = self.server.serve

@@ -97,11 +97,19 @@ class Server:
         self._cache_bytes = 0
         self._cache_lock = threading.Lock()  # guards the dict
         self._render_lock = threading.Lock()  # one render at a time
+        # The IndexNow key file ("" when off: no request path is empty).
+        indexnow = config.indexnow
+        self._key_path = "" if indexnow is None else indexnow.key_location
+        self._key = b"" if indexnow is None else indexnow.key.encode("ascii")
+        # Every path the middleware answers starts with one of these.
+        self.own_prefixes = OWN_PREFIXES + ((self._key_path,) if indexnow else ())
 
     def serve(self, method: str, path: str, header: Header) -> Response:
         """Answer one of the sitemap paths (``is_sitemap``)."""
         if method not in ("GET", "HEAD"):
             return _text(405, "Method Not Allowed\n", Allow=ALLOW)
+        if path == self._key_path:
+            return self._key_file(method)
         kind, number = INDEX, 0
         if path != "/sitemap.xml":
             kind, match = PART, _PART.fullmatch(path)
@@ -126,7 +134,7 @@ class Server:
 
     def is_sitemap(self, path: str) -> bool:
         """Whether ``path`` is one the middleware answers instead of the app."""
-        if path == "/sitemap.xml":
+        if path == "/sitemap.xml" or path == self._key_path:
             return True
         if not path.startswith("/sitemap"):
             return False
@@ -136,6 +144,15 @@ class Server:
             path == "/sitemap.txt"
             or (path.startswith("/sitemap-") and path.endswith(".txt"))
         )
+
+    def _key_file(self, method: str) -> Response:
+        """The IndexNow key file: the key as its whole body, as text."""
+        headers = [
+            ("Content-Type", TEXT),
+            ("Content-Length", str(len(self._key))),
+            ("Cache-Control", self._cache_control),
+        ]
+        return Response(200, headers, b"" if method == "HEAD" else self._key)
 
     def _document(self, kind: str, number: int, header: Header) -> Response:
         if kind == INDEX:

@@ -15,7 +15,7 @@ from .config import Config
 from .core import SitemapBase, logger
 from .reasons import Skipped
 from .routes import ROUTE_KEY
-from .serving import OWN_PREFIXES, Response
+from .serving import Response
 from .watch import Found, Recording, RouteFinder
 
 
@@ -64,7 +64,8 @@ class SitemapMiddleware(SitemapBase):
     ) -> Iterable[bytes]:
         path: str = environ.get("PATH_INFO") or "/"
         method: str = environ["REQUEST_METHOD"]
-        if path.startswith(OWN_PREFIXES):  # one C call for every other request
+        # One C call for every other request.
+        if path.startswith(self.server.own_prefixes):
             if self.server.is_sitemap(path):
                 header = _header_getter(environ)
                 return _send(start_response, self.server.serve(method, path, header))
