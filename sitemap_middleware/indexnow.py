@@ -109,7 +109,8 @@ class Pusher:
             thread.join(timeout)
 
     def _run(self) -> None:
-        delay = 0.0  # what a previous run left pending goes first
+        # Changes of the first interval go together, as every later ones do.
+        delay = self._options.interval
         while not self._stopping and not self.stopped:
             self._wake.wait(min(delay, threading.TIMEOUT_MAX))
             if self._stopping:

@@ -297,16 +297,21 @@ class StoreBase(Generic[C]):
             self._decisions.pushing = False
 
     def _pushes(self, todo: layout.Plan, old: Mapping[str, layout.Stored]) -> list[str]:
-        """The paths of a plan to queue: new, or with a new ``lastmod`` (a
-        member of a cluster written again keeps its own); none outside
-        :meth:`pushing`. ``old``: the stored rows, as before the plan."""
+        """The paths of a plan to queue: new, or changed (a new ``lastmod``
+        or fingerprint: a change within the second of the last one keeps its
+        ``lastmod``); a member of a cluster written again keeps both. None
+        outside :meth:`pushing`. ``old``: the stored rows, as before the plan."""
         if not self._is_pushing():
             return []
         pushes = []
-        for change in todo.changes:
-            stored = old.get(change.path)
-            if stored is None or stored.row.lastmod != change.row.lastmod:
-                pushes.append(change.path)
+        for path, _, row, _ in todo.changes:
+            stored = old.get(path)
+            if (
+                stored is None
+                or stored.row.lastmod != row.lastmod
+                or stored.row.fingerprint != row.fingerprint
+            ):
+                pushes.append(path)
         return pushes
 
     def _is_pushing(self) -> bool:
