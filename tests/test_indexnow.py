@@ -200,7 +200,8 @@ def test_bing_s_own_indexnow_endpoint_is_accepted() -> None:
 
 def test_the_key_file_is_served_at_key_txt(make: Callable[..., Site]) -> None:
     """``/{key}.txt`` answers the key as its whole body, as plain text; HEAD
-    the same headers and no body; the app is never called for it."""
+    the same headers and no body, other methods 405; the app is never called
+    for it."""
     site = make({"indexnow": {"key": KEY}})
     reply = site.get(f"/{KEY}.txt")
     assert reply.status == 200
@@ -209,6 +210,7 @@ def test_the_key_file_is_served_at_key_txt(make: Callable[..., Site]) -> None:
     assert reply.headers["Content-Length"] == str(len(KEY))
     head = site.head(f"/{KEY}.txt")
     assert (head.status, head.body) == (200, b"")
+    assert site.request("POST", f"/{KEY}.txt").status == 405
     assert site.recorded() == []
 
 
