@@ -21,6 +21,7 @@ from werkzeug.http import parse_date
 
 from .config import IndexNowOptions
 from .errors import StoreError
+from .reasons import PUSHED
 from .stores.base import Pushes
 
 logger = logging.getLogger("sitemap_middleware")
@@ -67,9 +68,12 @@ class Pusher:
         options: IndexNowOptions,
         base_url: str,
         store: Pushes,
+        count: Callable[[str, int], object] | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
         self._options = options
+        # The recorder's counters: stats()["pushed"], summed by site_stats().
+        self._count = count
         self._store = store
         self._clock = clock
         self._base = base_url
@@ -145,6 +149,8 @@ class Pusher:
                 # Sent again when the lease ends: at least once, never lost.
                 logger.debug("IndexNow: sent, not yet marked sent: %s", exc)
             self.sent += len(paths)
+            if self._count is not None:
+                self._count(PUSHED, len(paths))
             self._recovered()
             return 0.0 if len(paths) == MAX_URLS else self._options.interval
         if status is None or status == 429 or status >= 500:

@@ -84,7 +84,8 @@ class Recorder:
             recheck = Recheck(self._store, judge, self._digest)
         config, store, pusher = self._config, self._store, None
         if config.indexnow is not None and isinstance(store, Pushes):
-            pusher = Pusher(config.indexnow, config.base_url, store)
+            count = self._counters.add
+            pusher = Pusher(config.indexnow, config.base_url, store, count)
         self._writer = Writer(
             self._config,
             self._policy,

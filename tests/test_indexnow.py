@@ -123,6 +123,15 @@ class Clock:
         return self.now
 
 
+def eventually(check: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def options(endpoint: Endpoint, **more: Any) -> IndexNowOptions:
     return IndexNowOptions(KEY, endpoint.url, f"/{KEY}.txt", more.pop("interval", 60))
 
@@ -404,7 +413,7 @@ def test_429_and_5xx_are_retried_after_retry_after(
     store.queue_pushes(["/a", "/b"])
     clock = Clock()
     endpoint.answers.append(answer)
-    pusher = Pusher(options(endpoint), ORIGIN, store, clock)
+    pusher = Pusher(options(endpoint), ORIGIN, store, clock=clock)
     assert pusher.push() == pytest.approx(wait, abs=1.0)
     assert store.pending_pushes() == 2
     if wait >= 1:
@@ -425,7 +434,7 @@ def test_the_backoff_doubles_without_retry_after(endpoint: Endpoint) -> None:
     store.queue_pushes(["/a"])
     clock = Clock()
     endpoint.answers.extend([(500, None)] * 3)
-    pusher = Pusher(options(endpoint), ORIGIN, store, clock)
+    pusher = Pusher(options(endpoint), ORIGIN, store, clock=clock)
     waits = []
     for _ in range(3):
         waits.append(pusher.push())
@@ -448,7 +457,7 @@ def test_an_unreachable_endpoint_loses_nothing(
     store.queue_pushes(["/a"])
     clock = Clock()
     dead = IndexNowOptions(KEY, f"http://127.0.0.1:{port}/indexnow", f"/{KEY}.txt")
-    pusher = Pusher(dead, ORIGIN, store, clock)
+    pusher = Pusher(dead, ORIGIN, store, clock=clock)
     with caplog.at_level(logging.DEBUG, "sitemap_middleware"):
         for _ in range(3):
             clock.now += pusher.push()
@@ -534,7 +543,8 @@ def test_pages_recorded_are_pushed_from_a_thread_of_its_own(
 ) -> None:
     """Pages recorded on either stack are pushed; the only host contacted is
     the configured endpoint (never the retired ping endpoints), from the
-    pusher's thread, never the request's. No thread before the first page."""
+    pusher's thread, never the request's. No thread before the first page.
+    ``stats()["pushed"]`` counts them, ``site_stats()`` too."""
     assert "sitemap-indexnow" not in {t.name for t in threading.enumerate()}
     site = make_site(stack, {**BASE, **_config(endpoint)})
     try:
@@ -544,6 +554,9 @@ def test_pages_recorded_are_pushed_from_a_thread_of_its_own(
         assert site.middleware.flush(5.0)
         urls = endpoint.wait(3)
         assert sorted(urls) == [f"{ORIGIN}/", f"{ORIGIN}/about", f"{ORIGIN}/search"]
+        # Counted once the answer is back, a moment after the endpoint got it.
+        assert eventually(lambda: site.middleware.stats().get("pushed") == 3)
+        assert site.middleware.site_stats()["pushed"] == 3
     finally:
         site.close()
     assert connections
