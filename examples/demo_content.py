@@ -12,7 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 from html.parser import HTMLParser
+from typing import TYPE_CHECKING
 from urllib.parse import quote, urljoin, urlsplit
+
+if TYPE_CHECKING:
+    from sitemap_middleware import SiteMap
 
 #: Characters a browser leaves alone when it percent-encodes a path or query.
 URL_SAFE = "/%:@!$&'()*+,;=~"
@@ -122,7 +126,8 @@ def _layout(title: str, main: str, *, lang: str = "en", head: str = "") -> str:
 <main>
 {main}
 </main>
-<footer><p>A demo site for sitemap_middleware.</p></footer>
+<footer><p>A demo site for sitemap_middleware. <a href="/site-map">Site map</a></p>
+</footer>
 </body>
 </html>
 """
@@ -225,6 +230,25 @@ def search_page(query: str) -> str:
 </form>
 {results}""",
     )
+
+
+def site_map_page(site_map: SiteMap) -> str:
+    """The site map inside the site's own layout, from ``site_map()``: the
+    same sections and titles as the middleware's page at ``/site-map``."""
+    sections = []
+    for section in site_map.sections:
+        items = "\n".join(
+            f"  <li>{_link(link.url, link.title)}</li>" for link in section.links
+        )
+        heading = escape(section.heading)
+        sections.append(f'<h2 id="{section.id}">{heading}</h2>\n<ul>\n{items}\n</ul>')
+    pager = []
+    if site_map.page > 1:
+        pager.append(_link(f"?page={site_map.page - 1}", "Previous page"))
+    if site_map.page < site_map.pages:
+        pager.append(_link(f"?page={site_map.page + 1}", "Next page"))
+    main = f"<h1>All pages</h1>\n{chr(10).join(sections)}\n<p>{' '.join(pager)}</p>"
+    return _layout("All pages", main)
 
 
 def login_page() -> str:

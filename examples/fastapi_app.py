@@ -14,11 +14,15 @@ import starlette_app
 from fastapi import APIRouter, Cookie, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from sitemap_middleware.starlette import add_sitemap
+from sitemap_middleware import site_map
+from sitemap_middleware.starlette import add_sitemap, get_sitemap
 
+# The middleware serves a site map for people at /site-map; /pages is the same
+# map rendered by the app inside its own layout.
 DEFAULTS: dict[str, Any] = {
     "base_url": "http://127.0.0.1:8000",
     "store": "sqlite:///sitemap.sqlite3",
+    "html_sitemap": "/site-map",
 }
 
 # The HTML pages stay out of the OpenAPI schema; the docs live under /api/
@@ -49,6 +53,16 @@ async def post(slug: str) -> str:
     if page is None:
         raise HTTPException(404)
     return page
+
+
+@pages.get("/pages")
+def all_pages(request: Request, page: int = 1) -> str:
+    # A plain def: FastAPI runs it in a thread, as the store read needs.
+    try:
+        mapped = site_map(get_sitemap(request.app), page=page)
+    except LookupError:
+        raise HTTPException(404) from None
+    return demo_content.site_map_page(mapped)
 
 
 @pages.get("/search")

@@ -13,9 +13,15 @@ import demo_content
 from flask import Blueprint, Flask, abort, current_app, jsonify, redirect, request
 from flask.typing import ResponseReturnValue
 
-from sitemap_middleware.flask import Sitemap
+from sitemap_middleware import site_map
+from sitemap_middleware.flask import Sitemap, get_sitemap
 
-DEFAULTS: dict[str, Any] = {"base_url": "http://127.0.0.1:8000"}
+# The middleware serves a site map for people at /site-map; /pages is the same
+# map rendered by the app inside its own layout.
+DEFAULTS: dict[str, Any] = {
+    "base_url": "http://127.0.0.1:8000",
+    "html_sitemap": "/site-map",
+}
 
 site = Blueprint("site", __name__)
 
@@ -41,6 +47,18 @@ def post(slug: str) -> str:
     if page is None:
         abort(404)
     return page
+
+
+@site.get("/pages")
+def pages() -> str:
+    try:
+        mapped = site_map(
+            get_sitemap(current_app),
+            page=request.args.get("page", 1, type=int),
+        )
+    except LookupError:
+        abort(404)
+    return demo_content.site_map_page(mapped)
 
 
 @site.get("/search")

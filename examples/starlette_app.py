@@ -18,11 +18,15 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from sitemap_middleware import site_map
 from sitemap_middleware.starlette import get_sitemap, middleware
 
+# The middleware serves a site map for people at /site-map; /pages is the same
+# map rendered by the app inside its own layout.
 DEFAULTS: dict[str, Any] = {
     "base_url": "http://127.0.0.1:8000",
     "store": "sqlite:///sitemap.sqlite3",
+    "html_sitemap": "/site-map",
 }
 
 
@@ -43,6 +47,16 @@ async def post(request: Request) -> Response:
     if page is None:
         raise HTTPException(404)
     return HTMLResponse(page)
+
+
+def pages(request: Request) -> Response:
+    # A plain def: Starlette runs it in a thread, as the store read needs.
+    page = request.query_params.get("page", "1")
+    try:
+        mapped = site_map(get_sitemap(request.app), page=int(page))
+    except (LookupError, ValueError):
+        raise HTTPException(404) from None
+    return HTMLResponse(demo_content.site_map_page(mapped))
 
 
 async def search(request: Request) -> Response:
@@ -100,6 +114,7 @@ routes = [
     Route("/about", about),
     Route("/blog/", blog),
     Route("/blog/{slug}", post),
+    Route("/pages", pages),
     Route("/search", search),
     Route("/account", account),
     Route("/login", login, methods=["GET", "POST"]),

@@ -132,7 +132,7 @@ def starlette_table(app: Any) -> RouteTable | None:
                 continue
             mounted = getattr(route, "app", None)  # a Mount or a Host
             if children and depth < MAX_LAYERS:
-                inner = _inner(mounted)
+                inner = routed(mounted)
                 walk(inner, children, prefix + (path or ""), depth + 1)
             elif _serves_files(mounted):
                 files.append(mounted)
@@ -142,8 +142,10 @@ def starlette_table(app: Any) -> RouteTable | None:
     return RouteTable(MappingProxyType(views), frozenset(framework), tuple(files))
 
 
-def _inner(app: Any) -> Any:
-    """The app under a mount's middleware (``Mount(middleware=...)``)."""
+def routed(app: Any) -> Any:
+    """The first app with ``routes`` down a chain of ``.app`` attributes: the
+    app under a mount's middleware (``Mount(middleware=...)``), or the one a
+    middleware wraps from outside."""
     for _ in range(MAX_LAYERS):
         if app is None or hasattr(app, "routes"):
             return app

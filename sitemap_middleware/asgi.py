@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from ._types import ASGIApp, Message, Receive, Scope, Send
-from .apps import MAX_LAYERS, STARLETTE, starlette_table
+from .apps import STARLETTE, routed, starlette_table
 from .config import Config
 from .core import SitemapBase, logger
 from .errors import ConfigError
@@ -57,6 +57,7 @@ class ASGISitemapMiddleware(SitemapBase):
         super().__init__(config, _locate, self._route, STARLETTE, _cookie)
         self.app = app
         self._looked = False
+        self._own = self.server.own_prefixes
 
     def _route(self, scope: Mapping[str, Any], root: str) -> Found:
         if not self._looked:
@@ -67,7 +68,7 @@ class ASGISitemapMiddleware(SitemapBase):
         """Read the app's route table, once: from ``scope["app"]``, or from
         the app this middleware wraps."""
         self._looked = True
-        table = starlette_table(scope.get("app") or _routed(self.app))
+        table = starlette_table(scope.get("app") or routed(self.app))
         if table is not None:
             self._learn(table, final)
         elif self.config.routes:
@@ -93,11 +94,13 @@ class ASGISitemapMiddleware(SitemapBase):
             if not rest or rest[0] == "/":
                 path = rest or "/"
         method: str = scope["method"]
-        if path.startswith(self.server.own_prefixes):
+        if path.startswith(self._own):
             if self.server.is_sitemap(path):
                 headers = _headers(scope)
                 serve = self.server.serve
-                await _send(send, await _blocking(serve, method, path, headers.get))
+                query = scope.get("query_string", b"").decode("latin-1")
+                response = await _blocking(serve, method, path, headers.get, query)
+                await _send(send, response)
                 return
             if path == "/robots.txt" and method in ("GET", "HEAD"):
                 await self._robots(scope, receive, send, method)
@@ -235,15 +238,6 @@ def _find_route(scope: Mapping[str, Any], root: str) -> Found:
     if len(mounted) > len(root):
         template = mounted[len(root) :] + template
     return template, scope.get("endpoint")
-
-
-def _routed(app: Any) -> Any:
-    """The first app with ``routes`` in a chain of ``.app`` attributes."""
-    for _ in range(MAX_LAYERS):
-        if app is None or hasattr(app, "routes"):
-            return app
-        app = getattr(app, "app", None)
-    return None
 
 
 def _headers(scope: Scope) -> dict[str, str]:

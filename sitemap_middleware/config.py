@@ -194,6 +194,12 @@ class Config:
     ``<article>`` elements); ``False``: list none."""
     indexnow: IndexNowOptions | None = None
     """Push added, changed and removed URLs to IndexNow (``None``: off)."""
+    html_sitemap: str | None = None
+    """The path of the site map for people (``None``: none served)."""
+    html_sitemap_lang: str = "en"
+    """Its ``<html lang>``, a BCP 47 language tag."""
+    html_sitemap_title: str = "Site map"
+    """Its ``<title>`` and ``<h1>``."""
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any] | Config) -> Config:
@@ -214,6 +220,13 @@ class Config:
         robots = values.pop("robots", None)
         if robots is not None:
             values["robots_generate"], values["robots_lines"] = robots
+        html = values.pop("html_sitemap", None)
+        if html is not None:
+            (
+                values["html_sitemap"],
+                values["html_sitemap_lang"],
+                values["html_sitemap_title"],
+            ) = html
         defaults = values.setdefault("default_exclude", DEFAULT_EXCLUDE)
         values["exclude"] = defaults + values.get("exclude", ())
         values["harmless_cookies"] = DEFAULT_HARMLESS_COOKIES + values.get(
@@ -493,6 +506,64 @@ def _indexnow(key: str, value: Any) -> IndexNowOptions:
     return IndexNowOptions(secret, endpoint, location, float(interval))
 
 
+# The paths the middleware answers itself: the site map may take none of them.
+_OWN_PATHS = ("/sitemap.xml", "/sitemap.txt", "/robots.txt")
+# A path spelt as every request gets it (RFC 3986 §3.3 pchar), with nothing to
+# decode: unreserved characters and sub-delims, no "%", no empty segment.
+_SITE_MAP_PATH = re.compile(r"(/[A-Za-z0-9._~!$&'()*+,;=:@-]+)+/?")
+# A BCP 47 tag as <html lang> takes it (RFC 5646 §2.1, its common forms).
+_LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*")
+
+
+def _html_sitemap(key: str, value: Any) -> tuple[str, str, str] | None:
+    expected = (
+        "a path such as '/site-map', or a dict with 'path', 'lang' (such as "
+        "'en') and 'title'"
+    )
+    if value is None or value is False:
+        return None
+    options = {"path": value} if isinstance(value, str) else value
+    if not isinstance(options, Mapping):
+        raise ConfigError(f"{key!r} must be {expected}, got {value!r}")
+    for sub in options:
+        if sub not in ("path", "lang", "title"):
+            raise ConfigError(f"unknown key {sub!r} in {key!r}; expected {expected}")
+    path = options.get("path")
+    if not isinstance(path, str) or not _SITE_MAP_PATH.fullmatch(path):
+        raise ConfigError(
+            f"'{key}.path' must be a path such as '/site-map': it starts with '/',"
+            f" is not '/' and holds only letters, digits and -._~!$&'()*+,;=:@ "
+            f"between single slashes, got {path!r}"
+        )
+    segments = path.strip("/").split("/")
+    if (
+        path in _OWN_PATHS
+        or path.startswith("/sitemap-")
+        or {".", ".."} & set(segments)
+    ):
+        raise ConfigError(
+            f"'{key}.path' must not be one of the sitemap's own paths "
+            f"({', '.join(_OWN_PATHS)}, /sitemap-N...) nor hold a dot segment, "
+            f"got {path!r}"
+        )
+    lang = options.get("lang", "en")
+    if not isinstance(lang, str) or not _LANGUAGE_TAG.fullmatch(lang):
+        raise ConfigError(
+            f"'{key}.lang' must be a language tag such as 'en' or 'nb-NO', got {lang!r}"
+        )
+    title = options.get("title", "Site map")
+    if (
+        not isinstance(title, str)
+        or not title.strip()
+        or "\n" in title
+        or "\r" in title
+    ):
+        raise ConfigError(
+            f"'{key}.title' must be a non-empty single line, got {title!r}"
+        )
+    return path, lang, title.strip()
+
+
 _ROUTE_KEYS: dict[str, Callable[[str, Any], Any]] = {
     "changefreq": _changefreq,
     "priority": _priority,
@@ -594,4 +665,5 @@ _KEYS: dict[str, Callable[[str, Any], Any]] = {
     "schema_location": _flag,
     "images": _flag,
     "indexnow": _indexnow,
+    "html_sitemap": _html_sitemap,
 }

@@ -22,6 +22,7 @@ from .reasons import RECORD, Seen, Skipped
 from .render import fragment
 from .routes import Route
 from .sitemaps import MAX_URL_LENGTH
+from .titles import clean, heading
 from .tracking import untracked
 from .urls import filter_query, normalise_path, strip_secrets, wsgi_path
 
@@ -100,6 +101,10 @@ class Skip(NamedTuple):
     """Nothing to do, for a reason counted in ``stats()``."""
 
     reason: str
+    path: str | None = None
+    """The stored spelling the decision is about, when the writer noted one
+    (the decisions log): never set for a path refused before (a secret, a
+    rule of the config)."""
 
 
 Digest = Upsert | Removal | Unchanged | Skip
@@ -117,20 +122,20 @@ def digest(
     path, key = target.path, observation.key
     if observation.action != RECORD:
         if not target.exact:
-            return Skip(Skipped.NOT_EXACT)
+            return Skip(Skipped.NOT_EXACT, path)
         return Removal(path, key, None)
     body, headers, route = observation.body, observation.headers, observation.route
     raw = _sha1(body)
     stand_in = target.no_change
     if stand_in is not None and hit is not None:
         # Seen by this process: another spelling has nothing to add.
-        return Skip(Seen.UNCHANGED if hit.raw == raw else stand_in)
+        return Skip(Seen.UNCHANGED if hit.raw == raw else stand_in, path)
     if hit is not None and hit.raw == raw:
         return Unchanged(path, key, hit, None)
     head, reason = read_head(config, path, route.query, body, headers)
     if reason is not None:
         if not target.exact:
-            return Skip(Skipped.NOT_EXACT)
+            return Skip(Skipped.NOT_EXACT, path)
         return Removal(path, key, reason)
     facts = read_content(config, path, body, headers, head)
     prints = Prints(raw, facts.fingerprint)
@@ -160,9 +165,11 @@ def digest(
         # As declared: the store lists them once the cluster is complete.
         alternates=alternates,
         images=facts.images,
+        # As written: the writer takes out the affix the site repeats.
+        title=clean(head.title) or heading(body),
     )
     if not is_storable(entry, seen):
-        return Skip(Skipped.UNSTORABLE)
+        return Skip(Skipped.UNSTORABLE, path)
     return Upsert(entry, key, prints, route, hit is not None, stand_in)
 
 

@@ -44,7 +44,8 @@ class Head:
     ``article:modified_time``. Hrefs are as written; a head's are resolved
     against its ``<base href>`` if it has one. ``truncated``: the head goes
     on past the budget, so what it declares is not all known (never set with
-    ``noindex``, which no later tag can undo).
+    ``noindex``, which no later tag can undo). ``title``: the text of the
+    first ``<title>``, entities decoded, as written (see ``titles.clean``).
     """
 
     noindex: bool = False
@@ -52,6 +53,7 @@ class Head:
     alternates: tuple[tuple[str, str], ...] = ()
     modified: str | None = None
     truncated: bool = False
+    title: str | None = None
 
     @property
     def canonical(self) -> str | None:
@@ -88,9 +90,10 @@ def scan_head(chunks: Iterable[bytes], budget: int = HEAD_BUDGET) -> Head:
     # The budget is spent: the body may go on (no chunk more is pulled to
     # know, and a head open at exactly the budget's end counts as cut).
     cut = left <= 0
-    # Without a declaration in the part read, a body that goes on past it
+    # Without a declaration or a title in the part read, a body that goes on past it
     # still needs the tokenizer: only it tells where the head ends.
-    if not _may_declare(start.lower()) and not cut:
+    lowered = start.lower()
+    if not _may_declare(lowered) and b"<title" not in lowered and not cut:
         return NOTHING
     parser = _HeadParser()
     ended = False
@@ -163,6 +166,7 @@ def merge(page: Head, header: Head) -> Head:
         alternates=tuple(alternates.values()),
         modified=page.modified if page.modified is not None else header.modified,
         truncated=(page.truncated or header.truncated) and not noindex,
+        title=page.title,
     )
 
 
@@ -258,6 +262,8 @@ class _HeadParser(HTMLParser):
         self.alternates: dict[str, tuple[str, str]] = {}
         self._inert: str | None = None  # the inert element we are inside
         self._depth = 0  # templates nest
+        self._title: list[str] = []  # the first title's text
+        self._titled = False  # the first title has ended
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if self._inert is not None:
@@ -287,12 +293,16 @@ class _HeadParser(HTMLParser):
             if tag == self._inert:
                 self._depth -= 1
                 if not self._depth:
+                    self._titled = self._titled or tag == "title"
                     self._inert = None
             return
         if tag in _HEAD_END_TAGS:
             raise _HeadEnd
 
     def handle_data(self, data: str) -> None:
+        if self._inert == "title" and not self._titled:
+            self._title.append(data)
+            return
         # Text ends the head as an element does (HTML, "in head": anything
         # but ASCII whitespace); content of inert elements is not text here.
         if self._inert is None and data.strip("\t\n\f\r "):
@@ -339,6 +349,7 @@ class _HeadParser(HTMLParser):
                 (lang, _resolve(base, href)) for lang, href in self.alternates.values()
             ),
             modified=self.modified,
+            title="".join(self._title) if self._title else None,
         )
 
 

@@ -17,7 +17,11 @@ class Entry:
     ``fingerprint`` is a digest of that content; a new fingerprint moves
     ``lastmod``, the same one never does. ``alternates`` are ``(hreflang,
     path)`` pairs written as ``xhtml:link``; ``images`` are paths or http(s)
-    URLs written as ``image:loc`` (at most 1,000).
+    URLs written as ``image:loc`` (at most 1,000). ``title`` is the page's
+    title as a person reads it (the site's repeated affix taken out), kept
+    beside the entry, never in the sitemap: ``None`` in an upsert keeps the
+    stored one, and a new title alone moves neither ``lastmod`` nor the
+    part's version.
     """
 
     path: str
@@ -28,6 +32,7 @@ class Entry:
     route: str | None = None
     alternates: tuple[tuple[str, str], ...] = ()
     images: tuple[str, ...] = ()
+    title: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

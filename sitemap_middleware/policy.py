@@ -35,13 +35,24 @@ SITEMAP_PATHS = frozenset({"/sitemap.xml", "/robots.txt"})
 _SEGMENT = re.compile(r"\*/([^/*?\[]+)/\*")
 
 
+def _alternation(words: Iterable[str]) -> str:
+    """A regex matching any of ``words``, one branch per first character: at
+    each "/" the engine tries a handful of branches, not every word."""
+    branches: dict[str, list[str]] = {}
+    for word in words:
+        branches.setdefault(word[0], []).append(re.escape(word[1:]))
+    return "|".join(
+        f"{re.escape(first)}(?:{'|'.join(rests)})" for first, rests in branches.items()
+    )
+
+
 class Globs:
     """Path globs (``*`` also matches ``/``; ``/x/*`` also matches ``/x``).
 
     Plain paths and ``prefix*`` patterns, nearly all of them in practice, are
     checked with a set and ``str.startswith``; ``*/word/*`` patterns (a whole
-    segment anywhere) with one regex search for them all; only the rest go to
-    a regex of their own.
+    segment anywhere) the same way as the first segment and with one regex
+    search for them all past it; only the rest go to a regex of their own.
     """
 
     def __init__(self, patterns: Iterable[str]) -> None:
@@ -52,7 +63,12 @@ class Globs:
         for pattern in patterns:
             segment = _SEGMENT.fullmatch(pattern)
             if segment is not None:
-                words.append(re.escape(segment.group(1)))
+                # As the first segment, the fast way below ("/login" exact,
+                # "/login/" a prefix); further on, one search for all words.
+                word = segment.group(1)
+                exact.add(f"/{word}")
+                prefixes.append(f"/{word}/")
+                words.append(word)
                 continue
             if pattern.endswith("/*"):
                 exact.add(pattern[:-2])
@@ -75,20 +91,28 @@ class Globs:
         self._short = short
         # A segment starts after a "/" and ends at the next "/" or the end.
         self._segments = (
-            re.compile(f"/(?:{'|'.join(words)})(?:/|\\Z)").search if words else None
+            re.compile(f"/(?:{_alternation(words)})(?:/|\\Z)").search if words else None
         )
         self._regex = re.compile("|".join(others)) if others else None
         self.empty = not (exact or prefixes or words or others)
 
     def match(self, path: str) -> bool:
+        return self.anchored(path) or self.deeper(path)
+
+    def anchored(self, path: str) -> bool:
+        """Whether a pattern matches, the segment words looked for in the
+        first segment only: the cheap part, run on every request."""
         if path in self._exact:
             return True
         prefixes = self._buckets.get(path[1:2], self._short)
         if prefixes and path.startswith(prefixes):
             return True
-        if self._segments is not None and self._segments(path) is not None:
-            return True
         return self._regex is not None and self._regex.match(path) is not None
+
+    def deeper(self, path: str) -> bool:
+        """Whether a segment word is a later segment of ``path``: one regex
+        search, left to the pages about to be recorded."""
+        return self._segments is not None and self._segments(path, 1) is not None
 
 
 # Response headers the policy reads, by lower-case name.
@@ -114,6 +138,9 @@ class Policy:
 
     def __init__(self, config: Config) -> None:
         self._excluded = Globs(config.exclude)
+        self.excluded_deeper = self._excluded.deeper
+        """Whether an exclude word is a later segment of a path that passed
+        :meth:`request_skip` (``/en/account``): asked before recording."""
         self._included = Globs(config.include)
         hosts = config.allowed_hosts
         self._any_host = "*" in hosts
@@ -137,11 +164,14 @@ class Policy:
         # cookies depends on the request's cookies (DEPENDS).
         self._vary_depends = named is not None and not self._any_cookie
         self._base_url = config.base_url
+        self._site_map = config.html_sitemap
 
     def is_own_path(self, path: str) -> bool:
         """Whether the middleware answers this path itself."""
-        return path in SITEMAP_PATHS or (
-            path.startswith("/sitemap-") and path.endswith(".xml.gz")
+        return (
+            path in SITEMAP_PATHS
+            or (path.startswith("/sitemap-") and path.endswith(".xml.gz"))
+            or path == self._site_map
         )
 
     def request_skip(
@@ -166,8 +196,10 @@ class Policy:
         if not verdict:
             return Skipped.HOST
         # The rules of path_skip but its own-path check (the adapters route
-        # those paths first), inlined: this runs on every request.
-        if self._excluded.match(path):
+        # those paths first) and the exclude words past the first segment
+        # (a regex search: the watcher asks excluded_deeper of the pages it
+        # is about to record), inlined: this runs on every request.
+        if self._excluded.anchored(path):
             return Skipped.EXCLUDED
         if not self._included.empty and not self._included.match(path):
             return Skipped.NOT_INCLUDED

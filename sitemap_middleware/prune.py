@@ -54,6 +54,10 @@ def config_digest(config: Config) -> str:
         config.max_urls,
         routes,
     ]
+    if config.html_sitemap is not None:
+        # Its path becomes the middleware's own: a page stored there goes.
+        # Only then, so that the digests of configs without it stay the same.
+        decides.append(["html_sitemap", config.html_sitemap])
     text = json.dumps(decides, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 

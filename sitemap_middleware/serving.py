@@ -1,6 +1,6 @@
 """Serving: the answers to ``/sitemap.xml``, ``/sitemap-N.xml.gz`` (and the text
-sitemaps ``/sitemap-N.txt``) and ``/robots.txt`` as plain ``Response`` values,
-with validators and 304s.
+sitemaps ``/sitemap-N.txt``), ``/robots.txt`` and the site map for people as
+plain ``Response`` values, with validators and 304s.
 """
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from urllib.parse import parse_qs
 
 from werkzeug.http import http_date, parse_options_header, quote_etag
 from werkzeug.sansio.http import is_resource_modified
 
-from . import render
+from . import render, sitemap_page
 from .config import Config
 from .errors import StoreError
 from .model import PartInfo
@@ -29,6 +30,7 @@ XML = "application/xml; charset=utf-8"
 # unpack them (invariant 11).
 GZIP = "application/gzip"
 TEXT = "text/plain; charset=utf-8"
+HTML = "text/html; charset=utf-8"
 ALLOW = "GET, HEAD"
 # Rendered parts kept in memory, keyed by version.
 CACHE_BYTES = 32 * 1024 * 1024
@@ -37,9 +39,12 @@ RETRY_AFTER = "120"
 # 50,000 parts an index may list, so longer numbers are 404 without a lookup.
 _PART = re.compile(r"/sitemap-([1-9][0-9]{0,8})\.xml\.gz")
 _TEXT_PART = re.compile(r"/sitemap-([1-9][0-9]{0,8})\.txt")
-# The documents served: the index, a part (gzip XML), a part as text.
-INDEX, PART, TEXT_PART = "index", "part", "text"
-_TYPES = {INDEX: XML, PART: GZIP, TEXT_PART: TEXT}
+# The site map's pages, ?page=N: the same spelling rule as the parts.
+_PAGE = re.compile(r"[1-9][0-9]{0,8}")
+# The documents served: the index, a part (gzip XML), a part as text, a page
+# of the site map for people.
+INDEX, PART, TEXT_PART, SITE_MAP = "index", "part", "text", "html"
+_TYPES = {INDEX: XML, PART: GZIP, TEXT_PART: TEXT, SITE_MAP: HTML}
 
 Header = Callable[[str], "str | None"]
 # Every path the middleware answers starts with one of these.
@@ -92,6 +97,14 @@ class Server:
         self._gzip = (render.DEFLATE.__name__, config.gzip_level)
         self._texts = config.text_sitemap
         self._schema = config.schema_location
+        self._site_map = config.html_sitemap
+        # What every path the middleware answers starts with: the adapters
+        # look no further for any other request.
+        self.own_prefixes = OWN_PREFIXES + (
+            () if config.html_sitemap is None else (config.html_sitemap,)
+        )
+        # The sections of the last store versions read, for every page of them.
+        self._arranged: tuple[object, list[sitemap_page.Section]] | None = None
         # version key -> body; bounded in bytes, least recently used out first.
         self._cache: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
         self._cache_bytes = 0
@@ -101,17 +114,24 @@ class Server:
         indexnow = config.indexnow
         self._key_path = "" if indexnow is None else indexnow.key_location
         self._key = b"" if indexnow is None else indexnow.key.encode("ascii")
-        # Every path the middleware answers starts with one of these.
-        self.own_prefixes = OWN_PREFIXES + ((self._key_path,) if indexnow else ())
+        if indexnow is not None:
+            self.own_prefixes += (self._key_path,)
 
-    def serve(self, method: str, path: str, header: Header) -> Response:
-        """Answer one of the sitemap paths (``is_sitemap``)."""
+    def serve(
+        self, method: str, path: str, header: Header, query: str = ""
+    ) -> Response:
+        """Answer one of the sitemap paths (``is_sitemap``); ``query`` is the
+        request's query string (the site map's ``page``)."""
         if method not in ("GET", "HEAD"):
             return _text(405, "Method Not Allowed\n", Allow=ALLOW)
         if path == self._key_path:
             return self._key_file(method)
         kind, number = INDEX, 0
-        if path != "/sitemap.xml":
+        if path == self._site_map:
+            kind, number = SITE_MAP, _page_number(query)
+            if not number:
+                return _text(404, "Not Found\n")
+        elif path != "/sitemap.xml":
             kind, match = PART, _PART.fullmatch(path)
             if match is None and self._texts:
                 kind, match = TEXT_PART, _TEXT_PART.fullmatch(path)
@@ -134,7 +154,7 @@ class Server:
 
     def is_sitemap(self, path: str) -> bool:
         """Whether ``path`` is one the middleware answers instead of the app."""
-        if path == "/sitemap.xml" or path == self._key_path:
+        if path == "/sitemap.xml" or path == self._site_map or path == self._key_path:
             return True
         if not path.startswith("/sitemap"):
             return False
@@ -155,7 +175,12 @@ class Server:
         return Response(200, headers, b"" if method == "HEAD" else self._key)
 
     def _document(self, kind: str, number: int, header: Header) -> Response:
-        if kind == INDEX:
+        if kind == SITE_MAP:
+            parts = self._store.parts()
+            if not parts:  # nothing yet: say so, and keep no copy of that
+                return self._site_map_page(number, [], no_store=True)
+            key: tuple[object, ...] = (kind, number, *(p.version for p in parts))
+        elif kind == INDEX:
             parts = self._store.parts()
             if not parts:
                 # An index must list at least one sitemap (siteindex.xsd), so
@@ -163,7 +188,7 @@ class Server:
                 if self._on_empty is not None:
                     self._on_empty()
                 return _text(404, EMPTY, Cache_Control="no-store")
-            key: tuple[object, ...] = (kind, 0, *(p.version for p in parts))
+            key = (kind, 0, *(p.version for p in parts))
         else:
             if not number:  # /sitemap.txt: there is one part, or none of it
                 every = self._store.parts()
@@ -181,7 +206,9 @@ class Server:
             number = part.number
         # The locs are built from base_url: a moved site (http to https) on the
         # same store serves other bytes, so its validators must differ too.
-        tag = repr((self._config.base_url, self._schema, key)).encode()
+        config = self._config
+        looks = (config.html_sitemap_lang, config.html_sitemap_title, self._site_map)
+        tag = repr((config.base_url, self._schema, looks, key)).encode()
         etag = quote_etag(hashlib.sha1(tag).hexdigest()[:20])
         changed = max(p.changed for p in parts)
         headers = [
@@ -190,6 +217,9 @@ class Server:
             ("Cache-Control", self._cache_control),
             ("X-Robots-Tag", "noindex"),
         ]
+        if kind == SITE_MAP:
+            # A page for people: search engines may index it like any other.
+            del headers[-1]
         if not is_resource_modified(
             http_if_none_match=header("if-none-match"),
             http_if_modified_since=header("if-modified-since"),
@@ -197,7 +227,13 @@ class Server:
             last_modified=changed,
         ):
             return Response(304, headers)
-        body = self._cached(key, lambda: self._render(kind, number, parts))
+        if kind == SITE_MAP:
+            page = self._site_map_page(number, parts)
+            if page.status != 200:
+                return page
+            body = page.body
+        else:
+            body = self._cached(key, lambda: self._render(kind, number, parts))
         headers[:0] = [
             ("Content-Type", _TYPES[kind]),
             ("Content-Length", str(len(body))),
@@ -214,6 +250,39 @@ class Server:
         return render.urlset(
             base_url, fragments, self._config.gzip_level, schema=self._schema
         )
+
+    def _site_map_page(
+        self, page: int, parts: list[PartInfo], no_store: bool = False
+    ) -> Response:
+        versions = tuple(p.version for p in parts)
+        arranged = self._arranged
+        if arranged is None or arranged[0] != versions:
+            # Every entry, in the sitemap's order: the page lists what it lists.
+            entries = (e for p in parts for e in self._store.entries(p.number))
+            sections = sitemap_page.arrange(entries, self._config.base_url)
+            self._arranged = arranged = (versions, sections)
+        try:
+            site_map = sitemap_page.paginate(arranged[1], page, sitemap_page.PAGE_LINKS)
+        except LookupError:
+            return _text(404, "Not Found\n")
+        config = self._config
+        body = self._cached(
+            (SITE_MAP, page, *versions),
+            lambda: sitemap_page.render(
+                site_map,
+                path=config.base_url + (self._site_map or ""),
+                lang=config.html_sitemap_lang,
+                title=config.html_sitemap_title,
+            ).encode("utf-8"),
+        )
+        if not no_store:
+            return Response(200, [], body)
+        headers = [
+            ("Content-Type", HTML),
+            ("Content-Length", str(len(body))),
+            ("Cache-Control", "no-store"),
+        ]
+        return Response(200, headers, body)
 
     def _cached(self, key: tuple[object, ...], build: Callable[[], bytes]) -> bytes:
         with self._cache_lock:
@@ -322,3 +391,13 @@ class Server:
             *headers,
         ]
         return Response(200, headers, b"" if method == "HEAD" else body)
+
+
+def _page_number(query: str) -> int:
+    """The site map page a query asks for, 0 for none it can have."""
+    pages = parse_qs(query, keep_blank_values=True).get("page")
+    if pages is None:
+        return 1
+    if len(pages) != 1 or not _PAGE.fullmatch(pages[0]):
+        return 0
+    return int(pages[0])

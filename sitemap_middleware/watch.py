@@ -65,6 +65,7 @@ class Watcher:
         self._locate = locate
         self._find_route = find_route
         self.request_skip = policy.request_skip
+        self._excluded_deeper = policy.excluded_deeper
         self._action = policy.response_action
         self._is_fresh = recorder.is_fresh
         self.count = recorder.count
@@ -123,6 +124,10 @@ class Watcher:
         ):
             # Recorded lately, so its route is not excluded: no need to look.
             next(self._tally[Seen.FRESH])  # count(), without a call
+            return None
+        if action == RECORD and self._excluded_deeper(path):
+            # The rest of request_skip's exclude check, for pages only.
+            self.count(Skipped.EXCLUDED)
             return None
         wire, query, raw = self._locate(state, path, root)
         found = self._find_route(state, root)

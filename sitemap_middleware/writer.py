@@ -16,6 +16,8 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
+from datetime import datetime, timezone
 from typing import TypeVar
 
 from .clusters import Declared
@@ -27,6 +29,7 @@ from .hints import Hints
 from .indexnow import Pusher
 from .intake import MAX_QUEUED, Intake
 from .limits import Limits
+from .model import Entry
 from .observation import Observation
 from .prune import Recheck
 from .reasons import (
@@ -40,7 +43,8 @@ from .reasons import (
     Seen,
 )
 from .recent import Recent
-from .stores.base import Shared, Store
+from .stores.base import Decision, Decisions, Shared, Store
+from .titles import Affix, Titles
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -58,6 +62,16 @@ EPOCH_INTERVAL = 1.0
 # Seconds between two sends of this process's counts to the store's (and at
 # every flush): one small write, never one a request.
 COUNTS_INTERVAL = 10.0
+# Decisions waiting for the store's log: beyond it the oldest go (a diagnosis
+# aid, never worth memory while the store is down).
+MAX_DECISIONS = 10_000
+# The setting that shares the site's title affix between the writers.
+TITLE_AFFIX = "title_affix"
+# What the decisions log says of a page written, and of one not admitted
+# (a cap or the rate: counted under its reason in stats()).
+NOTED_RECORDED = "recorded"
+NOTED_REMOVED = "removed"
+NOTED_NOT_ADMITTED = "not_admitted"
 
 
 class Pending:
@@ -182,6 +196,9 @@ class Writer:
         self._recent = recent
         self._limits = limits
         self._declared = Declared()
+        self._log = store if isinstance(store, Decisions) else None
+        self._decided: list[Decision] = []
+        self._titles: Titles | None = None  # made at the first push (a store read)
         self._epoch: str | None = None  # the store's, as last seen
         self._epoch_due = 0.0
         self._pending = Pending()
@@ -323,6 +340,7 @@ class Writer:
             ):
                 recent.remember(outcome.key, outcome.prints, outcome.path)
                 self._count(Seen.UNCHANGED)
+                self._decide(outcome.path, Seen.UNCHANGED)
                 return
             # Written lately, yet to be written again: read it in full.
             outcome = digest(observation, config, rules, None)
@@ -354,6 +372,17 @@ class Writer:
             pending.candidates.pop(path, None)
         elif type(outcome) is Skip:
             self._count(outcome.reason)
+            if outcome.path is not None:
+                self._decide(outcome.path, outcome.reason)
+
+    def _decide(self, path: str, reason: str) -> None:
+        """Note a decision about a stored spelling for the store's log."""
+        if self._log is None:
+            return
+        decided = self._decided
+        decided.append((path, reason, datetime.now(timezone.utc)))
+        if len(decided) > MAX_DECISIONS:
+            del decided[: len(decided) - MAX_DECISIONS]
 
     # -- writing ------------------------------------------------------------------
 
@@ -364,10 +393,12 @@ class Writer:
             return False
         pending = self._pending
         if not pending:
-            return True
+            return self._write_decisions(force)
         if not force and not self._breaker.allows():
             return False
         try:
+            if self._titles is None:
+                self._titles = Titles(self._stored_affix())
             if pending.candidates:
                 self._admit()
             with self._hreflang() as decided, self._pushing():
@@ -385,7 +416,50 @@ class Writer:
             self._breaker.trip(exc)
             return False
         self._breaker.reset()
+        return self._write_decisions(force)
+
+    def _write_decisions(self, force: bool) -> bool:
+        """Add the decisions made since the last write to the store's log, in
+        one write; on an outage they stay for the next."""
+        if self._log is None or not self._decided:
+            return True
+        if not force and not self._breaker.allows():
+            return False
+        try:
+            self._log.note(self._decided)
+        except StoreError as exc:
+            self._count(Errors.STORE)
+            self._breaker.trip(exc)
+            return False
+        self._decided = []
         return True
+
+    def _stored_affix(self) -> Affix | None:
+        """The title affix another writer of the site learned, if any."""
+        if self._shared is None:
+            return None
+        return Affix.unpack(self._shared.setting(TITLE_AFFIX))
+
+    def _titled(self, upserts: list[Upsert]) -> list[Entry]:
+        """The entries to write, their titles without the site's affix, as
+        learned from every titled page this writer has seen so far (and
+        shared with the others)."""
+        titles = self._titles
+        if titles is None:
+            return [upsert.entry for upsert in upserts]
+        for upsert in upserts:
+            if upsert.entry.title is not None:
+                titles.see(upsert.entry.path, upsert.entry.title)
+        before = titles.affix
+        affix = titles.learn()
+        if affix is not None and affix != before and self._shared is not None:
+            self._shared.set_setting(TITLE_AFFIX, affix.pack())
+        return [
+            replace(u.entry, title=titles.strip(u.entry.title))
+            if u.entry.title is not None and affix is not None
+            else u.entry
+            for u in upserts
+        ]
 
     def _rechecked(self, force: bool) -> bool:
         """Check the stored pages against the config, a part a call (all of
@@ -441,9 +515,12 @@ class Writer:
         self._isolate("admission", admit, candidates)
         for path in admitted:
             pending.upserts[path] = pending.candidates[path]
+        for path in set(pending.candidates) - set(admitted) - set(held):
+            self._decide(path, NOTED_NOT_ADMITTED)
         for path in held:
             stand_in = pending.candidates[path]
             self._count(stand_in.stand_in or Seen.OTHER_SPELLING)
+            self._decide(path, stand_in.stand_in or Seen.OTHER_SPELLING)
             # Its digests, so that the same spelling is not read again.
             self._recent.remember(stand_in.key, stand_in.prints, path, fresh=False)
         pending.candidates.clear()
@@ -496,12 +573,13 @@ class Writer:
         _, bad = self._isolate(
             "a store upsert",
             self._store.upsert,
-            [upsert.entry for upsert in pending.upserts.values()],
+            self._titled(list(pending.upserts.values())),
         )
         for entry in bad:
             pending.upserts.pop(entry.path, None)
         upserts = pending.upserts
         for upsert in upserts.values():
+            self._decide(upsert.entry.path, NOTED_RECORDED)
             # A stand-in's key stays unfresh: the stored spelling is read at once.
             fresh = upsert.stand_in is None
             self._recent.remember(upsert.key, upsert.prints, upsert.entry.path, fresh)
@@ -512,9 +590,17 @@ class Writer:
     def _write_removals(self) -> None:
         pending = self._pending
         removals = pending.removals
+        # Only stored pages are noted as removed: 404s for made-up URLs would
+        # otherwise fill the log (one indexed read a batch).
+        plain = [r.path for r in removals.values() if r.reason is None]
+        held = self._store.known(plain) if self._log is not None and plain else set()
         removed, _ = self._isolate("a store removal", self._store.remove, [*removals])
         for removal in removals.values():
             self._recent.forget(removal.key, removal.path)
+            if removal.reason is not None:
+                self._decide(removal.path, removal.reason)
+            elif removal.path in held:
+                self._decide(removal.path, NOTED_REMOVED)
         self._limits.forget(removals)
         self._count(REMOVED, removed)
         removals.clear()

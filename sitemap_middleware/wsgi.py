@@ -58,17 +58,19 @@ class SitemapMiddleware(SitemapBase):
         # Status lines seen, with their code: int() of a string costs more than
         # the rest of a passed-through request's status handling.
         self._codes: dict[str, int] = {}
+        self._own = self.server.own_prefixes
 
     def __call__(
         self, environ: Environ, start_response: StartResponse
     ) -> Iterable[bytes]:
         path: str = environ.get("PATH_INFO") or "/"
         method: str = environ["REQUEST_METHOD"]
-        # One C call for every other request.
-        if path.startswith(self.server.own_prefixes):
+        if path.startswith(self._own):  # one C call for every other request
             if self.server.is_sitemap(path):
                 header = _header_getter(environ)
-                return _send(start_response, self.server.serve(method, path, header))
+                query = environ.get("QUERY_STRING", "")
+                response = self.server.serve(method, path, header, query)
+                return _send(start_response, response)
             if path == "/robots.txt" and method in ("GET", "HEAD"):
                 return self._robots(environ, start_response, method)
         watcher = self.watcher

@@ -16,6 +16,7 @@ import pickle
 import shelve
 import threading
 from collections.abc import Iterable, Iterator, Mapping
+from datetime import datetime
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -71,6 +72,8 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
             shelf["counts"], shelf["settings"] = {}, {}
         if "pushes" not in shelf:  # IndexNow: path -> lease (0: free)
             shelf["pushes"] = {}
+        if "decisions" not in shelf:  # shelves made before the decisions log
+            shelf["decisions"] = {}
         meta = shelf["meta"]
         self._check_schema(self.path, meta["schema"], SCHEMA_VERSION)
         self._epoch = meta["epoch"]
@@ -190,6 +193,24 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
         with self._lock:
             return len(self._connection()["pushes"])
 
+    def note(self, decisions: Iterable[tuple[str, str, datetime]]) -> None:
+        with self._lock:
+            shelf = self._connection()
+            log: dict[str, list[tuple[str, int]]] = shelf["decisions"]
+            for path, reason, when in decisions:
+                # Taken out and put back: the newest path last.
+                held = [*log.pop(path, []), (reason, int(when.timestamp()))]
+                log[path] = held[-self.decisions_kept :]
+            for path in list(log)[: max(len(log) - self.decision_paths, 0)]:
+                del log[path]
+            shelf["decisions"] = log
+            shelf.sync()
+
+    def decisions(self, path: str) -> list[tuple[str, datetime]]:
+        with self._lock:
+            held = self._connection()["decisions"].get(path, [])
+        return [(reason, to_datetime(seconds)) for reason, seconds in held]
+
     def count(self, route: str | None = None) -> int:
         with self._lock:
             shelf = self._connection()
@@ -237,7 +258,9 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
     def entries(self, number: int) -> Iterator[Entry]:
         for path, (_, row) in self._rows(number):
             lastmod = to_datetime(row.lastmod)
-            yield Entry(path, lastmod, row.fingerprint, route=row.route)
+            yield Entry(
+                path, lastmod, row.fingerprint, route=row.route, title=row.title
+            )
 
 
 def _sizes(parts: dict[int, _Part]) -> dict[int, Fill]:

@@ -62,3 +62,24 @@ def test_a_config_typo_stops_the_factory(name: str) -> None:
     module = importlib.import_module(name)
     with pytest.raises(ConfigError, match="changefreq"):
         module.create_app({"base_url": "http://localhost", "chagnefreq": "daily"})
+
+
+def test_the_app_renders_the_site_map_the_middleware_serves(example: Site) -> None:
+    """/site-map is the middleware's page, /pages the app's own layout around
+    site_map(): the same links, and neither is recorded."""
+    import demo_content
+    from test_sitemap_page import parse_page
+
+    def fetch(path: str) -> tuple[int, str, bytes]:
+        reply = example.get(path)
+        return reply.status, reply.headers.get("content-type", ""), reply.body
+
+    assert "/site-map" in demo_content.crawl(fetch)  # linked from every page
+    example.recorded()
+    served = parse_page(example.get("/site-map").body).links["main"]
+    own = parse_page(example.get("/pages").body).links["main"]
+    assert served == own
+    assert sorted(href for href, _ in served) == sorted(sitemap_urls(example))
+    assert example.get("/pages?page=2").status == 404
+    example.recorded()
+    assert "http://localhost/site-map" not in sitemap_urls(example)

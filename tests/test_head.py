@@ -4,6 +4,7 @@ alternates and the modified time, from the <head> only and from RFC 8288."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from html.parser import HTMLParser
 from unittest import mock
 
@@ -396,8 +397,11 @@ DECLARED = Head(
 )
 def test_only_the_head_declares(body: bytes, expected: Head) -> None:
     """User content in the body (a comment, a post) declares nothing, however
-    it is wrapped, and the body need not be marked up."""
-    assert scan_head([body]) == expected
+    it is wrapped, and the body need not be marked up. (The title is the
+    page's wherever the head ends.)"""
+    head = scan_head([body])
+    assert replace(head, title=None) == expected
+    assert head.title == ("t" if b"<title>" in body else None)
 
 
 LINK_CASES: list[tuple[list[str | bytes], Head]] = [

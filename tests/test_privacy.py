@@ -554,8 +554,8 @@ def test_flask_session_app(blog: Any) -> None:
     assert stored(middleware) == ["/", "/posts/hello"]
 
     author = blog.test_client()
-    author.post("/auth/login", buffered=True)
-    assert author.get_cookie("session") is not None
+    signed_in = author.post("/auth/login", buffered=True)
+    assert "session=" in signed_in.headers.get("Set-Cookie", "")
     for path in ("/", "/posts/plans", "/posts/hello"):
         assert author.get(path, buffered=True).status_code == 200
     assert stored(middleware) == ["/", "/posts/hello"]

@@ -141,7 +141,7 @@ def test_digest_skips_what_no_sitemap_may_hold() -> None:
     would raise in a store's upsert."""
     bad = Route(None, None, 5.0, False, None, frozenset())
     outcome = digest(page("/a", route=bad), CONFIG, Policy(CONFIG), None)
-    assert outcome == Skip(Skipped.UNSTORABLE)
+    assert outcome == Skip(Skipped.UNSTORABLE, "/a")
     assert is_storable(Entry("/a", priority=0.5), 0)
     assert not is_storable(Entry("/a", changefreq="sometimes"), 0)
     assert not is_storable(Entry("/a", alternates=(("de_AT", "/b"),)), 0)
@@ -195,16 +195,17 @@ def test_digest_refuses_what_another_spelling_asks() -> None:
     rules = Policy(CONFIG)
     other = page("/x/../a")
     assert digest(other._replace(action=REMOVE, body=[]), CONFIG, rules, None) == Skip(
-        Skipped.NOT_EXACT
+        Skipped.NOT_EXACT, "/a"
     )
     noindex = other._replace(body=[b'<head><meta name="robots" content="noindex">'])
-    assert digest(noindex, CONFIG, rules, None) == Skip(Skipped.NOT_EXACT)
+    assert digest(noindex, CONFIG, rules, None) == Skip(Skipped.NOT_EXACT, "/a")
     stand_in = digest(other, CONFIG, rules, None)
     assert type(stand_in) is Upsert and stand_in.stand_in == Seen.OTHER_SPELLING
     assert stand_in.entry.path == "/a"
     changed = Prints("other bytes", "other content")
-    assert digest(other, CONFIG, rules, changed) == Skip(Seen.OTHER_SPELLING)
-    assert digest(other, CONFIG, rules, stand_in.prints) == Skip(Seen.UNCHANGED)
+    assert digest(other, CONFIG, rules, changed) == Skip(Seen.OTHER_SPELLING, "/a")
+    unchanged = Skip(Seen.UNCHANGED, "/a")
+    assert digest(other, CONFIG, rules, stand_in.prints) == unchanged
 
 
 def test_a_stand_in_is_written_only_where_the_store_has_no_page() -> None:

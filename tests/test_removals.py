@@ -355,9 +355,12 @@ def test_paths_with_empty_segments_are_never_recorded(make: Make, wire: str) -> 
     # at such a path is refused alike.
     fetch(site, wire)
     assert entries(site) == {}
-    # "admin" is excluded as a segment anywhere, before the path is read.
-    reason = "excluded" if "admin" in wire else "bad_path"
-    assert counts(site)["skipped"] == {reason: 1}
+    # "admin" is excluded as a segment anywhere: a page there is refused
+    # before its path is read; a removal (Flask's redirect to the merged
+    # path) reaches the path check.
+    reasons = {"excluded", "bad_path"} if "admin" in wire else {"bad_path"}
+    skipped = counts(site)["skipped"]
+    assert sum(skipped.values()) == 1 and set(skipped) <= reasons, skipped
 
 
 # -- the tracking parameters -----------------------------------------------------------

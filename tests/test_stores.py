@@ -88,8 +88,9 @@ def _drop_tables(url: str, prefix: str) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(
             f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta,"
-            f" {prefix}count, {prefix}setting, {prefix}push"
+            f" {prefix}count, {prefix}setting, {prefix}decision, {prefix}push"
         )
+        conn.execute(f"DROP SEQUENCE IF EXISTS {prefix}decision_seq")
 
 
 # kind -> (tmp_path, **URI options) -> a fresh store; "example" is the

@@ -6,20 +6,22 @@ the schema and epoch checks, and the context manager.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import secrets
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from ..errors import StoreError
-from ..model import Entry, PartInfo
+from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
 from . import layout
 
 # Entry: for the modules that imported it from here.
-__all__ = ["Entry", "Pushes", "Shared", "Store", "StoreBase"]
+__all__ = ["Decision", "Decisions", "Entry", "Pushes", "Shared", "Store", "StoreBase"]
 
 # Options renamed with the part/page vocabulary: a URI of the old spelling is
 # refused with the new name, never half-applied.
@@ -126,6 +128,46 @@ class Pushes(Protocol):
         """How many paths are pending, claimed or not."""
 
 
+# A writer's decision about a page: (stored path, reason, when).
+Decision = tuple[str, str, datetime]
+# Decisions kept per path, and paths kept: the most lately decided about, so
+# that made-up URLs cannot grow the log without bound.
+DECISIONS_KEPT = 5
+DECISION_PATHS = 10_000
+
+
+@runtime_checkable
+class Decisions(Protocol):
+    """The writers' last decisions about each path, for ``explain``: what the
+    writer decided about a page it digested (``recorded``, ``unchanged``,
+    ``removed``, or the reason it was skipped), bounded per path and in paths.
+    Every store of the package has it; the writer notes nothing to a store
+    without it."""
+
+    def note(self, decisions: Iterable[Decision]) -> None:
+        """Add decisions (in the order made) in one write: each path keeps
+        its last ``DECISIONS_KEPT``, and the store the ``DECISION_PATHS``
+        paths decided about most lately."""
+
+    def decisions(self, path: str) -> list[tuple[str, datetime]]:
+        """The decisions kept for ``path``, oldest first (``[]``: none)."""
+
+
+def logged(held: str | bytes | None, added: list[tuple[str, int]], keep: int) -> str:
+    """A path's log as stored (JSON ``[[reason, seconds], ...]``): the one
+    held with ``added`` after it, its last ``keep``."""
+    log: list[Any] = json.loads(held) if held else []
+    log.extend([reason, seconds] for reason, seconds in added)
+    return json.dumps(log[-keep:], separators=(",", ":"))
+
+
+def unlogged(held: str | bytes | None) -> list[tuple[str, datetime]]:
+    """A stored log as ``decisions()`` returns it."""
+    if not held:
+        return []
+    return [(str(reason), to_datetime(seconds)) for reason, seconds in json.loads(held)]
+
+
 def new_epoch() -> str:
     """A new store's epoch: part versions are ``epoch.counter``, so data made
     again from nothing never repeats a version served before."""
@@ -153,6 +195,8 @@ _CALLS = (
     "pushed",
     "retry_pushes",
     "pending_pushes",
+    "note",
+    "decisions",
 )
 _STREAMS = ("fragments", "entries")
 
@@ -177,6 +221,9 @@ class StoreBase(Generic[C]):
 
     errors: ClassVar[tuple[type[BaseException], ...]] = ()
     label: ClassVar[str] = "store"
+    # The bounds of the decisions log (tests set smaller ones).
+    decisions_kept: int = DECISIONS_KEPT
+    decision_paths: int = DECISION_PATHS
 
     part_size: int
     part_bytes: int
@@ -327,12 +374,29 @@ class StoreBase(Generic[C]):
     _new_epoch = staticmethod(new_epoch)
 
     @staticmethod
+    def _grouped(decisions: Iterable[Decision]) -> dict[str, list[tuple[str, int]]]:
+        """Decisions by path, each path's in the order made, as epoch seconds."""
+        grouped: dict[str, list[tuple[str, int]]] = {}
+        for path, reason, when in decisions:
+            grouped.setdefault(path, []).append((reason, int(when.timestamp())))
+        return grouped
+
+    @staticmethod
     def _check_schema(where: str, found: object, expected: object) -> None:
-        """Refuse data of another layout: never read it as this one."""
-        if str(found) != str(expected):
+        """Refuse data of another layout: never read it as this one. Columns
+        and keys a release adds beside the old ones keep the version (a worker
+        of the release before still reads and writes the data); only a layout
+        the release before cannot read takes a new one."""
+        if str(found) == str(expected):
+            return
+        found, expected = str(found), str(expected)
+        if found.isdigit() and expected.isdigit() and int(found) > int(expected):
             raise StoreError(
-                f"{where} holds sitemap schema {found}, expected {expected}"
+                f"{where} holds sitemap schema {found}, expected {expected}:"
+                " it was written by a newer release of sitemap_middleware;"
+                " upgrade sitemap_middleware on every worker that uses it"
             )
+        raise StoreError(f"{where} holds sitemap schema {found}, expected {expected}")
 
     def __enter__(self) -> Any:
         return self

@@ -40,6 +40,8 @@ class Row(NamedTuple):
     declared: str | None = None
     """The alternates the page declares (:func:`pack`), listed in the fragment
     or not: ``""`` for none; ``None`` in a row stored before rows kept them."""
+    title: str | None = None
+    """The page's title (:attr:`Entry.title`); not in the fragment."""
 
 
 class Stored(NamedTuple):
@@ -154,9 +156,12 @@ def merge(
     lastmod = current if entry.lastmod is None else epoch(entry.lastmod, current)
     fingerprint = entry.fingerprint
     declared = pack(entry.alternates) if entry.alternates else ""
+    title = entry.title
     if old is None:
         piece = _piece(entry, lastmod, listed)
-        return _make(Row, (lastmod, fingerprint, entry.route, piece, declared))
+        return _make(Row, (lastmod, fingerprint, entry.route, piece, declared, title))
+    if title is None:
+        title = old.title  # an entry that knows no title keeps the stored one
     if fingerprint is None:
         fingerprint = old.fingerprint
         if entry.lastmod is None or lastmod < old.lastmod:
@@ -164,8 +169,14 @@ def merge(
     elif fingerprint == old.fingerprint or lastmod < old.lastmod:
         lastmod = old.lastmod
     piece = _piece(entry, lastmod, listed)
-    row: Row = _make(Row, (lastmod, fingerprint, entry.route, piece, declared))
+    row: Row = _make(Row, (lastmod, fingerprint, entry.route, piece, declared, title))
     return None if row == old else row
+
+
+def retitled(old: Row, row: Row) -> bool:
+    """Whether ``row`` differs from ``old`` in its title alone: the part's
+    bytes are the same, so its summary (and version) stays as it is."""
+    return row.title != old.title and row[:5] == old[:5]
 
 
 def _piece(entry: Entry, lastmod: int, listed: bool) -> bytes:
@@ -236,10 +247,16 @@ def plan(
                 declared = pack(entry.alternates)
             else:
                 piece, declared = fragment(entry, seconds), ""
-            row = _make(Row, (seconds, entry.fingerprint, entry.route, piece, declared))
+            row = _make(
+                Row,
+                (seconds, entry.fingerprint, entry.route, piece, declared, entry.title),
+            )
         else:
             merged = merge(previous.row, item, current, path not in unlisted)  # type: ignore[arg-type]
             if merged is None:
+                continue
+            if retitled(previous.row, merged):
+                changes.append(_make(Change, (path, previous.part, merged, False)))
                 continue
             row = merged
             lastmod, piece = row.lastmod, row.fragment

@@ -33,7 +33,8 @@ end
 # Every read a write needs, in one round trip inside the WATCH: the lock's
 # holder, seq, the last page, (path, row, fragment) of each stored path of the
 # batch, and (page, summary) of their pages and of the last page.
-# KEYS: meta, lock, rows, fragments, pages. ARGV[1]: the paths, each ending in NUL.
+# KEYS: meta, lock, rows, fragments, pages, titles. ARGV[1]: the paths, each
+# ending in NUL. A hit is (path, row, fragment, title or '').
 READ = (
     _LUA_HMGET
     + """
@@ -52,10 +53,12 @@ if #hits > 0 then
   local names = {}
   for k = 1, #hits do names[k] = paths[hits[k]] end
   local fragments = hmget(KEYS[4], names)
+  local titles = hmget(KEYS[6], names)
   for k = 1, #hits do
     found[#found + 1] = names[k]
     found[#found + 1] = rows[hits[k]]
     found[#found + 1] = fragments[k] or ''
+    found[#found + 1] = titles[k] or ''
   end
 end
 if meta[2] then pages[meta[2]] = true end
@@ -75,8 +78,8 @@ return {redis.call('get', KEYS[2]) or '', meta[1] or '0', meta[2] or '0', found,
 # One run of a page (keyset on seq, atomic, so no row is seen half-removed),
 # joined in Redis: a run costs the client one bulk reply, not two per URL.
 # KEYS: the page's sorted set, the hash to read. ARGV: the seq to start after,
-# how many, 'f' (fragments joined) or 'e' (paths and rows as JSON arrays).
-# Returns {seq of the last member, members read, payload...}.
+# how many, 'f' (fragments joined) or 'e' (paths, rows and, from KEYS[3], the
+# titles as JSON arrays). Returns {seq of the last member, members read, payload...}.
 RUN = """
 local members = redis.call('zrangebyscore', KEYS[1], '(' .. ARGV[1], '+inf',
                            'LIMIT', 0, tonumber(ARGV[2]))
@@ -92,7 +95,10 @@ if ARGV[3] == 'f' then
   return {last, n, table.concat(out)}
 end
 for k = 1, n do out[k] = values[k] or 'null' end
-return {last, n, cjson.encode(members), '[' .. table.concat(out, ',') .. ']'}
+local titles = redis.call('hmget', KEYS[3], unpack(members))
+for k = 1, n do titles[k] = titles[k] and cjson.encode(titles[k]) or 'null' end
+return {last, n, cjson.encode(members), '[' .. table.concat(out, ',') .. ']',
+        '[' .. table.concat(titles, ',') .. ']'}
 """
 # The newest lastmod of a page's rows but those leaving it, computed where the
 # rows are instead of shipping up to 50,000 of them.
@@ -179,4 +185,31 @@ for i = 3, #ARGV do
   end
 end
 return n
+"""
+
+# The writers' decisions, noted at once (every writer's log read and written
+# whole): each path's log extended and cut to its last ARGV[1], the path made
+# the newest in the recency set, which keeps the ARGV[2] newest paths.
+# KEYS: logs (hash), recency (sorted set), its counter.
+# ARGV: keep, paths kept, then (path, JSON [[reason, seconds], ...]) pairs.
+NOTE = """
+local keep, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
+for i = 3, #ARGV, 2 do
+  local held = redis.call('hget', KEYS[1], ARGV[i])
+  local log = held and cjson.decode(held) or {}
+  for _, decision in ipairs(cjson.decode(ARGV[i + 1])) do log[#log + 1] = decision end
+  local cut = {}
+  for k = math.max(1, #log - keep + 1), #log do cut[#cut + 1] = log[k] end
+  redis.call('hset', KEYS[1], ARGV[i], cjson.encode(cut))
+  redis.call('zadd', KEYS[2], redis.call('incr', KEYS[3]), ARGV[i])
+end
+local extra = redis.call('zcard', KEYS[2]) - limit
+if extra > 0 then
+  local gone = redis.call('zrange', KEYS[2], 0, extra - 1)
+  redis.call('zremrangebyrank', KEYS[2], 0, extra - 1)
+  for k = 1, #gone, 1000 do
+    redis.call('hdel', KEYS[1], unpack(gone, k, math.min(k + 999, #gone)))
+  end
+end
+return 0
 """

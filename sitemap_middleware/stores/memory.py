@@ -11,10 +11,11 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
-from .base import StoreBase, new_epoch
+from .base import Decision, StoreBase, logged, new_epoch, unlogged
 from .layout import Fill, Plan, Stored, batches, leaving, now
 
 
@@ -42,6 +43,7 @@ class MemoryStore(StoreBase[None]):
         self._counts: Counter[str] = Counter()
         self._settings: dict[str, str] = {}
         self._pending: dict[str, float] = {}  # IndexNow: path -> lease (0: free)
+        self._log: dict[str, str] = {}  # insertion order: oldest first
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         return sum(self._upsert(batch) for batch in batches(entries))
@@ -178,6 +180,19 @@ class MemoryStore(StoreBase[None]):
         with self._lock:
             return len(self._pending)
 
+    def note(self, decisions: Iterable[Decision]) -> None:
+        grouped = self._grouped(decisions)
+        with self._lock:
+            log = self._log
+            for path, added in grouped.items():
+                log[path] = logged(log.pop(path, None), added, self.decisions_kept)
+            while len(log) > self.decision_paths:
+                del log[next(iter(log))]
+
+    def decisions(self, path: str) -> list[tuple[str, datetime]]:
+        with self._lock:
+            return unlogged(self._log.get(path))
+
     def count(self, route: str | None = None) -> int:
         with self._lock:
             if route is None:
@@ -230,4 +245,6 @@ class MemoryStore(StoreBase[None]):
     def entries(self, number: int) -> Iterator[Entry]:
         for path, (_, row) in self._part_rows(number):
             lastmod = to_datetime(row.lastmod)
-            yield Entry(path, lastmod, row.fingerprint, route=row.route)
+            yield Entry(
+                path, lastmod, row.fingerprint, route=row.route, title=row.title
+            )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from datetime import datetime
 from operator import itemgetter
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -19,7 +20,7 @@ from ..errors import StoreError
 from ..model import Entry, PartInfo
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
 from . import layout
-from .base import RENAMED, StoreBase
+from .base import RENAMED, Decision, StoreBase, logged, unlogged
 from .layout import Change, Fill, Plan, Row, Stored, Totals, batches, leaving, now
 
 SCHEMA_VERSION = 2
@@ -40,7 +41,8 @@ CREATE TABLE IF NOT EXISTS {p}url (
     fingerprint text,
     route text,
     fragment bytea NOT NULL,        -- the finished <url> element (NUL: the origin)
-    declared text                   -- hreflang alternates as declared (layout.pack)
+    declared text,                  -- hreflang alternates as declared (layout.pack)
+    title text                      -- the page's title, not in the fragment
 );
 CREATE UNIQUE INDEX IF NOT EXISTS {p}url_page ON {p}url (page, seq);
 CREATE INDEX IF NOT EXISTS {p}url_route ON {p}url (route);
@@ -78,6 +80,16 @@ _QUEUE = (
     "INSERT INTO {p}push (path) SELECT unnest(%b::text[])"
     " ON CONFLICT (path) DO UPDATE SET lease = 0"
 )
+# The writers' last decisions per path (note), bounded: added like _SITE.
+_DECISIONS = """
+CREATE SEQUENCE IF NOT EXISTS {p}decision_seq;
+CREATE TABLE IF NOT EXISTS {p}decision (
+    path text COLLATE "C" PRIMARY KEY,
+    seq bigint NOT NULL,            -- newest: the path decided about most lately
+    log text NOT NULL               -- JSON [[reason, epoch seconds], ...]
+);
+CREATE INDEX IF NOT EXISTS {p}decision_recent ON {p}decision (seq)
+"""
 # Rows read per query when streaming a part (keyset pagination, no OFFSET):
 # more than sitemaps.RUN, since each run here is a round trip to the server
 # and a pooled connection taken and given back.
@@ -184,7 +196,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
             row = None
         if row is not None:
             self._add_route_index(conn)
-            self._add_declared(conn)
+            self._add_columns(conn)
         if row is None:
             with conn.transaction():
                 # Two processes creating the same tables at once would collide.
@@ -209,6 +221,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
         self._check_schema(f"table {self.prefix}meta", schema, SCHEMA_VERSION)
         self._add_site(conn)
         self._add_pushes(conn)
+        self._add_decisions(conn)
         return str(epoch)
 
     def _add_site(self, conn: psycopg.Connection[Any]) -> None:
@@ -245,24 +258,41 @@ class PostgresStore(StoreBase[ConnectionPool]):
                 self._sql("CREATE INDEX IF NOT EXISTS {p}url_route ON {p}url (route)")
             )
 
-    def _add_declared(self, conn: psycopg.Connection[Any]) -> None:
-        """Version-2 tables made before rows kept their declared alternates get
-        the column (NULL: not known) when first opened, under the setup lock."""
+    def _add_columns(self, conn: psycopg.Connection[Any]) -> None:
+        """Version-2 tables made before rows kept their declared alternates or
+        their title get the columns (NULL: not known) when first opened, under
+        the setup lock. Nullable without a default: the server changes its
+        catalogue only, no row is rewritten. Additive, so the schema stays 2
+        and a worker of an earlier release still reads and writes the tables."""
         (found,) = _one(
             conn.execute(
                 "SELECT count(*) FROM information_schema.columns"
                 " WHERE table_schema = current_schema() AND table_name = %s"
-                " AND column_name = 'declared'",
+                " AND column_name IN ('declared', 'title')",
                 (self._sql("{p}url"),),
             )
         )
-        if found:
+        if found == 2:
             return
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
-            conn.execute(
-                self._sql("ALTER TABLE {p}url ADD COLUMN IF NOT EXISTS declared text")
-            )
+            for name in ("declared", "title"):
+                conn.execute(
+                    self._sql(
+                        f"ALTER TABLE {{p}}url ADD COLUMN IF NOT EXISTS {name} text"
+                    )
+                )
+
+    def _add_decisions(self, conn: psycopg.Connection[Any]) -> None:
+        """The decisions' table, made once under the setup lock."""
+        name = self._sql("{p}decision")
+        (found,) = _one(conn.execute("SELECT to_regclass(%s)", (name,)))
+        if found is not None:
+            return
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
+            for statement in self._sql(_DECISIONS).split(";"):
+                conn.execute(statement)
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         changed = 0
@@ -380,6 +410,9 @@ class PostgresStore(StoreBase[ConnectionPool]):
             (part, totals.urls, totals.bytes, totals.newest)
             for part, totals in parts.items()
         )
+        if not numbers:  # titles alone: no part's bytes changed
+            cur.execute(self._sql("UPDATE {p}meta SET next_seq = %b"), (seq,))
+            return
         cur.execute(
             self._sql(
                 "INSERT INTO {p}page SELECT n, urls, bytes, lastmod, 1, %b::bigint"
@@ -402,7 +435,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
         return conn.execute(
             self._sql(
                 "SELECT u.path, u.page, u.lastmod, u.fingerprint, u.route,"
-                " u.fragment, u.declared, p.urls, p.bytes FROM {p}url u"
+                " u.fragment, u.declared, u.title, p.urls, p.bytes FROM {p}url u"
                 " JOIN {p}page p ON p.page = u.page WHERE u.path = ANY(%b)"
             ),
             (list(run),),
@@ -429,11 +462,12 @@ class PostgresStore(StoreBase[ConnectionPool]):
             cur.execute(
                 self._sql(
                     "INSERT INTO {p}url (path, seq, page, lastmod, fingerprint, route,"
-                    " fragment, declared) SELECT path, %b::bigint + n, page, lastmod,"
-                    " fingerprint, route, fragment, declared FROM unnest(%b::text[],"
-                    " %b::integer[], %b::bigint[], %b::text[], %b::text[],"
-                    " %b::bytea[], %b::text[]) WITH ORDINALITY AS"
-                    " t(path, page, lastmod, fingerprint, route, fragment, declared, n)"
+                    " fragment, declared, title) SELECT path, %b::bigint + n, page,"
+                    " lastmod, fingerprint, route, fragment, declared, title"
+                    " FROM unnest(%b::text[], %b::integer[], %b::bigint[], %b::text[],"
+                    " %b::text[], %b::bytea[], %b::text[], %b::text[])"
+                    " WITH ORDINALITY AS t(path, page, lastmod, fingerprint, route,"
+                    " fragment, declared, title, n)"
                 ),
                 [seq, list(paths), list(pages), *_columns(rows)],
             )
@@ -445,10 +479,10 @@ class PostgresStore(StoreBase[ConnectionPool]):
                 self._sql(
                     "UPDATE {p}url SET lastmod = t.lastmod,"
                     " fingerprint = t.fingerprint, route = t.route,"
-                    " fragment = t.fragment, declared = t.declared"
+                    " fragment = t.fragment, declared = t.declared, title = t.title"
                     " FROM unnest(%b::text[], %b::bigint[], %b::text[], %b::text[],"
-                    " %b::bytea[], %b::text[])"
-                    " AS t(path, lastmod, fingerprint, route, fragment, declared)"
+                    " %b::bytea[], %b::text[], %b::text[]) AS t(path, lastmod,"
+                    " fingerprint, route, fragment, declared, title)"
                     " WHERE {p}url.path = t.path"
                 ),
                 [list(paths), *_columns(rows)],
@@ -614,6 +648,48 @@ class PostgresStore(StoreBase[ConnectionPool]):
         with self._borrow() as conn:
             return int(_one(conn.execute(self._sql("SELECT count(*) FROM {p}push")))[0])
 
+    def note(self, decisions: Iterable[Decision]) -> None:
+        grouped = self._grouped(decisions)
+        if not grouped:
+            return
+        paths = sorted(grouped)  # one lock order for every writer
+        with self._borrow() as conn, conn.transaction():
+            # Writers take turns: each log is read, extended and written whole.
+            conn.execute(
+                "SELECT pg_advisory_xact_lock(hashtext(%s))",
+                (self.prefix + "decision",),
+            )
+            held = dict(
+                conn.execute(
+                    self._sql("SELECT path, log FROM {p}decision WHERE path = ANY(%s)"),
+                    (paths,),
+                ).fetchall()
+            )
+            logs = [logged(held.get(p), grouped[p], self.decisions_kept) for p in paths]
+            conn.execute(
+                self._sql(
+                    "INSERT INTO {p}decision SELECT path, nextval('{p}decision_seq'),"
+                    " log FROM unnest(%s::text[], %s::text[]) AS t(path, log)"
+                    " ON CONFLICT (path) DO UPDATE SET seq = excluded.seq,"
+                    " log = excluded.log"
+                ),
+                (paths, logs),
+            )
+            conn.execute(
+                self._sql(
+                    "DELETE FROM {p}decision WHERE seq <= (SELECT seq FROM {p}decision"
+                    " ORDER BY seq DESC OFFSET %s LIMIT 1)"
+                ),
+                (self.decision_paths,),
+            )
+
+    def decisions(self, path: str) -> list[tuple[str, datetime]]:
+        with self._borrow() as conn:
+            row = conn.execute(
+                self._sql("SELECT log FROM {p}decision WHERE path = %s"), (path,)
+            ).fetchone()
+        return unlogged(None if row is None else row[0])
+
     def count(self, route: str | None = None) -> int:
         with self._borrow() as conn:
             if route is None:
@@ -679,10 +755,10 @@ class PostgresStore(StoreBase[ConnectionPool]):
 
     def entries(self, number: int) -> Iterator[Entry]:
         # The server makes the datetimes: psycopg loads them in C, far faster.
-        columns = "path, to_timestamp(lastmod), fingerprint, route"
+        columns = "path, to_timestamp(lastmod), fingerprint, route, title"
         for rows in self._runs(number, columns):
-            for _, path, lastmod, fingerprint, route in rows:
-                yield Entry(path, lastmod, fingerprint, route=route)
+            for _, path, lastmod, fingerprint, route, title in rows:
+                yield Entry(path, lastmod, fingerprint, route=route, title=title)
 
 
 def _one(cur: psycopg.Cursor[Any]) -> Any:
@@ -696,8 +772,9 @@ def _take(
     rows: Iterable[tuple[Any, ...]], old: dict[str, Stored], sizes: dict[int, Fill]
 ) -> None:
     """Note looked-up rows and their parts' sizes, keeping what is noted."""
-    for path, page, lastmod, print_, route, piece, declared, urls, size in rows:
-        old.setdefault(path, Stored(page, Row(lastmod, print_, route, piece, declared)))
+    for path, page, lastmod, print_, route, piece, declared, title, urls, size in rows:
+        row = Row(lastmod, print_, route, piece, declared, title)
+        old.setdefault(path, Stored(page, row))
         sizes.setdefault(page, Fill(urls, size))
 
 

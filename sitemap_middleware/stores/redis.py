@@ -26,7 +26,7 @@ from ..errors import StoreError
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from . import layout, lua
-from .base import StoreBase
+from .base import Decision, StoreBase, unlogged
 from .layout import Fill, Plan, Row, Stored, batches, leaving, now
 
 logger = logging.getLogger("sitemap_middleware")
@@ -59,6 +59,7 @@ class _Client(NamedTuple):
     newest: Script
     unlock: Script
     write: Script
+    note: Script
 
 
 def tagged(prefix: str) -> str:
@@ -121,6 +122,10 @@ class RedisStore(StoreBase[_Client]):
             self._routes,
             self._counts_key,
             self._settings_key,
+            self._titles,
+            self._log,
+            self._decided,
+            self._decided_seq,
         ) = (
             prefix + k
             for k in (
@@ -132,6 +137,13 @@ class RedisStore(StoreBase[_Client]):
                 "routes",
                 "counts",
                 "settings",
+                # Beside the rows, not in them: a row of the release before
+                # (JSON of 4 or 5 items) stays one it reads, so both releases
+                # write the same store during an upgrade.
+                "title",
+                "decision",
+                "decided",
+                "decided_seq",
             )
         )
         self._policy_checked = False
@@ -158,7 +170,7 @@ class RedisStore(StoreBase[_Client]):
         except BaseException:
             client.close()
             raise
-        scripts = (lua.READ, lua.RUN, lua.NEWEST, lua.UNLOCK, lua.WRITE)
+        scripts = (lua.READ, lua.RUN, lua.NEWEST, lua.UNLOCK, lua.WRITE, lua.NOTE)
         return _Client(client, *(client.register_script(s) for s in scripts))
 
     def _disconnect(self, conn: _Client) -> None:
@@ -269,6 +281,7 @@ class RedisStore(StoreBase[_Client]):
                 self._rows,
                 self._fragments,
                 self._summaries_key,
+                self._titles,
             ],
             args=[_nul_ended(paths)],
             client=pipe,
@@ -276,11 +289,12 @@ class RedisStore(StoreBase[_Client]):
         if holder and holder.decode() != token:
             raise redis.WatchError  # another's turn: wait for ours
         rows: dict[str, Stored] = {}
-        for i in range(0, len(found), 3):
-            part, lastmod, fingerprint, route, *declared = _unpack(found[i + 1])
+        for i in range(0, len(found), 4):
+            part, lastmod, fingerprint, route, *rest = _unpack(found[i + 1])
+            declared = rest[0] if rest else None
+            title = found[i + 3].decode() or None
             rows[found[i].decode()] = Stored(
-                part,
-                Row(lastmod, fingerprint, route, found[i + 2], *declared),
+                part, Row(lastmod, fingerprint, route, found[i + 2], declared, title)
             )
         parts = {
             int(summaries[i]): _Summary.unpack(summaries[i + 1])
@@ -397,7 +411,16 @@ class RedisStore(StoreBase[_Client]):
         routes: dict[str | None, bytes] = {None: b"null"}  # a batch has a few
         updates = _Rows(None, 0)
         inserts = _Rows(None, seq)
+        titles: dict[str, str] = {}
+        untitled: list[str] = []  # new rows: no title a removed row left behind
         for path, part, row, new in todo.changes:
+            if row.title is not None:
+                titles[path] = row.title
+            elif new:
+                untitled.append(path)
+            prior = state.rows.get(path)
+            if prior is not None and not new and layout.retitled(prior.row, row):
+                continue
             route = routes.get(row.route)
             if route is None:
                 route = routes[row.route] = _json(row.route)
@@ -420,6 +443,10 @@ class RedisStore(StoreBase[_Client]):
             seq += 1
         self._write_rows(conn, pipe, updates)
         self._write_rows(conn, pipe, inserts)
+        for start in range(0, len(untitled), RUN):
+            pipe.hdel(self._titles, *untitled[start : start + RUN])
+        if titles:
+            pipe.hset(self._titles, mapping=titles)
         self._summaries(pipe, state.parts, touched)
         pipe.hset(self._meta, mapping={"seq": seq, "last": todo.last_part})
         # Redis may have lost its data since this process connected (a restart
@@ -521,6 +548,7 @@ class RedisStore(StoreBase[_Client]):
             for start in range(0, len(names), RUN):
                 pipe.hdel(self._rows, *names[start : start + RUN])
                 pipe.hdel(self._fragments, *names[start : start + RUN])
+                pipe.hdel(self._titles, *names[start : start + RUN])
             self._summaries(pipe, state.parts, leaving)
             self._tallies(pipe, routes)
             if pushing:
@@ -586,6 +614,20 @@ class RedisStore(StoreBase[_Client]):
     def pending_pushes(self) -> int:
         return int(self._connection().redis.zcard(self._push_key))
 
+    def note(self, decisions: Iterable[Decision]) -> None:
+        grouped = self._grouped(decisions)
+        if not grouped:
+            return
+        args: list[Any] = [self.decisions_kept, self.decision_paths]
+        for path, added in grouped.items():
+            args += [path, json.dumps(added)]
+        self._connection().note(
+            keys=[self._log, self._decided, self._decided_seq], args=args
+        )
+
+    def decisions(self, path: str) -> list[tuple[str, datetime]]:
+        return unlogged(self._connection().redis.hget(self._log, path))
+
     def count(self, route: str | None = None) -> int:
         client = self._connection().redis
         if route is None:
@@ -637,7 +679,7 @@ class RedisStore(StoreBase[_Client]):
 
     def _runs(self, number: int, hash_key: str, mode: bytes) -> Iterator[list[Any]]:
         """A part's members in runs of RUN, by keyset on seq (never by rank)."""
-        keys, after = [self._part_key(number), hash_key], b"0"
+        keys, after = [self._part_key(number), hash_key, self._titles], b"0"
         while True:
             reply = self._connection().run(keys=keys, args=[after, RUN, mode])
             if reply[1]:
@@ -653,15 +695,17 @@ class RedisStore(StoreBase[_Client]):
 
     def entries(self, number: int) -> Iterator[Entry]:
         dates: dict[int, datetime] = {}  # rows of a bulk load share their lastmod
-        for _, _, paths, rows in self._runs(number, self._rows, b"e"):
-            for path, row in zip(_unpack(paths), _unpack(rows), strict=True):
+        for _, _, paths, rows, titles in self._runs(number, self._rows, b"e"):
+            for path, row, title in zip(
+                _unpack(paths), _unpack(rows), _unpack(titles), strict=True
+            ):
                 if row is None:
                     continue
                 lastmod, fingerprint, route = row[1:4]
                 when = dates.get(lastmod)
                 if when is None:
                     when = dates[lastmod] = to_datetime(lastmod)
-                yield Entry(path, when, fingerprint, route=route)
+                yield Entry(path, when, fingerprint, route=route, title=title)
 
 
 @dataclass(slots=True)

@@ -9,12 +9,13 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from . import layout
-from .base import StoreBase
+from .base import Decision, StoreBase, logged, unlogged
 from .layout import Fill, Plan, Row, Stored, batches, leaving, now
 
 SCHEMA_VERSION = "2"
@@ -31,7 +32,8 @@ CREATE TABLE IF NOT EXISTS sitemap_url (
     fingerprint TEXT,
     route TEXT,
     fragment BLOB NOT NULL,         -- the finished <url> element
-    declared TEXT                   -- hreflang alternates as declared (layout.pack)
+    declared TEXT,                  -- hreflang alternates as declared (layout.pack)
+    title TEXT                      -- the page's title, not in the fragment
 );
 CREATE INDEX IF NOT EXISTS sitemap_url_page ON sitemap_url (page, seq);
 -- count(route): added to version-2 files as they are opened
@@ -40,6 +42,12 @@ CREATE INDEX IF NOT EXISTS sitemap_url_route ON sitemap_url (route);
 CREATE TABLE IF NOT EXISTS sitemap_count (
     reason TEXT PRIMARY KEY,
     n INTEGER NOT NULL
+);
+-- the writers' last decisions per path (note), newest seq last, bounded
+CREATE TABLE IF NOT EXISTS sitemap_decision (
+    seq INTEGER PRIMARY KEY,
+    path TEXT NOT NULL UNIQUE,
+    log TEXT NOT NULL               -- JSON [[reason, epoch seconds], ...]
 );
 CREATE TABLE IF NOT EXISTS sitemap_page (
     page INTEGER PRIMARY KEY,
@@ -69,7 +77,7 @@ _RUN = "FROM sitemap_url WHERE seq >= ? AND seq <= ? AND +page = ? ORDER BY seq"
 _JOINED_RUN = (
     f"SELECT CAST(group_concat(f, '') AS BLOB) FROM (SELECT fragment f {_RUN})"
 )
-_ENTRY_RUN = f"SELECT path, lastmod, fingerprint, route {_RUN}"
+_ENTRY_RUN = f"SELECT path, lastmod, fingerprint, route, title {_RUN}"
 
 
 class SQLiteStore(StoreBase[sqlite3.Connection]):
@@ -119,7 +127,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
                 )
             meta = dict(conn.execute("SELECT key, value FROM sitemap_meta"))
             self._check_schema(self.path, meta["schema"], SCHEMA_VERSION)
-            self._add_declared(conn)
+            self._add_columns(conn)
         except BaseException:
             conn.close()
             raise
@@ -127,17 +135,21 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         return conn
 
     @staticmethod
-    def _add_declared(conn: sqlite3.Connection) -> None:
+    def _add_columns(conn: sqlite3.Connection) -> None:
         """Files of version 2 made before rows kept their declared alternates
-        get the column (NULL: not known) when first opened."""
+        or their title get the columns (NULL: not known) when first opened:
+        looked for again under the write lock, since other processes may be
+        opening the file too. Additive, so the schema stays 2 and a worker
+        of an earlier release still reads and writes the file."""
+        wanted = {"declared", "title"}
         columns = {row[1] for row in conn.execute("PRAGMA table_info(sitemap_url)")}
-        if "declared" not in columns:
+        if wanted - columns:
             with _transaction(conn):
                 columns = {
                     row[1] for row in conn.execute("PRAGMA table_info(sitemap_url)")
                 }
-                if "declared" not in columns:
-                    conn.execute("ALTER TABLE sitemap_url ADD COLUMN declared TEXT")
+                for name in sorted(wanted - columns):
+                    conn.execute(f"ALTER TABLE sitemap_url ADD COLUMN {name} TEXT")
 
     def close(self) -> None:
         with self._busy:  # not under a statement of another thread
@@ -199,12 +211,12 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         self._delete(conn, {path: old[path] for path in todo.moved}, current)
         conn.executemany(
             "INSERT INTO sitemap_url (path, page, lastmod, fingerprint, route,"
-            " fragment, declared) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            " fragment, declared, title) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [(path, part, *row) for path, part, row, new in todo.changes if new],
         )
         conn.executemany(
             "UPDATE sitemap_url SET lastmod = ?, fingerprint = ?, route = ?,"
-            " fragment = ?, declared = ? WHERE path = ?",
+            " fragment = ?, declared = ?, title = ? WHERE path = ?",
             [(*row, path) for path, _, row, new in todo.changes if not new],
         )
         conn.executemany(
@@ -223,14 +235,12 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     def _rows(conn: sqlite3.Connection, paths: list[str]) -> dict[str, Stored]:
         # One statement for the whole batch: the paths go in as one JSON array
         # (SQLite has JSON built in since 3.38, and as JSON1 in most builds).
-        return {
-            path: Stored(page, Row(lastmod, print_, route, piece, declared))
-            for path, page, lastmod, print_, route, piece, declared in conn.execute(
-                "SELECT path, page, lastmod, fingerprint, route, fragment, declared"
-                " FROM sitemap_url WHERE path IN (SELECT value FROM json_each(?))",
-                (json.dumps(paths),),
-            )
-        }
+        found = conn.execute(
+            "SELECT path, page, lastmod, fingerprint, route, fragment, declared,"
+            " title FROM sitemap_url WHERE path IN (SELECT value FROM json_each(?))",
+            (json.dumps(paths),),
+        )
+        return {path: Stored(page, Row(*row)) for path, page, *row in found}
 
     def remove(self, paths: Iterable[str]) -> int:
         wanted = list(set(paths))
@@ -341,6 +351,40 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     def pending_pushes(self) -> int:
         return int(self._query("SELECT count(*) FROM sitemap_push")[0][0])
 
+    def note(self, decisions: Iterable[Decision]) -> None:
+        grouped = self._grouped(decisions)
+        if not grouped:
+            return
+        with self._writing() as conn:
+            held = dict(
+                conn.execute(
+                    "SELECT path, log FROM sitemap_decision"
+                    " WHERE path IN (SELECT value FROM json_each(?))",
+                    (json.dumps(list(grouped)),),
+                )
+            )
+            # Written again, so that it takes the newest seq: the bound keeps
+            # the paths decided about most lately.
+            conn.executemany(
+                "DELETE FROM sitemap_decision WHERE path = ?", [(p,) for p in held]
+            )
+            conn.executemany(
+                "INSERT INTO sitemap_decision (path, log) VALUES (?, ?)",
+                [
+                    (path, logged(held.get(path), added, self.decisions_kept))
+                    for path, added in grouped.items()
+                ],
+            )
+            conn.execute(
+                "DELETE FROM sitemap_decision WHERE seq <= (SELECT seq FROM"
+                " sitemap_decision ORDER BY seq DESC LIMIT 1 OFFSET ?)",
+                (self.decision_paths,),
+            )
+
+    def decisions(self, path: str) -> list[tuple[str, datetime]]:
+        rows = self._query("SELECT log FROM sitemap_decision WHERE path = ?", (path,))
+        return unlogged(rows[0][0] if rows else None)
+
     def count(self, route: str | None = None) -> int:
         if route is None:
             rows = self._query("SELECT coalesce(sum(urls), 0) FROM sitemap_page")
@@ -399,8 +443,9 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
 
     def entries(self, number: int) -> Iterator[Entry]:
         for run in self._ranges(number):
-            for path, lastmod, fingerprint, route in self._query(_ENTRY_RUN, run):
-                yield Entry(path, to_datetime(lastmod), fingerprint, route=route)
+            for path, lastmod, print_, route, title in self._query(_ENTRY_RUN, run):
+                when = to_datetime(lastmod)
+                yield Entry(path, when, print_, route=route, title=title)
 
 
 @contextmanager

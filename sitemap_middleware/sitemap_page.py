@@ -1,0 +1,388 @@
+"""The site map for people: the stored pages grouped by section, titled, sorted and
+split into pages (:func:`site_map`), and that map as one accessible HTML page
+(:func:`render`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from html import escape
+from typing import Protocol, runtime_checkable
+from urllib.parse import unquote
+
+from .model import Entry
+from .stores.base import Store
+
+# Links on one page: a person scans a few thousand, a browser renders them at
+# once, and a site of a million pages still needs only 500 pages.
+PAGE_LINKS = 2000
+# The section of the pages no section claims (the home page, "/about").
+GENERAL = "Pages"
+HOME = "Home"
+
+_DIGITS = re.compile(r"(\d+)")
+_SEPARATORS = re.compile(r"[-_+\s]+")
+_NOT_ID = re.compile(r"[^a-z0-9]+")
+_EXTENSIONS = (".html", ".htm", ".php", ".aspx")
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One page: its absolute ``url``, its ``title`` (the stored one, else a
+    readable form of the path) and its ``lastmod``."""
+
+    url: str
+    path: str
+    title: str
+    lastmod: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A heading and its links, as they fall on one page of the map.
+
+    ``id`` is the section's fragment identifier, the same on every page;
+    ``continued`` tells that the section began on an earlier page.
+    """
+
+    id: str
+    heading: str
+    links: tuple[Link, ...]
+    continued: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class IndexEntry:
+    """A section of the whole map: where it starts (``page``) and its size."""
+
+    id: str
+    heading: str
+    page: int
+    links: int
+
+
+@dataclass(frozen=True, slots=True)
+class SiteMap:
+    """One page of the site map: its ``sections``, the ``index`` of every
+    section of the map, and where it stands (``page`` of ``pages``;
+    ``links`` counts the links of the whole map)."""
+
+    sections: tuple[Section, ...]
+    index: tuple[IndexEntry, ...]
+    page: int
+    pages: int
+    links: int
+
+
+@runtime_checkable
+class _Source(Protocol):
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def config(self) -> _HasBaseURL: ...
+
+
+class _HasBaseURL(Protocol):
+    @property
+    def base_url(self) -> str: ...
+
+
+def site_map(
+    source: Store | _Source,
+    base_url: str | None = None,
+    page: int = 1,
+    *,
+    per_page: int = PAGE_LINKS,
+) -> SiteMap:
+    """The grouped, titled pages of the sitemap, one page of them.
+
+    It lists exactly what the XML sitemap lists, read from the same store.
+    Sections come in alphabetical order with the general one (the home page
+    and the pages no section claims) first; links by title, case-insensitive
+    and with numbers in numeric order ("Part 2" before "Part 10").
+
+    :param source: a store, or a middleware (whose store and ``base_url`` are
+        used).
+    :param base_url: the site's public URL; by default the middleware's.
+    :param page: which page of the map, from 1.
+    :param per_page: links on one page.
+    :raises LookupError: for a page the map does not have (page 1 always
+        exists, empty for an empty store).
+    :raises StoreError: when the store cannot be read.
+
+    .. code-block:: python
+
+        @app.get("/site-map")
+        def site_map_page():
+            return render_template(
+                "site_map.html", site_map=site_map(app.extensions["sitemap"])
+            )
+    """
+    if isinstance(source, _Source):  # a middleware, not a store
+        store = source.store
+        base_url = source.config.base_url if base_url is None else base_url
+    else:
+        store = source
+    if base_url is None:
+        raise TypeError("site_map() needs base_url when given a store")
+    return paginate(arrange(read(store), base_url.rstrip("/")), page, per_page)
+
+
+def read(store: Store) -> Iterator[Entry]:
+    """Every listed entry, in the sitemap's order: part by part."""
+    for part in store.parts():
+        yield from store.entries(part.number)
+
+
+def arrange(entries: Iterable[Entry], base_url: str) -> list[Section]:
+    """Every entry in its section, the sections and their links sorted."""
+    listed = list(entries)
+    # A single-segment page ("/blog") joins the section its children name.
+    deep = {_path_key(e.path) for e in listed if _segments(e.path)[1:]}
+    groups: dict[tuple[str, ...], list[Entry]] = {}
+    for entry in listed:
+        groups.setdefault(_section_key(entry, deep), []).append(entry)
+    sections: list[Section] = []
+    ids: set[str] = set()
+    for key in sorted(groups, key=lambda k: (bool(k), _natural(_heading(k)), k)):
+        prefix = "/" + "/".join(key)
+
+        def order(entry: Entry, prefix: str = prefix) -> tuple[object, ...]:
+            # The section's own page first ("/", "/blog/"), then by title.
+            own = entry.path.split("?")[0].rstrip("/") == prefix.rstrip("/")
+            return (not own, _natural(_title(entry)), entry.path)
+
+        links = tuple(
+            Link(base_url + e.path, e.path, _title(e), e.lastmod)
+            for e in sorted(groups[key], key=order)
+        )
+        sections.append(Section(_unique(_id(key), ids), _heading(key), links))
+    return sections
+
+
+def paginate(sections: list[Section], page: int, per_page: int) -> SiteMap:
+    """Page ``page`` of the sections, ``per_page`` links a page; a section
+    that does not fit goes on, ``continued``, on the next."""
+    if per_page < 1:
+        raise ValueError(f"per_page must be at least 1, got {per_page}")
+    total = sum(len(s.links) for s in sections)
+    pages = max(1, -(-total // per_page))
+    if not 1 <= page <= pages:
+        raise LookupError(f"the site map has no page {page} (it has {pages})")
+    start, end = (page - 1) * per_page, page * per_page
+    index: list[IndexEntry] = []
+    shown: list[Section] = []
+    seen = 0
+    for section in sections:
+        size = len(section.links)
+        index.append(
+            IndexEntry(section.id, section.heading, seen // per_page + 1, size)
+        )
+        low, high = max(start - seen, 0), min(end - seen, size)
+        if low < high:
+            links = section.links[low:high]
+            shown.append(Section(section.id, section.heading, links, low > 0))
+        seen += size
+    return SiteMap(tuple(shown), tuple(index), page, pages, total)
+
+
+def _segments(path: str) -> list[str]:
+    return [s for s in path.split("?")[0].split("/") if s]
+
+
+def _path_key(path: str) -> tuple[str, ...]:
+    return tuple(_segments(path)[:1])
+
+
+def _section_key(entry: Entry, deep: set[tuple[str, ...]]) -> tuple[str, ...]:
+    template = entry.route
+    if template is not None and ("<" in template or "{" in template):
+        # The route's fixed segments before its first parameter:
+        # "/blog/<slug>" -> ("blog",), "/docs/{lang}/{page}" -> ("docs",).
+        fixed: list[str] = []
+        for segment in _segments(template):
+            if "<" in segment or "{" in segment:
+                break
+            fixed.append(segment)
+        return tuple(fixed)
+    segments = _segments(entry.path)
+    if len(segments) > 1:
+        return tuple(segments[:1])
+    key = tuple(segments)
+    return key if key in deep else ()
+
+
+def _words(segment: str) -> str:
+    text = unquote(segment)
+    for extension in _EXTENSIONS:
+        if text.lower().endswith(extension):
+            text = text[: -len(extension)]
+    text = _SEPARATORS.sub(" ", text).strip()
+    return text[:1].upper() + text[1:]
+
+
+def _heading(key: tuple[str, ...]) -> str:
+    return " › ".join(_words(s) for s in key) if key else GENERAL
+
+
+def _title(entry: Entry) -> str:
+    title = (entry.title or "").strip()
+    if title:
+        return title
+    path, _, query = entry.path.partition("?")
+    segments = _segments(path)
+    words = _words(segments[-1]) if segments else HOME
+    if query:
+        words = f"{words} ({unquote(query.replace('&', ', '))})"
+    return words or entry.path
+
+
+def _natural(text: str) -> tuple[object, ...]:
+    # str at even positions, int at odd: any two keys compare.
+    parts = _DIGITS.split(text.casefold())
+    return tuple(int(p) if i % 2 else p for i, p in enumerate(parts))
+
+
+def _id(key: tuple[str, ...]) -> str:
+    slug = _NOT_ID.sub("-", " ".join(key).lower()).strip("-")
+    return f"section-{slug or 'pages'}"
+
+
+def _unique(candidate: str, ids: set[str]) -> str:
+    found, n = candidate, 1
+    while found in ids:
+        n += 1
+        found = f"{candidate}-{n}"
+    ids.add(found)
+    return found
+
+
+# -- HTML ---------------------------------------------------------------------
+
+# Contrast (WCAG 2.2 SC 1.4.3, 4.5:1 for text): #1a1a1a on white is 17:1,
+# links #0b57d0 are 6.1:1, the muted #555 is 7.5:1.
+_STYLE = """\
+*{box-sizing:border-box}
+body{margin:0;font:1rem/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;\
+color:#1a1a1a;background:#fff}
+.wrap{max-width:72rem;margin:0 auto;padding:0 1.25rem}
+a{color:#0b57d0;text-underline-offset:.15em}
+a:visited{color:#6b2fb3}
+a:focus-visible{outline:3px solid #1a1a1a;outline-offset:2px;border-radius:2px}
+.skip{position:absolute;left:1rem;top:-4rem;background:#fff;padding:.5rem 1rem;\
+border:2px solid #1a1a1a;z-index:1}
+.skip:focus{top:1rem}
+header{border-bottom:1px solid #ddd;padding:1.5rem 0 1rem}
+h1{margin:0;font-size:2rem;line-height:1.2}
+header p{margin:.25rem 0 0;color:#555}
+nav ul,main ul{list-style:none;margin:0;padding:0}
+.sections{padding:1rem 0;border-bottom:1px solid #ddd}
+.sections ul{display:flex;flex-wrap:wrap;gap:.25rem 1.25rem}
+.count{color:#555;font-size:.875rem}
+main{padding:.5rem 0 2rem}
+section{margin-top:1.5rem}
+h2{font-size:1.25rem;margin:0 0 .5rem;padding-bottom:.25rem;\
+border-bottom:2px solid #eee}
+main ul{columns:16rem;column-gap:2rem}
+main li{break-inside:avoid;padding:.15rem 0}
+.pages{display:flex;gap:1.5rem;align-items:center;padding:1rem 0;\
+border-top:1px solid #ddd}
+"""
+
+
+def render(
+    site_map: SiteMap,
+    *,
+    path: str,
+    lang: str = "en",
+    title: str = "Site map",
+) -> str:
+    """The HTML page of ``site_map``, served at ``path``. Every title and URL
+    is escaped; there is no script."""
+    heading = title if site_map.pages == 1 else f"{title}, page {site_map.page}"
+    out = [
+        "<!doctype html>",
+        f'<html lang="{_attr(lang)}">',
+        '<head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_text(heading)}</title>",
+        f"<style>{_STYLE}</style>",
+        "</head>",
+        "<body>",
+        '<a class="skip" href="#main">Skip to the list of pages</a>',
+        '<header><div class="wrap">',
+        f"<h1>{_text(title)}</h1>",
+        f"<p>{_summary(site_map)}</p>",
+        "</div></header>",
+    ]
+    if site_map.index:
+        out.append('<nav class="sections" aria-label="Sections"><div class="wrap"><ul>')
+        for entry in site_map.index:
+            href = f"#{entry.id}" if entry.page == site_map.page else None
+            if href is None:
+                href = f"{_page_href(path, entry.page)}#{entry.id}"
+            out.append(
+                f'<li><a href="{_attr(href)}">{_text(entry.heading)}</a>'
+                f' <span class="count">({entry.links})</span></li>'
+            )
+        out.append("</ul></div></nav>")
+    out.append('<main id="main" tabindex="-1"><div class="wrap">')
+    if not site_map.sections:
+        out.append("<p>No pages are listed yet.</p>")
+    for section in site_map.sections:
+        name = _text(section.heading)
+        if section.continued:
+            name += " (continued)"
+        out.append(
+            f'<section aria-labelledby="{section.id}">'
+            f'<h2 id="{section.id}">{name}</h2><ul>'
+        )
+        out.extend(
+            f'<li><a href="{_attr(link.url)}">{_text(link.title)}</a></li>'
+            for link in section.links
+        )
+        out.append("</ul></section>")
+    out.append("</div></main>")
+    if site_map.pages > 1:
+        out.append(_pager(site_map, path))
+    out.append("</body>\n</html>\n")
+    return "\n".join(out)
+
+
+def _summary(site_map: SiteMap) -> str:
+    pages = "page" if site_map.links == 1 else "pages"
+    sections = "section" if len(site_map.index) == 1 else "sections"
+    text = f"{site_map.links} {pages} in {len(site_map.index)} {sections}"
+    if site_map.pages > 1:
+        text += f"; page {site_map.page} of {site_map.pages}"
+    return text + "."
+
+
+def _pager(site_map: SiteMap, path: str) -> str:
+    parts = ['<nav class="wrap pages" aria-label="Pages of the site map">']
+    if site_map.page > 1:
+        href = _page_href(path, site_map.page - 1)
+        parts.append(f'<a href="{_attr(href)}" rel="prev">Previous page</a>')
+    parts.append(f"<span>Page {site_map.page} of {site_map.pages}</span>")
+    if site_map.page < site_map.pages:
+        href = _page_href(path, site_map.page + 1)
+        parts.append(f'<a href="{_attr(href)}" rel="next">Next page</a>')
+    parts.append("</nav>")
+    return "".join(parts)
+
+
+def _page_href(path: str, page: int) -> str:
+    # Page 1 has one address, the path itself.
+    return path if page == 1 else f"{path}?page={page}"
+
+
+def _text(value: str) -> str:
+    return escape(value, quote=False)
+
+
+def _attr(value: str) -> str:
+    return escape(value, quote=True)
