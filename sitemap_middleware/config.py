@@ -235,6 +235,12 @@ class Config:
         if not values.get("allowed_hosts"):
             host = urlsplit(values["base_url"]).hostname or ""
             values["allowed_hosts"] = (host,)
+        indexnow = values.get("indexnow")
+        if indexnow is not None and indexnow.key_location == values.get("html_sitemap"):
+            raise ConfigError(
+                f"'indexnow.key_location' {indexnow.key_location!r} is the"
+                " 'html_sitemap' path; give the key file a path of its own"
+            )
         return cls(**values)
 
 

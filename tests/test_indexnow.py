@@ -193,6 +193,29 @@ def test_a_bad_indexnow_config_is_refused_by_name(indexnow: Any, message: str) -
     assert message in str(caught.value)
 
 
+def test_the_key_file_may_not_take_the_site_map_s_path() -> None:
+    """The key file and the site map for people at one path: refused."""
+    with pytest.raises(ConfigError, match="is the 'html_sitemap' path"):
+        Config.from_mapping(
+            {
+                "base_url": ORIGIN,
+                "html_sitemap": "/keys.txt",
+                "indexnow": {"key": KEY, "key_location": "/keys.txt"},
+            }
+        )
+
+
+def test_the_key_file_and_the_site_map_are_both_served(
+    make: Callable[..., Site],
+) -> None:
+    """With the site map for people on too, each answers at its own path."""
+    site = make({"html_sitemap": "/site-map", "indexnow": {"key": KEY}})
+    assert site.get(f"/{KEY}.txt").body == KEY.encode()
+    page = site.get("/site-map")
+    assert page.status == 200
+    assert page.headers["Content-Type"] == "text/html; charset=utf-8"
+
+
 def test_bing_s_own_indexnow_endpoint_is_accepted() -> None:
     """Only the retired ping endpoints are refused on those hosts."""
     config = Config.from_mapping(
