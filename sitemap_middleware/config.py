@@ -112,6 +112,27 @@ class RouteOptions:
     hex, tokens) name public pages, not secret links."""
 
 
+# The shared IndexNow endpoint, which passes each submission on to every
+# participating search engine (indexnow.org, "Documentation").
+INDEXNOW_ENDPOINT = "https://api.indexnow.org/indexnow"
+# Seconds between two pushes of one process, at least: changes made meanwhile
+# go in one request (and a URL changed twice, once).
+INDEXNOW_INTERVAL = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class IndexNowOptions:
+    """The ``indexnow`` key: where and how changed URLs are pushed."""
+
+    key: str
+    """The site's key: 8 to 128 of a-z, A-Z, 0-9 and "-"."""
+    endpoint: str = INDEXNOW_ENDPOINT
+    key_location: str = ""
+    """The path the key file is served at, under the base URL (``/{key}.txt``
+    unless set)."""
+    interval: float = INDEXNOW_INTERVAL
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     """The validated configuration. Build it with :meth:`from_mapping`."""
@@ -171,6 +192,8 @@ class Config:
     images: bool = True
     """List each page's images (the ``<img src>`` of its ``<main>``, else of its
     ``<article>`` elements); ``False``: list none."""
+    indexnow: IndexNowOptions | None = None
+    """Push added, changed and removed URLs to IndexNow (``None``: off)."""
     html_sitemap: str | None = None
     """The path of the site map for people (``None``: none served)."""
     html_sitemap_lang: str = "en"
@@ -212,6 +235,12 @@ class Config:
         if not values.get("allowed_hosts"):
             host = urlsplit(values["base_url"]).hostname or ""
             values["allowed_hosts"] = (host,)
+        indexnow = values.get("indexnow")
+        if indexnow is not None and indexnow.key_location == values.get("html_sitemap"):
+            raise ConfigError(
+                f"'indexnow.key_location' {indexnow.key_location!r} is the"
+                " 'html_sitemap' path; give the key file a path of its own"
+            )
         return cls(**values)
 
 
@@ -429,6 +458,60 @@ def _robots(key: str, value: Any) -> tuple[bool, tuple[str, ...]]:
     return generate, lines
 
 
+# The IndexNow protocol's key: 8 to 128 characters of a-z, A-Z, 0-9 and "-"
+# (indexnow.org, "Documentation").
+_is_indexnow_key = re.compile(r"[a-zA-Z0-9-]{8,128}").fullmatch
+# The sitemap ping endpoints Google and Bing retired in 2023: never sent to.
+# Unreserved characters only (RFC 3986 §2.3): the path the adapters see is the
+# path as written.
+_is_key_path = re.compile(r"(/[A-Za-z0-9._~-]+)+").fullmatch
+_RETIRED_PINGS = re.compile(r"(www\.)?(google|bing)\.com")
+
+
+_INDEXNOW_KEYS = dict.fromkeys(("key", "endpoint", "key_location", "interval"))
+
+
+def _indexnow(key: str, value: Any) -> IndexNowOptions:
+    expected = (
+        "a dict with 'key' (8 to 128 of a-z, A-Z, 0-9 and '-') and optionally"
+        f" 'endpoint' (default {INDEXNOW_ENDPOINT!r}), 'key_location' (a path"
+        " such as '/indexnow-key.txt') and 'interval' (seconds)"
+    )
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{key!r} must be {expected}, got {value!r}")
+    _known(value, _INDEXNOW_KEYS, f"unknown key {{!r}} in {key!r}")
+    secret = value.get("key")
+    if not isinstance(secret, str) or not _is_indexnow_key(secret):
+        raise ConfigError(
+            f"'{key}.key' must be 8 to 128 characters of a-z, A-Z, 0-9 and '-'"
+            f" (the IndexNow protocol's key), got {secret!r}"
+        )
+    endpoint = value.get("endpoint", INDEXNOW_ENDPOINT)
+    parts = urlsplit(endpoint) if isinstance(endpoint, str) else None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(
+            f"'{key}.endpoint' must be an http(s) URL such as"
+            f" {INDEXNOW_ENDPOINT!r}, got {endpoint!r}"
+        )
+    if _RETIRED_PINGS.fullmatch(parts.hostname) and "indexnow" not in parts.path:
+        raise ConfigError(
+            f"'{key}.endpoint' {endpoint!r} is not an IndexNow endpoint (the"
+            f" sitemap ping endpoints are retired); use {INDEXNOW_ENDPOINT!r}"
+        )
+    location = value.get("key_location", f"/{secret}.txt")
+    if not isinstance(location, str) or not _is_key_path(location):
+        raise ConfigError(
+            f"'{key}.key_location' must be a path under the base URL of"
+            f" letters, digits and ._~-, such as '/{secret}.txt', got {location!r}"
+        )
+    if location == "/robots.txt" or location.startswith("/sitemap"):
+        raise ConfigError(
+            f"'{key}.key_location' {location!r} is a path the sitemap answers"
+        )
+    interval = _seconds(f"{key}.interval", value.get("interval", INDEXNOW_INTERVAL))
+    return IndexNowOptions(secret, endpoint, location, float(interval))
+
+
 # The paths the middleware answers itself: the site map may take none of them.
 _OWN_PATHS = ("/sitemap.xml", "/sitemap.txt", "/robots.txt")
 # A path spelt as every request gets it (RFC 3986 §3.3 pchar), with nothing to
@@ -587,5 +670,6 @@ _KEYS: dict[str, Callable[[str, Any], Any]] = {
     "text_sitemap": _flag,
     "schema_location": _flag,
     "images": _flag,
+    "indexnow": _indexnow,
     "html_sitemap": _html_sitemap,
 }

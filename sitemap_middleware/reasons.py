@@ -114,6 +114,8 @@ REMOVED: Final = "removed"
 PRUNED: Final = "pruned"
 RESTYLED: Final = "restyled"
 RECHECKED: Final = "rechecked"
+# URLs an IndexNow endpoint accepted (indexnow.py).
+PUSHED: Final = "pushed"
 
 
 def _group(kind: type, name: str) -> dict[str, str]:
@@ -135,5 +137,6 @@ GROUP: Final[dict[str, str]] = {
     PRUNED: "",
     RESTYLED: "",
     RECHECKED: "",
+    PUSHED: "",
 }
 GROUPS: Final = ("skipped", "dropped", "seen", "errors")

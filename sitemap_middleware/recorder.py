@@ -17,13 +17,14 @@ from .config import Config
 from .counters import Counters, stats
 from .digest import Rules
 from .hints import Hints
+from .indexnow import Pusher
 from .intake import Intake
 from .limits import Limits
 from .observation import Observation
 from .prune import Judge, Recheck, config_digest
 from .reasons import Dropped
 from .recent import Recent
-from .stores.base import Shared, Store
+from .stores.base import Pushes, Shared, Store
 from .writer import BATCH, Writer
 
 logger = logging.getLogger("sitemap_middleware")
@@ -67,6 +68,11 @@ class Recorder:
         # The volume bounds, kept by the writer across forks (they re-read
         # the store's counts anyway).
         self._limits = Limits(config, store, self.count)
+        if config.indexnow is not None and not isinstance(store, Pushes):
+            logger.warning(
+                "IndexNow is off: the store %s keeps no pending pushes",
+                type(store).__name__,
+            )
         self._reset()
         PROCESS.add(self)
 
@@ -76,6 +82,10 @@ class Recorder:
         judge, recheck = self._judge, None
         if judge is not None:
             recheck = Recheck(self._store, judge, self._digest)
+        config, store, pusher = self._config, self._store, None
+        if config.indexnow is not None and isinstance(store, Pushes):
+            count = self._counters.add
+            pusher = Pusher(config.indexnow, config.base_url, store, count)
         self._writer = Writer(
             self._config,
             self._policy,
@@ -86,6 +96,7 @@ class Recorder:
             self._limits,
             hints=self.hints,
             recheck=recheck,
+            pusher=pusher,
         )
 
     # -- request path -------------------------------------------------------

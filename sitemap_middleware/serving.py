@@ -110,6 +110,12 @@ class Server:
         self._cache_bytes = 0
         self._cache_lock = threading.Lock()  # guards the dict
         self._render_lock = threading.Lock()  # one render at a time
+        # The IndexNow key file ("" when off: no request path is empty).
+        indexnow = config.indexnow
+        self._key_path = "" if indexnow is None else indexnow.key_location
+        self._key = b"" if indexnow is None else indexnow.key.encode("ascii")
+        if indexnow is not None:
+            self.own_prefixes += (self._key_path,)
 
     def serve(
         self, method: str, path: str, header: Header, query: str = ""
@@ -118,6 +124,8 @@ class Server:
         request's query string (the site map's ``page``)."""
         if method not in ("GET", "HEAD"):
             return _text(405, "Method Not Allowed\n", Allow=ALLOW)
+        if path == self._key_path:
+            return self._key_file(method)
         kind, number = INDEX, 0
         if path == self._site_map:
             kind, number = SITE_MAP, _page_number(query)
@@ -146,7 +154,7 @@ class Server:
 
     def is_sitemap(self, path: str) -> bool:
         """Whether ``path`` is one the middleware answers instead of the app."""
-        if path == "/sitemap.xml" or path == self._site_map:
+        if path == "/sitemap.xml" or path == self._site_map or path == self._key_path:
             return True
         if not path.startswith("/sitemap"):
             return False
@@ -156,6 +164,15 @@ class Server:
             path == "/sitemap.txt"
             or (path.startswith("/sitemap-") and path.endswith(".txt"))
         )
+
+    def _key_file(self, method: str) -> Response:
+        """The IndexNow key file: the key as its whole body, as text."""
+        headers = [
+            ("Content-Type", TEXT),
+            ("Content-Length", str(len(self._key))),
+            ("Cache-Control", self._cache_control),
+        ]
+        return Response(200, headers, b"" if method == "HEAD" else self._key)
 
     def _document(self, kind: str, number: int, header: Header) -> Response:
         if kind == SITE_MAP:

@@ -26,6 +26,7 @@ from .counters import Counters
 from .digest import Removal, Rules, Skip, Unchanged, Upsert, digest
 from .errors import StoreError
 from .hints import Hints
+from .indexnow import Pusher
 from .intake import MAX_QUEUED, Intake
 from .limits import Limits
 from .model import Entry
@@ -175,8 +176,11 @@ class Writer:
         limits: Limits,
         hints: Hints | None = None,
         recheck: Recheck | None = None,
+        pusher: Pusher | None = None,
     ) -> None:
         self._hints = hints
+        # IndexNow: the writes queue what they change, for this to send.
+        self._pusher = pusher
         self._config = config
         self._recheck = recheck
         self._rules = rules
@@ -225,6 +229,8 @@ class Writer:
                 target=self._run, args=(owner,), name="sitemap-recorder", daemon=True
             )
             self._thread.start()
+        if self._pusher is not None:
+            self._pusher.start()
 
     def _run(self, owner: object) -> None:
         while not self._stopping:
@@ -267,6 +273,8 @@ class Writer:
             self._stopping = True
         self._intake.wake(stop=True)
         self.flush(timeout)
+        if self._pusher is not None:
+            self._pusher.stop(timeout)
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
@@ -393,7 +401,7 @@ class Writer:
                 self._titles = Titles(self._stored_affix())
             if pending.candidates:
                 self._admit()
-            with self._hreflang() as decided:
+            with self._hreflang() as decided, self._pushing():
                 if pending.upserts:
                     self._write_upserts()
                 if pending.removals:
@@ -527,6 +535,17 @@ class Writer:
             return
         with report() as decided:
             yield decided
+
+    @contextmanager
+    def _pushing(self) -> Iterator[None]:
+        """With IndexNow on, the block's writes queue, in their own
+        transactions, the URLs they add, change or remove."""
+        pushing = getattr(self._store, "pushing", None)
+        if self._pusher is None or pushing is None:
+            yield
+            return
+        with pushing():
+            yield
 
     def _check_epoch(self) -> None:
         """Forget what this process wrote when the store's data is no longer

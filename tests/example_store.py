@@ -70,6 +70,8 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
             shelf["rows"], shelf["parts"], shelf["routes"] = {}, {}, {}
         if "counts" not in shelf:  # shelves made before the site's counters
             shelf["counts"], shelf["settings"] = {}, {}
+        if "pushes" not in shelf:  # IndexNow: path -> lease (0: free)
+            shelf["pushes"] = {}
         if "decisions" not in shelf:  # shelves made before the decisions log
             shelf["decisions"] = {}
         meta = shelf["meta"]
@@ -91,7 +93,10 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
                 todo = self._plan(
                     batch, rows, _sizes(parts), max(parts, default=0), current
                 )
+                pushes = self._pushes(todo, rows)
                 _apply(rows, parts, routes, todo, current)
+                if pushes:  # in the same sync as the rows
+                    shelf["pushes"] = {**shelf["pushes"], **dict.fromkeys(pushes, 0.0)}
                 shelf["rows"], shelf["parts"], shelf["routes"] = rows, parts, routes
                 shelf.sync()
                 changed += len(todo.changes)
@@ -108,6 +113,8 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
             # The other members of the removed pages' clusters lose their links.
             settled = self._settle({}, rows, gone)
             _drop(rows, parts, routes, gone, current)
+            if self._is_pushing():
+                shelf["pushes"] = {**shelf["pushes"], **dict.fromkeys(gone, 0.0)}
             if settled.rewrites:
                 last = max(parts, default=0)
                 todo = self._plan({}, rows, _sizes(parts), last, current, settled)
@@ -144,6 +151,47 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
             shelf = self._connection()
             shelf["settings"] = {**shelf["settings"], name: value}
             shelf.sync()
+
+    def queue_pushes(self, paths: Iterable[str]) -> None:
+        with self._lock:
+            shelf = self._connection()
+            shelf["pushes"] = {**shelf["pushes"], **dict.fromkeys(paths, 0.0)}
+            shelf.sync()
+
+    def claim_pushes(self, limit: int, now: float, until: float) -> list[str]:
+        with self._lock:
+            shelf = self._connection()
+            pushes = shelf["pushes"]
+            claimed = [path for path, lease in pushes.items() if lease <= now]
+            claimed = claimed[:limit]
+            shelf["pushes"] = {**pushes, **dict.fromkeys(claimed, until)}
+            shelf.sync()
+            return claimed
+
+    def pushed(self, paths: Iterable[str], until: float) -> int:
+        with self._lock:
+            shelf = self._connection()
+            pushes = shelf["pushes"]
+            held = [path for path in paths if pushes.get(path) == until]
+            for path in held:
+                del pushes[path]
+            shelf["pushes"] = pushes
+            shelf.sync()
+            return len(held)
+
+    def retry_pushes(self, paths: Iterable[str], until: float, at: float) -> None:
+        with self._lock:
+            shelf = self._connection()
+            pushes = shelf["pushes"]
+            for path in paths:
+                if pushes.get(path) == until:
+                    pushes[path] = at
+            shelf["pushes"] = pushes
+            shelf.sync()
+
+    def pending_pushes(self) -> int:
+        with self._lock:
+            return len(self._connection()["pushes"])
 
     def note(self, decisions: Iterable[tuple[str, str, datetime]]) -> None:
         with self._lock:

@@ -21,7 +21,7 @@ from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
 from . import layout
 
 # Entry: for the modules that imported it from here.
-__all__ = ["Decision", "Decisions", "Entry", "Shared", "Store", "StoreBase"]
+__all__ = ["Decision", "Decisions", "Entry", "Pushes", "Shared", "Store", "StoreBase"]
 
 # Options renamed with the part/page vocabulary: a URI of the old spelling is
 # refused with the new name, never half-applied.
@@ -99,6 +99,35 @@ class Shared(Protocol):
         """Set ``name``; the last writer wins."""
 
 
+@runtime_checkable
+class Pushes(Protocol):
+    """The pending IndexNow pushes: a set of paths shared by every writer, each
+    free (lease 0) or claimed until a time (epoch seconds), so that one worker
+    of all sends each change. A store queues paths in the transaction of the
+    write that adds, changes or removes them, inside :meth:`StoreBase.pushing`;
+    a path queued again goes back to free, and is sent again."""
+
+    def queue_pushes(self, paths: Iterable[str]) -> None:
+        """Add paths to the pending set, free; a pending path, claimed or not,
+        becomes free (changed again, it is sent again)."""
+
+    def claim_pushes(self, limit: int, now: float, until: float) -> list[str]:
+        """Claim up to ``limit`` pending paths that are free or whose lease
+        ended by ``now``, leased until ``until`` (which also names the claim),
+        in one atomic step: two claims never share a path while a lease holds."""
+
+    def pushed(self, paths: Iterable[str], until: float) -> int:
+        """Delete those of ``paths`` still held by the claim ``until`` (a path
+        queued again since stays pending); return how many."""
+
+    def retry_pushes(self, paths: Iterable[str], until: float, at: float) -> None:
+        """Those of ``paths`` still held by the claim ``until`` may be claimed
+        again from ``at`` on (by any worker)."""
+
+    def pending_pushes(self) -> int:
+        """How many paths are pending, claimed or not."""
+
+
 # A writer's decision about a page: (stored path, reason, when).
 Decision = tuple[str, str, datetime]
 # Decisions kept per path, and paths kept: the most lately decided about, so
@@ -161,6 +190,11 @@ _CALLS = (
     "counts",
     "setting",
     "set_setting",
+    "queue_pushes",
+    "claim_pushes",
+    "pushed",
+    "retry_pushes",
+    "pending_pushes",
     "note",
     "decisions",
 )
@@ -297,6 +331,38 @@ class StoreBase(Generic[C]):
             yield into
         finally:
             self._decisions.into = None
+
+    @contextmanager
+    def pushing(self) -> Iterator[None]:
+        """In the block, this thread's upserts and removals also queue (a
+        store with :class:`Pushes`, in the write's own transaction) the paths
+        they add, whose ``lastmod`` they move, or remove."""
+        self._decisions.pushing = True
+        try:
+            yield
+        finally:
+            self._decisions.pushing = False
+
+    def _pushes(self, todo: layout.Plan, old: Mapping[str, layout.Stored]) -> list[str]:
+        """The paths of a plan to queue: new, or changed (a new ``lastmod``
+        or fingerprint: a change within the second of the last one keeps its
+        ``lastmod``); a member of a cluster written again keeps both. None
+        outside :meth:`pushing`. ``old``: the stored rows, as before the plan."""
+        if not self._is_pushing():
+            return []
+        pushes = []
+        for path, _, row, _ in todo.changes:
+            stored = old.get(path)
+            if (
+                stored is None
+                or stored.row.lastmod != row.lastmod
+                or stored.row.fingerprint != row.fingerprint
+            ):
+                pushes.append(path)
+        return pushes
+
+    def _is_pushing(self) -> bool:
+        return bool(getattr(self._decisions, "pushing", False))
 
     def epoch(self) -> str:
         """The identity of the data the store holds now: it changes when the

@@ -42,6 +42,7 @@ class MemoryStore(StoreBase[None]):
         self._epoch = new_epoch()
         self._counts: Counter[str] = Counter()
         self._settings: dict[str, str] = {}
+        self._pending: dict[str, float] = {}  # IndexNow: path -> lease (0: free)
         self._log: dict[str, str] = {}  # insertion order: oldest first
 
     def upsert(self, entries: Iterable[Entry]) -> int:
@@ -55,7 +56,9 @@ class MemoryStore(StoreBase[None]):
             todo = self._plan(
                 batch, self._rows, self._sizes(), len(self._parts), current
             )
+            pushes = self._pushes(todo, self._rows)
             self._apply(todo, current)
+            self._queue(pushes)
         return len(todo.changes)
 
     def _sizes(self) -> dict[int, Fill]:
@@ -90,6 +93,8 @@ class MemoryStore(StoreBase[None]):
             # The members of the removed pages' clusters lose their links.
             settled = self._settle({}, self._rows, gone)
             self._delete(gone, current)
+            if self._is_pushing():
+                self._queue(gone)
             if settled.rewrites:
                 sizes, last = self._sizes(), len(self._parts)
                 todo = self._plan({}, self._rows, sizes, last, current, settled)
@@ -137,6 +142,43 @@ class MemoryStore(StoreBase[None]):
     def set_setting(self, name: str, value: str) -> None:
         with self._lock:
             self._settings[name] = value
+
+    def _queue(self, paths: Iterable[str]) -> None:
+        for path in paths:
+            self._pending[path] = 0.0
+
+    def queue_pushes(self, paths: Iterable[str]) -> None:
+        with self._lock:
+            self._queue(paths)
+
+    def claim_pushes(self, limit: int, now: float, until: float) -> list[str]:
+        with self._lock:
+            claimed: list[str] = []
+            for path, lease in self._pending.items():
+                if len(claimed) >= limit:
+                    break
+                if lease <= now:
+                    claimed.append(path)
+            for path in claimed:
+                self._pending[path] = until
+            return claimed
+
+    def pushed(self, paths: Iterable[str], until: float) -> int:
+        with self._lock:
+            held = [p for p in paths if self._pending.get(p) == until]
+            for path in held:
+                del self._pending[path]
+            return len(held)
+
+    def retry_pushes(self, paths: Iterable[str], until: float, at: float) -> None:
+        with self._lock:
+            for path in paths:
+                if self._pending.get(path) == until:
+                    self._pending[path] = at
+
+    def pending_pushes(self) -> int:
+        with self._lock:
+            return len(self._pending)
 
     def note(self, decisions: Iterable[Decision]) -> None:
         grouped = self._grouped(decisions)

@@ -67,6 +67,19 @@ CREATE TABLE IF NOT EXISTS {p}setting (
     value text NOT NULL
 )
 """
+# The pending IndexNow pushes (stores.base.Pushes), apart from the sitemap's
+# own tables; made when first opened by a release that has them.
+_PUSHES = """
+CREATE TABLE IF NOT EXISTS {p}push (
+    id bigserial NOT NULL,          -- queued order
+    path text COLLATE "C" PRIMARY KEY,
+    lease double precision NOT NULL DEFAULT 0  -- claimed until (epoch s); 0: free
+)
+"""
+_QUEUE = (
+    "INSERT INTO {p}push (path) SELECT unnest(%b::text[])"
+    " ON CONFLICT (path) DO UPDATE SET lease = 0"
+)
 # The writers' last decisions per path (note), bounded: added like _SITE.
 _DECISIONS = """
 CREATE SEQUENCE IF NOT EXISTS {p}decision_seq;
@@ -207,6 +220,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
         schema, epoch = row
         self._check_schema(f"table {self.prefix}meta", schema, SCHEMA_VERSION)
         self._add_site(conn)
+        self._add_pushes(conn)
         self._add_decisions(conn)
         return str(epoch)
 
@@ -220,6 +234,16 @@ class PostgresStore(StoreBase[ConnectionPool]):
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
             for statement in self._sql(_SITE).split(";"):
                 conn.execute(statement)
+
+    def _add_pushes(self, conn: psycopg.Connection[Any]) -> None:
+        """The pending pushes' table, made once under the setup lock."""
+        name = self._sql("{p}push")
+        (found,) = _one(conn.execute("SELECT to_regclass(%s)", (name,)))
+        if found is not None:
+            return
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
+            conn.execute(self._sql(_PUSHES))
 
     def _add_route_index(self, conn: psycopg.Connection[Any]) -> None:
         """count(route) needs an index on route: version-2 tables made before
@@ -363,6 +387,9 @@ class PostgresStore(StoreBase[ConnectionPool]):
     ) -> int:
         """Send a plan's writes, noting what it adds to each part; the last
         seq allocated."""
+        pushes = self._pushes(todo, old)
+        if pushes:
+            cur.execute(self._sql(_QUEUE), (sorted(pushes),))
         todo.advance(sizes, old)
         for part, totals in todo.parts.items():
             parts.setdefault(part, Totals()).add(totals)
@@ -491,6 +518,8 @@ class PostgresStore(StoreBase[ConnectionPool]):
             current = now()
             settled = self._settle({}, {**gone, **others}, gone)
             removed = self._delete(cur, gone, current)
+            if self._is_pushing():
+                cur.execute(self._sql(_QUEUE), (sorted(gone),))
             if settled.rewrites:
                 # As the removal leaves them: fewer URLs, fewer bytes.
                 for part, totals in leaving(gone.values()).items():
@@ -578,6 +607,46 @@ class PostgresStore(StoreBase[ConnectionPool]):
                 ),
                 (name, value),
             )
+
+    def queue_pushes(self, paths: Iterable[str]) -> None:
+        wanted = sorted(set(paths))  # one lock order for every writer
+        if wanted:
+            with self._borrow() as conn:
+                conn.execute(self._sql(_QUEUE), (wanted,))
+
+    def claim_pushes(self, limit: int, now: float, until: float) -> list[str]:
+        # SKIP LOCKED: a row a writer is queueing again is left to the next claim.
+        with self._borrow() as conn:
+            found = conn.execute(
+                self._sql(
+                    "UPDATE {p}push SET lease = %s WHERE path IN (SELECT path"
+                    " FROM {p}push WHERE lease <= %s ORDER BY id LIMIT %s"
+                    " FOR UPDATE SKIP LOCKED) RETURNING path"
+                ),
+                (until, now, limit),
+            )
+            return [str(path) for (path,) in found]
+
+    def pushed(self, paths: Iterable[str], until: float) -> int:
+        with self._borrow() as conn:
+            cur = conn.execute(
+                self._sql("DELETE FROM {p}push WHERE path = ANY(%s) AND lease = %s"),
+                (sorted(set(paths)), until),
+            )
+            return cur.rowcount
+
+    def retry_pushes(self, paths: Iterable[str], until: float, at: float) -> None:
+        with self._borrow() as conn:
+            conn.execute(
+                self._sql(
+                    "UPDATE {p}push SET lease = %s WHERE path = ANY(%s) AND lease = %s"
+                ),
+                (at, sorted(set(paths)), until),
+            )
+
+    def pending_pushes(self) -> int:
+        with self._borrow() as conn:
+            return int(_one(conn.execute(self._sql("SELECT count(*) FROM {p}push")))[0])
 
     def note(self, decisions: Iterable[Decision]) -> None:
         grouped = self._grouped(decisions)

@@ -147,6 +147,7 @@ class RedisStore(StoreBase[_Client]):
             )
         )
         self._policy_checked = False
+        self._push_key = prefix + "push"  # IndexNow: path -> lease (0: free)
 
     def _part_key(self, number: int) -> str:
         return f"{self.prefix}page:{number}"
@@ -317,7 +318,16 @@ class RedisStore(StoreBase[_Client]):
         todo = self._plan(batch, state.rows, sizes, state.last, current)
         if not todo.changes:
             return None
-        return len(todo.changes), self._planned(conn, pipe, todo, state, current)
+        pushes = self._pushes(todo, state.rows)
+        queue = self._planned(conn, pipe, todo, state, current)
+        if not pushes:
+            return len(todo.changes), queue
+
+        def queue_and_push(pipe: Pipeline) -> None:
+            queue(pipe)
+            self._queue(pipe, pushes)
+
+        return len(todo.changes), queue_and_push
 
     def _read_members(
         self,
@@ -522,6 +532,7 @@ class RedisStore(StoreBase[_Client]):
         for stored in gone.values():
             _tally(routes, stored.row.route, -1)
         rewrite: Callable[[Pipeline], None] | None = None
+        pushing = self._is_pushing()
         if settled.rewrites:
             for path in gone:
                 del state.rows[path]
@@ -540,6 +551,8 @@ class RedisStore(StoreBase[_Client]):
                 pipe.hdel(self._titles, *names[start : start + RUN])
             self._summaries(pipe, state.parts, leaving)
             self._tallies(pipe, routes)
+            if pushing:
+                self._queue(pipe, names)
             if rewrite is not None:
                 rewrite(pipe)
 
@@ -568,6 +581,38 @@ class RedisStore(StoreBase[_Client]):
 
     def set_setting(self, name: str, value: str) -> None:
         self._connection().redis.hset(self._settings_key, name, value)
+
+    def _queue(self, pipe: Pipeline, paths: list[str]) -> None:
+        for start in range(0, len(paths), RUN):
+            pipe.zadd(self._push_key, dict.fromkeys(paths[start : start + RUN], 0))
+
+    def queue_pushes(self, paths: Iterable[str]) -> None:
+        wanted = list(paths)
+        if wanted:
+            pipe = self._connection().redis.pipeline(transaction=True)
+            self._queue(pipe, wanted)
+            pipe.execute()
+
+    def claim_pushes(self, limit: int, now: float, until: float) -> list[str]:
+        client = self._connection().redis
+        found = client.eval(lua.CLAIM, 1, self._push_key, repr(now), limit, repr(until))
+        return [_text(path) for path in found]
+
+    def pushed(self, paths: Iterable[str], until: float) -> int:
+        return self._held(paths, until, "")
+
+    def retry_pushes(self, paths: Iterable[str], until: float, at: float) -> None:
+        self._held(paths, until, repr(at))
+
+    def _held(self, paths: Iterable[str], until: float, at: str) -> int:
+        wanted = list(paths)
+        if not wanted:
+            return 0
+        client = self._connection().redis
+        return int(client.eval(lua.HELD, 1, self._push_key, repr(until), at, *wanted))
+
+    def pending_pushes(self) -> int:
+        return int(self._connection().redis.zcard(self._push_key))
 
     def note(self, decisions: Iterable[Decision]) -> None:
         grouped = self._grouped(decisions)

@@ -58,6 +58,18 @@ CREATE TABLE IF NOT EXISTS sitemap_page (
     changed INTEGER NOT NULL
 );
 """
+# The pending IndexNow pushes (stores.base.Pushes): made by every release
+# that has them, apart from the sitemap's own tables.
+_PUSHES = """
+CREATE TABLE IF NOT EXISTS sitemap_push (
+    path TEXT PRIMARY KEY,
+    lease REAL NOT NULL DEFAULT 0   -- claimed until (epoch seconds); 0: free
+)
+"""
+_QUEUE = (
+    "INSERT INTO sitemap_push (path) VALUES (?)"
+    " ON CONFLICT (path) DO UPDATE SET lease = 0"
+)
 _RUN = "FROM sitemap_url WHERE seq >= ? AND seq <= ? AND +page = ? ORDER BY seq"
 # SQLite joins a run's fragments itself: one bytes object a run rather than one
 # a URL halves the read. An aggregate's ordered subquery is not flattened, so
@@ -107,6 +119,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
             with _transaction(conn):
                 for statement in _SCHEMA.split(";"):
                     conn.execute(statement)
+                conn.execute(_PUSHES)
                 conn.execute(
                     "INSERT OR IGNORE INTO sitemap_meta"
                     " VALUES ('schema', ?), ('epoch', ?)",
@@ -165,6 +178,9 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
             old.update(self._rows(conn, list(members)))
         todo = self._plan(batch, old, *self._sizes(conn, old), current)
         self._apply(conn, todo, old, current)
+        pushes = self._pushes(todo, old)
+        if pushes:
+            conn.executemany(_QUEUE, [(path,) for path in pushes])
         return len(todo.changes)
 
     @staticmethod
@@ -242,6 +258,8 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
             others = self._rows(conn, list(layout.members({}, gone, gone)))
             settled = self._settle({}, {**gone, **others}, gone)
             removed = self._delete(conn, gone, current)
+            if self._is_pushing():
+                conn.executemany(_QUEUE, [(path,) for path in gone])
             if settled.rewrites:
                 todo = self._plan(
                     {}, others, *self._sizes(conn, others), current, settled
@@ -297,6 +315,41 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
                 "INSERT OR REPLACE INTO sitemap_meta VALUES (?, ?)",
                 (f"setting.{name}", value),
             )
+
+    def queue_pushes(self, paths: Iterable[str]) -> None:
+        rows = [(path,) for path in paths]
+        if rows:
+            with self._writing() as conn:
+                conn.executemany(_QUEUE, rows)
+
+    def claim_pushes(self, limit: int, now: float, until: float) -> list[str]:
+        with self._writing() as conn:
+            rows = conn.execute(
+                "UPDATE sitemap_push SET lease = ? WHERE rowid IN (SELECT rowid"
+                " FROM sitemap_push WHERE lease <= ? ORDER BY rowid LIMIT ?)"
+                " RETURNING path",
+                (until, now, limit),
+            ).fetchall()
+        return [path for (path,) in rows]
+
+    def pushed(self, paths: Iterable[str], until: float) -> int:
+        with self._writing() as conn:
+            before = conn.total_changes
+            conn.executemany(
+                "DELETE FROM sitemap_push WHERE path = ? AND lease = ?",
+                [(path, until) for path in paths],
+            )
+            return conn.total_changes - before
+
+    def retry_pushes(self, paths: Iterable[str], until: float, at: float) -> None:
+        with self._writing() as conn:
+            conn.executemany(
+                "UPDATE sitemap_push SET lease = ? WHERE path = ? AND lease = ?",
+                [(at, path, until) for path in paths],
+            )
+
+    def pending_pushes(self) -> int:
+        return int(self._query("SELECT count(*) FROM sitemap_push")[0][0])
 
     def note(self, decisions: Iterable[Decision]) -> None:
         grouped = self._grouped(decisions)
