@@ -9,11 +9,17 @@ from typing import Any
 
 import pytest
 from apps import ROUTES, Site, make_routed_site, make_site
+from hypothesis import settings
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 if str(EXAMPLES) not in sys.path:
     sys.path.insert(0, str(EXAMPLES))
+
+# Hypothesis checks behaviour, not speed: its per-example deadline would fail a
+# test on a loaded machine (speed is measured by tests/benchmarks).
+settings.register_profile("suite", deadline=None)
+settings.load_profile("suite")
 
 BASE = {"base_url": "http://localhost", "store": "memory://"}
 
