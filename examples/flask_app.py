@@ -7,6 +7,7 @@ Run: ``python examples/flask_app.py`` (serves http://127.0.0.1:8000, or ``$PORT`
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import demo_content
@@ -128,7 +129,11 @@ def not_found(error: Exception) -> ResponseReturnValue:
 
 def create_app(config: dict[str, Any] | None = None) -> Flask:
     """Build the app; ``config`` overrides the sitemap defaults key by key."""
-    app = Flask(__name__)
+    # The store lives in examples/instance however the app is started: as a
+    # script from the checkout, or imported by "sitemap-middleware --app".
+    app = Flask(
+        __name__, instance_path=str(Path(__file__).resolve().parent / "instance")
+    )
     app.config["SITEMAP"] = {**DEFAULTS, **(config or {})}
     app.register_blueprint(site)
     Sitemap(app)
