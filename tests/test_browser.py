@@ -47,7 +47,20 @@ REQUIRED = os.environ.get("SITEMAP_REQUIRE_SERVICES") == "1"
 SERVERS = {
     "gunicorn-flask": (
         "flask_app",
-        ["-m", "gunicorn", "-w", "1", "-b", "127.0.0.1:{port}", "entry:app"],
+        # Threads: a sync worker holds one connection at a time, and the
+        # browser keeps idle ones open (preconnects), which would starve the
+        # test's own requests.
+        [
+            "-m",
+            "gunicorn",
+            "-w",
+            "1",
+            "--threads",
+            "4",
+            "-b",
+            "127.0.0.1:{port}",
+            "entry:app",
+        ],
     ),
     "uvicorn-fastapi": (
         "fastapi_app",
