@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import IntEnum
 from typing import Any, NoReturn, TypeVar
@@ -264,16 +264,33 @@ def _any_query(url: str) -> frozenset[str]:
 @click.argument(
     "directory", type=click.Path(file_okay=False, writable=True, resolve_path=True)
 )
-def export(store_uri: str, base_url: str, directory: str) -> None:
+@click.option(
+    "--text", is_flag=True, help="Also the text sitemaps, as text_sitemap serves them."
+)
+@click.option(
+    "--schema-location",
+    is_flag=True,
+    help="With xsi:schemaLocation, as schema_location serves them.",
+)
+def export(
+    store_uri: str, base_url: str, directory: str, text: bool, schema_location: bool
+) -> None:
     """Write sitemap.xml and every part into DIRECTORY, byte for byte what the
     middleware serves, for a static host or a CDN."""
     with _site(store_uri, base_url, existing=True) as site:
-        server = Server(site.config, site.store)
+        config = replace(
+            site.config, text_sitemap=text, schema_location=schema_location
+        )
+        server = Server(config, site.store)
         parts = site.store.parts()
         if not parts:
             _fail("the store holds no URLs: nothing to export", Exit.PROBLEMS)
         os.makedirs(directory, exist_ok=True)
         paths = ["/sitemap.xml", *(f"/sitemap-{p.number}.xml.gz" for p in parts)]
+        if text:
+            paths.extend(f"/sitemap-{p.number}.txt" for p in parts)
+            if len(parts) == 1:
+                paths.append("/sitemap.txt")
         with _progress(paths, "exporting", len(paths)) as bar:
             for path in bar:
                 response = server.serve("GET", path, lambda name: None)

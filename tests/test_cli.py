@@ -49,13 +49,14 @@ def uri(tmp_path: Path) -> str:
     return uri
 
 
-def _served(uri: str) -> dict[str, bytes]:
-    """What the middleware serves for this store: the index and every part."""
+def _served(uri: str, **options: bool) -> dict[str, bytes]:
+    """What the middleware serves for this store: the index and every part
+    (and with ``text_sitemap``, their text forms)."""
 
     def app(environ: object, start_response: object) -> list[bytes]:
         raise AssertionError("the app is never asked for a sitemap")
 
-    middleware = SitemapMiddleware(app, {"base_url": BASE, "store": uri})
+    middleware = SitemapMiddleware(app, {"base_url": BASE, "store": uri, **options})
     try:
         client = Client(middleware)
         index = client.get("/sitemap.xml")
@@ -63,6 +64,11 @@ def _served(uri: str) -> dict[str, bytes]:
         for loc in locs(validate(index.data)):
             name = loc.rpartition("/")[2]
             files[name] = client.get(f"/{name}").data
+            if options.get("text_sitemap"):
+                text = name.replace(".xml.gz", ".txt")
+                files[text] = client.get(f"/{text}").data
+        if options.get("text_sitemap") and len(files) == 3:
+            files["sitemap.txt"] = client.get("/sitemap.txt").data
         return files
     finally:
         middleware.close()
@@ -169,6 +175,35 @@ def test_export_writes_what_the_middleware_serves(uri: str, tmp_path: Path) -> N
     assert written == _served(uri)
     urls = locs(validate(gunzip_once(written["sitemap-1.xml.gz"])))
     assert urls == [f"{BASE}/", f"{BASE}/blog/a", f"{BASE}/about"]
+
+
+def test_export_with_text_and_schema_location(uri: str, tmp_path: Path) -> None:
+    out_dir = tmp_path / "public"
+    code, _, err = _run(
+        "export",
+        "--store",
+        uri,
+        "--base-url",
+        BASE,
+        "--text",
+        "--schema-location",
+        str(out_dir),
+    )
+    assert code == Exit.OK, err
+    written = {p.name: p.read_bytes() for p in out_dir.iterdir()}
+    assert set(written) == {
+        "sitemap.xml",
+        "sitemap-1.xml.gz",
+        "sitemap-1.txt",
+        "sitemap.txt",
+    }
+    assert written == _served(uri, text_sitemap=True, schema_location=True)
+    assert b"xsi:schemaLocation" in written["sitemap.xml"]
+    assert written["sitemap.txt"].decode().splitlines() == [
+        f"{BASE}/",
+        f"{BASE}/blog/a",
+        f"{BASE}/about",
+    ]
 
 
 def test_export_of_an_empty_store_is_refused(tmp_path: Path) -> None:
