@@ -78,12 +78,15 @@ class Watcher:
         body to, or ``None`` when nothing more is to be seen (what it decided,
         a removal included, is settled and counted)."""
         action = self._action(status, headers)
-        if action != RECORD and action != REMOVE:
-            if action != DEPENDS:
-                next(self._tally[action])  # count(action), without a call
-                return None
-            return self._depends(state, path, status, headers, root)
+        if action != RECORD and action != REMOVE and action != DEPENDS:
+            next(self._tally[action])  # count(action), without a call
+            return None
         try:
+            if action == DEPENDS:
+                action = self._depends(state, path, status, headers, root)
+                if action != RECORD and action != REMOVE:
+                    self.count(action)
+                    return None
             return self._judge(action, state, path, headers, root)
         except Exception:
             # A bug here must not reach the app's response (invariant 15).
@@ -92,23 +95,13 @@ class Watcher:
 
     def _depends(
         self, state: State, path: str, status: int, headers: Headers, root: str
-    ) -> Recording | None:
-        """:meth:`start` for a response whose action depends on the request: a
-        temporary redirect (where to), or a page varying on cookies (which
-        were sent)."""
-        try:
-            if status == 200:
-                action = self._vary_action(self._cookie(state))
-            else:
-                wire, _, raw = self._locate(state, path, root)
-                action = self._redirect_action(headers, wire, raw)
-            if action != RECORD and action != REMOVE:
-                self.count(action)
-                return None
-            return self._judge(action, state, path, headers, root)
-        except Exception:
-            logger.exception("sitemap watcher failed on %r", path)
-            return None
+    ) -> str:
+        """The action of a response that depends on the request: a temporary
+        redirect (where to), or a page varying on cookies (which were sent)."""
+        if status == 200:
+            return self._vary_action(self._cookie(state))
+        wire, _, raw = self._locate(state, path, root)
+        return self._redirect_action(headers, wire, raw)
 
     def _judge(
         self, action: str, state: State, path: str, headers: Headers, root: str

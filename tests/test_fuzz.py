@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from helpers import asgi_exchange, validate
+from helpers import asgi_exchange, asgi_scope, validate
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -266,18 +266,13 @@ def _asgi_app(case: dict[str, Any]) -> Any:
 
 
 def _scope(case: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "https",
-        "path": _decoded(case["path"]).encode("latin-1").decode("utf-8", "replace"),
-        "raw_path": case["path"].encode("utf-8"),
-        "root_path": "",
-        "query_string": case["query"].encode(),
-        "headers": [(k.lower().encode(), v.encode()) for k, v in case["request"]],
-    }
+    return asgi_scope(
+        _decoded(case["path"]).encode("latin-1").decode("utf-8", "replace"),
+        [(k.lower().encode(), v.encode()) for k, v in case["request"]],
+        scheme="https",
+        raw_path=case["path"].encode("utf-8"),
+        query_string=case["query"].encode(),
+    )
 
 
 def _asgi_run(app: Any, case: dict[str, Any]) -> list[dict[str, Any]]:
