@@ -201,6 +201,23 @@ class Config:
     html_sitemap_title: str = "Site map"
     """Its ``<title>`` and ``<h1>``."""
 
+    def answers(self, path: str) -> bool:
+        """Whether the middleware answers ``path`` itself, in place of the app:
+        the index, the parts (and their text forms when on), the site map page
+        and the IndexNow key file. robots.txt aside: the app's own comes first."""
+        if path == "/sitemap.xml" or path == self.html_sitemap:
+            return True
+        if self.indexnow is not None and path == self.indexnow.key_location:
+            return True
+        if not path.startswith("/sitemap"):
+            return False
+        if path.startswith("/sitemap-") and path.endswith(".xml.gz"):
+            return True
+        return self.text_sitemap and (
+            path == "/sitemap.txt"
+            or (path.startswith("/sitemap-") and path.endswith(".txt"))
+        )
+
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any] | Config) -> Config:
         """Check a config dict and return the frozen ``Config``."""

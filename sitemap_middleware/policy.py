@@ -27,7 +27,6 @@ REMOVAL_STATUSES = frozenset({301, 308, 401, 404, 410})
 TEMPORARY_REDIRECTS = frozenset({302, 303, 307})
 NO_QUERY: frozenset[str] = frozenset()
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
-SITEMAP_PATHS = frozenset({"/sitemap.xml", "/robots.txt"})
 
 
 # "*/word/*": a whole path segment anywhere ("*" also matches "/", and "/x/*"
@@ -164,15 +163,11 @@ class Policy:
         # cookies depends on the request's cookies (DEPENDS).
         self._vary_depends = named is not None and not self._any_cookie
         self._base_url = config.base_url
-        self._site_map = config.html_sitemap
+        self._answers = config.answers
 
     def is_own_path(self, path: str) -> bool:
         """Whether the middleware answers this path itself."""
-        return (
-            path in SITEMAP_PATHS
-            or (path.startswith("/sitemap-") and path.endswith(".xml.gz"))
-            or path == self._site_map
-        )
+        return path == "/robots.txt" or self._answers(path)
 
     def request_skip(
         self, method: str, path: str, host: str, authorization: bool, cookie: str

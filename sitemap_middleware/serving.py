@@ -154,16 +154,7 @@ class Server:
 
     def is_sitemap(self, path: str) -> bool:
         """Whether ``path`` is one the middleware answers instead of the app."""
-        if path == "/sitemap.xml" or path == self._site_map or path == self._key_path:
-            return True
-        if not path.startswith("/sitemap"):
-            return False
-        if path.startswith("/sitemap-") and path.endswith(".xml.gz"):
-            return True
-        return self._texts and (
-            path == "/sitemap.txt"
-            or (path.startswith("/sitemap-") and path.endswith(".txt"))
-        )
+        return self._config.answers(path)
 
     def _key_file(self, method: str) -> Response:
         """The IndexNow key file: the key as its whole body, as text."""
