@@ -11,6 +11,9 @@ middleware on a ``memory://`` store. Two cases:
 json   a JSON response at ``/items/<n>``: not recorded.
 known  one HTML page recorded before the counted requests and served again:
        a known, fresh page.
+new    an HTML page never seen at ``/pages/<n>``: a recording, handed to the
+       writer. Only the request thread's instructions are counted (callgrind's
+       ``--separate-threads``), so the writer's work on the page is left out.
 
 The table gives instructions per request added to the bare app and the ratio to
 the minimal middleware's (target: <= 1.5x). Run from the repository root::
@@ -43,7 +46,7 @@ JSON = b'{"ok": true}'
 PLAIN_HEADERS = [("Content-Type", "application/json"), ("Content-Length", "12")]
 PAGE_HEADERS = [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", "85")]
 VARIANTS = ("bare", "minimal", "sitemap")
-CASES = ("json", "known")
+CASES = ("json", "known", "new")
 STACKS = ("wsgi", "asgi")
 
 
@@ -197,7 +200,12 @@ def _scope(path: str) -> dict[str, Any]:
 
 def child(stack: str, variant: str, case: str, n: int) -> None:
     app = _build(stack, variant)
-    paths = [f"/items/{i}" for i in range(n)] if case == "json" else ["/page"] * n
+    if case == "json":
+        paths = [f"/items/{i}" for i in range(n)]
+    elif case == "new":
+        paths = [f"/pages/{i}" for i in range(n)]
+    else:
+        paths = ["/page"] * n
 
     def start_response(status: str, headers: Any, exc_info: Any = None) -> Any:
         return None
@@ -235,6 +243,11 @@ def child(stack: str, variant: str, case: str, n: int) -> None:
                 await app(_scope(path), receive, send)
 
         asyncio.run(run())
+    if case == "new":
+        # The writer's backlog is not the request's cost: leave without the
+        # exit hook's flush, which would digest the queued pages on this thread.
+        sys.stdout.flush()
+        os._exit(0)
     if variant == "sitemap":
         stats = app.stats()
         if case == "known":
@@ -253,6 +266,7 @@ def _instructions(stack: str, variant: str, case: str, n: int) -> int:
                 "valgrind",
                 "--tool=callgrind",
                 f"--callgrind-out-file={out}",
+                "--separate-threads=yes",
                 sys.executable,
                 __file__,
                 "--child",
@@ -265,7 +279,8 @@ def _instructions(stack: str, variant: str, case: str, n: int) -> int:
             capture_output=True,
             env={**os.environ, "PYTHONHASHSEED": "0"},
         )
-        with open(out) as f:
+        # The request thread is the first: its file ends in -01.
+        with open(f"{out}-01") as f:
             text = f.read()
     match = re.search(r"^summary: (\d+)", text, re.MULTILINE) or re.search(
         r"^totals: (\d+)", text, re.MULTILINE
