@@ -13,7 +13,7 @@ from .asgi import ASGISitemapMiddleware
 from .config import DEFAULT_EXCLUDE, DEFAULT_HARMLESS_COOKIES, Config
 from .errors import ConfigError, SitemapError, StoreError
 from .routes import sitemap, skip
-from .sitemap_page import IndexEntry, Link, Section, SiteMap, site_map
+from .serving.site_map import IndexEntry, Link, Section, SiteMap, site_map
 from .stores import Entry, PageInfo, PartInfo, Store, open_store, register_store
 from .wsgi import SitemapMiddleware
 

@@ -15,8 +15,8 @@ from .apps import STARLETTE, routed, starlette_table
 from .config import Config
 from .core import SitemapBase, logger
 from .errors import ConfigError
-from .serving import Response
-from .watch import Found, Recording
+from .serving.server import Response
+from .watching.watcher import Found, Recording
 
 T = TypeVar("T")
 

@@ -14,13 +14,13 @@ from typing import Any
 from .apps import RouteTable, check_spelling, unknown_routes
 from .config import Config
 from .errors import ConfigError
-from .policy import Policy
-from .prune import ConfigJudge
-from .recorder import Recorder
+from .recording.recheck import ConfigJudge
+from .recording.recorder import Recorder
 from .routes import Routes
-from .serving import Server
+from .serving.server import Server
 from .stores import Store, open_store
-from .watch import CookieReader, Locator, RouteFinder, Watcher
+from .watching.policy import Policy
+from .watching.watcher import CookieReader, Locator, RouteFinder, Watcher
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -29,7 +29,8 @@ class SitemapBase:
     """Parses the config once and wires the framework-free parts together.
 
     ``locate``, ``find_route`` and ``cookie`` are the adapter's translations
-    of its protocol's request state (see :class:`~sitemap_middleware.watch.Watcher`);
+    of its protocol's request state (see
+    :class:`~sitemap_middleware.watching.watcher.Watcher`);
     ``spelling`` is how its framework writes route templates
     (:data:`~sitemap_middleware.apps.WERKZEUG` or ``STARLETTE``).
 

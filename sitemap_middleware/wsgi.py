@@ -15,8 +15,8 @@ from .config import Config
 from .core import SitemapBase, logger
 from .reasons import Skipped
 from .routes import ROUTE_KEY
-from .serving import Response
-from .watch import Found, Recording, RouteFinder
+from .serving.server import Response
+from .watching.watcher import Found, Recording, RouteFinder
 
 
 class SitemapMiddleware(SitemapBase):

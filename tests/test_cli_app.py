@@ -19,9 +19,9 @@ from click.testing import CliRunner
 
 from sitemap_middleware import Entry, open_store
 from sitemap_middleware.cli import Exit, main
+from sitemap_middleware.cli.replay import fill
+from sitemap_middleware.cli.verdict import refusal
 from sitemap_middleware.config import Config
-from sitemap_middleware.replay import fill
-from sitemap_middleware.verdict import refusal
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

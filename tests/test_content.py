@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitemap_middleware.content import Content, fingerprint
+from sitemap_middleware.page.content import Content, fingerprint
 from sitemap_middleware.sitemaps import BODY_BUDGET as BUDGET
 from sitemap_middleware.sitemaps import MAX_IMAGES
 

@@ -14,10 +14,9 @@ from test_stores import FACTORIES, _cleanup  # noqa: F401 - the autouse fixture
 
 from sitemap_middleware import Store, StoreError
 from sitemap_middleware.config import Config
-from sitemap_middleware.observation import Observation
-from sitemap_middleware.policy import Policy
 from sitemap_middleware.reasons import RECORD, REMOVE, Seen, Skipped
-from sitemap_middleware.recorder import Recorder
+from sitemap_middleware.recording.observation import Observation
+from sitemap_middleware.recording.recorder import Recorder
 from sitemap_middleware.routes import Routes
 from sitemap_middleware.stores.base import (
     DECISION_PATHS,
@@ -26,6 +25,7 @@ from sitemap_middleware.stores.base import (
     Decisions,
 )
 from sitemap_middleware.stores.memory import MemoryStore
+from sitemap_middleware.watching.policy import Policy
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 CONFIG = Config.from_mapping(

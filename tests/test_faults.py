@@ -27,7 +27,7 @@ from services import require_postgres
 from werkzeug.test import Client
 
 from sitemap_middleware import SitemapMiddleware, StoreError, open_store
-from sitemap_middleware import writer as recorder_module
+from sitemap_middleware.recording import writer as recorder_module
 from sitemap_middleware.stores import Entry, Store
 
 pytestmark = pytest.mark.slow

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitemap_middleware import head as head_module
-from sitemap_middleware.head import (
+from sitemap_middleware.page import head as head_module
+from sitemap_middleware.page.head import (
     HEAD_BUDGET,
     MAX_ALTERNATES,
     NOTHING,

@@ -19,8 +19,8 @@ from apps import HTML, Site, html
 from helpers import NS, gunzip_once, validate
 
 from sitemap_middleware.config import Config, RouteOptions
-from sitemap_middleware.facts import _iso_datetime, read_content, read_head
-from sitemap_middleware.head import HEAD_BUDGET
+from sitemap_middleware.page.facts import _iso_datetime, read_content, read_head
+from sitemap_middleware.page.head import HEAD_BUDGET
 from sitemap_middleware.reasons import Skipped
 from sitemap_middleware.routes import ATTRIBUTE, Routes, sitemap
 from sitemap_middleware.sitemaps import MAX_URL_LENGTH

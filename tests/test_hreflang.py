@@ -12,7 +12,7 @@ import pytest
 from apps import HTML, ROUTES, Site, html
 from helpers import NS, gunzip_once, validate
 
-from sitemap_middleware import clusters
+from sitemap_middleware.recording import clusters
 from sitemap_middleware.stores.base import Entry
 from sitemap_middleware.stores.memory import MemoryStore
 

@@ -23,7 +23,7 @@ from test_stores import _CLEANUPS, FACTORIES, postgres_uri, redis_uri
 
 from sitemap_middleware import ConfigError, Entry, Store
 from sitemap_middleware.config import INDEXNOW_ENDPOINT, Config, IndexNowOptions
-from sitemap_middleware.indexnow import LEASE, MAX_URLS, Pusher
+from sitemap_middleware.recording.indexnow import LEASE, MAX_URLS, Pusher
 from sitemap_middleware.stores.base import Pushes
 from sitemap_middleware.wsgi import SitemapMiddleware
 

@@ -202,7 +202,7 @@ def test_counters_survive_their_threads() -> None:
     none is lost to a race between them."""
     import threading
 
-    from sitemap_middleware.counters import Counters
+    from sitemap_middleware.recording.counters import Counters
 
     counters = Counters()
 

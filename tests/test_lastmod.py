@@ -196,8 +196,8 @@ def test_images_are_stored_as_paths_under_the_base_url(
     source: str, expected: str | None
 ) -> None:
     from sitemap_middleware.config import Config
-    from sitemap_middleware.facts import read_content
-    from sitemap_middleware.head import NOTHING
+    from sitemap_middleware.page.facts import read_content
+    from sitemap_middleware.page.head import NOTHING
 
     config = Config.from_mapping({"base_url": "https://www.example.com/shop"})
     body = [f"<main><img src='{source}'></main>".encode()]

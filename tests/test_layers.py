@@ -1,6 +1,5 @@
 """The package's import graph follows ARCHITECTURE.md: no cycle of any kind (type-only
-imports included), leaves that import nothing of the package, a config that depends
-on leaves only, and a core that imports no web framework.
+imports included), and one rule per folder saying which layers it may import.
 """
 
 from __future__ import annotations
@@ -11,21 +10,26 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "sitemap_middleware"
-LEAVES = {"errors", "model", "sitemaps", "reasons", "_types", "tracking"}
-# May import leaves and each other only.
-LOW = LEAVES | {"urls", "links"}
-# The command layer (cli, and replay: the app in process) runs the app itself.
-ADAPTERS = {
-    "wsgi",
-    "asgi",
-    "flask",
-    "starlette",
-    "__init__",
-    "__main__",
-    "cli",
-    "replay",
+
+# The top level: the face and adapters, and below them the shared vocabulary.
+ADAPTERS = {"__init__", "__main__", "wsgi", "asgi", "flask", "starlette", "core"}
+# Leaves import nothing of the package.
+LEAVES = {"_types", "errors", "model", "reasons", "sitemaps", "tracking", "paths"}
+# The vocabulary every layer shares: leaves and what is built only on them.
+VOCABULARY = LEAVES | {"urls", "render", "config", "apps", "routes"}
+# Each folder, and the layers it may import besides the shared vocabulary.
+MAY_IMPORT: dict[str, set[str]] = {
+    "page": set(),
+    "stores": set(),
+    "serving": {"stores"},
+    "recording": {"page", "stores"},
+    "watching": {"recording"},
+    "cli": {"adapters", "watching", "recording", "serving", "stores", "page"},
 }
-FRAMEWORKS = {"flask", "starlette", "fastapi", "anyio"}
+FRAMEWORKS = {"flask", "starlette", "fastapi", "anyio", "asyncio"}
+# The modules that may import a web framework (or asyncio): the adapters, and
+# the command line, which runs the app in process.
+FRAMEWORK_MODULES = {"asgi", "flask", "starlette", "__init__", "cli.replay"}
 
 
 def _module(path: Path) -> str:
@@ -62,6 +66,14 @@ def _graph() -> dict[str, set[str]]:
     return graph
 
 
+def _layer(module: str) -> str:
+    """The folder a module lives in; at the top level, 'adapters' or the module."""
+    head, dot, _ = module.partition(".")
+    if dot or (PACKAGE / head).is_dir():
+        return head
+    return "adapters" if module in ADAPTERS else module
+
+
 def _externals(path: Path) -> set[str]:
     found: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
@@ -94,21 +106,41 @@ def test_there_is_no_import_cycle() -> None:
             visit(node)
 
 
+def test_every_top_level_module_has_a_layer() -> None:
+    top = {
+        _module(p) for p in PACKAGE.glob("*.py") if _module(p) not in ADAPTERS
+    } - VOCABULARY
+    assert not top, f"top-level modules in no layer: {sorted(top)}"
+
+
 def test_leaves_import_nothing_of_the_package() -> None:
     graph = _graph()
-    for leaf in sorted(LEAVES):
+    for leaf in sorted(LEAVES & set(graph)):
         assert graph[leaf] == set(), f"{leaf} imports {graph[leaf]}"
-    for low in sorted(LOW - LEAVES):
-        assert graph[low] <= LOW, f"{low} imports {graph[low] - LOW}"
 
 
-def test_config_depends_on_leaves_only() -> None:
-    assert _graph()["config"] <= LOW
+def test_the_vocabulary_imports_only_the_vocabulary() -> None:
+    graph = _graph()
+    for name in sorted(VOCABULARY & set(graph)):
+        assert graph[name] <= VOCABULARY, f"{name} imports {graph[name] - VOCABULARY}"
+
+
+@pytest.mark.parametrize("folder", sorted(MAY_IMPORT))
+def test_each_folder_imports_only_the_layers_below_it(folder: str) -> None:
+    allowed = MAY_IMPORT[folder] | {folder}
+    for name, edges in sorted(_graph().items()):
+        if _layer(name) != folder:
+            continue
+        for target in sorted(edges):
+            layer = _layer(target)
+            assert target in VOCABULARY or layer in allowed, (
+                f"{name} ({folder}/) imports {target} ({layer})"
+            )
 
 
 def test_the_core_imports_no_web_framework() -> None:
     for path in sorted(PACKAGE.rglob("*.py")):
         name = _module(path)
-        if name in ADAPTERS:
+        if name in FRAMEWORK_MODULES:
             continue
         assert not _externals(path) & FRAMEWORKS, f"{name} imports a framework"

@@ -30,7 +30,7 @@ from sitemap_middleware import (
     ConfigError,
     SitemapMiddleware,
 )
-from sitemap_middleware.policy import Globs, Policy
+from sitemap_middleware.watching.policy import Globs, Policy
 
 Make = Callable[..., Site]
 BASE = {"base_url": "http://localhost", "store": "memory://"}

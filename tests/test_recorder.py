@@ -12,10 +12,13 @@ from typing import Any
 
 import pytest
 
-from sitemap_middleware import writer
 from sitemap_middleware.config import Config
-from sitemap_middleware.counters import Counters
-from sitemap_middleware.digest import (
+from sitemap_middleware.errors import StoreError
+from sitemap_middleware.model import Entry
+from sitemap_middleware.reasons import RECORD, REMOVE, Errors, Seen, Skipped
+from sitemap_middleware.recording import writer
+from sitemap_middleware.recording.counters import Counters
+from sitemap_middleware.recording.digest import (
     Prints,
     Removal,
     Skip,
@@ -26,14 +29,11 @@ from sitemap_middleware.digest import (
     is_storable,
     locate,
 )
-from sitemap_middleware.errors import StoreError
-from sitemap_middleware.model import Entry
-from sitemap_middleware.observation import Observation
-from sitemap_middleware.policy import Policy
-from sitemap_middleware.reasons import RECORD, REMOVE, Errors, Seen, Skipped
-from sitemap_middleware.recorder import PROCESS, Recorder
+from sitemap_middleware.recording.observation import Observation
+from sitemap_middleware.recording.recorder import PROCESS, Recorder
 from sitemap_middleware.routes import Route, Routes
 from sitemap_middleware.stores.memory import MemoryStore
+from sitemap_middleware.watching.policy import Policy
 
 BASE_URL = "https://www.example.com"
 LOGGER = "sitemap_middleware"

@@ -24,8 +24,8 @@ from apps import HTML, ROUTES, Site, html
 from helpers import free_port, stop_server
 
 from sitemap_middleware import open_store
-from sitemap_middleware.digest import Prints
-from sitemap_middleware.recent import Recent
+from sitemap_middleware.recording.digest import Prints
+from sitemap_middleware.recording.recent import Recent
 from sitemap_middleware.tracking import is_tracking, only_tracking, untracked
 
 Make = Callable[..., Site]

@@ -442,7 +442,7 @@ def test_processes_together_respect_a_route_cap(
     the route's count from the store, so together they hold the cap, where
     each tracking only its own additions would store up to twice as many.
     Counts are re-read every COUNT_INTERVAL: 0 here, so the cap is exact."""
-    from sitemap_middleware import limits
+    from sitemap_middleware.recording import admission as limits
 
     monkeypatch.setattr(limits, "COUNT_INTERVAL", 0.0)
     products = template(stack, "/products/<path:slug>")

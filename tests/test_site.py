@@ -20,7 +20,7 @@ from test_stores import _CLEANUPS, _delete_redis_keys, _drop_tables
 from werkzeug.test import Client
 
 from sitemap_middleware import StoreError
-from sitemap_middleware.hints import WARN_AFTER
+from sitemap_middleware.recording.hints import WARN_AFTER
 from sitemap_middleware.stores.sqlite import SQLiteStore
 from sitemap_middleware.wsgi import SitemapMiddleware
 
@@ -327,7 +327,7 @@ def test_a_rewrite_keeps_what_the_fragment_lists() -> None:
     from datetime import datetime, timezone
 
     from sitemap_middleware.model import Entry
-    from sitemap_middleware.prune import Written, written
+    from sitemap_middleware.recording.recheck import Written, written
     from sitemap_middleware.render import fragment
 
     entry = Entry(

@@ -24,7 +24,7 @@ from sitemap_middleware import (
     open_store,
     site_map,
 )
-from sitemap_middleware.sitemap_page import PAGE_LINKS
+from sitemap_middleware.serving.site_map import PAGE_LINKS
 
 SITE_MAP = {"html_sitemap": "/site-map"}
 BASE = "http://localhost"

@@ -20,7 +20,7 @@ from services import require_postgres
 
 from sitemap_middleware import Entry, StoreError, open_store
 from sitemap_middleware.config import Config
-from sitemap_middleware.serving import Server
+from sitemap_middleware.serving.server import Server
 from sitemap_middleware.stores import Store, StoreBase
 from sitemap_middleware.stores.memory import MemoryStore
 

@@ -14,15 +14,15 @@ from test_stores import FACTORIES, _cleanup  # noqa: F401 - the autouse fixture
 
 from sitemap_middleware import Entry, Store
 from sitemap_middleware.config import Config
-from sitemap_middleware.head import scan_head
-from sitemap_middleware.observation import Observation
-from sitemap_middleware.policy import Policy
+from sitemap_middleware.page.head import scan_head
+from sitemap_middleware.page.titles import MAX_TITLE, Affix, Titles, clean, heading
 from sitemap_middleware.reasons import RECORD
-from sitemap_middleware.recorder import Recorder
+from sitemap_middleware.recording.observation import Observation
+from sitemap_middleware.recording.recorder import Recorder
+from sitemap_middleware.recording.writer import TITLE_AFFIX
 from sitemap_middleware.routes import Routes
 from sitemap_middleware.stores.memory import MemoryStore
-from sitemap_middleware.titles import MAX_TITLE, Affix, Titles, clean, heading
-from sitemap_middleware.writer import TITLE_AFFIX
+from sitemap_middleware.watching.policy import Policy
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 T1 = datetime(2024, 2, 1, tzinfo=timezone.utc)

@@ -45,8 +45,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from test_content import CLOCK, VIEWS, page  # noqa: E402
 
-from sitemap_middleware.content import _MARKUP, _region, fingerprint  # noqa: E402
-from sitemap_middleware.head import scan_head  # noqa: E402
+from sitemap_middleware.page.content import _MARKUP, _region, fingerprint  # noqa: E402
+from sitemap_middleware.page.head import scan_head  # noqa: E402
 
 BATCH = 50  # calls per timed batch
 TARGET = 1.5

@@ -20,12 +20,12 @@ import sys
 import time
 
 from sitemap_middleware.config import Config
-from sitemap_middleware.observation import Observation
-from sitemap_middleware.policy import Policy
 from sitemap_middleware.reasons import RECORD
-from sitemap_middleware.recorder import Recorder
+from sitemap_middleware.recording.observation import Observation
+from sitemap_middleware.recording.recorder import Recorder
 from sitemap_middleware.routes import Routes
 from sitemap_middleware.stores import open_store
+from sitemap_middleware.watching.policy import Policy
 
 CONFIG = Config.from_mapping(
     {

@@ -8,10 +8,10 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 
-from .config import Config
-from .reasons import Dropped
-from .routes import Route
-from .stores.base import Store
+from ..config import Config
+from ..reasons import Dropped
+from ..routes import Route
+from ..stores.base import Store
 
 logger = logging.getLogger("sitemap_middleware")
 

@@ -19,10 +19,10 @@ from urllib.parse import urlsplit
 
 from werkzeug.http import parse_date
 
-from .config import IndexNowOptions
-from .errors import StoreError
-from .reasons import PUSHED
-from .stores.base import Pushes
+from ..config import IndexNowOptions
+from ..errors import StoreError
+from ..reasons import PUSHED
+from ..stores.base import Pushes
 
 logger = logging.getLogger("sitemap_middleware")
 

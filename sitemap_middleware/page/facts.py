@@ -12,12 +12,12 @@ from datetime import datetime, timezone
 
 from werkzeug.http import parse_date
 
-from .config import Config
+from ..config import Config
+from ..reasons import Skipped
+from ..sitemaps import MAX_IMAGES, MAX_URL_LENGTH
+from ..urls import canonical_target, split_base_url
 from .content import fingerprint
 from .head import Head, merge, scan_head, scan_link_header
-from .reasons import Skipped
-from .sitemaps import MAX_IMAGES, MAX_URL_LENGTH
-from .urls import canonical_target, split_base_url
 
 NO_QUERY: frozenset[str] = frozenset()
 # A path with nothing to normalise: no escapes, query, fragment or empty segment.

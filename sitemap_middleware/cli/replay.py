@@ -15,13 +15,13 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote, urlsplit
 
-from .apps import MAX_LAYERS, RouteTable, find_flask, flask_table, starlette_table
-from .asgi import ASGISitemapMiddleware
-from .config import Config
-from .core import SitemapBase
-from .routes import Route, params_of
-from .urls import canonical_target, split_base_url
-from .wsgi import SitemapMiddleware
+from ..apps import MAX_LAYERS, RouteTable, find_flask, flask_table, starlette_table
+from ..asgi import ASGISitemapMiddleware
+from ..config import Config
+from ..core import SitemapBase
+from ..routes import Route, params_of
+from ..urls import canonical_target, split_base_url
+from ..wsgi import SitemapMiddleware
 
 # A path parameter in either spelling: werkzeug's <conv(args):name>, and
 # Starlette's {name:conv}; the groups give the name and the convertor.
@@ -283,7 +283,7 @@ def _asgi(
     from starlette.routing import compile_path
     from starlette.testclient import TestClient
 
-    from .starlette import get_sitemap
+    from ..starlette import get_sitemap
 
     root = app
     made: list[SitemapBase] = []

@@ -19,10 +19,10 @@ from typing import IO, Protocol
 from urllib.parse import parse_qsl, urlsplit
 from xml.etree.ElementTree import Element, ParseError, iterparse
 
-from . import render
-from .model import Entry
-from .sitemaps import CHANGEFREQS, is_language_tag
-from .urls import canonical_target
+from .. import render
+from ..model import Entry
+from ..sitemaps import CHANGEFREQS, is_language_tag
+from ..urls import canonical_target
 
 SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 IMAGE_NS = "{http://www.google.com/schemas/sitemap-image/1.1}"

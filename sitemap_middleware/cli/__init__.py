@@ -20,19 +20,19 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 import click
 
-from . import render
-from .config import DEFAULT_STORE, Config
-from .errors import ConfigError, StoreError
-from .model import Entry
-from .policy import Policy
-from .prune import SETTING, ConfigJudge, Judge, Recheck, config_digest
+from .. import render
+from ..config import DEFAULT_STORE, Config
+from ..errors import ConfigError, StoreError
+from ..model import Entry
+from ..recording.recheck import SETTING, ConfigJudge, Judge, Recheck, config_digest
+from ..routes import Route, Routes
+from ..serving.server import Server
+from ..stores import Store, open_store
+from ..stores.base import Shared
+from ..urls import canonical_target
+from ..watching.policy import Policy
 from .replay import AppError, Replay, load, replay
-from .routes import Route, Routes
-from .serving import Server
 from .sources import Problem, SourceError, count_problems, read
-from .stores import Store, open_store
-from .stores.base import Shared
-from .urls import canonical_target
 from .verdict import refusal
 
 T = TypeVar("T")

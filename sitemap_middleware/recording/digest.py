@@ -13,18 +13,18 @@ import hashlib
 from datetime import datetime, timezone
 from typing import NamedTuple, Protocol
 
+from ..config import Config
+from ..model import Entry
+from ..page.facts import read_content, read_head
+from ..page.titles import clean, heading
+from ..reasons import RECORD, Seen, Skipped
+from ..render import fragment
+from ..routes import Route
+from ..sitemaps import MAX_URL_LENGTH
+from ..tracking import untracked
+from ..urls import filter_query, normalise_path, strip_secrets, wsgi_path
 from .clusters import Alternates, declared
-from .config import Config
-from .facts import read_content, read_head
-from .model import Entry
 from .observation import Observation
-from .reasons import RECORD, Seen, Skipped
-from .render import fragment
-from .routes import Route
-from .sitemaps import MAX_URL_LENGTH
-from .titles import clean, heading
-from .tracking import untracked
-from .urls import filter_query, normalise_path, strip_secrets, wsgi_path
 
 
 class Rules(Protocol):

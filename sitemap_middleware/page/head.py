@@ -12,8 +12,8 @@ from dataclasses import dataclass, replace
 from html.parser import HTMLParser
 from urllib.parse import urljoin
 
+from ..sitemaps import is_language_tag, is_noindex
 from .links import link_values, param
-from .sitemaps import is_language_tag, is_noindex
 
 # The head is read no further than this. A head that goes on past it is
 # flagged (Head.truncated) and its page not recorded: a noindex may follow.

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from .routes import Route
+from ..routes import Route
 
 # A response's headers as the app gave them: WSGI's str pairs or ASGI's bytes.
 Headers = Iterable[tuple[str, str]] | Iterable[tuple[bytes, bytes]]

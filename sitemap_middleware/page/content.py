@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from .sitemaps import BODY_BUDGET, MAX_IMAGES
+from ..sitemaps import BODY_BUDGET, MAX_IMAGES
 
 _MAIN = re.compile(rb"<main[\s/>]", re.IGNORECASE)
 _MAIN_END = re.compile(rb"</main[\s/>]", re.IGNORECASE)

@@ -8,7 +8,7 @@ import itertools
 import threading
 from collections import Counter
 
-from .reasons import GROUP, GROUPS, RECORDED, REMOVED
+from ..reasons import GROUP, GROUPS, RECORDED, REMOVED
 
 
 class Counters:

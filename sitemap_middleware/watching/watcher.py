@@ -11,12 +11,12 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .observation import Headers, Observation
+from ..reasons import DEPENDS, RECORD, REMOVE, Seen, Skipped
+from ..recording.observation import Headers, Observation
+from ..recording.recorder import Recorder
+from ..routes import SKIP_KEY, Route, Routes
+from ..sitemaps import BODY_BUDGET
 from .policy import Policy
-from .reasons import DEPENDS, RECORD, REMOVE, Seen, Skipped
-from .recorder import Recorder
-from .routes import SKIP_KEY, Route, Routes
-from .sitemaps import BODY_BUDGET
 
 logger = logging.getLogger("sitemap_middleware")
 

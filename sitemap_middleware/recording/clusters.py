@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from .head import MAX_ALTERNATES
-from .urls import canonical_target
+from ..page.head import MAX_ALTERNATES
+from ..urls import canonical_target
 
 # Pages with alternates whose declared set this process remembers; beyond it
 # the least recently written go (seen unchanged, they are written again).

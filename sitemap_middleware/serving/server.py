@@ -17,11 +17,12 @@ from urllib.parse import parse_qs
 from werkzeug.http import http_date, parse_options_header, quote_etag
 from werkzeug.sansio.http import is_resource_modified
 
-from . import render, sitemap_page
-from .config import Config
-from .errors import StoreError
-from .model import PartInfo
-from .stores.base import Store
+from .. import render
+from ..config import Config
+from ..errors import StoreError
+from ..model import PartInfo
+from ..stores.base import Store
+from . import site_map
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -104,7 +105,7 @@ class Server:
             () if config.html_sitemap is None else (config.html_sitemap,)
         )
         # The sections of the last store versions read, for every page of them.
-        self._arranged: tuple[object, list[sitemap_page.Section]] | None = None
+        self._arranged: tuple[object, list[site_map.Section]] | None = None
         # version key -> body; bounded in bytes, least recently used out first.
         self._cache: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
         self._cache_bytes = 0
@@ -250,17 +251,17 @@ class Server:
         if arranged is None or arranged[0] != versions:
             # Every entry, in the sitemap's order: the page lists what it lists.
             entries = (e for p in parts for e in self._store.entries(p.number))
-            sections = sitemap_page.arrange(entries, self._config.base_url)
+            sections = site_map.arrange(entries, self._config.base_url)
             self._arranged = arranged = (versions, sections)
         try:
-            site_map = sitemap_page.paginate(arranged[1], page, sitemap_page.PAGE_LINKS)
+            listing = site_map.paginate(arranged[1], page, site_map.PAGE_LINKS)
         except LookupError:
             return _text(404, "Not Found\n")
         config = self._config
         body = self._cached(
             (SITE_MAP, page, *versions),
-            lambda: sitemap_page.render(
-                site_map,
+            lambda: site_map.render(
+                listing,
                 path=config.base_url + (self._site_map or ""),
                 lang=config.html_sitemap_lang,
                 title=config.html_sitemap_title,

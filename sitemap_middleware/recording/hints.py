@@ -8,7 +8,7 @@ import logging
 from collections import Counter
 from collections.abc import Callable
 
-from .reasons import GROUP, RECORDED, Skipped
+from ..reasons import GROUP, RECORDED, Skipped
 
 logger = logging.getLogger("sitemap_middleware")
 

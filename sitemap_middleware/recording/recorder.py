@@ -13,18 +13,18 @@ import weakref
 from collections import Counter
 from collections.abc import Callable
 
-from .config import Config
+from ..config import Config
+from ..reasons import Dropped
+from ..stores.base import Pushes, Shared, Store
+from .admission import Limits
 from .counters import Counters, stats
 from .digest import Rules
 from .hints import Hints
 from .indexnow import Pusher
 from .intake import Intake
-from .limits import Limits
 from .observation import Observation
-from .prune import Judge, Recheck, config_digest
-from .reasons import Dropped
 from .recent import Recent
-from .stores.base import Pushes, Shared, Store
+from .recheck import Judge, Recheck, config_digest
 from .writer import BATCH, Writer
 
 logger = logging.getLogger("sitemap_middleware")

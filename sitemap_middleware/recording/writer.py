@@ -20,19 +20,11 @@ from dataclasses import replace
 from datetime import datetime, timezone
 from typing import TypeVar
 
-from .clusters import Declared
-from .config import Config
-from .counters import Counters
-from .digest import Removal, Rules, Skip, Unchanged, Upsert, digest
-from .errors import StoreError
-from .hints import Hints
-from .indexnow import Pusher
-from .intake import MAX_QUEUED, Intake
-from .limits import Limits
-from .model import Entry
-from .observation import Observation
-from .prune import Recheck
-from .reasons import (
+from ..config import Config
+from ..errors import StoreError
+from ..model import Entry
+from ..page.titles import Affix, Titles
+from ..reasons import (
     PRUNED,
     RECHECKED,
     RECORDED,
@@ -42,9 +34,17 @@ from .reasons import (
     Errors,
     Seen,
 )
+from ..stores.base import Decision, Decisions, Shared, Store
+from .admission import Limits
+from .clusters import Declared
+from .counters import Counters
+from .digest import Removal, Rules, Skip, Unchanged, Upsert, digest
+from .hints import Hints
+from .indexnow import Pusher
+from .intake import MAX_QUEUED, Intake
+from .observation import Observation
 from .recent import Recent
-from .stores.base import Decision, Decisions, Shared, Store
-from .titles import Affix, Titles
+from .recheck import Recheck
 
 logger = logging.getLogger("sitemap_middleware")
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from urllib.parse import parse_qsl
 
-from .config import Config
-from .policy import Globs, Policy
-from .reasons import Skipped
-from .routes import Route
-from .urls import is_secret_name, strip_secrets
+from ..config import Config
+from ..reasons import Skipped
+from ..routes import Route
+from ..urls import is_secret_name, strip_secrets
+from ..watching.policy import Globs, Policy
 
 
 def refusal(config: Config, target: str, route: Route | None = None) -> str | None:

@@ -8,10 +8,10 @@ import fnmatch
 import re
 from collections.abc import Iterable
 
-from .config import Config
-from .reasons import DEPENDS, RECORD, REMOVE, Skipped
-from .sitemaps import is_noindex
-from .urls import canonical_target, wsgi_path
+from ..config import Config
+from ..reasons import DEPENDS, RECORD, REMOVE, Skipped
+from ..sitemaps import is_noindex
+from ..urls import canonical_target, wsgi_path
 
 # A known page that answers one of these to an anonymous visitor is gone, moved
 # for good, or wants credentials now (401: requests with Authorization or an

@@ -11,14 +11,14 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple, Protocol
 
-from .config import Config
+from ..config import Config
+from ..model import Entry
+from ..reasons import Dropped, Skipped
+from ..render import IMAGE_NS, ORIGIN, SITEMAP_NS, URLSET_CLOSE, URLSET_OPEN, XHTML_NS
+from ..routes import Route
+from ..stores.base import Shared, Store
+from ..urls import filter_query
 from .digest import Rules
-from .model import Entry
-from .reasons import Dropped, Skipped
-from .render import IMAGE_NS, ORIGIN, SITEMAP_NS, URLSET_CLOSE, URLSET_OPEN, XHTML_NS
-from .routes import Route
-from .stores.base import Shared, Store
-from .urls import filter_query
 
 # The store setting that holds the digest of the config its pages follow.
 SETTING = "config"

@@ -13,8 +13,8 @@ from html import escape
 from typing import Protocol, runtime_checkable
 from urllib.parse import unquote
 
-from .model import Entry
-from .stores.base import Store
+from ..model import Entry
+from ..stores.base import Store
 
 # Links on one page: a person scans a few thousand, a browser renders them at
 # once, and a site of a million pages still needs only 500 pages.
