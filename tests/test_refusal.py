@@ -5,6 +5,8 @@ URL, and every reason the rule gives has words."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -39,18 +41,18 @@ def judge(config: Config, route: Route) -> ConfigJudge:
     return ConfigJudge(config, Policy(config), lambda template, view: route)
 
 
-def route_of(config: Config, **options: object) -> Route:
-    unknown = Routes(config).unknown
-    return Route(
-        "/t/<x>",
-        None,
-        None,
-        bool(options.get("exclude", False)),
-        None,
-        unknown.query | frozenset(options.get("query", ())),  # type: ignore[arg-type]
-        bool(options.get("public_ids", False)),
-        bool(options.get("framework", False)),
-    )
+def route_of(
+    config: Config,
+    *,
+    exclude: bool = False,
+    framework: bool = False,
+    public_ids: bool = False,
+    query: Iterable[str] = (),
+) -> Route:
+    """A route of ``config`` with these options (it keeps ``query`` besides
+    the config's own parameters)."""
+    kept = Routes(config).unknown.query | frozenset(query)
+    return Route("/t/<x>", None, None, exclude, None, kept, public_ids, framework)
 
 
 CONFIG = Config.from_mapping(
@@ -100,15 +102,23 @@ INCLUDED = Config.from_mapping(
     ],
 )
 def test_the_rule_names_each_reason_and_the_callers_follow_it(
-    config: Config, target: str, options: dict[str, object], expected: Refusal | None
+    config: Config, target: str, options: dict[str, Any], expected: Refusal | None
 ) -> None:
-    """Each reason the rule gives, with what it names; the re-check refuses
-    for it and explain words it, by the same code."""
+    """Each reason the rule gives, with what it names; recording skips for it
+    (or keeps the parameters it may), the re-check refuses for it and explain
+    words it, by the same code."""
     route = route_of(config, **options)
     path, _, query = target.partition("?")
     policy = Policy(config)
     assert refuse(policy, config.base_url, path, query, route) == expected
     reason = None if expected is None else expected.reason
+    recorded = locate(observe(path, query, route), config, policy)
+    if reason is None:
+        assert recorded == Target(target, True, None)
+    elif reason in (Query.SECRET, Query.UNKEPT, Query.FORM):
+        assert isinstance(recorded, Target) and recorded.path != target
+    else:
+        assert recorded == Skip(reason)
     assert judge(config, route).refuse(Entry(target, route=route.template)) == reason
     words = refusal(config, target, route)
     assert (words is None) == (expected is None)
