@@ -33,7 +33,7 @@ from ..urls import canonical_target
 from ..watching.policy import Policy
 from .replay import AppError, Replay, load, replay
 from .sources import Problem, SourceError, count_problems, read
-from .verdict import refusal
+from .verdict import refusal, why
 
 T = TypeVar("T")
 
@@ -617,13 +617,7 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
             click.echo("  listed: no")
             if route is not None and route.template is not None:
                 click.echo(f"  route: {route.template}")
-            why = refusal(config, target, route)
-            click.echo(
-                f"  why: {why}"
-                if why is not None
-                else "  why: no rule of the config refuses it; it is listed once it "
-                "answers a visitor (or seed) as a public page"
-            )
+            click.echo(f"  why: {why(config, target, route)}")
         for decision, when in recent[-5:]:
             click.echo(f"  decided {render.w3c_datetime(when)}: {decision}")
         if found is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime, timezone
-from typing import NamedTuple, Protocol
+from typing import NamedTuple
 
 from ..config import Config
 from ..model import Entry
@@ -20,19 +20,12 @@ from ..page.titles import clean, heading
 from ..reasons import RECORD, Seen, Skipped
 from ..render import fragment
 from ..routes import Route
-from ..sitemaps import MAX_URL_LENGTH
 from ..tracking import untracked
 from ..urls import filter_query, normalise_path, strip_secrets, wsgi_path
 from .clusters import Alternates, declared
 from .observation import Observation
-
-
-class Rules(Protocol):
-    """The path rules of the config (the policy has them): own endpoints,
-    ``exclude`` and ``include``."""
-
-    def path_skip(self, path: str) -> str | None:
-        """Why a normalised path is never recorded, or ``None``."""
+from .refusal import Rules as Rules
+from .refusal import refuse
 
 
 class Prints(NamedTuple):
@@ -175,7 +168,7 @@ def digest(
 
 def locate(observation: Observation, config: Config, rules: Rules) -> Target | Skip:
     """The stored spelling of the observed URL (path and kept query) and how
-    the request spelled it, or why it has none.
+    the request spelled it, or why it has none (:func:`refusal.refuse`).
 
     Only a page can remove itself (invariant 19): a response speaks for the
     stored URL only when the request's target was exactly its spelling, with
@@ -188,20 +181,15 @@ def locate(observation: Observation, config: Config, rules: Rules) -> Target | S
     path = normalise_path(wire)
     if path is None:
         return Skip(Skipped.BAD_PATH)
-    if "//" in path:
-        # An empty segment names no page: an app that collapses slashes
-        # would answer //admin/users past an /admin/* exclude.
-        return Skip(Skipped.BAD_PATH)
-    stored = strip_secrets(path, observation.route.public_ids)
-    if stored is None:
-        return Skip(Skipped.SECRET)
-    reason = rules.path_skip(stored)
-    if reason is not None:
-        return Skip(reason)
-    query = filter_query(observation.query, observation.route.query)
+    route = observation.route
+    query = filter_query(observation.query, route.query)
+    removal = observation.action != RECORD
+    refused = refuse(rules, config.base_url, path, query, route, removal=removal)
+    if refused is not None:
+        return Skip(refused.reason)
+    stored = strip_secrets(path, route.public_ids)
+    assert stored is not None  # else refused: a secret
     spelling = f"{stored}?{query}" if query else stored
-    if len(config.base_url) + len(spelling) > MAX_URL_LENGTH:
-        return Skip(Skipped.TOO_LONG)
     if wire != stored:
         return Target(spelling, False, Seen.OTHER_SPELLING)
     raw = observation.query

@@ -13,20 +13,18 @@ from typing import NamedTuple, Protocol
 
 from ..config import Config
 from ..model import Entry
-from ..reasons import Dropped, Skipped
+from ..reasons import Dropped
 from ..render import IMAGE_NS, ORIGIN, SITEMAP_NS, URLSET_CLOSE, URLSET_OPEN, XHTML_NS
 from ..routes import Route
 from ..stores.base import Shared, Store
-from ..urls import filter_query
-from .digest import Rules
+from .refusal import Rules, refuse
 
 # The store setting that holds the digest of the config its pages follow.
 SETTING = "config"
-# The version of the rules below: a release that refuses more than the one
-# before changes it, and every store is checked once more.
-RULES = "1"
-# Why a stored URL with a query is refused: the parameter is no longer kept.
-QUERY = "query"
+# The version of the rules of refusal.refuse: a release that refuses more
+# than the one before changes it, and every store is checked once more.
+# 2: secret-looking segments, empty segments and URLs too long refused too.
+RULES = "2"
 
 Style = tuple[str | None, float | None]
 
@@ -79,8 +77,9 @@ class Judge(Protocol):
 
 
 class ConfigJudge:
-    """A :class:`Judge` of the path rules (``exclude``, ``include``, own
-    paths) and the routes. ``view_for(template)`` gives the view serving a
+    """A :class:`Judge` by the rule recording follows (``refusal.refuse``:
+    the path rules, the routes, the query kept) and the caps.
+    ``view_for(template)`` gives the view serving a
     route template, when the app's routes are known, so that a decorator's
     options count too; without it only the config's routes do."""
 
@@ -92,6 +91,7 @@ class ConfigJudge:
         view_for: Callable[[str], object] | None = None,
     ) -> None:
         self.max_urls = config.max_urls
+        self._base_url = config.base_url
         self._rules = rules
         self._resolve = resolve
         self._view_for = view_for
@@ -102,19 +102,12 @@ class ConfigJudge:
         return self._resolve(template, view)
 
     def refuse(self, entry: Entry) -> str | None:
+        # The stored spelling, judged as recording judges a page (its query
+        # included: a parameter no longer kept refuses it).
         path, _, query = entry.path.partition("?")
-        reason = self._rules.path_skip(path)
-        if reason is not None:
-            return reason
         route = self._route(entry)
-        if route.exclude:
-            return Skipped.ROUTE_EXCLUDED
-        if route.framework:
-            return Skipped.FRAMEWORK
-        # The stored spelling again: a parameter no longer kept refuses it.
-        if query and filter_query(query, route.query) != query:
-            return QUERY
-        return None
+        refused = refuse(self._rules, self._base_url, path, query, route)
+        return None if refused is None else refused.reason
 
     def cap(self, entry: Entry) -> int | None:
         route = self._route(entry)

@@ -137,6 +137,8 @@ class Policy:
 
     def __init__(self, config: Config) -> None:
         self._excluded = Globs(config.exclude)
+        self._exclude = config.exclude
+        self._each_exclude: list[tuple[str, Globs]] | None = None
         self.excluded_deeper = self._excluded.deeper
         """Whether an exclude word is a later segment of a path that passed
         :meth:`request_skip` (``/en/account``): asked before recording."""
@@ -209,6 +211,13 @@ class Policy:
         if not self._included.empty and not self._included.match(path):
             return Skipped.NOT_INCLUDED
         return None
+
+    def exclusion(self, path: str) -> str | None:
+        """The first ``exclude`` pattern matching ``path``, or ``None``: what
+        ``explain`` names (asked only of a path refused as excluded)."""
+        if self._each_exclude is None:
+            self._each_exclude = [(p, Globs((p,))) for p in self._exclude]
+        return next((p for p, globs in self._each_exclude if globs.match(path)), None)
 
     def response_action(
         self,
