@@ -475,8 +475,8 @@ class PostgresStore(StoreBase[ConnectionPool]):
         seq: int,
         current: int,
     ) -> int:
-        """Send a plan's writes, noting what it adds to each part; the last
-        seq allocated."""
+        """Send a plan's pushes and writes, noting what it adds to each part;
+        the last seq allocated."""
         self._queue(cur, self._pushes(todo, old))
         todo.advance(sizes, old)
         for part, totals in todo.parts.items():
