@@ -240,7 +240,10 @@ class StoreBase(Generic[C]):
         self._opening = threading.Lock()
         self._conn: C | None = None
         self._pid = 0
-        self._decisions = threading.local()
+        # What this thread's writes carry besides their entries: where
+        # hreflang() collects its reasons (``into``) and whether pushing() is
+        # on (``pushing``).
+        self._write_context = threading.local()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -314,7 +317,7 @@ class StoreBase(Generic[C]):
     ) -> layout.Settled:
         """:func:`layout.settle`, its reasons noted for :meth:`hreflang`."""
         settled = layout.settle(batch, old, removed)
-        into = getattr(self._decisions, "into", None)
+        into = getattr(self._write_context, "into", None)
         if into is not None and settled.reasons:
             into.update(settled.reasons)
         return settled
@@ -326,22 +329,22 @@ class StoreBase(Generic[C]):
         each entry that declares some and each member written again. A write
         retried after a conflict decides again, and the last decision stands."""
         into: dict[str, str | None] = {}
-        self._decisions.into = into
+        self._write_context.into = into
         try:
             yield into
         finally:
-            self._decisions.into = None
+            self._write_context.into = None
 
     @contextmanager
     def pushing(self) -> Iterator[None]:
         """In the block, this thread's upserts and removals also queue (a
         store with :class:`Pushes`, in the write's own transaction) the paths
         they add, whose ``lastmod`` they move, or remove."""
-        self._decisions.pushing = True
+        self._write_context.pushing = True
         try:
             yield
         finally:
-            self._decisions.pushing = False
+            self._write_context.pushing = False
 
     def _pushes(self, todo: layout.Plan, old: Mapping[str, layout.Stored]) -> list[str]:
         """The paths of a plan to queue: new, or changed (a new ``lastmod``
@@ -362,7 +365,7 @@ class StoreBase(Generic[C]):
         return pushes
 
     def _is_pushing(self) -> bool:
-        return bool(getattr(self._decisions, "pushing", False))
+        return bool(getattr(self._write_context, "pushing", False))
 
     def epoch(self) -> str:
         """The identity of the data the store holds now: it changes when the

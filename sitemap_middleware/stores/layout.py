@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from itertools import chain
 from typing import NamedTuple
@@ -68,34 +69,21 @@ class Change(NamedTuple):
     """A new row (it takes the next first-seen ``seq``), else an update in place."""
 
 
+@dataclass(slots=True)
 class Totals:
     """What a write adds to one part: URLs, bytes (negative when they leave)
-    and the newest ``lastmod`` among the rows it writes there."""
+    and the newest ``lastmod`` among the rows it writes there. Mutable: the
+    planner adds to it row by row."""
 
-    __slots__ = ("bytes", "newest", "urls")
-
-    def __init__(self, urls: int = 0, bytes: int = 0, newest: int = 0) -> None:
-        self.urls = urls
-        self.bytes = bytes
-        self.newest = newest
+    urls: int = 0
+    bytes: int = 0
+    newest: int = 0
 
     def add(self, other: Totals) -> None:
         self.urls += other.urls
         self.bytes += other.bytes
         if other.newest > self.newest:
             self.newest = other.newest
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Totals):
-            return NotImplemented
-        return (self.urls, self.bytes, self.newest) == (
-            other.urls,
-            other.bytes,
-            other.newest,
-        )
-
-    def __repr__(self) -> str:
-        return f"Totals(urls={self.urls}, bytes={self.bytes}, newest={self.newest})"
 
 
 # NamedTuple's generated __new__ is a Python call; the plan makes two records

@@ -16,7 +16,7 @@ from datetime import datetime
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from .base import Decision, StoreBase, logged, new_epoch, unlogged
-from .layout import Fill, Plan, Stored, batches, leaving, now
+from .layout import Change, Fill, Plan, Stored, Totals, batches, leaving, now
 
 
 @dataclass(slots=True)
@@ -45,6 +45,17 @@ class MemoryStore(StoreBase[None]):
         self._pending: dict[str, float] = {}  # IndexNow: path -> lease (0: free)
         self._log: dict[str, str] = {}  # insertion order: oldest first
 
+    # -- the write path -------------------------------------------------------------
+    # The steps, named alike in every store (redis.py, postgres.py, sqlite.py),
+    # each batch under the lock; every row is at hand, so nothing is _read:
+    #   _sizes         the fill of every part
+    #   _settle, _plan layout's decisions (StoreBase)
+    #   _apply         a plan: _delete its moved rows from their parts, _write
+    #                  its rows, and add to the parts' _summaries
+    #   _queue         the IndexNow pushes
+    # remove: _settle, _delete, _queue, and the members written again through
+    # _plan and _apply.
+
     def upsert(self, entries: Iterable[Entry]) -> int:
         return sum(self._upsert(batch) for batch in batches(entries))
 
@@ -60,29 +71,6 @@ class MemoryStore(StoreBase[None]):
             self._apply(todo, current)
             self._queue(pushes)
         return len(todo.changes)
-
-    def _sizes(self) -> dict[int, Fill]:
-        return {n + 1: Fill(len(p.paths), p.bytes) for n, p in enumerate(self._parts)}
-
-    def _apply(self, todo: Plan, current: int) -> None:
-        parts = self._parts
-        self._delete(todo.moved, current)
-        for change in todo.changes:
-            while len(parts) < change.part:
-                parts.append(_Part({}))
-            if change.new:
-                parts[change.part - 1].paths[change.path] = None
-            prior = self._rows.get(change.path)
-            if prior is not None:
-                self._tally(prior.row.route, -1)
-            self._tally(change.row.route, 1)
-            self._rows[change.path] = Stored(change.part, change.row)
-        for number, totals in todo.parts.items():
-            part = parts[number - 1]
-            part.bytes += totals.bytes
-            part.lastmod = max(part.lastmod, totals.newest)
-            part.version += 1
-            part.changed = current
 
     def remove(self, paths: Iterable[str]) -> int:
         with self._lock:
@@ -101,6 +89,19 @@ class MemoryStore(StoreBase[None]):
                 self._apply(todo, current)
             return len(gone)
 
+    def _sizes(self) -> dict[int, Fill]:
+        return {n + 1: Fill(len(p.paths), p.bytes) for n, p in enumerate(self._parts)}
+
+    def _apply(self, todo: Plan, current: int) -> None:
+        self._delete(todo.moved, current)
+        self._write(todo.changes)
+        self._summaries(todo.parts, current)
+
+    def _queue(self, paths: Iterable[str]) -> None:
+        """Queue IndexNow pushes, free."""
+        for path in paths:
+            self._pending[path] = 0.0
+
     def _delete(self, paths: Iterable[str], current: int) -> int:
         gone = {path: self._rows.pop(path) for path in paths if path in self._rows}
         for path, stored in gone.items():
@@ -115,6 +116,27 @@ class MemoryStore(StoreBase[None]):
             part.version += 1
             part.changed = current
         return len(gone)
+
+    def _write(self, changes: list[Change]) -> None:
+        parts = self._parts
+        for change in changes:
+            while len(parts) < change.part:
+                parts.append(_Part({}))
+            if change.new:
+                parts[change.part - 1].paths[change.path] = None
+            prior = self._rows.get(change.path)
+            if prior is not None:
+                self._tally(prior.row.route, -1)
+            self._tally(change.row.route, 1)
+            self._rows[change.path] = Stored(change.part, change.row)
+
+    def _summaries(self, parts: dict[int, Totals], current: int) -> None:
+        for number, totals in parts.items():
+            part = self._parts[number - 1]
+            part.bytes += totals.bytes
+            part.lastmod = max(part.lastmod, totals.newest)
+            part.version += 1
+            part.changed = current
 
     def _tally(self, route: str | None, delta: int) -> None:
         if route is not None:
@@ -142,10 +164,6 @@ class MemoryStore(StoreBase[None]):
     def set_setting(self, name: str, value: str) -> None:
         with self._lock:
             self._settings[name] = value
-
-    def _queue(self, paths: Iterable[str]) -> None:
-        for path in paths:
-            self._pending[path] = 0.0
 
     def queue_pushes(self, paths: Iterable[str]) -> None:
         with self._lock:

@@ -294,6 +294,19 @@ class PostgresStore(StoreBase[ConnectionPool]):
             for statement in self._sql(_DECISIONS).split(";"):
                 conn.execute(statement)
 
+    # -- the write path -------------------------------------------------------------
+    # The steps, named alike in every store (redis.py, sqlite.py, memory.py):
+    #   _read          the stored rows of the batch, with their parts' fill
+    #   _read_members  the stored rows of the hreflang clusters' other members
+    #   _settle, _plan layout's decisions on them (StoreBase)
+    #   _apply         a plan: _queue its pushes, _delete its moved rows from
+    #                  their parts, _write its rows
+    #   _summaries     add what the writes added to their parts' summaries
+    # remove: _read, _read_members, _settle, _delete, _queue, and the members
+    # written again through _plan, _apply and _summaries.
+    # Here the steps interleave: the reads of a batch's runs are pipelined, and
+    # each run is planned and applied while the server reads the next.
+
     def upsert(self, entries: Iterable[Entry]) -> int:
         changed = 0
         for batch in batches(entries):
@@ -307,7 +320,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
         runs = _split(list(batch.items()))
         # In pipeline mode the server answers when asked to flush, once it has
         # run everything sent before: so we ask for the lock (and the first
-        # run's stored rows), send the other lookups, plan the first run while
+        # run's stored rows), send the other reads, plan the first run while
         # the server works on them, and take their rows before any write.
         lock = conn.execute(
             self._sql("SELECT next_seq FROM {p}meta FOR UPDATE"), binary=True
@@ -320,15 +333,15 @@ class PostgresStore(StoreBase[ConnectionPool]):
             ),
             binary=True,
         )
-        # The lookups are index probes whatever the statistics say: a table
+        # The reads are index probes whatever the statistics say: a table
         # that grew since its last ANALYZE looks nearly empty, and the planner
         # would scan all of it once a run.
         conn.execute("SET LOCAL enable_seqscan = off")
-        lookups = [self._lookup(conn, runs[0])]
+        reads = [self._read(conn, runs[0])]
         (seq,) = _one(lock)
-        lookups += [self._lookup(conn, run) for run in runs[1:]]
+        reads += [self._read(conn, run) for run in runs[1:]]
         conn.execute("SET LOCAL enable_seqscan = on")
-        found = [lookups[0].fetchall()]
+        found = [reads[0].fetchall()]
         last = tail.fetchone()
         number = last[0] if last else 0
         # The Fill of the parts the plans need, as the batch leaves them.
@@ -346,10 +359,10 @@ class PostgresStore(StoreBase[ConnectionPool]):
         eager = any(entry.alternates for entry in batch.values())
         settled = layout.NOTHING
         if eager:
-            found += [lookup.fetchall() for lookup in lookups[1:]]
+            found += [read.fetchall() for read in reads[1:]]
             for rows in found:
                 _take(rows, old, sizes)
-            _take(self._lookup(conn, layout.members(batch, old)), old, sizes)
+            self._read_members(conn, layout.members(batch, old), old, sizes)
             settled = self._settle(batch, old)
         in_runs = settled._replace(rewrites={})
         # Planned a run at a time, each from where the one before left off
@@ -360,20 +373,97 @@ class PostgresStore(StoreBase[ConnectionPool]):
             _take(found[index], old, sizes)
             todo = self._plan(run, old, sizes, number, current, in_runs)
             if not index and not eager:
-                found += [lookup.fetchall() for lookup in lookups[1:]]
+                found += [read.fetchall() for read in reads[1:]]
             seq = self._apply(cur, todo, old, sizes, parts, seq, current)
             number = todo.last_part
             changed += len(todo.changes)
         if not eager and any(stored.row.declared for stored in old.values()):
-            _take(self._lookup(conn, layout.members(batch, old)), old, sizes)
+            self._read_members(conn, layout.members(batch, old), old, sizes)
             settled = self._settle(batch, old)
         if settled.rewrites:
             todo = self._plan({}, old, sizes, number, current, settled)
             seq = self._apply(cur, todo, old, sizes, parts, seq, current)
             changed += len(todo.changes)
         if changed:
-            self._finish(cur, parts, seq, current)
+            self._summaries(cur, parts, seq, current)
         return changed
+
+    def remove(self, paths: Iterable[str]) -> int:
+        wanted = sorted(set(paths))
+        if not wanted:
+            return 0
+        with self._borrow() as conn, conn.cursor(binary=True) as cur:
+            # A flood of 404s for paths never stored costs one read, not a
+            # write that queues behind (and holds up) every other writer.
+            cur.execute(
+                self._sql("SELECT path FROM {p}url WHERE path = ANY(%b)"), (wanted,)
+            )
+            wanted = [path for (path,) in cur]
+        if not wanted:
+            return 0
+        with (
+            self._borrow() as conn,
+            conn.transaction(),
+            conn.cursor(binary=True) as cur,
+        ):
+            cur.execute(self._sql("SELECT next_seq FROM {p}meta FOR UPDATE"))
+            (seq,) = _one(cur)
+            gone: dict[str, Stored] = {}
+            sizes: dict[int, Fill] = {}
+            _take(self._read(conn, wanted), gone, sizes)
+            # The other members of the removed pages' clusters lose their links.
+            others: dict[str, Stored] = {}
+            self._read_members(conn, layout.members({}, gone, gone), others, sizes)
+            current = now()
+            settled = self._settle({}, {**gone, **others}, gone)
+            removed = self._delete(cur, gone, current)
+            if self._is_pushing():
+                self._queue(cur, gone)
+            if settled.rewrites:
+                # As the removal leaves them: fewer URLs, fewer bytes.
+                for part, totals in leaving(gone.values()).items():
+                    urls, size = sizes[part]
+                    sizes[part] = Fill(urls - totals.urls, size - totals.bytes)
+                tail = cur.execute(
+                    self._sql(
+                        "SELECT page, urls, bytes FROM {p}page"
+                        " ORDER BY page DESC LIMIT 1"
+                    )
+                ).fetchone()
+                number = tail[0] if tail else 0
+                if tail is not None:
+                    sizes.setdefault(number, Fill(tail[1], tail[2]))
+                parts: dict[int, Totals] = {}
+                todo = self._plan({}, others, sizes, number, current, settled)
+                seq = self._apply(cur, todo, others, sizes, parts, seq, current)
+                self._summaries(cur, parts, seq, current)
+            return removed
+
+    def _read(
+        self, conn: psycopg.Connection[Any], run: Collection[str]
+    ) -> psycopg.Cursor[Any]:
+        """Send the query for the stored rows of these paths, with their parts'
+        fill (``_take`` notes them): a cursor, read when the pipeline flushes."""
+        return conn.execute(
+            self._sql(
+                "SELECT u.path, u.page, u.lastmod, u.fingerprint, u.route,"
+                " u.fragment, u.declared, u.title, p.urls, p.bytes FROM {p}url u"
+                " JOIN {p}page p ON p.page = u.page WHERE u.path = ANY(%b)"
+            ),
+            (list(run),),
+            binary=True,
+        )
+
+    def _read_members(
+        self,
+        conn: psycopg.Connection[Any],
+        paths: Collection[str],
+        old: dict[str, Stored],
+        sizes: dict[int, Fill],
+    ) -> None:
+        """Note the stored rows of these hreflang members (``layout.members``)
+        in ``old``, and their parts' fill in ``sizes``."""
+        _take(self._read(conn, paths), old, sizes)
 
     def _apply(
         self,
@@ -385,11 +475,9 @@ class PostgresStore(StoreBase[ConnectionPool]):
         seq: int,
         current: int,
     ) -> int:
-        """Send a plan's writes, noting what it adds to each part; the last
-        seq allocated."""
-        pushes = self._pushes(todo, old)
-        if pushes:
-            cur.execute(self._sql(_QUEUE), (sorted(pushes),))
+        """Send a plan's pushes and writes, noting what it adds to each part;
+        the last seq allocated."""
+        self._queue(cur, self._pushes(todo, old))
         todo.advance(sizes, old)
         for part, totals in todo.parts.items():
             parts.setdefault(part, Totals()).add(totals)
@@ -398,49 +486,36 @@ class PostgresStore(StoreBase[ConnectionPool]):
             self._delete(cur, {path: old[path] for path in todo.moved}, current)
         return self._write(cur, todo.changes, seq)
 
-    def _finish(
-        self,
-        cur: psycopg.Cursor[Any],
-        parts: dict[int, Totals],
-        seq: int,
-        current: int,
-    ) -> None:
-        """Add what the writes added to their parts' summaries; keep the seq."""
-        numbers = sorted(
-            (part, totals.urls, totals.bytes, totals.newest)
-            for part, totals in parts.items()
+    def _queue(self, cur: psycopg.Cursor[Any], paths: Collection[str]) -> None:
+        """Queue IndexNow pushes in the write's transaction."""
+        if paths:
+            cur.execute(self._sql(_QUEUE), (sorted(paths),))  # one lock order
+
+    def _delete(
+        self, cur: psycopg.Cursor[Any], rows: dict[str, Stored], current: int
+    ) -> int:
+        """Delete stored rows and shrink their parts: fewer URLs and bytes, the
+        newest lastmod of the rows left; in the caller's transaction."""
+        if not rows:
+            return 0
+        cur.execute(
+            self._sql("DELETE FROM {p}url WHERE path = ANY(%b)"), (sorted(rows),)
         )
-        if not numbers:  # titles alone: no part's bytes changed
-            cur.execute(self._sql("UPDATE {p}meta SET next_seq = %b"), (seq,))
-            return
+        gone = sorted(
+            (part, totals.urls, totals.bytes)
+            for part, totals in leaving(rows.values()).items()
+        )
         cur.execute(
             self._sql(
-                "INSERT INTO {p}page SELECT n, urls, bytes, lastmod, 1, %b::bigint"
-                " FROM unnest(%b::integer[], %b::integer[], %b::bigint[],"
-                " %b::bigint[]) AS t(n, urls, bytes, lastmod)"
-                " ON CONFLICT (page) DO UPDATE SET urls = {p}page.urls + excluded.urls,"
-                " bytes = {p}page.bytes + excluded.bytes,"
-                " lastmod = greatest({p}page.lastmod, excluded.lastmod),"
-                " version = {p}page.version + 1, changed = excluded.changed"
+                "UPDATE {p}page SET urls = urls - t.n, bytes = bytes - t.size,"
+                " version = version + 1, changed = %b, lastmod = coalesce((SELECT"
+                " max(lastmod) FROM {p}url WHERE page = t.page), 0)"
+                " FROM unnest(%b::integer[], %b::integer[], %b::bigint[])"
+                " AS t(page, n, size) WHERE {p}page.page = t.page"
             ),
-            (current, *_columns(numbers)),
+            (current, *_columns(gone)),
         )
-        cur.execute(self._sql("UPDATE {p}meta SET next_seq = %b"), (seq,))
-
-    def _lookup(
-        self, conn: psycopg.Connection[Any], run: Collection[str]
-    ) -> psycopg.Cursor[Any]:
-        """Send the query for the stored rows of these paths, with their pages'
-        sizes."""
-        return conn.execute(
-            self._sql(
-                "SELECT u.path, u.page, u.lastmod, u.fingerprint, u.route,"
-                " u.fragment, u.declared, u.title, p.urls, p.bytes FROM {p}url u"
-                " JOIN {p}page p ON p.page = u.page WHERE u.path = ANY(%b)"
-            ),
-            (list(run),),
-            binary=True,
-        )
+        return len(rows)
 
     def _write(
         self,
@@ -489,82 +564,34 @@ class PostgresStore(StoreBase[ConnectionPool]):
             )
         return seq
 
-    def remove(self, paths: Iterable[str]) -> int:
-        wanted = sorted(set(paths))
-        if not wanted:
-            return 0
-        with self._borrow() as conn, conn.cursor(binary=True) as cur:
-            # A flood of 404s for paths never stored costs one read, not a
-            # write that queues behind (and holds up) every other writer.
-            cur.execute(
-                self._sql("SELECT path FROM {p}url WHERE path = ANY(%b)"), (wanted,)
-            )
-            wanted = [path for (path,) in cur]
-        if not wanted:
-            return 0
-        with (
-            self._borrow() as conn,
-            conn.transaction(),
-            conn.cursor(binary=True) as cur,
-        ):
-            cur.execute(self._sql("SELECT next_seq FROM {p}meta FOR UPDATE"))
-            (seq,) = _one(cur)
-            gone: dict[str, Stored] = {}
-            sizes: dict[int, Fill] = {}
-            _take(self._lookup(conn, wanted), gone, sizes)
-            # The other members of the removed pages' clusters lose their links.
-            others: dict[str, Stored] = {}
-            _take(self._lookup(conn, layout.members({}, gone, gone)), others, sizes)
-            current = now()
-            settled = self._settle({}, {**gone, **others}, gone)
-            removed = self._delete(cur, gone, current)
-            if self._is_pushing():
-                cur.execute(self._sql(_QUEUE), (sorted(gone),))
-            if settled.rewrites:
-                # As the removal leaves them: fewer URLs, fewer bytes.
-                for part, totals in leaving(gone.values()).items():
-                    urls, size = sizes[part]
-                    sizes[part] = Fill(urls - totals.urls, size - totals.bytes)
-                tail = cur.execute(
-                    self._sql(
-                        "SELECT page, urls, bytes FROM {p}page"
-                        " ORDER BY page DESC LIMIT 1"
-                    )
-                ).fetchone()
-                number = tail[0] if tail else 0
-                if tail is not None:
-                    sizes.setdefault(number, Fill(tail[1], tail[2]))
-                parts: dict[int, Totals] = {}
-                todo = self._plan({}, others, sizes, number, current, settled)
-                seq = self._apply(cur, todo, others, sizes, parts, seq, current)
-                self._finish(cur, parts, seq, current)
-            return removed
-
-    def _delete(
-        self, cur: psycopg.Cursor[Any], rows: dict[str, Stored], current: int
-    ) -> int:
-        """Delete stored rows and shrink their parts: fewer URLs and bytes, the
-        newest lastmod of the rows left; in the caller's transaction."""
-        if not rows:
-            return 0
-        cur.execute(
-            self._sql("DELETE FROM {p}url WHERE path = ANY(%b)"), (sorted(rows),)
+    def _summaries(
+        self,
+        cur: psycopg.Cursor[Any],
+        parts: dict[int, Totals],
+        seq: int,
+        current: int,
+    ) -> None:
+        """Add what the writes added to their parts' summaries; keep the seq."""
+        numbers = sorted(
+            (part, totals.urls, totals.bytes, totals.newest)
+            for part, totals in parts.items()
         )
-        gone = sorted(
-            (part, totals.urls, totals.bytes)
-            for part, totals in leaving(rows.values()).items()
-        )
+        if not numbers:  # titles alone: no part's bytes changed
+            cur.execute(self._sql("UPDATE {p}meta SET next_seq = %b"), (seq,))
+            return
         cur.execute(
             self._sql(
-                "UPDATE {p}page SET urls = urls - t.n, bytes = bytes - t.size,"
-                " version = version + 1, changed = %b, lastmod = coalesce((SELECT"
-                " max(lastmod) FROM {p}url WHERE page = t.page), 0)"
-                " FROM unnest(%b::integer[], %b::integer[], %b::bigint[])"
-                " AS t(page, n, size) WHERE {p}page.page = t.page"
+                "INSERT INTO {p}page SELECT n, urls, bytes, lastmod, 1, %b::bigint"
+                " FROM unnest(%b::integer[], %b::integer[], %b::bigint[],"
+                " %b::bigint[]) AS t(n, urls, bytes, lastmod)"
+                " ON CONFLICT (page) DO UPDATE SET urls = {p}page.urls + excluded.urls,"
+                " bytes = {p}page.bytes + excluded.bytes,"
+                " lastmod = greatest({p}page.lastmod, excluded.lastmod),"
+                " version = {p}page.version + 1, changed = excluded.changed"
             ),
-            (current, *_columns(gone)),
+            (current, *_columns(numbers)),
         )
-        return len(rows)
+        cur.execute(self._sql("UPDATE {p}meta SET next_seq = %b"), (seq,))
 
     def epoch(self) -> str:
         with self._borrow() as conn:
@@ -609,10 +636,10 @@ class PostgresStore(StoreBase[ConnectionPool]):
             )
 
     def queue_pushes(self, paths: Iterable[str]) -> None:
-        wanted = sorted(set(paths))  # one lock order for every writer
+        wanted = set(paths)
         if wanted:
-            with self._borrow() as conn:
-                conn.execute(self._sql(_QUEUE), (wanted,))
+            with self._borrow() as conn, conn.cursor() as cur:
+                self._queue(cur, wanted)
 
     def claim_pushes(self, limit: int, now: float, until: float) -> list[str]:
         # SKIP LOCKED: a row a writer is queueing again is left to the next claim.

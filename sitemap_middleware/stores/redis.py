@@ -228,6 +228,20 @@ class RedisStore(StoreBase[_Client]):
                     pipe.reset()
         raise StoreError(f"gave up counting routes after {TRIES} conflicting writes")
 
+    # -- the write path -------------------------------------------------------------
+    # The steps, named alike in every store (postgres.py, sqlite.py, memory.py),
+    # each batch in one optimistic transaction (_transact):
+    #   _read          under the WATCH: the stored rows of the batch, with the
+    #                  part summaries
+    #   _read_members  the stored rows of the hreflang clusters' other members
+    #   _settle, _plan layout's decisions on them (StoreBase)
+    #   _apply         a plan, on the summaries read (_delete takes the moved
+    #                  rows out of theirs); then, between MULTI and EXEC:
+    #   _write         the rows, and _summaries the summaries touched
+    #   _queue         the IndexNow pushes
+    # remove: _read, _read_members, _settle, _delete, _queue, and the members
+    # written again through _plan and _apply.
+
     def _transact(self, work: Callable[[_Client, Pipeline, str], _Work | None]) -> int:
         """Run ``work`` (its reads, then the commands it queues) until no other
         writer committed in between; it returns ``None`` when it has nothing to
@@ -270,6 +284,79 @@ class RedisStore(StoreBase[_Client]):
             delay = min(2 * delay, 0.01)
         return token
 
+    def upsert(self, entries: Iterable[Entry]) -> int:
+        return sum(
+            self._transact(partial(self._upsert, batch)) for batch in batches(entries)
+        )
+
+    def _upsert(
+        self, batch: dict[str, Entry], conn: _Client, pipe: Pipeline, token: str
+    ) -> _Work | None:
+        current = now()
+        state = self._read(conn, pipe, batch, token)
+        self._read_members(conn, pipe, state, layout.members(batch, state.rows), token)
+        sizes = state.sizes()
+        # Planned in full first, so that a bad entry changes nothing.
+        todo = self._plan(batch, state.rows, sizes, state.last, current)
+        if not todo.changes:
+            return None
+        pushes = self._pushes(todo, state.rows)
+        queue = self._apply(conn, pipe, todo, state, current)
+        if not pushes:
+            return len(todo.changes), queue
+
+        def queue_and_push(pipe: Pipeline) -> None:
+            queue(pipe)
+            self._queue(pipe, pushes)
+
+        return len(todo.changes), queue_and_push
+
+    def remove(self, paths: Iterable[str]) -> int:
+        wanted = list(set(paths))
+        if not wanted:
+            return 0
+        return self._transact(partial(self._remove, wanted))
+
+    def _remove(
+        self, wanted: list[str], conn: _Client, pipe: Pipeline, token: str
+    ) -> _Work | None:
+        state = self._read(conn, pipe, wanted, token)
+        if not state.rows:
+            return None
+        current = now()
+        gone = {path: state.rows[path] for path in state.rows}
+        # The other members of the removed pages' clusters lose their links.
+        self._read_members(conn, pipe, state, layout.members({}, gone, gone), token)
+        settled = self._settle({}, state.rows, gone)
+        leaving = self._delete(conn, pipe, gone, state.parts, current)
+        routes: dict[str, int] = {}
+        for stored in gone.values():
+            _tally(routes, stored.row.route, -1)
+        rewrite: Callable[[Pipeline], None] | None = None
+        pushing = self._is_pushing()
+        if settled.rewrites:
+            for path in gone:
+                del state.rows[path]
+            sizes = state.sizes()
+            todo = self._plan({}, state.rows, sizes, state.last, current, settled)
+            rewrite = self._apply(conn, pipe, todo, state, current)
+
+        def queue(pipe: Pipeline) -> None:
+            self._unlist(pipe, leaving)
+            names = list(gone)
+            for start in range(0, len(names), RUN):
+                pipe.hdel(self._rows, *names[start : start + RUN])
+                pipe.hdel(self._fragments, *names[start : start + RUN])
+                pipe.hdel(self._titles, *names[start : start + RUN])
+            self._summaries(pipe, state.parts, leaving)
+            self._tallies(pipe, routes)
+            if pushing:
+                self._queue(pipe, names)
+            if rewrite is not None:
+                rewrite(pipe)
+
+        return len(gone), queue
+
     def _read(
         self, conn: _Client, pipe: Pipeline, paths: Collection[str], token: str
     ) -> _State:
@@ -302,33 +389,6 @@ class RedisStore(StoreBase[_Client]):
         }
         return _State(int(seq), int(last), rows, parts)
 
-    def upsert(self, entries: Iterable[Entry]) -> int:
-        return sum(
-            self._transact(partial(self._upsert, batch)) for batch in batches(entries)
-        )
-
-    def _upsert(
-        self, batch: dict[str, Entry], conn: _Client, pipe: Pipeline, token: str
-    ) -> _Work | None:
-        current = now()
-        state = self._read(conn, pipe, batch, token)
-        self._read_members(conn, pipe, state, layout.members(batch, state.rows), token)
-        sizes = {number: s.fill() for number, s in state.parts.items()}
-        # Planned in full first, so that a bad entry changes nothing.
-        todo = self._plan(batch, state.rows, sizes, state.last, current)
-        if not todo.changes:
-            return None
-        pushes = self._pushes(todo, state.rows)
-        queue = self._planned(conn, pipe, todo, state, current)
-        if not pushes:
-            return len(todo.changes), queue
-
-        def queue_and_push(pipe: Pipeline) -> None:
-            queue(pipe)
-            self._queue(pipe, pushes)
-
-        return len(todo.changes), queue_and_push
-
     def _read_members(
         self,
         conn: _Client,
@@ -345,7 +405,7 @@ class RedisStore(StoreBase[_Client]):
             for number, summary in more.parts.items():
                 state.parts.setdefault(number, summary)
 
-    def _planned(
+    def _apply(
         self,
         conn: _Client,
         pipe: Pipeline,
@@ -355,7 +415,7 @@ class RedisStore(StoreBase[_Client]):
     ) -> Callable[[Pipeline], None]:
         """Apply a plan to ``state``'s summaries (reading what moved rows
         need); the function that queues its commands."""
-        moved = self._unlink(
+        moved = self._delete(
             conn,
             pipe,
             {path: state.rows[path] for path in todo.moved},
@@ -382,17 +442,56 @@ class RedisStore(StoreBase[_Client]):
             _tally(routes, change.row.route, 1)
 
         def queue(pipe: Pipeline) -> None:
-            self._writes(conn, pipe, todo, state, moved, touched)
+            self._write(conn, pipe, todo, state, moved, touched)
             self._tallies(pipe, routes)
 
         return queue
 
-    def _tallies(self, pipe: Pipeline, routes: dict[str, int]) -> None:
-        for route, delta in routes.items():
-            if delta:
-                pipe.hincrby(self._routes, route, delta)
+    def _queue(self, pipe: Pipeline, paths: list[str]) -> None:
+        """Queue IndexNow pushes (free) between MULTI and EXEC."""
+        for start in range(0, len(paths), RUN):
+            pipe.zadd(self._push_key, dict.fromkeys(paths[start : start + RUN], 0))
 
-    def _writes(
+    def _delete(
+        self,
+        conn: _Client,
+        pipe: Pipeline,
+        rows: Mapping[str, Stored],
+        parts: dict[int, _Summary],
+        current: int,
+    ) -> dict[int, list[str]]:
+        """Take stored rows out of their parts' summaries, reading what that
+        needs; returns the paths that leave each part, for :meth:`_unlist`
+        between MULTI and EXEC (the caller deletes or rewrites the rows)."""
+        paths: dict[int, list[str]] = {}
+        for path, stored in rows.items():
+            paths.setdefault(stored.part, []).append(path)
+        for number, totals in leaving(rows.values()).items():
+            summary = parts.setdefault(number, _Summary())
+            summary.urls -= totals.urls
+            summary.size -= totals.bytes
+            if summary.urls <= 0:
+                summary.lastmod = 0
+            elif max(rows[p].row.lastmod for p in paths[number]) >= summary.lastmod:
+                # The newest row may be leaving: find the newest of those left.
+                summary.lastmod = int(
+                    conn.newest(
+                        keys=[self._part_key(number), self._rows],
+                        args=[_nul_ended(paths[number])],
+                        client=pipe,
+                    )
+                )
+            summary.version += 1
+            summary.changed = current
+        return paths
+
+    def _unlist(self, pipe: Pipeline, leaving: dict[int, list[str]]) -> None:
+        """Queue the paths' removal from their parts' sorted sets."""
+        for number, paths in leaving.items():
+            for start in range(0, len(paths), RUN):
+                pipe.zrem(self._part_key(number), *paths[start : start + RUN])
+
+    def _write(
         self,
         conn: _Client,
         pipe: Pipeline,
@@ -401,10 +500,9 @@ class RedisStore(StoreBase[_Client]):
         moved: dict[int, list[str]],
         touched: set[int],
     ) -> None:
-        """Queue an upsert's commands, RUN rows a command."""
-        for number, paths in moved.items():
-            for start in range(0, len(paths), RUN):
-                pipe.zrem(self._part_key(number), *paths[start : start + RUN])
+        """Queue a plan's commands, RUN rows a command: the moved rows out of
+        their parts, the rows, the summaries touched and meta."""
+        self._unlist(pipe, moved)
         # The hot loop of a bulk load: the row's JSON is formatted by hand,
         # and a run of rows goes to the write script in five arguments.
         seq = state.seq
@@ -470,93 +568,18 @@ class RedisStore(StoreBase[_Client]):
             conn.write(keys=keys, args=args, client=pipe)
         return _Rows(rows.part, rows.seq + len(rows.paths))
 
-    def _unlink(
-        self,
-        conn: _Client,
-        pipe: Pipeline,
-        rows: Mapping[str, Stored],
-        parts: dict[int, _Summary],
-        current: int,
-    ) -> dict[int, list[str]]:
-        """Take stored rows out of their parts' summaries, reading what that
-        needs; returns the paths that leave each part, for the caller to take
-        out of its sorted set."""
-        paths: dict[int, list[str]] = {}
-        for path, stored in rows.items():
-            paths.setdefault(stored.part, []).append(path)
-        for number, totals in leaving(rows.values()).items():
-            summary = parts.setdefault(number, _Summary())
-            summary.urls -= totals.urls
-            summary.size -= totals.bytes
-            if summary.urls <= 0:
-                summary.lastmod = 0
-            elif max(rows[p].row.lastmod for p in paths[number]) >= summary.lastmod:
-                # The newest row may be leaving: find the newest of those left.
-                summary.lastmod = int(
-                    conn.newest(
-                        keys=[self._part_key(number), self._rows],
-                        args=[_nul_ended(paths[number])],
-                        client=pipe,
-                    )
-                )
-            summary.version += 1
-            summary.changed = current
-        return paths
-
     def _summaries(
         self, pipe: Pipeline, parts: dict[int, _Summary], numbers: Iterable[int]
     ) -> None:
+        """Queue the summaries of these parts, as the write leaves them."""
         packed = {number: parts[number].pack() for number in sorted(numbers)}
         if packed:
             pipe.hset(self._summaries_key, mapping=packed)
 
-    def remove(self, paths: Iterable[str]) -> int:
-        wanted = list(set(paths))
-        if not wanted:
-            return 0
-        return self._transact(partial(self._remove, wanted))
-
-    def _remove(
-        self, wanted: list[str], conn: _Client, pipe: Pipeline, token: str
-    ) -> _Work | None:
-        state = self._read(conn, pipe, wanted, token)
-        if not state.rows:
-            return None
-        current = now()
-        gone = {path: state.rows[path] for path in state.rows}
-        # The other members of the removed pages' clusters lose their links.
-        self._read_members(conn, pipe, state, layout.members({}, gone, gone), token)
-        settled = self._settle({}, state.rows, gone)
-        leaving = self._unlink(conn, pipe, gone, state.parts, current)
-        routes: dict[str, int] = {}
-        for stored in gone.values():
-            _tally(routes, stored.row.route, -1)
-        rewrite: Callable[[Pipeline], None] | None = None
-        pushing = self._is_pushing()
-        if settled.rewrites:
-            for path in gone:
-                del state.rows[path]
-            sizes = {number: s.fill() for number, s in state.parts.items()}
-            todo = self._plan({}, state.rows, sizes, state.last, current, settled)
-            rewrite = self._planned(conn, pipe, todo, state, current)
-
-        def queue(pipe: Pipeline) -> None:
-            for number, paths in leaving.items():
-                for start in range(0, len(paths), RUN):
-                    pipe.zrem(self._part_key(number), *paths[start : start + RUN])
-            names = list(gone)
-            for start in range(0, len(names), RUN):
-                pipe.hdel(self._rows, *names[start : start + RUN])
-                pipe.hdel(self._fragments, *names[start : start + RUN])
-                pipe.hdel(self._titles, *names[start : start + RUN])
-            self._summaries(pipe, state.parts, leaving)
-            self._tallies(pipe, routes)
-            if pushing:
-                self._queue(pipe, names)
-            if rewrite is not None:
-                rewrite(pipe)
-
-        return len(gone), queue
+    def _tallies(self, pipe: Pipeline, routes: dict[str, int]) -> None:
+        for route, delta in routes.items():
+            if delta:
+                pipe.hincrby(self._routes, route, delta)
 
     def epoch(self) -> str:
         return _text(self._connection().redis.hget(self._meta, "epoch"))
@@ -581,10 +604,6 @@ class RedisStore(StoreBase[_Client]):
 
     def set_setting(self, name: str, value: str) -> None:
         self._connection().redis.hset(self._settings_key, name, value)
-
-    def _queue(self, pipe: Pipeline, paths: list[str]) -> None:
-        for start in range(0, len(paths), RUN):
-            pipe.zadd(self._push_key, dict.fromkeys(paths[start : start + RUN], 0))
 
     def queue_pushes(self, paths: Iterable[str]) -> None:
         wanted = list(paths)
@@ -716,6 +735,10 @@ class _State:
     last: int
     rows: dict[str, Stored]
     parts: dict[int, _Summary]
+
+    def sizes(self) -> dict[int, Fill]:
+        """The Fill of each part read, as layout.plan takes them."""
+        return {number: summary.fill() for number, summary in self.parts.items()}
 
 
 class _Rows:

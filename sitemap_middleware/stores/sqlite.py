@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
@@ -16,7 +16,7 @@ from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from . import layout
 from .base import Decision, StoreBase, logged, unlogged
-from .layout import Fill, Plan, Row, Stored, batches, leaving, now
+from .layout import Change, Fill, Plan, Row, Stored, Totals, batches, leaving, now
 
 SCHEMA_VERSION = "2"
 _SCHEMA = """
@@ -163,6 +163,19 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
             with _transaction(conn):
                 yield conn
 
+    # -- the write path -------------------------------------------------------------
+    # The steps, named alike in every store (redis.py, postgres.py, memory.py),
+    # each batch in one BEGIN IMMEDIATE transaction (_writing):
+    #   _read          the stored rows of the batch
+    #   _read_members  the stored rows of the hreflang clusters' other members
+    #   _sizes         the fill of their parts and of the last part
+    #   _settle, _plan layout's decisions on them (StoreBase)
+    #   _apply         a plan: _delete its moved rows from their parts, _write
+    #                  its rows, and add to the parts' _summaries
+    #   _queue         the IndexNow pushes
+    # remove: _read, _read_members, _settle, _delete, _queue, and the members
+    # written again through _plan and _apply.
+
     def upsert(self, entries: Iterable[Entry]) -> int:
         changed = 0
         for batch in batches(entries):
@@ -172,16 +185,58 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
 
     def _upsert(self, conn: sqlite3.Connection, batch: dict[str, Entry]) -> int:
         current = now()
-        old = self._rows(conn, list(batch))
-        members = layout.members(batch, old)
-        if members:
-            old.update(self._rows(conn, list(members)))
+        old = self._read(conn, list(batch))
+        self._read_members(conn, layout.members(batch, old), old)
         todo = self._plan(batch, old, *self._sizes(conn, old), current)
         self._apply(conn, todo, old, current)
-        pushes = self._pushes(todo, old)
-        if pushes:
-            conn.executemany(_QUEUE, [(path,) for path in pushes])
+        self._queue(conn, self._pushes(todo, old))
         return len(todo.changes)
+
+    def remove(self, paths: Iterable[str]) -> int:
+        wanted = list(set(paths))
+        if not wanted:
+            return 0
+        # A flood of 404s for paths never stored costs one read, not a write
+        # lock taken from every other process.
+        with self._busy:
+            if not self._read(self._connection(), wanted):
+                return 0
+        with self._writing() as conn:
+            current = now()
+            gone = self._read(conn, wanted)
+            # The other members of the removed pages' clusters lose their links.
+            others: dict[str, Stored] = {}
+            self._read_members(conn, layout.members({}, gone, gone), others)
+            settled = self._settle({}, {**gone, **others}, gone)
+            removed = self._delete(conn, gone, current)
+            if self._is_pushing():
+                self._queue(conn, gone)
+            if settled.rewrites:
+                todo = self._plan(
+                    {}, others, *self._sizes(conn, others), current, settled
+                )
+                self._apply(conn, todo, others, current)
+            return removed
+
+    @staticmethod
+    def _read(conn: sqlite3.Connection, paths: list[str]) -> dict[str, Stored]:
+        """The stored rows of these paths."""
+        # One statement for the whole batch: the paths go in as one JSON array
+        # (SQLite has JSON built in since 3.38, and as JSON1 in most builds).
+        found = conn.execute(
+            "SELECT path, page, lastmod, fingerprint, route, fragment, declared,"
+            " title FROM sitemap_url WHERE path IN (SELECT value FROM json_each(?))",
+            (json.dumps(paths),),
+        )
+        return {path: Stored(page, Row(*row)) for path, page, *row in found}
+
+    def _read_members(
+        self, conn: sqlite3.Connection, paths: Collection[str], old: dict[str, Stored]
+    ) -> None:
+        """Add the stored rows of these hreflang members (``layout.members``)
+        to ``old``."""
+        if paths:
+            old.update(self._read(conn, list(paths)))
 
     @staticmethod
     def _sizes(
@@ -209,63 +264,14 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     ) -> None:
         """Write a plan; in the caller's transaction."""
         self._delete(conn, {path: old[path] for path in todo.moved}, current)
-        conn.executemany(
-            "INSERT INTO sitemap_url (path, page, lastmod, fingerprint, route,"
-            " fragment, declared, title) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(path, part, *row) for path, part, row, new in todo.changes if new],
-        )
-        conn.executemany(
-            "UPDATE sitemap_url SET lastmod = ?, fingerprint = ?, route = ?,"
-            " fragment = ?, declared = ?, title = ? WHERE path = ?",
-            [(*row, path) for path, _, row, new in todo.changes if not new],
-        )
-        conn.executemany(
-            "INSERT INTO sitemap_page VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT (page)"
-            " DO UPDATE SET urls = urls + excluded.urls,"
-            " bytes = bytes + excluded.bytes,"
-            " lastmod = max(lastmod, excluded.lastmod), version = version + 1,"
-            " changed = excluded.changed",
-            [
-                (part, totals.urls, totals.bytes, totals.newest, current)
-                for part, totals in todo.parts.items()
-            ],
-        )
+        self._write(conn, todo.changes)
+        self._summaries(conn, todo.parts, current)
 
     @staticmethod
-    def _rows(conn: sqlite3.Connection, paths: list[str]) -> dict[str, Stored]:
-        # One statement for the whole batch: the paths go in as one JSON array
-        # (SQLite has JSON built in since 3.38, and as JSON1 in most builds).
-        found = conn.execute(
-            "SELECT path, page, lastmod, fingerprint, route, fragment, declared,"
-            " title FROM sitemap_url WHERE path IN (SELECT value FROM json_each(?))",
-            (json.dumps(paths),),
-        )
-        return {path: Stored(page, Row(*row)) for path, page, *row in found}
-
-    def remove(self, paths: Iterable[str]) -> int:
-        wanted = list(set(paths))
-        if not wanted:
-            return 0
-        # A flood of 404s for paths never stored costs one read, not a write
-        # lock taken from every other process.
-        with self._busy:
-            if not self._rows(self._connection(), wanted):
-                return 0
-        with self._writing() as conn:
-            current = now()
-            gone = self._rows(conn, wanted)
-            # The other members of the removed pages' clusters lose their links.
-            others = self._rows(conn, list(layout.members({}, gone, gone)))
-            settled = self._settle({}, {**gone, **others}, gone)
-            removed = self._delete(conn, gone, current)
-            if self._is_pushing():
-                conn.executemany(_QUEUE, [(path,) for path in gone])
-            if settled.rewrites:
-                todo = self._plan(
-                    {}, others, *self._sizes(conn, others), current, settled
-                )
-                self._apply(conn, todo, others, current)
-            return removed
+    def _queue(conn: sqlite3.Connection, paths: Collection[str]) -> None:
+        """Queue IndexNow pushes in the write's transaction."""
+        if paths:
+            conn.executemany(_QUEUE, [(path,) for path in paths])
 
     @staticmethod
     def _delete(conn: sqlite3.Connection, rows: dict[str, Stored], current: int) -> int:
@@ -281,6 +287,37 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
             ],
         )
         return len(rows)
+
+    @staticmethod
+    def _write(conn: sqlite3.Connection, changes: list[Change]) -> None:
+        """Write the rows of planned changes: new ones take the next seq."""
+        conn.executemany(
+            "INSERT INTO sitemap_url (path, page, lastmod, fingerprint, route,"
+            " fragment, declared, title) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [(path, part, *row) for path, part, row, new in changes if new],
+        )
+        conn.executemany(
+            "UPDATE sitemap_url SET lastmod = ?, fingerprint = ?, route = ?,"
+            " fragment = ?, declared = ?, title = ? WHERE path = ?",
+            [(*row, path) for path, _, row, new in changes if not new],
+        )
+
+    @staticmethod
+    def _summaries(
+        conn: sqlite3.Connection, parts: dict[int, Totals], current: int
+    ) -> None:
+        """Add what the writes added to their parts' summaries."""
+        conn.executemany(
+            "INSERT INTO sitemap_page VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT (page)"
+            " DO UPDATE SET urls = urls + excluded.urls,"
+            " bytes = bytes + excluded.bytes,"
+            " lastmod = max(lastmod, excluded.lastmod), version = version + 1,"
+            " changed = excluded.changed",
+            [
+                (part, totals.urls, totals.bytes, totals.newest, current)
+                for part, totals in parts.items()
+            ],
+        )
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         with self._busy:
@@ -317,10 +354,10 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
             )
 
     def queue_pushes(self, paths: Iterable[str]) -> None:
-        rows = [(path,) for path in paths]
-        if rows:
+        wanted = list(paths)
+        if wanted:
             with self._writing() as conn:
-                conn.executemany(_QUEUE, rows)
+                self._queue(conn, wanted)
 
     def claim_pushes(self, limit: int, now: float, until: float) -> list[str]:
         with self._writing() as conn:
