@@ -31,7 +31,7 @@ from ..reasons import (
     Errors,
     Seen,
 )
-from ..stores.base import Hreflang, Pushing, Store
+from ..stores.base import Hreflang, Pushes, Pushing, Store
 from .admission import Limits
 from .breaker import Breaker
 from .clusters import Alternates, Declared
@@ -183,7 +183,6 @@ class Writer:
         limits: Limits,
         hints: Hints | None = None,
         recheck: Recheck | None = None,
-        pusher: Pusher | None = None,
     ) -> None:
         self._config = config
         self._rules = rules
@@ -194,14 +193,16 @@ class Writer:
         self._limits = limits
         self._hints = hints
         self._recheck = recheck
-        # IndexNow: the writes queue what they change, for this to send.
-        self._pusher = pusher
+        # IndexNow: the writes queue what they change, for its thread to send.
+        self._pusher: Pusher | None = None
+        if config.indexnow is not None and isinstance(store, Pushes):
+            self._pusher = Pusher(config.indexnow, config.base_url, store, self._count)
         self._pending = Pending()
         self._declared = Declared()
         # The optional store features (stores/base.py), each asked once.
         self._hreflang = store if isinstance(store, Hreflang) else None
         self._pushing = (
-            store if pusher is not None and isinstance(store, Pushing) else None
+            store if self._pusher is not None and isinstance(store, Pushing) else None
         )
         self._counts = SharedCounts(store, counters)
         self._titles = SiteTitles(store)
