@@ -53,7 +53,8 @@ T = TypeVar("T")
 
 FLUSH_INTERVAL = 1.0  # seconds between writes when traffic is light
 BATCH = 1000  # observations written per store call
-# A failing store is left alone this long, doubling from MIN to MAX, then probed.
+# A failing store is left alone this long, doubling from MIN to MAX, then probed
+# (read as each writer is made).
 MIN_BACKOFF = 1.0
 MAX_BACKOFF = 30.0
 # Seconds between two tracebacks of the same bug (the counters keep the count).
@@ -297,6 +298,7 @@ class Writer:
         return self._counts.unsent()
 
     def _outage(self) -> Outage:
+        """``with self._outage() as outage:`` a block of store calls."""
         return Outage(self._breaker, self._count)
 
     # -- digesting ------------------------------------------------------------
