@@ -28,7 +28,7 @@ from ..recording.recheck import SETTING, ConfigJudge, Judge, Recheck, config_dig
 from ..routes import Route, Routes
 from ..serving.server import Server
 from ..stores import Store, open_store
-from ..stores.base import Shared
+from ..stores.base import Decisions, Shared
 from ..urls import canonical_target
 from ..watching.policy import Policy
 from .replay import AppError, Replay, load, replay
@@ -149,10 +149,8 @@ def stats(store_uri: str, base_url: str | None, as_json: bool) -> None:
     """Store totals, its parts, and the site-wide counters."""
     with _site(store_uri, base_url, existing=True) as site:
         parts = site.store.parts()
-        counts: Callable[[], dict[str, int]] | None = getattr(
-            site.store, "counts", None
-        )
-        counters = counts() if counts is not None else {}
+        store = site.store
+        counters = store.counts() if isinstance(store, Shared) else {}
     total = sum(p.urls for p in parts)
     newest = max((p.changed for p in parts), default=None)
     if as_json:
@@ -597,10 +595,9 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
             assert stored is not None
             found = _find(store, stored)
             route = judged.route(target.partition("?")[0])
-            decisions: Callable[[str], list[tuple[str, datetime]]] | None = getattr(
-                store, "decisions", None
-            )
-            recent = [] if decisions is None else decisions(stored.partition("?")[0])
+            recent: list[tuple[str, datetime]] = []
+            if isinstance(store, Decisions):
+                recent = store.decisions(stored.partition("?")[0])
         click.echo(f"{config.base_url}{stored}")
         if target != stored:
             click.echo(f"  asked for: {config.base_url}{target}")

@@ -63,10 +63,18 @@ class Removal(NamedTuple):
     ``canonical_other``, counted as skipped); ``None`` for a plain removal."""
 
 
+class Written(Protocol):
+    """The writer's word on a page it wrote lately, which a hit alone cannot
+    give: whether the store still holds it as written."""
+
+    def __call__(self, path: str, alternates: Alternates | None) -> bool:
+        """``False`` when a removal waits for ``path``, or when its cluster does
+        not hold the ``alternates`` it declares (``None``: not read)."""
+
+
 class Unchanged(NamedTuple):
-    """A page the recent-pages cache already holds as it is: nothing to write,
-    unless the writer knows better (a removal pending for the path, or
-    alternates its cluster does not hold)."""
+    """A page the recent-pages cache already holds as it is, and the store as
+    the writer wrote it: nothing to write."""
 
     path: str
     key: str
@@ -104,11 +112,17 @@ Digest = Upsert | Removal | Unchanged | Skip
 
 
 def digest(
-    observation: Observation, config: Config, rules: Rules, hit: Prints | None
+    observation: Observation,
+    config: Config,
+    rules: Rules,
+    hit: Prints | None,
+    written: Written | None = None,
 ) -> Digest:
     """What ``observation`` asks of the store. ``hit`` is what the recent-pages
     cache holds for its key (``None``: read it as new); ``rules`` gives the
-    path rules of the config."""
+    path rules of the config; ``written`` says whether the store still holds a
+    page as the writer wrote it (``None``: it does), so that a hit is
+    ``Unchanged`` only then, and otherwise an ``Upsert`` read in full."""
     target = locate(observation, config, rules)
     if isinstance(target, Skip):
         return target
@@ -123,7 +137,7 @@ def digest(
     if stand_in is not None and hit is not None:
         # Seen by this process: another spelling has nothing to add.
         return Skip(Seen.UNCHANGED if hit.raw == raw else stand_in, path)
-    if hit is not None and hit.raw == raw:
+    if hit is not None and hit.raw == raw and (written is None or written(path, None)):
         return Unchanged(path, key, hit, None)
     head, reason = read_head(config, path, route.query, body, headers)
     if reason is not None:
@@ -133,7 +147,12 @@ def digest(
     facts = read_content(config, path, body, headers, head)
     prints = Prints(raw, facts.fingerprint)
     alternates = declared(head.alternates, config.base_url, path, route.query)
-    if hit is not None and hit.content == facts.fingerprint and facts.lastmod is None:
+    if (
+        hit is not None
+        and hit.content == facts.fingerprint
+        and facts.lastmod is None
+        and (written is None or written(path, alternates))
+    ):
         # Only per-request noise changed (a CSRF token, a nonce).
         return Unchanged(path, key, prints, alternates)
     # A lastmod from the configured source is taken as it is (if newer);

@@ -23,6 +23,7 @@ from ..config import IndexNowOptions
 from ..errors import StoreError
 from ..reasons import PUSHED
 from ..stores.base import Pushes
+from .breaker import Breaker
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -32,7 +33,8 @@ MAX_URLS = 10_000
 # worker that died (or lost its store) leaves its URLs for another to send.
 TIMEOUT = 10.0
 LEASE = 120.0
-# Without a Retry-After, a retry waits this long, doubling from MIN to MAX.
+# Without a Retry-After, a retry waits this long, doubling from MIN to MAX (a
+# Retry-After is followed up to MAX).
 MIN_BACKOFF = 1.0
 MAX_BACKOFF = 3600.0
 # What an answer that stops the pushes means (indexnow.org, "Response format").
@@ -80,8 +82,15 @@ class Pusher:
         self._host = urlsplit(base_url).hostname or ""
         self._key_location = base_url + options.key_location
         self._open = urllib.request.build_opener(_NoRedirect).open
-        self._backoff = 0.0
-        self._failing_since: float | None = None
+        # The endpoint's (or the store's) outages: the wait before a retry.
+        self._breaker = Breaker(
+            "IndexNow push deferred: %(detail)s; the URLs stay pending,"
+            " retried in %(delay).0f s",
+            "IndexNow push deferred again: %(detail)s",
+            "IndexNow pushes resumed after %(seconds).1f s",
+            MIN_BACKOFF,
+            MAX_BACKOFF,
+        )
         self.stopped = False
         """``True`` once an answer stopped the pushes (until restart)."""
         self.sent = 0
@@ -130,7 +139,7 @@ class Pusher:
             return self._push()
         except Exception as exc:  # the thread never dies
             logger.error("bug in the IndexNow push: %r", exc, exc_info=exc)
-            return self._retry_in(None)
+            return self._breaker.back_off()
 
     def _push(self) -> float:
         now = self._clock()
@@ -138,7 +147,7 @@ class Pusher:
         try:
             paths = self._store.claim_pushes(MAX_URLS, now, until)
         except StoreError as exc:
-            return self._failed(f"the store is unavailable ({exc})", None)
+            return self._breaker.trip(f"the store is unavailable ({exc})")
         if not paths:
             return self._options.interval
         status, detail, retry_after = self._post(paths)
@@ -151,15 +160,15 @@ class Pusher:
             self.sent += len(paths)
             if self._count is not None:
                 self._count(PUSHED, len(paths))
-            self._recovered()
+            self._breaker.reset()
             return 0.0 if len(paths) == MAX_URLS else self._options.interval
         if status is None or status == 429 or status >= 500:
-            delay = self._retry_in(retry_after)
+            delay = self._breaker.trip(detail, self._asked(retry_after))
             try:
                 self._store.retry_pushes(paths, until, now + delay)
             except StoreError:
                 pass  # the lease ends anyway
-            return self._failed(detail, delay)
+            return delay
         self._stop(status, paths, until)
         return math.inf
 
@@ -190,42 +199,18 @@ class Pusher:
         except (OSError, http.client.HTTPException) as exc:  # URLError is an OSError
             return None, f"{endpoint} could not be reached ({exc})", None
 
-    def _retry_in(self, retry_after: str | None) -> float:
-        """Seconds until the retry: the endpoint's Retry-After (RFC 9110
-        §10.2.3: seconds or an HTTP date), else the next backoff."""
-        self._backoff = min(max(2 * self._backoff, MIN_BACKOFF), MAX_BACKOFF)
-        if retry_after is not None:
-            text = retry_after.strip()
-            if text.isdigit():
-                return min(float(text), MAX_BACKOFF)
-            when = parse_date(text)
-            if when is not None:
-                return min(max(when.timestamp() - self._clock(), 0.0), MAX_BACKOFF)
-        return self._backoff
-
-    def _failed(self, detail: str, delay: float | None) -> float:
-        """One WARNING an outage; the seconds to wait."""
-        if delay is None:
-            delay = self._retry_in(None)
-        if self._failing_since is None:
-            self._failing_since = time.monotonic()
-            logger.warning(
-                "IndexNow push deferred: %s; the URLs stay pending, retried in %.0f s",
-                detail,
-                delay,
-            )
-        else:
-            logger.debug("IndexNow push deferred again: %s", detail)
-        return delay
-
-    def _recovered(self) -> None:
-        self._backoff = 0.0
-        if self._failing_since is not None:
-            logger.info(
-                "IndexNow pushes resumed after %.1f s",
-                time.monotonic() - self._failing_since,
-            )
-            self._failing_since = None
+    def _asked(self, retry_after: str | None) -> float | None:
+        """The seconds a Retry-After asks for (RFC 9110 §10.2.3: seconds or an
+        HTTP date), ``None`` without one (or one not understood)."""
+        if retry_after is None:
+            return None
+        text = retry_after.strip()
+        if text.isdigit():
+            return float(text)
+        when = parse_date(text)
+        if when is None:
+            return None
+        return max(when.timestamp() - self._clock(), 0.0)
 
     def _stop(self, status: int, paths: list[str], until: float) -> None:
         self.stopped = True

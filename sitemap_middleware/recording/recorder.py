@@ -20,7 +20,6 @@ from .admission import Limits
 from .counters import Counters, stats
 from .digest import Rules
 from .hints import Hints
-from .indexnow import Pusher
 from .intake import Intake
 from .observation import Observation
 from .recent import Recent
@@ -82,10 +81,6 @@ class Recorder:
         judge, recheck = self._judge, None
         if judge is not None:
             recheck = Recheck(self._store, judge, self._digest)
-        config, store, pusher = self._config, self._store, None
-        if config.indexnow is not None and isinstance(store, Pushes):
-            count = self._counters.add
-            pusher = Pusher(config.indexnow, config.base_url, store, count)
         self._writer = Writer(
             self._config,
             self._policy,
@@ -96,7 +91,6 @@ class Recorder:
             self._limits,
             hints=self.hints,
             recheck=recheck,
-            pusher=pusher,
         )
 
     # -- request path -------------------------------------------------------

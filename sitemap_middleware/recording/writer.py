@@ -15,15 +15,12 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import replace
-from datetime import datetime, timezone
+from contextlib import ExitStack, contextmanager
+from types import TracebackType
 from typing import TypeVar
 
 from ..config import Config
 from ..errors import StoreError
-from ..model import Entry
-from ..page.titles import Affix, Titles
 from ..reasons import (
     PRUNED,
     RECHECKED,
@@ -34,9 +31,10 @@ from ..reasons import (
     Errors,
     Seen,
 )
-from ..stores.base import Decision, Decisions, Shared, Store
+from ..stores.base import Hreflang, Pushes, Pushing, Store
 from .admission import Limits
-from .clusters import Declared
+from .breaker import Breaker
+from .clusters import Alternates, Declared
 from .counters import Counters
 from .digest import Removal, Rules, Skip, Unchanged, Upsert, digest
 from .hints import Hints
@@ -45,6 +43,9 @@ from .intake import MAX_QUEUED, Intake
 from .observation import Observation
 from .recent import Recent
 from .recheck import Recheck
+from .sharing import TITLE_AFFIX, DecisionLog, EpochWatch, SharedCounts, SiteTitles
+
+__all__ = ["TITLE_AFFIX", "Writer"]
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -52,21 +53,12 @@ T = TypeVar("T")
 
 FLUSH_INTERVAL = 1.0  # seconds between writes when traffic is light
 BATCH = 1000  # observations written per store call
-# A failing store is left alone this long, doubling from MIN to MAX, then probed.
+# A failing store is left alone this long, doubling from MIN to MAX, then probed
+# (read as each writer is made).
 MIN_BACKOFF = 1.0
 MAX_BACKOFF = 30.0
 # Seconds between two tracebacks of the same bug (the counters keep the count).
 BUG_INTERVAL = 60.0
-# Seconds between two looks at the store's epoch (a new one: its data was lost).
-EPOCH_INTERVAL = 1.0
-# Seconds between two sends of this process's counts to the store's (and at
-# every flush): one small write, never one a request.
-COUNTS_INTERVAL = 10.0
-# Decisions waiting for the store's log: beyond it the oldest go (a diagnosis
-# aid, never worth memory while the store is down).
-MAX_DECISIONS = 10_000
-# The setting that shares the site's title affix between the writers.
-TITLE_AFFIX = "title_affix"
 # What the decisions log says of a page written, and of one not admitted
 # (a cap or the rate: counted under its reason in stats()).
 NOTED_RECORDED = "recorded"
@@ -92,50 +84,64 @@ class Pending:
     def __bool__(self) -> bool:
         return bool(self.upserts or self.removals or self.candidates)
 
+    def upsert(self, upsert: Upsert) -> str | None:
+        """Take a page to write: the last one for a path wins, a new URL waits
+        for admission. Returns the reason to count when it is refused."""
+        path = upsert.entry.path
+        if upsert.stand_in is not None:
+            # Another spelling of the URL: it may add the page, never change
+            # it or cancel its removal (invariant 19).
+            if path in self.upserts or path in self.removals or path in self.candidates:
+                return upsert.stand_in
+            self.candidates[path] = upsert
+            return None
+        self.removals.pop(path, None)
+        if upsert.known or path in self.upserts:
+            self.candidates.pop(path, None)
+            self.upserts[path] = upsert
+        else:
+            self.candidates[path] = upsert
+        return None
+
+    def remove(self, removal: Removal) -> None:
+        """Take a page to remove, in place of any write waiting for it."""
+        path = removal.path
+        self.removals[path] = removal
+        self.upserts.pop(path, None)
+        self.candidates.pop(path, None)
+
     def drop_oldest(self) -> None:
         pending = self.candidates or self.upserts or self.removals
         del pending[next(iter(pending))]
 
 
-class Breaker:
-    """The store's circuit breaker: closed while writes succeed; once one fails,
-    open for a backoff that doubles up to ``MAX_BACKOFF``, then half-open (the
-    next write probes)."""
+class Outage:
+    """A block of store calls: a ``StoreError`` out of it is an outage, counted
+    and tripping the breaker, and ends the block; ``failed`` says so. Any other
+    exception passes (a bug). The one place the writer meets an outage."""
 
-    __slots__ = ("_backoff", "_paused_at", "_retry_at")
+    __slots__ = ("_breaker", "_count", "failed")
 
-    def __init__(self) -> None:
-        self._backoff = 0.0
-        self._retry_at = 0.0
-        self._paused_at: float | None = None  # monotonic, while open
+    def __init__(self, breaker: Breaker, count: Callable[[str], object]) -> None:
+        self._breaker = breaker
+        self._count = count
+        self.failed = False
 
-    def allows(self) -> bool:
-        return time.monotonic() >= self._retry_at
+    def __enter__(self) -> Outage:
+        return self
 
-    def trip(self, exc: Exception) -> None:
-        self._backoff = min(max(2 * self._backoff, MIN_BACKOFF), MAX_BACKOFF)
-        self._retry_at = time.monotonic() + self._backoff
-        # One warning per outage, not one per probe: a store down for an hour
-        # would otherwise fill the logs while the app itself is fine. The
-        # counters (errors, pending, dropped) keep the full account.
-        if self._paused_at is None:
-            self._paused_at = time.monotonic()
-            logger.warning(
-                "recording paused: store unavailable (%s); pending writes are "
-                "kept and retried",
-                exc,
-            )
-        else:
-            logger.debug("store still unavailable: %s", exc, exc_info=exc)
-
-    def reset(self) -> None:
-        self._backoff = 0.0
-        if self._paused_at is not None:
-            logger.info(
-                "recording resumed: the store is back after %.1f s",
-                time.monotonic() - self._paused_at,
-            )
-            self._paused_at = None
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool:
+        if not isinstance(exc, StoreError):
+            return False
+        self._count(Errors.STORE)
+        self._breaker.trip(exc)
+        self.failed = True
+        return True
 
 
 class Bugs:
@@ -163,7 +169,9 @@ class Bugs:
 
 
 class Writer:
-    """Drains an :class:`~.intake.Intake` into the store, in its own thread."""
+    """Drains an :class:`~.intake.Intake` into the store, in its own thread:
+    digests each observation into the pending writes, admits the new URLs and
+    writes the rest in batches, a breaker between it and a failing store."""
 
     def __init__(
         self,
@@ -176,33 +184,39 @@ class Writer:
         limits: Limits,
         hints: Hints | None = None,
         recheck: Recheck | None = None,
-        pusher: Pusher | None = None,
     ) -> None:
-        self._hints = hints
-        # IndexNow: the writes queue what they change, for this to send.
-        self._pusher = pusher
         self._config = config
-        self._recheck = recheck
         self._rules = rules
         self._store = store
         self._intake = intake
         self._count = counters.add
-        self._counters = counters
-        self._shared = store if isinstance(store, Shared) else None
-        # What the store's counters hold of ours. Made in a forked child too:
-        # the counts inherited are the parent's to send, not ours.
-        self._sent = counters.totals()
-        self._counts_due = time.monotonic() + COUNTS_INTERVAL
         self._recent = recent
         self._limits = limits
-        self._declared = Declared()
-        self._log = store if isinstance(store, Decisions) else None
-        self._decided: list[Decision] = []
-        self._titles: Titles | None = None  # made at the first push (a store read)
-        self._epoch: str | None = None  # the store's, as last seen
-        self._epoch_due = 0.0
+        self._hints = hints
+        self._recheck = recheck
+        # IndexNow: the writes queue what they change, for its thread to send.
+        self._pusher: Pusher | None = None
+        if config.indexnow is not None and isinstance(store, Pushes):
+            self._pusher = Pusher(config.indexnow, config.base_url, store, self._count)
         self._pending = Pending()
-        self._breaker = Breaker()
+        self._declared = Declared()
+        # The optional store features (stores/base.py), each asked once.
+        self._hreflang = store if isinstance(store, Hreflang) else None
+        self._pushing = (
+            store if self._pusher is not None and isinstance(store, Pushing) else None
+        )
+        self._counts = SharedCounts(store, counters)
+        self._titles = SiteTitles(store)
+        self._log = DecisionLog(store)
+        self._epoch = EpochWatch(store)
+        self._breaker = Breaker(
+            "recording paused: store unavailable (%(detail)s); pending writes are"
+            " kept and retried",
+            "store still unavailable: %(detail)s",
+            "recording resumed: the store is back after %(seconds).1f s",
+            MIN_BACKOFF,
+            MAX_BACKOFF,
+        )
         self._bugs = Bugs(counters.add)
         self._lock = threading.Lock()  # one drain and push at a time
         self._starting = threading.Lock()
@@ -281,31 +295,11 @@ class Writer:
 
     def unsent(self) -> Counter[str]:
         """This process's counts not yet in the store's counters."""
-        return self._counters.totals() - self._sent
+        return self._counts.unsent()
 
-    def _send_counts(self, force: bool) -> bool:
-        """Add this process's new counts to the store's, every
-        ``COUNTS_INTERVAL`` or when forced; on an outage they stay unsent and
-        go with the next send. ``False`` if some are left (lock held)."""
-        shared = self._shared
-        current = time.monotonic()
-        if shared is None:
-            return True
-        if not force and (current < self._counts_due or not self._breaker.allows()):
-            return True
-        self._counts_due = current + COUNTS_INTERVAL
-        totals = self._counters.totals()
-        delta = totals - self._sent
-        if not delta:
-            return True
-        try:
-            shared.add_counts(delta)
-        except StoreError as exc:
-            self._count(Errors.STORE)
-            self._breaker.trip(exc)
-            return False
-        self._sent = totals
-        return True
+    def _outage(self) -> Outage:
+        """``with self._outage() as outage:`` a block of store calls."""
+        return Outage(self._breaker, self._count)
 
     # -- digesting ------------------------------------------------------------
 
@@ -329,66 +323,44 @@ class Writer:
 
     def _note(self, observation: Observation) -> None:
         """Digest one observation into a pending upsert or removal, or nothing."""
-        config, rules = self._config, self._rules
-        recent, pending = self._recent, self._pending
-        outcome = digest(observation, config, rules, recent.get(observation.key))
-        if type(outcome) is Unchanged:
-            if outcome.path not in pending.removals and (
-                # The fingerprint reads the body: the head may have changed.
-                outcome.alternates is None
-                or self._declared.holds(outcome.path, outcome.alternates)
-            ):
-                recent.remember(outcome.key, outcome.prints, outcome.path)
-                self._count(Seen.UNCHANGED)
-                self._decide(outcome.path, Seen.UNCHANGED)
-                return
-            # Written lately, yet to be written again: read it in full.
-            outcome = digest(observation, config, rules, None)
-            if type(outcome) is Upsert:
-                outcome = outcome._replace(known=True)
+        recent = self._recent
+        hit = recent.get(observation.key)
+        outcome = digest(observation, self._config, self._rules, hit, self._written)
         if type(outcome) is Upsert:
-            path = outcome.entry.path
-            if outcome.stand_in is not None:
-                # Another spelling of the URL: it may add the page, never
-                # change it or cancel its removal (invariant 19).
-                waiting = path in pending.upserts or path in pending.removals
-                if waiting or path in pending.candidates:
-                    self._count(outcome.stand_in)
-                else:
-                    pending.candidates[path] = outcome
-                return
-            pending.removals.pop(path, None)
-            if outcome.known or path in pending.upserts:
-                pending.candidates.pop(path, None)
-                pending.upserts[path] = outcome
-            else:
-                pending.candidates[path] = outcome
+            refused = self._pending.upsert(outcome)
+            if refused is not None:
+                self._count(refused)
+        elif type(outcome) is Unchanged:
+            recent.remember(outcome.key, outcome.prints, outcome.path)
+            self._count(Seen.UNCHANGED)
+            self._log.note(outcome.path, Seen.UNCHANGED)
         elif type(outcome) is Removal:
             if outcome.reason is not None:
                 self._count(outcome.reason)
-            path = outcome.path
-            pending.removals[path] = outcome
-            pending.upserts.pop(path, None)
-            pending.candidates.pop(path, None)
+            self._pending.remove(outcome)
         elif type(outcome) is Skip:
             self._count(outcome.reason)
             if outcome.path is not None:
-                self._decide(outcome.path, outcome.reason)
+                self._log.note(outcome.path, outcome.reason)
 
-    def _decide(self, path: str, reason: str) -> None:
-        """Note a decision about a stored spelling for the store's log."""
-        if self._log is None:
-            return
-        decided = self._decided
-        decided.append((path, reason, datetime.now(timezone.utc)))
-        if len(decided) > MAX_DECISIONS:
-            del decided[: len(decided) - MAX_DECISIONS]
+    def _written(self, path: str, alternates: Alternates | None) -> bool:
+        """Whether the store holds ``path`` as this writer last wrote it: no
+        removal waits for it, and its cluster holds the ``alternates`` it
+        declares (``None``: not read, the bytes were the same)."""
+        return path not in self._pending.removals and (
+            alternates is None or self._declared.holds(path, alternates)
+        )
 
     # -- writing ------------------------------------------------------------------
 
     def _push(self, force: bool) -> bool:
         """Write the pending changes; ``True`` when none is left (lock held)."""
-        self._check_epoch()  # before the first write: the epoch written to
+        if self._breaker.allows() and self._epoch.moved():
+            # The store's data was made again from nothing (a Redis restart
+            # that lost it): unchanged pages are written again at their next
+            # request rather than after recheck_interval (invariant 20).
+            self._recent.clear()
+            self._declared.clear()
         if not self._rechecked(force):
             return False
         pending = self._pending
@@ -396,12 +368,11 @@ class Writer:
             return self._write_decisions(force)
         if not force and not self._breaker.allows():
             return False
-        try:
-            if self._titles is None:
-                self._titles = Titles(self._stored_affix())
+        with self._outage() as outage:
+            self._titles.load()
             if pending.candidates:
                 self._admit()
-            with self._hreflang() as decided, self._pushing():
+            with self._writing() as decided:
                 if pending.upserts:
                     self._write_upserts()
                 if pending.removals:
@@ -411,9 +382,7 @@ class Writer:
             for reason in decided.values():
                 if reason is not None:
                     self._count(reason)
-        except StoreError as exc:
-            self._count(Errors.STORE)
-            self._breaker.trip(exc)
+        if outage.failed:
             return False
         self._breaker.reset()
         return self._write_decisions(force)
@@ -421,45 +390,25 @@ class Writer:
     def _write_decisions(self, force: bool) -> bool:
         """Add the decisions made since the last write to the store's log, in
         one write; on an outage they stay for the next."""
-        if self._log is None or not self._decided:
+        if not self._log:
             return True
         if not force and not self._breaker.allows():
             return False
-        try:
-            self._log.note(self._decided)
-        except StoreError as exc:
-            self._count(Errors.STORE)
-            self._breaker.trip(exc)
-            return False
-        self._decided = []
-        return True
+        with self._outage() as outage:
+            self._log.write()
+        return not outage.failed
 
-    def _stored_affix(self) -> Affix | None:
-        """The title affix another writer of the site learned, if any."""
-        if self._shared is None:
-            return None
-        return Affix.unpack(self._shared.setting(TITLE_AFFIX))
-
-    def _titled(self, upserts: list[Upsert]) -> list[Entry]:
-        """The entries to write, their titles without the site's affix, as
-        learned from every titled page this writer has seen so far (and
-        shared with the others)."""
-        titles = self._titles
-        if titles is None:
-            return [upsert.entry for upsert in upserts]
-        for upsert in upserts:
-            if upsert.entry.title is not None:
-                titles.see(upsert.entry.path, upsert.entry.title)
-        before = titles.affix
-        affix = titles.learn()
-        if affix is not None and affix != before and self._shared is not None:
-            self._shared.set_setting(TITLE_AFFIX, affix.pack())
-        return [
-            replace(u.entry, title=titles.strip(u.entry.title))
-            if u.entry.title is not None and affix is not None
-            else u.entry
-            for u in upserts
-        ]
+    def _send_counts(self, force: bool) -> bool:
+        """Add this process's new counts to the store's, every
+        ``COUNTS_INTERVAL`` or when forced; on an outage they stay unsent and
+        go with the next send. ``False`` if some are left (lock held)."""
+        if not force and not self._breaker.allows():
+            return True
+        if not self._counts.due(force):
+            return True
+        with self._outage() as outage:
+            self._counts.send()
+        return not outage.failed
 
     def _rechecked(self, force: bool) -> bool:
         """Check the stored pages against the config, a part a call (all of
@@ -469,31 +418,42 @@ class Writer:
             return True
         if not force and not self._breaker.allows():
             return False
+        outage = self._outage()
         try:
-            while not recheck.done:
-                before = recheck.checked
-                removed, rewritten = recheck.step()
-                if recheck.checked > before:
-                    self._count(RECHECKED, recheck.checked - before)
-                if removed:
-                    for path in removed:
-                        self._recent.forget(path, path)
-                    self._limits.forget(removed)
-                    self._count(PRUNED, len(removed))
-                if rewritten:
-                    self._count(RESTYLED, rewritten)
-                if not force:
-                    break
-        except StoreError as exc:
-            self._count(Errors.STORE)
-            self._breaker.trip(exc)
-            return False
+            with outage:
+                while not recheck.done:
+                    before = recheck.checked
+                    removed, rewritten = recheck.step()
+                    if recheck.checked > before:
+                        self._count(RECHECKED, recheck.checked - before)
+                    if removed:
+                        for path in removed:
+                            self._recent.forget(path, path)
+                        self._limits.forget(removed)
+                        self._count(PRUNED, len(removed))
+                    if rewritten:
+                        self._count(RESTYLED, rewritten)
+                    if not force:
+                        break
         except Exception as exc:
             # Not again in this process: the pages follow the config at the
             # next start (invariant 18: recording goes on).
             recheck.done = True
             self._bugs.report("the config re-check", exc)
-        return True
+        return not outage.failed
+
+    @contextmanager
+    def _writing(self) -> Iterator[dict[str, str | None]]:
+        """The block's writes: the store's hreflang decisions on them (none
+        from a store that does not report them) and, with IndexNow on, the
+        URLs they add, change or remove queued in their own transactions."""
+        with ExitStack() as stack:
+            decided: dict[str, str | None] = {}
+            if self._hreflang is not None:
+                decided = stack.enter_context(self._hreflang.hreflang())
+            if self._pushing is not None:
+                stack.enter_context(self._pushing.pushing())
+            yield decided
 
     def _admit(self) -> None:
         """Move candidates to the pending upserts as far as the caps and the
@@ -516,70 +476,27 @@ class Writer:
         for path in admitted:
             pending.upserts[path] = pending.candidates[path]
         for path in set(pending.candidates) - set(admitted) - set(held):
-            self._decide(path, NOTED_NOT_ADMITTED)
+            self._log.note(path, NOTED_NOT_ADMITTED)
         for path in held:
             stand_in = pending.candidates[path]
             self._count(stand_in.stand_in or Seen.OTHER_SPELLING)
-            self._decide(path, stand_in.stand_in or Seen.OTHER_SPELLING)
+            self._log.note(path, stand_in.stand_in or Seen.OTHER_SPELLING)
             # Its digests, so that the same spelling is not read again.
             self._recent.remember(stand_in.key, stand_in.prints, path, fresh=False)
         pending.candidates.clear()
-
-    @contextmanager
-    def _hreflang(self) -> Iterator[dict[str, str | None]]:
-        """The store's hreflang decisions on the writes of the block (none
-        from a store that does not report them)."""
-        report = getattr(self._store, "hreflang", None)
-        if report is None:
-            yield {}
-            return
-        with report() as decided:
-            yield decided
-
-    @contextmanager
-    def _pushing(self) -> Iterator[None]:
-        """With IndexNow on, the block's writes queue, in their own
-        transactions, the URLs they add, change or remove."""
-        pushing = getattr(self._store, "pushing", None)
-        if self._pusher is None or pushing is None:
-            yield
-            return
-        with pushing():
-            yield
-
-    def _check_epoch(self) -> None:
-        """Forget what this process wrote when the store's data is no longer
-        the data it wrote to (made again from nothing: a Redis restart that
-        lost it), so that unchanged pages are written again at their next
-        request rather than after ``recheck_interval`` (invariant 20). One
-        small read about once a second, while the breaker is closed."""
-        current = time.monotonic()
-        epoch = getattr(self._store, "epoch", None)
-        if epoch is None or current < self._epoch_due or not self._breaker.allows():
-            return
-        self._epoch_due = current + EPOCH_INTERVAL
-        try:
-            seen = epoch()
-        except StoreError:
-            return  # the writes will meet the outage
-        if seen != self._epoch:
-            if self._epoch is not None:
-                self._recent.clear()
-                self._declared.clear()
-            self._epoch = seen
 
     def _write_upserts(self) -> None:
         pending = self._pending
         _, bad = self._isolate(
             "a store upsert",
             self._store.upsert,
-            self._titled(list(pending.upserts.values())),
+            self._titles.entries(list(pending.upserts.values())),
         )
         for entry in bad:
             pending.upserts.pop(entry.path, None)
         upserts = pending.upserts
         for upsert in upserts.values():
-            self._decide(upsert.entry.path, NOTED_RECORDED)
+            self._log.note(upsert.entry.path, NOTED_RECORDED)
             # A stand-in's key stays unfresh: the stored spelling is read at once.
             fresh = upsert.stand_in is None
             self._recent.remember(upsert.key, upsert.prints, upsert.entry.path, fresh)
@@ -593,14 +510,14 @@ class Writer:
         # Only stored pages are noted as removed: 404s for made-up URLs would
         # otherwise fill the log (one indexed read a batch).
         plain = [r.path for r in removals.values() if r.reason is None]
-        held = self._store.known(plain) if self._log is not None and plain else set()
+        held = self._store.known(plain) if self._log.kept and plain else set()
         removed, _ = self._isolate("a store removal", self._store.remove, [*removals])
         for removal in removals.values():
             self._recent.forget(removal.key, removal.path)
             if removal.reason is not None:
-                self._decide(removal.path, removal.reason)
+                self._log.note(removal.path, removal.reason)
             elif removal.path in held:
-                self._decide(removal.path, NOTED_REMOVED)
+                self._log.note(removal.path, NOTED_REMOVED)
         self._limits.forget(removals)
         self._count(REMOVED, removed)
         removals.clear()

@@ -11,7 +11,7 @@ import os
 import secrets
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
@@ -21,7 +21,18 @@ from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
 from . import layout
 
 # Entry: for the modules that imported it from here.
-__all__ = ["Decision", "Decisions", "Entry", "Pushes", "Shared", "Store", "StoreBase"]
+__all__ = [
+    "Decision",
+    "Decisions",
+    "Entry",
+    "Epoch",
+    "Hreflang",
+    "Pushes",
+    "Pushing",
+    "Shared",
+    "Store",
+    "StoreBase",
+]
 
 # Options renamed with the part/page vocabulary: a URI of the old spelling is
 # refused with the new name, never half-applied.
@@ -104,7 +115,7 @@ class Pushes(Protocol):
     """The pending IndexNow pushes: a set of paths shared by every writer, each
     free (lease 0) or claimed until a time (epoch seconds), so that one worker
     of all sends each change. A store queues paths in the transaction of the
-    write that adds, changes or removes them, inside :meth:`StoreBase.pushing`;
+    write that adds, changes or removes them, inside :meth:`Pushing.pushing`;
     a path queued again goes back to free, and is sent again."""
 
     def queue_pushes(self, paths: Iterable[str]) -> None:
@@ -126,6 +137,37 @@ class Pushes(Protocol):
 
     def pending_pushes(self) -> int:
         """How many paths are pending, claimed or not."""
+
+
+@runtime_checkable
+class Pushing(Protocol):
+    """The writes that queue their IndexNow pushes: inside :meth:`pushing`, a
+    store with :class:`Pushes` queues what an upsert or removal adds, changes
+    or removes, in the write's own transaction. :class:`StoreBase` has it."""
+
+    def pushing(self) -> AbstractContextManager[None]:
+        """The block in which this thread's writes queue their pushes."""
+
+
+@runtime_checkable
+class Hreflang(Protocol):
+    """The store's word on the hreflang clusters it settles as it writes: which
+    pages were written without the alternates they declare, and why (counted
+    in ``stats()``). :class:`StoreBase` has it."""
+
+    def hreflang(self) -> AbstractContextManager[dict[str, str | None]]:
+        """Path -> why the page was written without its alternates (``None``:
+        with them), for the writes this thread makes in the block."""
+
+
+@runtime_checkable
+class Epoch(Protocol):
+    """The identity of the data a store holds, so that a writer forgets what
+    it wrote when the data was made again from nothing (invariant 20).
+    :class:`StoreBase` has it (``""``: a store that cannot tell)."""
+
+    def epoch(self) -> str:
+        """The data's identity now: one small read."""
 
 
 # A writer's decision about a page: (stored path, reason, when).

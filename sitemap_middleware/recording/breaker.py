@@ -1,0 +1,80 @@
+"""The circuit breaker the writer keeps for its store and the IndexNow pusher for its
+endpoint: a backoff that doubles while calls fail, one WARNING an outage, one INFO
+when it ends.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+logger = logging.getLogger("sitemap_middleware")
+
+
+class Breaker:
+    """Closed while calls succeed; once one fails, open for a backoff that
+    doubles from ``minimum`` up to ``maximum`` (or for as long as the other side
+    asked, capped the same way), then half-open: the next call probes.
+
+    The three messages are %-style templates with named fields: ``paused``
+    (``detail``, ``delay``) is logged at WARNING on the first failure of an
+    outage, ``again`` (``detail``) at DEBUG on the next ones, ``resumed``
+    (``seconds``) at INFO when a call succeeds again.
+    """
+
+    __slots__ = (
+        "_again",
+        "_backoff",
+        "_maximum",
+        "_minimum",
+        "_paused",
+        "_paused_at",
+        "_resumed",
+        "_retry_at",
+    )
+
+    def __init__(
+        self, paused: str, again: str, resumed: str, minimum: float, maximum: float
+    ) -> None:
+        self._paused, self._again, self._resumed = paused, again, resumed
+        self._minimum, self._maximum = minimum, maximum
+        self._backoff = 0.0
+        self._retry_at = 0.0
+        self._paused_at: float | None = None  # monotonic, while failing
+
+    def allows(self) -> bool:
+        """Whether the backoff is over: the next call may go."""
+        return time.monotonic() >= self._retry_at
+
+    def back_off(self, asked: float | None = None) -> float:
+        """Open the breaker without a word (the caller said why): for the next
+        backoff, or for ``asked`` seconds when the other side named them (a
+        ``Retry-After``), never beyond ``maximum``. The backoff doubles either
+        way. Returns the seconds."""
+        self._backoff = min(max(2 * self._backoff, self._minimum), self._maximum)
+        delay = self._backoff if asked is None else min(asked, self._maximum)
+        self._retry_at = time.monotonic() + delay
+        return delay
+
+    def trip(self, detail: object, asked: float | None = None) -> float:
+        """A call failed for ``detail`` (an exception: its traceback goes with
+        the DEBUG line): :meth:`back_off`, and say so once an outage."""
+        delay = self.back_off(asked)
+        # One warning per outage, not one per probe: a store down for an hour
+        # would otherwise fill the logs while the app itself is fine. The
+        # counters (errors, pending, dropped) keep the full account.
+        if self._paused_at is None:
+            self._paused_at = time.monotonic()
+            logger.warning(self._paused, {"detail": detail, "delay": delay})
+        else:
+            exc_info = detail if isinstance(detail, BaseException) else None
+            logger.debug(self._again, {"detail": detail}, exc_info=exc_info)
+        return delay
+
+    def reset(self) -> None:
+        """A call succeeded: closed, the backoff from ``minimum`` again."""
+        self._backoff = 0.0
+        if self._paused_at is not None:
+            seconds = time.monotonic() - self._paused_at
+            logger.info(self._resumed, {"seconds": seconds})
+            self._paused_at = None

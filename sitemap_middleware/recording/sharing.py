@@ -1,0 +1,181 @@
+"""What a writer keeps in the store beside the pages, each on an optional store
+feature (``stores/base.py``): its counts, summed with the other writers'; the
+site's title affix; its decisions, the log ``explain`` reads; the store's epoch.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from dataclasses import replace
+from datetime import datetime, timezone
+
+from ..errors import StoreError
+from ..model import Entry
+from ..page.titles import Affix, Titles
+from ..stores.base import Decision, Decisions, Epoch, Shared, Store
+from .counters import Counters
+from .digest import Upsert
+
+# Seconds between two sends of this process's counts to the store's (and at
+# every flush): one small write, never one a request.
+COUNTS_INTERVAL = 10.0
+# The setting that shares the site's title affix between the writers.
+TITLE_AFFIX = "title_affix"
+# Decisions waiting for the store's log: beyond it the oldest go (a diagnosis
+# aid, never worth memory while the store is down).
+MAX_DECISIONS = 10_000
+# Seconds between two looks at the store's epoch (a new one: its data was lost).
+EPOCH_INTERVAL = 1.0
+
+
+class SharedCounts:
+    """This process's counts, added to the store's (:class:`Shared`) as deltas
+    every ``COUNTS_INTERVAL`` or when forced; what an outage kept from the
+    store goes with the next send."""
+
+    __slots__ = ("_counters", "_due", "_sent", "_shared")
+
+    def __init__(self, store: Store, counters: Counters) -> None:
+        self._shared = store if isinstance(store, Shared) else None
+        self._counters = counters
+        # What the store's counters hold of ours. Made in a forked child too:
+        # the counts inherited are the parent's to send, not ours.
+        self._sent = counters.totals()
+        self._due = time.monotonic() + COUNTS_INTERVAL
+
+    def unsent(self) -> Counter[str]:
+        """This process's counts not yet in the store's counters."""
+        return self._counters.totals() - self._sent
+
+    def due(self, force: bool) -> bool:
+        """Whether to send now (forced, or the interval is over); if so, the
+        next send is due an interval from now. Never, without shared counters."""
+        current = time.monotonic()
+        if self._shared is None or (not force and current < self._due):
+            return False
+        self._due = current + COUNTS_INTERVAL
+        return True
+
+    def send(self) -> None:
+        """Add the counts made since the last send, in one write.
+
+        :raises StoreError: the store failed (they stay unsent).
+        """
+        totals = self._counters.totals()
+        delta = totals - self._sent
+        if not delta or self._shared is None:
+            return
+        self._shared.add_counts(delta)
+        self._sent = totals
+
+
+class SiteTitles:
+    """The site's title affix (`` | Acme``), learned from every titled page this
+    writer sees and shared with the other writers through a :class:`Shared`
+    setting, taken out of the titles written."""
+
+    __slots__ = ("_shared", "_titles")
+
+    def __init__(self, store: Store) -> None:
+        self._shared = store if isinstance(store, Shared) else None
+        self._titles: Titles | None = None
+
+    def load(self) -> None:
+        """Start from the affix another writer of the site learned, once.
+
+        :raises StoreError: the store failed (it is read again next time).
+        """
+        if self._titles is None:
+            stored = None
+            if self._shared is not None:
+                stored = Affix.unpack(self._shared.setting(TITLE_AFFIX))
+            self._titles = Titles(stored)
+
+    def entries(self, upserts: list[Upsert]) -> list[Entry]:
+        """The entries to write, their titles without the affix as learned
+        so far (a new affix shared at once).
+
+        :raises StoreError: the store failed to take a new affix.
+        """
+        titles = self._titles
+        if titles is None:
+            return [upsert.entry for upsert in upserts]
+        for upsert in upserts:
+            if upsert.entry.title is not None:
+                titles.see(upsert.entry.path, upsert.entry.title)
+        before = titles.affix
+        affix = titles.learn()
+        if affix is not None and affix != before and self._shared is not None:
+            self._shared.set_setting(TITLE_AFFIX, affix.pack())
+        return [
+            replace(u.entry, title=titles.strip(u.entry.title))
+            if u.entry.title is not None and affix is not None
+            else u.entry
+            for u in upserts
+        ]
+
+
+class DecisionLog:
+    """The writer's decisions about stored spellings, waiting for the store's
+    log (:class:`Decisions`); nothing is kept for a store without one."""
+
+    __slots__ = ("_decided", "_store")
+
+    def __init__(self, store: Store) -> None:
+        self._store = store if isinstance(store, Decisions) else None
+        self._decided: list[Decision] = []
+
+    @property
+    def kept(self) -> bool:
+        """Whether the store keeps a log."""
+        return self._store is not None
+
+    def __bool__(self) -> bool:
+        """Decisions are waiting."""
+        return bool(self._decided)
+
+    def note(self, path: str, reason: str) -> None:
+        if self._store is None:
+            return
+        decided = self._decided
+        decided.append((path, reason, datetime.now(timezone.utc)))
+        if len(decided) > MAX_DECISIONS:
+            del decided[: len(decided) - MAX_DECISIONS]
+
+    def write(self) -> None:
+        """Add the waiting decisions to the store's log, in one write.
+
+        :raises StoreError: the store failed (they wait for the next).
+        """
+        if self._store is not None and self._decided:
+            self._store.note(self._decided)
+        self._decided = []
+
+
+class EpochWatch:
+    """The store's epoch (:class:`Epoch`) as last seen, looked at about once
+    every ``EPOCH_INTERVAL``."""
+
+    __slots__ = ("_due", "_seen", "_store")
+
+    def __init__(self, store: Store) -> None:
+        self._store = store if isinstance(store, Epoch) else None
+        self._seen: str | None = None
+        self._due = 0.0
+
+    def moved(self) -> bool:
+        """Whether the epoch changed since the last look (the first look sets
+        it): the store's data is no longer the data this process wrote to.
+        ``False`` between looks, and while the store fails (the writes will
+        meet the outage)."""
+        current = time.monotonic()
+        if self._store is None or current < self._due:
+            return False
+        self._due = current + EPOCH_INTERVAL
+        try:
+            seen = self._store.epoch()
+        except StoreError:
+            return False
+        before, self._seen = self._seen, seen
+        return before is not None and seen != before
