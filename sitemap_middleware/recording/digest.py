@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime, timezone
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from ..config import Config
 from ..model import Entry
