@@ -1,4 +1,4 @@
-"""``python -m sitemap_middleware``: runs the command line of ``cli.py``."""
+"""``python -m sitemap_middleware``: runs the command line of ``cli``."""
 
 from __future__ import annotations
 
