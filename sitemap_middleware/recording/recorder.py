@@ -110,10 +110,10 @@ class Recorder:
         breaker is open; ``False`` if ``timeout`` ran out or writes are still
         pending because the store failed. Never raises."""
         done = self._writer.flush(timeout)
-        self.explain()
+        self.check_hints()
         return done
 
-    def explain(self) -> None:
+    def check_hints(self) -> None:
         """Warn, once per reason, when every page so far was skipped for one
         reason of the config. Never raises."""
         try:
@@ -132,7 +132,7 @@ class Recorder:
 
     def stats(self) -> dict[str, object]:
         """Counters since start: recorded, removed, and by reason."""
-        self.explain()
+        self.check_hints()
         return self._counters.stats(len(self._intake), len(self._writer))
 
     def site_stats(self) -> dict[str, object]:
