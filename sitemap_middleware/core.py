@@ -60,7 +60,7 @@ class SitemapBase:
             self.config, self.policy, self.routes.resolve, view_for=self._view_for
         )
         self.recorder = Recorder(self.config, self.policy, self.store, self.judge)
-        self.server = Server(self.config, self.store, self.recorder.explain)
+        self.server = Server(self.config, self.store, self.recorder.check_hints)
         self.watcher = Watcher(
             self.policy, self.routes, self.recorder, locate, find_route, cookie
         )
