@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Iterator
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from ..config import Config
 from ..model import Entry
@@ -19,6 +18,9 @@ from ..routes import Route
 from ..stores.base import Shared, Store
 from ..urls import filter_query
 from .digest import Rules
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
 
 # The store setting that holds the digest of the config its pages follow.
 SETTING = "config"
@@ -136,6 +138,8 @@ class Written(NamedTuple):
 def written(fragments: Iterable[bytes]) -> Iterator[tuple[str, Written]]:
     """Each ``(path, Written)`` of a part's stored fragments, read as they
     come (a part at most in memory, as the store reads it)."""
+    import xml.etree.ElementTree as ET  # only a re-check reads stored XML
+
     parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("end",))
     parser.feed(URLSET_OPEN)
     url = f"{{{SITEMAP_NS}}}url"

@@ -20,7 +20,6 @@ from .admission import Limits
 from .counters import Counters, stats
 from .digest import Rules
 from .hints import Hints
-from .indexnow import Pusher
 from .intake import Intake
 from .observation import Observation
 from .recent import Recent
@@ -84,6 +83,8 @@ class Recorder:
             recheck = Recheck(self._store, judge, self._digest)
         config, store, pusher = self._config, self._store, None
         if config.indexnow is not None and isinstance(store, Pushes):
+            from .indexnow import Pusher  # its HTTP client, only when configured
+
             count = self._counters.add
             pusher = Pusher(config.indexnow, config.base_url, store, count)
         self._writer = Writer(

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ..config import Config
 from ..errors import StoreError
@@ -40,11 +40,13 @@ from .clusters import Declared
 from .counters import Counters
 from .digest import Removal, Rules, Skip, Unchanged, Upsert, digest
 from .hints import Hints
-from .indexnow import Pusher
 from .intake import MAX_QUEUED, Intake
 from .observation import Observation
 from .recent import Recent
 from .recheck import Recheck
+
+if TYPE_CHECKING:
+    from .indexnow import Pusher
 
 logger = logging.getLogger("sitemap_middleware")
 
