@@ -7,20 +7,48 @@ their options with :func:`sitemap` and keep one response out with :func:`skip`.
 
 from __future__ import annotations
 
-from importlib.metadata import PackageNotFoundError, version
+import importlib
+from typing import TYPE_CHECKING
 
-from .asgi import ASGISitemapMiddleware
 from .config import DEFAULT_EXCLUDE, DEFAULT_HARMLESS_COOKIES, Config
 from .errors import ConfigError, SitemapError, StoreError
 from .routes import sitemap, skip
 from .serving.site_map import IndexEntry, Link, Section, SiteMap, site_map
 from .stores import Entry, PageInfo, PartInfo, Store, open_store, register_store
-from .wsgi import SitemapMiddleware
 
-try:
-    __version__ = version("sitemap-middleware")
-except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-    __version__ = "0+unknown"
+if TYPE_CHECKING:  # the names __getattr__ imports, as mypy and IDEs see them
+    from .asgi import ASGISitemapMiddleware
+    from .wsgi import SitemapMiddleware
+
+    __version__: str
+
+# Each adapter is imported when its name is first asked for: a WSGI app never
+# loads asyncio and the ASGI adapter, an ASGI app never loads the WSGI adapter.
+_ADAPTERS = {"ASGISitemapMiddleware": ".asgi", "SitemapMiddleware": ".wsgi"}
+
+
+def __getattr__(name: str) -> object:
+    """The adapters, and ``__version__``, on first use (PEP 562)."""
+    if name in _ADAPTERS:
+        return getattr(importlib.import_module(_ADAPTERS[name], __name__), name)
+    if name == "__version__":
+        return _version()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__, "__version__"})
+
+
+def _version() -> str:
+    # importlib.metadata costs more to import than the rest of the package.
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sitemap-middleware")
+    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        return "0+unknown"
+
 
 # In sorted() order (tests/test_public_api.py), constants among the rest.
 __all__ = [  # noqa: RUF022

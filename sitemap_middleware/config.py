@@ -6,7 +6,6 @@ a misspelt key, the closest valid one.
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -601,6 +600,8 @@ def _known(mapping: Mapping[str, Any], keys: Mapping[str, Any], unknown: str) ->
     """Refuse a key not in ``keys``, suggesting the closest one for a typo."""
     for key in mapping:
         if key not in keys:
+            import difflib  # only a typo needs it
+
             close = difflib.get_close_matches(str(key), keys, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ConfigError(

@@ -5,7 +5,6 @@ public methods built on them.
 
 from __future__ import annotations
 
-import difflib
 import logging
 import threading
 from collections.abc import Mapping
@@ -89,6 +88,8 @@ class SitemapBase:
         unknown = unknown_routes(self.config.routes, table)
         if not unknown:
             return
+        import difflib  # only a key that names no route needs it
+
         close = difflib.get_close_matches(unknown[0], list(table.views), n=1)
         hint = f"; did you mean {close[0]!r}?" if close else ""
         message = (

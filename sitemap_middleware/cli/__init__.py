@@ -32,7 +32,6 @@ from ..stores.base import Decisions, Shared
 from ..urls import canonical_target
 from ..watching.policy import Policy
 from .replay import AppError, Replay, load, replay
-from .sources import Problem, SourceError, count_problems, read
 from .verdict import refusal, why
 
 T = TypeVar("T")
@@ -325,6 +324,10 @@ def import_(store_uri: str, base_url: str, source: str, query: tuple[str, ...]) 
     """Add the URLs of SOURCE to the store: an XML sitemap, a sitemap index (its
     parts are followed), gzip or not, or a text sitemap, from a file or an
     http(s) URL. Entries keep their lastmod; bad ones are reported and skipped."""
+    # Imported here: the command line is loaded with every Flask app (``flask
+    # sitemap``), and only this command needs an XML parser and an HTTP client.
+    from .sources import Problem, SourceError, count_problems, read
+
     problems: list[Problem] = []
 
     def report(problem: Problem) -> None:

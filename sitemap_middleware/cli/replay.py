@@ -12,16 +12,17 @@ import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlsplit
 
 from ..apps import MAX_LAYERS, RouteTable, find_flask, flask_table, starlette_table
-from ..asgi import ASGISitemapMiddleware
 from ..config import Config
 from ..core import SitemapBase
 from ..routes import Route, params_of
 from ..urls import canonical_target, split_base_url
-from ..wsgi import SitemapMiddleware
+
+if TYPE_CHECKING:
+    from ..wsgi import SitemapMiddleware
 
 # A path parameter in either spelling: werkzeug's <conv(args):name>, and
 # Starlette's {name:conv}; the groups give the name and the convertor.
@@ -171,6 +172,12 @@ def replay(
 
     :raises AppError: when no sitemap middleware is found.
     """
+    # The adapters are imported here, not with the module: ``flask sitemap``
+    # loads this command line with every Flask app, which must not import the
+    # ASGI adapter (and asyncio) for it.
+    from ..asgi import ASGISitemapMiddleware
+    from ..wsgi import SitemapMiddleware
+
     if isinstance(app, SitemapMiddleware) or find_flask(app) is not None:
         with _wsgi(app, store, base_url, limited) as ready:
             yield ready
@@ -193,6 +200,8 @@ def _wsgi(
     app: Any, store: str | None, base_url: str | None, limited: bool
 ) -> Iterator[Replay]:
     from werkzeug.test import Client
+
+    from ..wsgi import SitemapMiddleware
 
     flask = find_flask(app)
     if flask is None:
@@ -244,6 +253,8 @@ def _wsgi(
 
 
 def _flask_sitemap(flask: Any) -> SitemapMiddleware:
+    from ..wsgi import SitemapMiddleware
+
     found = flask.extensions.get("sitemap")
     layer = flask.wsgi_app
     for _ in range(MAX_LAYERS):
@@ -283,6 +294,7 @@ def _asgi(
     from starlette.routing import compile_path
     from starlette.testclient import TestClient
 
+    from ..asgi import ASGISitemapMiddleware
     from ..starlette import get_sitemap
 
     root = app

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Iterator
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from ..config import Config
 from ..model import Entry
@@ -18,6 +17,9 @@ from ..render import IMAGE_NS, ORIGIN, SITEMAP_NS, URLSET_CLOSE, URLSET_OPEN, XH
 from ..routes import Route
 from ..stores.base import Shared, Store
 from .refusal import Rules, refuse
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
 
 # The store setting that holds the digest of the config its pages follow.
 SETTING = "config"
@@ -129,6 +131,8 @@ class Written(NamedTuple):
 def written(fragments: Iterable[bytes]) -> Iterator[tuple[str, Written]]:
     """Each ``(path, Written)`` of a part's stored fragments, read as they
     come (a part at most in memory, as the store reads it)."""
+    import xml.etree.ElementTree as ET  # only a re-check reads stored XML
+
     parser: ET.XMLPullParser[ET.Element] = ET.XMLPullParser(events=("end",))
     parser.feed(URLSET_OPEN)
     url = f"{{{SITEMAP_NS}}}url"

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from types import TracebackType
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ..config import Config
 from ..errors import StoreError
@@ -38,7 +38,6 @@ from .clusters import Alternates, Declared
 from .counters import Counters
 from .digest import Removal, Rules, Skip, Unchanged, Upsert, digest
 from .hints import Hints
-from .indexnow import Pusher
 from .intake import MAX_QUEUED, Intake
 from .observation import Observation
 from .recent import Recent
@@ -46,6 +45,9 @@ from .recheck import Recheck
 from .sharing import TITLE_AFFIX, DecisionLog, EpochWatch, SharedCounts, SiteTitles
 
 __all__ = ["TITLE_AFFIX", "Writer"]
+
+if TYPE_CHECKING:
+    from .indexnow import Pusher
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -197,6 +199,8 @@ class Writer:
         # IndexNow: the writes queue what they change, for its thread to send.
         self._pusher: Pusher | None = None
         if config.indexnow is not None and isinstance(store, Pushes):
+            from .indexnow import Pusher  # its HTTP client, only when configured
+
             self._pusher = Pusher(config.indexnow, config.base_url, store, self._count)
         self._pending = Pending()
         self._declared = Declared()

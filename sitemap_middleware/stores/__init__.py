@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from importlib.metadata import entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from ..errors import ConfigError, StoreError
@@ -32,6 +31,9 @@ from ..model import Entry, PageInfo, PartInfo
 from . import layout
 from .base import RENAMED, Store, StoreBase
 from .layout import Change, Fill, Plan, Row, Stored, Totals, batches, plan, weight
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoints
 
 __all__ = [
     "Change",
@@ -92,7 +94,7 @@ def open_store(uri: str | Store) -> Store:
         factory = _from_entry_point(scheme)
     if factory is None:
         known = set(_REGISTRY)
-        known.update(p.name.lower() for p in entry_points(group=ENTRY_POINT_GROUP))
+        known.update(p.name.lower() for p in _entry_points())
         raise ConfigError(
             f"unknown store scheme {scheme!r} in {uri!r}; known schemes: "
             f"{', '.join(sorted(known))}"
@@ -111,7 +113,7 @@ def open_store(uri: str | Store) -> Store:
 def _from_entry_point(scheme: str) -> StoreFactory | None:
     """The factory an installed distribution declares for ``scheme``, kept in
     the registry once loaded; ``None`` when none does."""
-    for point in entry_points(group=ENTRY_POINT_GROUP):
+    for point in _entry_points():
         if point.name.lower() == scheme:
             try:
                 factory: StoreFactory = point.load()
@@ -123,6 +125,15 @@ def _from_entry_point(scheme: str) -> StoreFactory | None:
             _REGISTRY[scheme] = factory
             return factory
     return None
+
+
+def _entry_points() -> EntryPoints:
+    """The stores installed distributions declare."""
+    # Imported here: importlib.metadata costs more to import than this package,
+    # and only a scheme that is not built in or registered needs it.
+    from importlib.metadata import entry_points
+
+    return entry_points(group=ENTRY_POINT_GROUP)
 
 
 def _options(uri: str, allowed: dict[str, type]) -> dict[str, Any]:

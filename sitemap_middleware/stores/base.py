@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import secrets
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
@@ -213,6 +212,8 @@ def unlogged(held: str | bytes | None) -> list[tuple[str, datetime]]:
 def new_epoch() -> str:
     """A new store's epoch: part versions are ``epoch.counter``, so data made
     again from nothing never repeats a version served before."""
+    import secrets  # once per new store; costs more to import than to call
+
     return secrets.token_hex(4)
 
 
