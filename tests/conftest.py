@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apps import ROUTES, Site, make_routed_site, make_site
 from hypothesis import settings
+from support.sites import ROUTES, Site, make_routed_site, make_site
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"

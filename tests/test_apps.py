@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apps import HTML, html
 from conftest import BASE
+from support.sites import HTML, html
 
 from sitemap_middleware import (
     ASGISitemapMiddleware,
@@ -544,7 +544,7 @@ def _uvicorn(folder: Path, entry: str, port: int) -> Any:
 @pytest.mark.servers
 @pytest.mark.slow
 def test_fastapi_docs_are_not_recorded_under_uvicorn(tmp_path: Path) -> None:
-    from helpers import HTTPClient, free_port, sitemap_urls, stop_server
+    from support.helpers import HTTPClient, free_port, sitemap_urls, stop_server
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -575,7 +575,7 @@ def test_fastapi_docs_are_not_recorded_under_uvicorn(tmp_path: Path) -> None:
 def test_unknown_route_key_stops_uvicorn(tmp_path: Path) -> None:
     """uvicorn's default lifespan mode ("auto") goes on when an app raises
     before its startup; a startup that fails stops it."""
-    from helpers import free_port
+    from support.helpers import free_port
 
     port = free_port()
     entry = UNKNOWN_ROUTE_ENTRY.format(base=f"http://127.0.0.1:{port}")

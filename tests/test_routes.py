@@ -11,9 +11,9 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from apps import HTML, Site, html
 from conftest import BASE
-from helpers import NS, gunzip_once, locs, validate
+from support.helpers import NS, gunzip_once, locs, validate
+from support.sites import HTML, Site, html
 
 from sitemap_middleware import ConfigError, sitemap, skip
 from sitemap_middleware.config import RouteOptions
