@@ -7,7 +7,7 @@ import importlib
 from pathlib import Path
 
 import pytest
-from support.helpers import sitemap_urls
+from support.helpers import parse_page, sitemap_urls
 from support.sites import Site
 
 EXAMPLES = {"flask_app": "wsgi", "starlette_app": "asgi", "fastapi_app": "asgi"}
@@ -68,7 +68,6 @@ def test_the_app_renders_the_site_map_the_middleware_serves(example: Site) -> No
     """/site-map is the middleware's page, /pages the app's own layout around
     site_map(): the same links, and neither is recorded."""
     import demo_content
-    from serving.test_site_map import parse_page
 
     def fetch(path: str) -> tuple[int, str, bytes]:
         reply = example.get(path)

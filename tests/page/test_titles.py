@@ -5,12 +5,10 @@ never in the sitemap, and moving neither lastmod nor the part's version."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime, timezone
-from pathlib import Path
 
 import pytest
-from stores.test_stores import FACTORIES, _cleanup  # noqa: F401 - the autouse fixture
 
 from sitemap_middleware import Entry, Store
 from sitemap_middleware.config import Config
@@ -31,22 +29,6 @@ CONFIG = Config.from_mapping(
     | {"new_urls_per_minute": None}
 )
 HTML = [("Content-Type", "text/html; charset=utf-8")]
-
-
-@pytest.fixture(params=sorted(FACTORIES))
-def make_store(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> Iterator[Callable[..., Store]]:
-    stores: list[Store] = []
-
-    def build(**options: int) -> Store:
-        store = FACTORIES[request.param](tmp_path, **options)
-        stores.append(store)
-        return store
-
-    yield build
-    for store in stores:
-        store.close()
 
 
 def titles(store: Store) -> dict[str, str | None]:

@@ -1,37 +1,38 @@
-"""Adversarial cases, named by kind: B1-B10 bad input, V1-V3 hostile volume,
-P1-P8 privacy and C3 content noise, on Flask (WSGI) and Starlette (ASGI). Each
-test checks what is stored (and, where it matters, the served sitemap, validated
-against the schemas) and the counters that explain it.
+"""Adversarial input, on Flask (WSGI) and Starlette (ASGI): bad requests (hosts,
+forwarded headers, bytes, lengths, spellings, secrets, dates, robots tags in user
+content), hostile volume (made-up slugs and queries), privacy (authorization,
+cookies, private responses, noindex, statuses, non-pages, excludes) and content
+that flips. Each test checks what is stored (and, where it matters, the served
+sitemap, validated against the schemas) and the counters that explain it.
 
 Cases covered completely elsewhere (store and counters, both stacks):
 
-- V3: covered by tests/test_routes.py::test_rate_of_new_urls (200 new URLs at
-  50 a minute: stored + dropped.rate == 200, every response 200, a known page
+- A flood of new URLs: tests/test_routes.py::test_rate_of_new_urls (200 new URLs
+  at 50 a minute: stored + dropped.rate == 200, every response 200, a known page
   still updates) and tests/test_routes.py::test_known_pages_update_beyond_the_rate.
-- P5: covered by tests/test_behaviour.py::test_recording_table (rows
+- Canonicals: tests/test_behaviour.py::test_recording_table (rows
   /canonical-self, a self canonical spelt differently, recorded;
   /canonical-other and /canonical-foreign, skipped.canonical_other) and
   tests/recording/test_lastmod.py::test_link_header_canonical (the same through the
   ``Link`` header, a foreign host included).
-- C3, per-request noise: covered by
+- Per-request noise:
   tests/recording/test_lastmod.py::test_noise_keeps_lastmod_and_a_real_change_moves_it_once;
-  test_c3_flip_flop below adds the alternating A/B bodies.
+  test_two_bodies_in_turn_move_lastmod_forward_only below adds alternating bodies.
 
 Requests that no HTTP client would send (two Host headers, raw control bytes,
 a 1 MB path) go straight to the wrapped app as a WSGI environ or an ASGI scope,
-the way a server would build them (``fetch``).
+the way a server would build them (``Site.fetch``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
 import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
-from urllib.parse import unquote_to_bytes, urlsplit
+from urllib.parse import urlsplit
 
 import pytest
 from support.helpers import NS, gunzip_once, locs, parse, sitemap_urls, validate
@@ -61,70 +62,6 @@ def stats(site: Site) -> dict[str, Any]:
     return site.middleware.stats()
 
 
-def skipped(site: Site) -> dict[str, int]:
-    return dict(stats(site)["skipped"])
-
-
-def fetch(site: Site, wire: str, headers: list[tuple[str, str]] | None = None) -> int:
-    """GET ``wire`` (the request target as sent: escapes are escapes, other
-    characters one byte each) through the wrapped app, as a server would pass
-    it on: WSGI gets the decoded ``PATH_INFO`` (latin-1 over the bytes) and the
-    Host header values joined with commas; ASGI gets ``raw_path`` and every
-    header line. Returns the status."""
-    target, _, query = wire.partition("?")
-    fields = headers if headers is not None else [("Host", "localhost")]
-    if not any(name.lower() == "host" for name, _ in fields):
-        fields = [("Host", "localhost"), *fields]
-    raw = target.encode("latin-1")
-    if site.stack == "wsgi":
-        from werkzeug.test import EnvironBuilder
-
-        environ = EnvironBuilder(path="/").get_environ()
-        environ["PATH_INFO"] = unquote_to_bytes(raw).decode("latin-1")
-        environ["QUERY_STRING"] = query
-        environ.pop("HTTP_HOST", None)  # EnvironBuilder's own
-        for name, value in fields:
-            # A server joins repeated lines with commas (werkzeug's does).
-            key = "HTTP_" + name.upper().replace("-", "_")
-            environ[key] = f"{environ[key]},{value}" if key in environ else value
-        seen: list[str] = []
-        body = site.app(environ, lambda status, headers, exc=None: seen.append(status))
-        try:
-            b"".join(body)
-        finally:
-            if hasattr(body, "close"):
-                body.close()
-        return int(seen[0][:3])
-
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": unquote_to_bytes(raw).decode("utf-8", "replace"),
-        "raw_path": raw,
-        "root_path": "",
-        "query_string": query.encode("latin-1"),
-        "headers": [
-            (name.lower().encode("latin-1"), value.encode("latin-1"))
-            for name, value in fields
-        ],
-        "client": ("127.0.0.1", 50000),
-        "server": ("localhost", 80),
-    }
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    asyncio.run(site.app(scope, receive, send))
-    return int(sent[0]["status"])
-
-
 def served(site: Site) -> list[str]:
     """Every <loc> of the served sitemap (documents validated), after a flush."""
     assert site.middleware.flush(5.0)
@@ -143,15 +80,6 @@ def page_xml(site: Site) -> list[bytes]:
     ]
 
 
-def entries(site: Site) -> dict[str, Any]:
-    assert site.middleware.flush(5.0)
-    return {
-        entry.path: entry
-        for page in site.store.parts()
-        for entry in site.store.entries(page.number)
-    }
-
-
 # -- bad input ------------------------------------------------------------------
 
 HOSTILE_HOSTS = [
@@ -164,34 +92,34 @@ HOSTILE_HOSTS = [
 ]
 
 
-def test_b1_host_injection(make: Make) -> None:
+def test_foreign_malformed_and_duplicated_hosts_are_not_recorded(make: Make) -> None:
     """Foreign, malformed, duplicated and absolute-form hosts are not recorded
     under the default allowed_hosts (the host of base_url); with every host
     allowed, one /about is recorded and every <loc> is built from base_url."""
     site = make({"base_url": "https://www.example.com"})
     for fields in HOSTILE_HOSTS:
-        fetch(site, "/about", fields)
+        site.fetch("/about", fields)
     # Absolute-form request line: the clients put the target's host in Host.
     site.get("http://evil.test/about")
     assert site.recorded() == []
-    assert skipped(site) == {"host": 7}
+    assert site.skipped() == {"host": 7}
     assert stats(site)["recorded"] == 0
 
     # Two Host lines: WSGI sees them joined (no host at all), ASGI the last.
     site = make({"base_url": "https://www.example.com"})
-    fetch(site, "/about", [("Host", "evil.test"), ("Host", "www.example.com")])
+    site.fetch("/about", [("Host", "evil.test"), ("Host", "www.example.com")])
     if site.stack == "wsgi":
-        assert site.recorded() == [] and skipped(site) == {"host": 1}
+        assert site.recorded() == [] and site.skipped() == {"host": 1}
     else:
-        assert site.recorded() == ["/about"] and skipped(site) == {}
+        assert site.recorded() == ["/about"] and site.skipped() == {}
 
     site = make({"base_url": "https://www.example.com", "allowed_hosts": ["*"]})
     for fields in HOSTILE_HOSTS:
-        assert fetch(site, "/about", fields) == 200
+        assert site.fetch("/about", fields) == 200
         assert site.recorded() == ["/about"]
     site.get("http://evil.test/about", {"X-Forwarded-Host": "evil2.test"})
     assert site.recorded() == ["/about"]
-    assert skipped(site) == {}
+    assert site.skipped() == {}
     counts = stats(site)
     # One write; the other visits find the page digested lately.
     assert counts["recorded"] == 1 and counts["seen"] == {"fresh": 6}
@@ -201,8 +129,8 @@ def test_b1_host_injection(make: Make) -> None:
         assert b"evil" not in xml and b"attacker" not in xml and b"<x/>" not in xml
 
 
-def test_b2_forwarded_headers_are_ignored(make: Make) -> None:
-    """The project has no trusted-proxy option (the plan's "trust=1"): every
+def test_forwarded_headers_are_ignored(make: Make) -> None:
+    """The project has no trusted-proxy option (no "trust" setting): every
     X-Forwarded-* and Forwarded header is ignored, for the host check and for
     <loc>; base_url always wins (README, base_url)."""
     site = make({"base_url": "https://www.example.com"})
@@ -213,10 +141,9 @@ def test_b2_forwarded_headers_are_ignored(make: Make) -> None:
         ("Forwarded", "host=evil.test;proto=javascript"),
         ("X-Forwarded-For", "evil.test, www.example.com"),
     ]
-    assert fetch(site, "/about", [("Host", "www.example.com"), *forwarded]) == 200
+    assert site.fetch("/about", [("Host", "www.example.com"), *forwarded]) == 200
     # A foreign Host is not let in by a forwarded header naming the real one.
-    fetch(
-        site,
+    site.fetch(
         "/a&b",
         [
             ("Host", "evil.test"),
@@ -225,7 +152,7 @@ def test_b2_forwarded_headers_are_ignored(make: Make) -> None:
         ],
     )
     assert site.recorded() == ["/about"]
-    assert skipped(site) == {"host": 1}
+    assert site.skipped() == {"host": 1}
     assert stats(site)["recorded"] == 1
     assert served(site) == ["https://www.example.com/about"]
 
@@ -236,20 +163,20 @@ BAD_PATHS = ["/%00", "/a%0Bb", "/%1F", "/%7F", "/%C0%AF", "/%ED%A0%80", "/%FF",
              "/a\tb", "/caf%E9"]  # fmt: skip
 
 
-def test_b3_control_and_invalid_bytes(make: Make) -> None:
+def test_control_characters_and_invalid_utf8_are_refused(make: Make) -> None:
     """Control characters and bytes that are not UTF-8 are refused
     (skipped.bad_path); valid UTF-8 (raw or escaped) is stored escaped; no raw
     control character reaches any document, which validates."""
     site = make()
     for wire in BAD_PATHS:
-        fetch(site, wire)  # a 200 or a 404 (a removal): refused either way
+        site.fetch(wire)  # a 200 or a 404 (a removal): refused either way
     serve("/café")
-    fetch(site, "/caf\xc3\xa9")  # raw UTF-8 bytes in PATH_INFO / raw_path
-    fetch(site, "/caf%c3%a9")  # escaped, lower-case hex: the same page
+    site.fetch("/caf\xc3\xa9")  # raw UTF-8 bytes in PATH_INFO / raw_path
+    site.fetch("/caf%c3%a9")  # escaped, lower-case hex: the same page
     serve("/about")
-    fetch(site, "/about")
+    site.fetch("/about")
     assert site.recorded() == ["/caf%C3%A9", "/about"]
-    assert skipped(site) == {"bad_path": len(BAD_PATHS)}
+    assert site.skipped() == {"bad_path": len(BAD_PATHS)}
     assert stats(site)["recorded"] == 2
     assert served(site) == [f"{ORIGIN}/caf%C3%A9", f"{ORIGIN}/about"]
     for xml in page_xml(site):
@@ -257,17 +184,17 @@ def test_b3_control_and_invalid_bytes(make: Make) -> None:
         assert xml.isascii()
 
 
-def test_b4_xml_metacharacters(make: Make) -> None:
+def test_xml_metacharacters_are_escaped(make: Make) -> None:
     """XML metacharacters are escaped in the document, and each parsed <loc>
     equals base_url + the stored URL exactly."""
     site = make({"query": ["x", "y"]})
     for path in ("/a&b", "/a<b>", "/\"q'/", "/p"):
         serve(path)
     for wire in ("/a&b", "/a<b>", "/\"q'/", "/p?y=2&x=1&z=3"):
-        assert fetch(site, wire) == 200
+        assert site.fetch(wire) == 200
     stored = site.recorded()
     assert stored == ["/a&b", "/a%3Cb%3E", "/%22q'/", "/p?x=1&y=2"]
-    assert stats(site)["recorded"] == 4 and skipped(site) == {}
+    assert stats(site)["recorded"] == 4 and site.skipped() == {}
     assert served(site) == [ORIGIN + path for path in stored]
     (xml,) = page_xml(site)
     assert b"/a&amp;b<" in xml and b"/p?x=1&amp;y=2<" in xml
@@ -283,23 +210,25 @@ def _path_of(length: int) -> str:
 @pytest.mark.parametrize(
     ("absolute", "kept"), [(2046, True), (2047, True), (2048, False), (2049, False)]
 )
-def test_b5_length_boundaries(make: Make, absolute: int, kept: bool) -> None:
+def test_urls_longer_than_2047_characters_are_skipped(
+    make: Make, absolute: int, kept: bool
+) -> None:
     """At most 2,047 characters as an absolute URL (README); longer is
     skipped.too_long. Lengths are of the encoded URL."""
     site = make()
     path = _path_of(absolute - len(ORIGIN))
     assert len(ORIGIN + path) == absolute
     serve(path)
-    assert fetch(site, path) == 200
+    assert site.fetch(path) == 200
     assert site.recorded() == ([path] if kept else [])
     assert stats(site)["recorded"] == int(kept)
-    assert skipped(site) == ({} if kept else {"too_long": 1})
+    assert site.skipped() == ({} if kept else {"too_long": 1})
     if kept:
         (url,) = served(site)
         assert url == ORIGIN + path and len(url) == absolute
 
 
-def test_b5_encoded_length_and_a_1_mb_path(make: Make) -> None:
+def test_the_encoded_length_counts_and_a_1_mb_path_is_skipped(make: Make) -> None:
     """A path of few characters whose UTF-8 escapes cross the limit is too
     long; one whose escapes end exactly at 2,047 is kept; a 1 MB path is
     skipped in bounded time."""
@@ -312,17 +241,17 @@ def test_b5_encoded_length_and_a_1_mb_path(make: Make) -> None:
         serve(path)
     started = time.perf_counter()
     for path in (exact, over, huge):
-        assert fetch(site, path.encode().decode("latin-1")) == 200
+        assert site.fetch(path.encode().decode("latin-1")) == 200
     stored = site.recorded()
     assert time.perf_counter() - started < 5.0
     assert stored == ["/" + "%E2%82%AC" * 225 + "xxxxx"]
     assert len(ORIGIN + stored[0]) == 2047
-    assert skipped(site) == {"too_long": 2}
+    assert site.skipped() == {"too_long": 2}
     assert stats(site)["recorded"] == 1
     assert served(site) == [ORIGIN + stored[0]]
 
 
-def test_b6_equivalence_classes(make: Make) -> None:
+def test_equivalent_spellings_are_one_entry(make: Make) -> None:
     """Equivalent spellings give one entry: escaped unreserved characters, dot
     segments, host case and default port (base_url is normalised too). %2F
     stays apart from / where the server hands it over: on ASGI (raw_path). A
@@ -332,10 +261,10 @@ def test_b6_equivalence_classes(make: Make) -> None:
     for path in ("/A~B", "/a/./b/../c", "/a/c", "/x", "/a/b"):
         serve(path)
     for wire in ("/A%7eB", "/A~B", "/a/./b/../c", "/a/c"):
-        assert fetch(site, wire) == 200
+        assert site.fetch(wire) == 200
         assert site.middleware.flush(5.0)
     for host in ("LOCALHOST:80", "localhost", "LocalHost"):
-        assert fetch(site, "/x", [("Host", host)]) == 200
+        assert site.fetch("/x", [("Host", host)]) == 200
         assert site.middleware.flush(5.0)
     assert site.recorded() == ["/A~B", "/a/c", "/x"]
     counts = stats(site)
@@ -343,17 +272,17 @@ def test_b6_equivalence_classes(make: Make) -> None:
     # /a/./b/../c then /a/c: the recent-pages cache is keyed by the path as
     # received, so /a/c is written once more (same fingerprint and lastmod).
     assert counts["recorded"] == 4 and counts["seen"] == {"unchanged": 3}
-    assert skipped(site) == {}
+    assert site.skipped() == {}
 
-    fetch(site, "/a%2Fb")
-    fetch(site, "/a/b")
+    site.fetch("/a%2Fb")
+    site.fetch("/a/b")
     two = ["/a%2Fb", "/a/b"] if site.stack == "asgi" else ["/a/b"]
     assert site.recorded() == ["/A~B", "/a/c", "/x", *two]
     assert stats(site)["recorded"] == 4 + len(two)
     assert served(site) == [ORIGIN + p for p in ["/A~B", "/a/c", "/x", *two]]
 
 
-def test_b7_unicode(make: Make) -> None:
+def test_unicode_spellings_stay_apart_and_are_escaped(make: Make) -> None:
     """NFC and NFD spellings of café are different byte sequences, hence two
     entries (no Unicode normalisation: RFC 3986 §6.2.2); an emoji path is
     escaped; an IDN base_url gives punycode in every <loc>; documents are
@@ -363,11 +292,11 @@ def test_b7_unicode(make: Make) -> None:
     for path in (nfc, nfd, emoji):
         serve(path)
         wire = path.encode().decode("latin-1")
-        assert fetch(site, wire, [("Host", "xn--bcher-kva.example")]) == 200
+        assert site.fetch(wire, [("Host", "xn--bcher-kva.example")]) == 200
     # The Unicode spelling of the host is not how a client sends it.
-    fetch(site, nfc.encode().decode("latin-1"), [("Host", "b\xc3\xbccher.example")])
+    site.fetch(nfc.encode().decode("latin-1"), [("Host", "b\xc3\xbccher.example")])
     assert site.recorded() == ["/caf%C3%A9", "/cafe%CC%81", "/%F0%9F%98%80/x"]
-    assert stats(site)["recorded"] == 3 and skipped(site) == {"host": 1}
+    assert stats(site)["recorded"] == 3 and site.skipped() == {"host": 1}
     assert served(site) == [
         "https://xn--bcher-kva.example/caf%C3%A9",
         "https://xn--bcher-kva.example/cafe%CC%81",
@@ -379,20 +308,20 @@ def test_b7_unicode(make: Make) -> None:
     assert b"Sitemap: https://xn--bcher-kva.example/sitemap.xml" in robots
 
 
-B8_CASES = [
+SECRET_URLS = [
     # (page as the app sees it, request target, stored URL or None)
     ("/reset", "/reset?token=abc", "/reset"),
     ("/p;jsessionid=1", "/p;jsessionid=1", "/p"),
     ("/p", "/p?utm_source=x&id=5&sig=s&X-Amz-Signature=y", "/p?id=5"),
     ("/invite/" + "8f14e45fceea167a5a36dedd4bea2543",) * 2 + (None,),
     (JWT_PATH, JWT_PATH, None),  # a JWT with claims: 47 characters
-    # The plan's own short JWT: '{"alg":"HS256"}', empty claims, 26 characters.
+    # A short JWT: '{"alg":"HS256"}', empty claims, 26 characters.
     ("/verify/eyJhbGciOiJIUzI1NiJ9.e30.x",) * 2 + (None,),
 ]
 
 
-@pytest.mark.parametrize(("page", "wire", "kept"), B8_CASES)
-def test_b8_secret_bearing_urls(
+@pytest.mark.parametrize(("page", "wire", "kept"), SECRET_URLS)
+def test_secrets_in_urls_are_dropped_or_kept_out(
     make: Make, page: str, wire: str, kept: str | None
 ) -> None:
     """Credential parameters are dropped, even allow-listed ones (and refused
@@ -402,15 +331,15 @@ def test_b8_secret_bearing_urls(
         make({"query": ["id", "token"]})
     site = make({"query": ["id"]})
     serve(page)
-    assert fetch(site, wire) == 200
+    assert site.fetch(wire) == 200
     assert site.recorded() == ([kept] if kept else [])
-    assert skipped(site) == ({} if kept else {"secret": 1})
+    assert site.skipped() == ({} if kept else {"secret": 1})
     assert stats(site)["recorded"] == int(bool(kept))
     urls = served(site)
     assert urls == ([ORIGIN + kept] if kept else [])
 
 
-B9_TIMES = [
+ZONED_TIMES = [
     "2024-03-02T07:02:03+05:45",  # Nepal
     "2024-03-02T00:32:03.123456-00:30",  # microseconds, an odd negative offset
     "2024-03-31T01:59:59+00:00",  # just before the EU spring-forward
@@ -422,17 +351,17 @@ B9_TIMES = [
 ]
 
 
-def test_b9_lastmod_format(make: Make) -> None:
+def test_lastmod_is_a_zoned_w3c_datetime_never_in_the_future(make: Make) -> None:
     """Zoned times from the page (lastmod_source "article") come out as W3C
     datetimes to the second with an explicit zone, XSD-valid, never after the
     time the page is served, and equal to the page's instant otherwise."""
     site = make({"lastmod_source": "article"})
-    for n, moment in enumerate(B9_TIMES):
+    for n, moment in enumerate(ZONED_TIMES):
         head = f'<meta property="article:modified_time" content="{moment}">'
         serve(f"/t{n}", html(f"t{n}", head))
-        assert fetch(site, f"/t{n}") == 200
-    assert site.recorded() == [f"/t{n}" for n in range(len(B9_TIMES))]
-    assert stats(site)["recorded"] == len(B9_TIMES) and skipped(site) == {}
+        assert site.fetch(f"/t{n}") == 200
+    assert site.recorded() == [f"/t{n}" for n in range(len(ZONED_TIMES))]
+    assert stats(site)["recorded"] == len(ZONED_TIMES) and site.skipped() == {}
     served(site)  # validated
     render_time = datetime.now(timezone.utc)
     (xml,) = page_xml(site)
@@ -442,7 +371,7 @@ def test_b9_lastmod_format(make: Make) -> None:
         )
         for url in parse(xml).iterfind("sm:url", NS)
     }
-    for n, moment in enumerate(B9_TIMES):
+    for n, moment in enumerate(ZONED_TIMES):
         text = written[f"/t{n}"]
         assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)", text)
         value = datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -454,7 +383,7 @@ def test_b9_lastmod_format(make: Make) -> None:
             assert (render_time - value).total_seconds() < 10
 
 
-B10_KEPT = {
+ROBOTS_IGNORED = {
     # User content after </head>: it declares nothing.
     "/ugc": b"<html><head><title>t</title></head><body><p>comment:</p>"
     b'<meta name="robots" content="noindex"><link rel="canonical" href="/other">'
@@ -465,7 +394,7 @@ B10_KEPT = {
     # An unclosed comment in the head hides what follows.
     "/comment": b"<html><head><!-- <meta name=robots content=noindex>",
 }
-B10_OUT = {
+ROBOTS_HEEDED = {
     "/head-noindex": b"<html><head><meta name=robots content=noindex></head><body>x",
     "/head-canonical": b'<html><head><link rel="canonical" href="/other"></head>',
     # A 10 MB head: the scan reads its byte budget only, and a head it cannot
@@ -476,28 +405,32 @@ B10_OUT = {
 }
 
 
-def test_b10_ugc_robots_injection(make: Make) -> None:
+def test_robots_tags_in_user_content_change_nothing(make: Make) -> None:
     """Robots tags in the body are user content and change nothing; the same
     tags in the <head> keep the page out; malformed and huge heads are
     scanned within a bound, without an error."""
     site = make()
-    for path, body in {**B10_KEPT, **B10_OUT}.items():
+    for path, body in {**ROBOTS_IGNORED, **ROBOTS_HEEDED}.items():
         serve(path, body)
     started = time.perf_counter()
-    for path in {**B10_KEPT, **B10_OUT}:
-        assert fetch(site, path) == 200
-    assert site.recorded() == list(B10_KEPT)
+    for path in {**ROBOTS_IGNORED, **ROBOTS_HEEDED}:
+        assert site.fetch(path) == 200
+    assert site.recorded() == list(ROBOTS_IGNORED)
     assert time.perf_counter() - started < 5.0
-    assert skipped(site) == {"noindex": 1, "canonical_other": 1, "head_too_long": 1}
-    assert stats(site)["recorded"] == len(B10_KEPT) and stats(site)["errors"] == {}
-    assert served(site) == [ORIGIN + path for path in B10_KEPT]
+    assert site.skipped() == {"noindex": 1, "canonical_other": 1, "head_too_long": 1}
+    assert (
+        stats(site)["recorded"] == len(ROBOTS_IGNORED) and stats(site)["errors"] == {}
+    )
+    assert served(site) == [ORIGIN + path for path in ROBOTS_IGNORED]
 
 
 # -- hostile volumes --------------------------------------------------------------
 
 
 @pytest.mark.slow
-def test_v1_slug_explosion(stack: str, routed: Make) -> None:
+def test_made_up_slugs_stop_at_the_route_and_global_caps(
+    stack: str, routed: Make
+) -> None:
     """300 made-up slugs on a catch-all route with a route cap of 50 and 40 on
     a route under the global cap of 80: the store holds the caps, the counters
     account for every refused URL, known URLs keep updating. The slugs are
@@ -514,11 +447,11 @@ def test_v1_slug_explosion(stack: str, routed: Make) -> None:
     known = ["/about", "/blog/known", "/products/known"]
     for path in known:
         site.get(path)
-    first = entries(site)
+    first = site.entries()
     statuses = {site.get(f"/products/{uuid.uuid4().int}").status for _ in range(300)}
     statuses |= {site.get(f"/blog/{uuid.uuid4().int}").status for _ in range(40)}
     assert statuses == {200}
-    held = entries(site)
+    held = site.entries()
     assert len(held) == 80
     assert sum(e.route == products for e in held.values()) == 50
     dropped = stats(site)["dropped"]
@@ -528,14 +461,14 @@ def test_v1_slug_explosion(stack: str, routed: Make) -> None:
     site.state["version"] = 2
     for path in known:
         site.get(path)
-    updated = entries(site)
+    updated = site.entries()
     assert all(updated[p].fingerprint != first[p].fingerprint for p in known)
     assert stats(site)["recorded"] == 83
     assert sorted(served(site)) == sorted(ORIGIN + p for p in updated)
 
 
 @pytest.mark.slow
-def test_v2_query_explosion(make: Make) -> None:
+def test_random_queries_are_one_page(make: Make) -> None:
     """500 /search?q=<random> are one page, /search: the first is written,
     the others pass as a page digested lately."""
     site = make()
@@ -548,27 +481,27 @@ def test_v2_query_explosion(make: Make) -> None:
     # A dropped query is no part of the page: each is digested (one SHA-1)
     # and found unchanged.
     assert counts["recorded"] == 1 and counts["seen"] == {"unchanged": 499}
-    assert counts["dropped"] == {} and skipped(site) == {}
+    assert counts["dropped"] == {} and site.skipped() == {}
     assert served(site) == [f"{ORIGIN}/search"]
 
 
 # -- privacy ------------------------------------------------------------------------
 
 
-def test_p1_authorization(make: Make) -> None:
+def test_an_authorization_header_keeps_a_request_out(make: Make) -> None:
     """Any Authorization header keeps a request out: it neither records nor
     removes (a 404 behind auth leaves the public page alone)."""
     site = make()
     for value in ("Basic dXNlcjpwYXNz", "Bearer abc.def", "Digest x", ""):
-        assert fetch(site, "/about", [("Authorization", value)]) == 200
+        assert site.fetch("/about", [("Authorization", value)]) == 200
     assert site.recorded() == []
-    assert skipped(site) == {"authorization": 4}
+    assert site.skipped() == {"authorization": 4}
     site.get("/about")
     assert site.recorded() == ["/about"]
     ROUTES["/about"] = (404, {"Content-Type": HTML}, [b"no"])
-    fetch(site, "/about", [("authorization", "Bearer x")])
+    site.fetch("/about", [("authorization", "Bearer x")])
     assert site.recorded() == ["/about"]
-    assert skipped(site) == {"authorization": 5}
+    assert site.skipped() == {"authorization": 5}
     assert stats(site)["recorded"] == 1 and stats(site)["removed"] == 0
 
 
@@ -583,17 +516,17 @@ def test_p1_authorization(make: Make) -> None:
         ({"session_cookies": "*"}, "_ga=GA1.2.3", False),  # paranoid mode
     ],
 )
-def test_p2_cookies(
+def test_session_cookies_keep_a_request_out(
     make: Make, config: dict[str, Any], cookie: str, recorded: bool
 ) -> None:
     site = make(config)
     assert site.get("/about", {"Cookie": cookie}).status == 200
     assert site.recorded() == (["/about"] if recorded else [])
-    assert skipped(site) == ({} if recorded else {"session": 1})
+    assert site.skipped() == ({} if recorded else {"session": 1})
     assert stats(site)["recorded"] == int(recorded)
 
 
-P3_MARKERS = [
+PRIVACY_MARKERS = [
     ({"Cache_Control": "private, max-age=60"}, "private"),
     ({"Cache_Control": "no-store"}, "private"),
     ({"Cache_Control": "public, No-Store"}, "private"),
@@ -604,18 +537,18 @@ P3_MARKERS = [
 ]
 
 
-@pytest.mark.parametrize(("headers", "reason"), P3_MARKERS)
-def test_p3_response_privacy_markers(
+@pytest.mark.parametrize(("headers", "reason"), PRIVACY_MARKERS)
+def test_a_private_looking_response_is_not_recorded(
     make: Make, headers: dict[str, str], reason: str
 ) -> None:
     """A private-looking response is not recorded. A page recorded before that
     turns private STAYS listed: the README removes on 301/308/404/410 and
-    noindex only (the plan would tombstone it). Pinned as documented."""
+    noindex only (no tombstone). Pinned as documented."""
     site = make({"recheck_interval": 0})
     serve("/x", **headers)
     site.get("/x")
     assert site.recorded() == []
-    assert skipped(site) == {reason: 1}
+    assert site.skipped() == {reason: 1}
 
     serve("/y")
     site.get("/y")
@@ -623,19 +556,19 @@ def test_p3_response_privacy_markers(
     serve("/y", **headers)
     site.get("/y")
     assert site.recorded() == ["/y"]
-    assert skipped(site) == {reason: 2}
+    assert site.skipped() == {reason: 2}
     assert stats(site)["recorded"] == 1 and stats(site)["removed"] == 0
     assert served(site) == [f"{ORIGIN}/y"]
 
 
-P4_HEADERS: list[list[tuple[str, str]]] = [
+NOINDEX_HEADERS: list[list[tuple[str, str]]] = [
     [("X-Robots-Tag", "noindex")],
     [("X-Robots-Tag", "NoIndex, nofollow")],
     [("X-Robots-Tag", "none")],
     [("X-Robots-Tag", "googlebot: noindex")],
     [("X-Robots-Tag", "otherbot: nofollow"), ("X-Robots-Tag", "noindex")],
 ]
-P4_METAS = [
+NOINDEX_METAS = [
     b'<meta name="robots" content="noindex">',
     b"<meta name=googlebot content=noindex>",
     b"<META CONTENT='NONE' NAME='Robots'>",
@@ -646,11 +579,11 @@ P4_METAS = [
 
 @pytest.mark.parametrize(
     "variant",
-    [*P4_HEADERS, *P4_METAS],
-    ids=[f"header{n}" for n in range(len(P4_HEADERS))]
-    + [f"meta{n}" for n in range(len(P4_METAS))],
+    [*NOINDEX_HEADERS, *NOINDEX_METAS],
+    ids=[f"header{n}" for n in range(len(NOINDEX_HEADERS))]
+    + [f"meta{n}" for n in range(len(NOINDEX_METAS))],
 )
-def test_p4_noindex_variants(make: Make, variant: Any) -> None:
+def test_every_noindex_spelling_keeps_out_and_removes(make: Make, variant: Any) -> None:
     """Every noindex spelling keeps a new page out and removes a recorded one."""
     site = make({"recheck_interval": 0})
     serve("/x")
@@ -668,18 +601,20 @@ def test_p4_noindex_variants(make: Make, variant: Any) -> None:
     assert site.get("/x").status == 200
     assert site.get("/new").status == 200
     assert site.recorded() == []
-    assert skipped(site) == reason
+    assert site.skipped() == reason
     assert stats(site)["removed"] == 1 and stats(site)["recorded"] == 1
     assert served(site) == []
 
 
 @pytest.mark.slow
-def test_p6_status_transitions(make: Make, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_removing_statuses_remove_and_a_200_puts_back(
+    make: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """301/308/404/410 remove a recorded page; 503, 429 and a failing store
     change nothing; a 200 again puts it back. The store forgets a removed
     URL, so the page comes back with the time it is seen again as lastmod,
-    even with the same content (the plan would keep the old lastmod when the
-    hash is unchanged)."""
+    even with the same content (the old lastmod is not kept when the hash is
+    unchanged)."""
     site = make({"recheck_interval": 0})
     for n, status in enumerate((301, 308, 404, 410), 1):
         serve("/x")
@@ -692,12 +627,12 @@ def test_p6_status_transitions(make: Make, monkeypatch: pytest.MonkeyPatch) -> N
 
     serve("/x")
     site.get("/x")
-    before = entries(site)["/x"]
+    before = site.entries()["/x"]
     for status in (503, 429, 500):
         serve("/x", status=status, Retry_After="1")
         site.get("/x")
-        assert entries(site) == {"/x": before}
-    assert skipped(site) == {"status": 3}
+        assert site.entries() == {"/x": before}
+    assert site.skipped() == {"status": 3}
 
     # A store that fails: the removal waits, the page stays listed meanwhile.
     def failing(paths: Any) -> int:
@@ -716,14 +651,14 @@ def test_p6_status_transitions(make: Make, monkeypatch: pytest.MonkeyPatch) -> N
     time.sleep(1.05)  # lastmod is to the second
     serve("/x")
     site.get("/x")
-    again = entries(site)["/x"]
+    again = site.entries()["/x"]
     assert again.fingerprint == before.fingerprint
     assert again.lastmod > before.lastmod
     assert stats(site)["recorded"] == 6
     assert served(site) == [f"{ORIGIN}/x"]
 
 
-def test_p7_non_page_responses(make: Make) -> None:
+def test_non_page_responses_are_never_recorded(make: Make) -> None:
     """The middleware's own documents (however spelt), static files, JSON,
     downloads and event streams are never recorded; websockets are left alone."""
     site = make()
@@ -737,10 +672,10 @@ def test_p7_non_page_responses(make: Make) -> None:
                  "/json", "/download", "/events"):  # fmt: skip
         site.get(path)
     # Another spelling of an own path is served by the middleware too.
-    assert fetch(site, "/%73itemap.xml") == 200
-    assert fetch(site, "/x/../sitemap.xml") == 200
+    assert site.fetch("/%73itemap.xml") == 200
+    assert site.fetch("/x/../sitemap.xml") == 200
     assert site.recorded() == ["/about"]
-    assert skipped(site) == {
+    assert site.skipped() == {
         "excluded": 2,
         "not_html": 2,
         "attachment": 1,
@@ -755,8 +690,8 @@ def test_p7_non_page_responses(make: Make) -> None:
     assert served(site) == [f"{ORIGIN}/about"]
 
 
-def test_p8_excludes_and_strict_mode(make: Make) -> None:
-    """The default excludes and user patterns are honoured; the plan's strict
+def test_default_and_user_excludes_and_include(make: Make) -> None:
+    """The default excludes and user patterns are honoured; a strict
     mode is the ``include`` setting here (paths, not marked routes; a route's
     own ``exclude`` is in tests/test_routes.py)."""
     defaults = ["/admin", "/admin/users", "/account", "/login", "/login/x",
@@ -770,14 +705,14 @@ def test_p8_excludes_and_strict_mode(make: Make) -> None:
     for path in (*defaults, *user, *public):
         site.get(path)  # Flask's own static route answers /static/x
     assert site.recorded() == public
-    assert skipped(site) == {"excluded": len(defaults) + len(user)}
+    assert site.skipped() == {"excluded": len(defaults) + len(user)}
     assert stats(site)["recorded"] == 2
 
     site = make({"include": ["/blog/*"]})
     for path in (*defaults, *public):
         site.get(path)
     assert site.recorded() == ["/blog/a"]
-    assert skipped(site) == {"excluded": len(defaults), "not_included": 1}
+    assert site.skipped() == {"excluded": len(defaults), "not_included": 1}
     assert stats(site)["recorded"] == 1
     assert served(site) == [f"{ORIGIN}/blog/a"]
 
@@ -785,10 +720,10 @@ def test_p8_excludes_and_strict_mode(make: Make) -> None:
 # -- lastmod churn ---------------------------------------------------------------------
 
 
-def test_c3_flip_flop(make: Make) -> None:
+def test_two_bodies_in_turn_move_lastmod_forward_only(make: Make) -> None:
     """Per-request noise never moves lastmod (see the docstring); two bodies
     served in turn are two contents, so each flip is a write. The project
-    keeps no ring of recent fingerprints (the plan's optional T18 remedy):
+    keeps no ring of recent fingerprints (an optional remedy):
     lastmod follows the flips, but never moves backwards or into the future."""
     site = make({"recheck_interval": 0})
 
@@ -807,7 +742,7 @@ def test_c3_flip_flop(make: Make) -> None:
             serve("/ab", body(word, token))
             assert site.get("/ab").status == 200
             assert site.middleware.flush(5.0)
-        lastmods.append(entries(site)["/ab"].lastmod)
+        lastmods.append(site.entries()["/ab"].lastmod)
     counts = stats(site)
     assert counts["recorded"] == 6 and counts["seen"] == {"unchanged": 12}
     assert lastmods == sorted(lastmods)

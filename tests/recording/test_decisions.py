@@ -5,12 +5,8 @@ number of paths, so that made-up URLs cannot grow it."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
-
-import pytest
-from stores.test_stores import FACTORIES, _cleanup  # noqa: F401 - the autouse fixture
 
 from sitemap_middleware import Store, StoreError
 from sitemap_middleware.config import Config
@@ -33,13 +29,6 @@ CONFIG = Config.from_mapping(
     | {"new_urls_per_minute": None, "max_urls": 3}
 )
 HTML = [("Content-Type", "text/html; charset=utf-8")]
-
-
-@pytest.fixture(params=sorted(FACTORIES))
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    made = FACTORIES[request.param](tmp_path)
-    yield made
-    made.close()
 
 
 def at(seconds: int) -> datetime:

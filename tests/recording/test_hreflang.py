@@ -52,11 +52,6 @@ def lastmods(site: Site) -> dict[str, datetime | None]:
     }
 
 
-def skipped(site: Site) -> dict[str, int]:
-    counts: dict[str, int] = site.middleware.stats()["skipped"]
-    return counts
-
-
 def absolute(cluster: dict[str, str]) -> list[tuple[str, str]]:
     return sorted((lang, f"http://localhost{path}") for lang, path in cluster.items())
 
@@ -70,7 +65,7 @@ def test_a_cluster_is_listed_once_complete(make: Callable[..., Site]) -> None:
     site.get("/en/page")
     site.get("/de/page")
     assert all(links == [] for links in sitemap(site).values())
-    assert skipped(site)["hreflang_incomplete"] == 2
+    assert site.skipped()["hreflang_incomplete"] == 2
     site.get("/page")
     listed = sitemap(site)
     assert listed == {
@@ -106,7 +101,7 @@ def test_a_member_that_disagrees_breaks_the_cluster(make: Callable[..., Site]) -
     for path in CLUSTER.values():
         site.get(path)
     assert all(links == [] for links in sitemap(site).values())
-    assert skipped(site)["hreflang_mismatch"] >= 1
+    assert site.skipped()["hreflang_mismatch"] >= 1
 
 
 def test_a_page_missing_from_its_own_set_gets_none(make: Callable[..., Site]) -> None:
@@ -120,7 +115,7 @@ def test_a_page_missing_from_its_own_set_gets_none(make: Callable[..., Site]) ->
     listed = sitemap(site)
     assert listed["http://localhost/page"] == []
     assert listed["http://localhost/en/page"] == absolute(others)
-    assert skipped(site)["hreflang_mismatch"] == 1
+    assert site.skipped()["hreflang_mismatch"] == 1
 
 
 def test_a_member_that_goes_away_takes_the_links_along(

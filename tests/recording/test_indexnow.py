@@ -17,11 +17,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import BASE
-from stores.test_stores import _CLEANUPS, FACTORIES, postgres_uri, redis_uri
-from support.sites import Site, make_routed_site, make_site
+from support.sites import BASE, Site, make_routed_site, make_site
+from support.store_kinds import Fresh
 
-from sitemap_middleware import ConfigError, Entry, Store
+from sitemap_middleware import ConfigError, Entry, Store, open_store
 from sitemap_middleware.config import INDEXNOW_ENDPOINT, Config, IndexNowOptions
 from sitemap_middleware.recording.indexnow import LEASE, MAX_URLS, Pusher
 from sitemap_middleware.stores.base import Pushes
@@ -29,13 +28,6 @@ from sitemap_middleware.wsgi import SitemapMiddleware
 
 KEY = "a1b2c3d4-e5f6"
 ORIGIN = "http://localhost"
-
-
-@pytest.fixture(autouse=True)
-def _cleanup() -> Iterator[None]:
-    yield
-    while _CLEANUPS:
-        _CLEANUPS.pop()()
 
 
 class Endpoint:
@@ -138,13 +130,6 @@ def options(endpoint: Endpoint, **more: Any) -> IndexNowOptions:
 
 def entry(path: str, fingerprint: str = "v1") -> Entry:
     return Entry(path, datetime(2024, 5, 1, tzinfo=timezone.utc), fingerprint)
-
-
-@pytest.fixture(params=sorted(FACTORIES))
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    made = FACTORIES[request.param](tmp_path)
-    yield made
-    made.close()
 
 
 # -- config ---------------------------------------------------------------------
@@ -339,16 +324,12 @@ def test_writes_queue_what_they_add_change_or_remove_when_pushing(
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "redis", "postgres"])
-def test_concurrent_claims_never_share_a_path(kind: str, tmp_path: Path) -> None:
+def test_concurrent_claims_never_share_a_path(
+    kind: str, tmp_path: Path, fresh: Fresh
+) -> None:
     """Eight workers, each with its own connection to one store, claim at
     once: every path goes to exactly one of them."""
-    uri = {
-        "sqlite": lambda: f"sqlite:///{tmp_path}/s.sqlite3",
-        "redis": redis_uri,
-        "postgres": postgres_uri,
-    }[kind]()
-    from sitemap_middleware.stores import open_store
-
+    uri = fresh.uri(kind, tmp_path)
     stores: list[Any] = [open_store(uri) for _ in range(8)]
     stores[0].queue_pushes([f"/p{i}" for i in range(400)])
     claimed: list[list[str]] = [[] for _ in stores]
@@ -376,7 +357,7 @@ def test_concurrent_claims_never_share_a_path(kind: str, tmp_path: Path) -> None
 def test_a_push_is_the_protocol_s_json_post(endpoint: Endpoint) -> None:
     """One POST of {host, key, keyLocation, urlList} as JSON, absolute URLs
     on the base URL; accepted, the URLs leave the pending set."""
-    store = FACTORIES["memory"](None)
+    store = open_store("memory://")
     store.queue_pushes(["/a", "/b?page=2"])
     pusher = Pusher(options(endpoint), "https://www.example.com/shop", store)
     assert pusher.push() == 60
@@ -399,7 +380,7 @@ def test_a_push_is_the_protocol_s_json_post(endpoint: Endpoint) -> None:
 @pytest.mark.parametrize("status", [200, 202])
 def test_200_and_202_are_success(endpoint: Endpoint, status: int) -> None:
     """202 (key validation pending) is accepted too."""
-    store = FACTORIES["memory"](None)
+    store = open_store("memory://")
     store.queue_pushes(["/a"])
     endpoint.answers.append((status, None))
     Pusher(options(endpoint), ORIGIN, store).push()
@@ -409,7 +390,7 @@ def test_200_and_202_are_success(endpoint: Endpoint, status: int) -> None:
 def test_batches_hold_at_most_10000_urls(endpoint: Endpoint) -> None:
     """25,000 pending URLs go in three requests (10,000, 10,000, 5,000); a
     full batch is followed at once by the next."""
-    store = FACTORIES["memory"](None)
+    store = open_store("memory://")
     store.queue_pushes([f"/p{i}" for i in range(25_000)])
     pusher = Pusher(options(endpoint), ORIGIN, store)
     assert [pusher.push(), pusher.push(), pusher.push()] == [0.0, 0.0, 60]
@@ -432,7 +413,7 @@ def test_429_and_5xx_are_retried_after_retry_after(
 ) -> None:
     """The batch stays pending, claimed until the retry (Retry-After in
     seconds or as a date, else a backoff), then sent again, the same URLs."""
-    store = FACTORIES["memory"](None)
+    store = open_store("memory://")
     store.queue_pushes(["/a", "/b"])
     clock = Clock()
     endpoint.answers.append(answer)
@@ -453,7 +434,7 @@ def test_429_and_5xx_are_retried_after_retry_after(
 def test_the_backoff_doubles_without_retry_after(endpoint: Endpoint) -> None:
     """500, 500, 500: waits of 1, 2 and 4 seconds; one WARNING for the
     outage, one INFO when it ends."""
-    store = FACTORIES["memory"](None)
+    store = open_store("memory://")
     store.queue_pushes(["/a"])
     clock = Clock()
     endpoint.answers.extend([(500, None)] * 3)
@@ -476,7 +457,7 @@ def test_an_unreachable_endpoint_loses_nothing(
     probe.bind(("127.0.0.1", 0))
     port = probe.getsockname()[1]
     probe.close()
-    store = FACTORIES["memory"](None)
+    store = open_store("memory://")
     store.queue_pushes(["/a"])
     clock = Clock()
     dead = IndexNowOptions(KEY, f"http://127.0.0.1:{port}/indexnow", f"/{KEY}.txt")
@@ -509,7 +490,7 @@ def test_403_and_422_stop_with_one_line_and_keep_the_urls(
     """A bad key or foreign URLs: one ERROR line naming the answer and what it
     means; this pusher sends nothing more until restart; the URLs stay
     pending, free for another worker. A redirect is not followed."""
-    store = FACTORIES["memory"](None)
+    store = open_store("memory://")
     store.queue_pushes(["/a", "/b"])
     endpoint.answers.append((status, None))
     pusher = Pusher(options(endpoint), ORIGIN, store)
@@ -627,16 +608,12 @@ def test_changes_and_removals_are_pushed_and_coalesced(
 
 @pytest.mark.parametrize("kind", ["sqlite", "redis", "postgres"])
 def test_two_workers_on_one_store_push_each_url_once(
-    kind: str, endpoint: Endpoint, tmp_path: Path
+    kind: str, endpoint: Endpoint, tmp_path: Path, fresh: Fresh
 ) -> None:
     """Two middlewares (two processes' worth of writers and pushers) on one
     store record the same and different pages: every URL reaches the endpoint
     exactly once."""
-    uri = {
-        "sqlite": lambda: f"sqlite:///{tmp_path}/s.sqlite3",
-        "redis": redis_uri,
-        "postgres": postgres_uri,
-    }[kind]()
+    uri = fresh.uri(kind, tmp_path)
     sites = [
         make_site("wsgi", {**BASE, "store": uri, **_config(endpoint, interval=0.05)})
         for _ in range(2)
@@ -668,7 +645,7 @@ def test_a_store_without_pushes_turns_indexnow_off(
         part_bytes = 50 * 1024 * 1024
 
         def __init__(self) -> None:
-            self._inner = FACTORIES["memory"](None)
+            self._inner = open_store("memory://")
 
         def __getattr__(self, name: str) -> Any:
             if "push" in name:

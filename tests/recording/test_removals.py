@@ -6,7 +6,6 @@ cache at once; paths with empty segments are never recorded."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import socket
@@ -34,63 +33,8 @@ NOINDEX = html("Pricing", '<meta name="robots" content="noindex">')
 PRICING = (200, {"Content-Type": HTML}, [html("Pricing")])
 
 
-def fetch(site: Site, wire: str) -> int:
-    """GET the request target ``wire`` exactly as sent (no client normalises
-    it), the way a server hands it over: WSGI gets the decoded ``PATH_INFO``,
-    ASGI the decoded ``path`` and the ``raw_path``. Returns the status."""
-    target, _, query = wire.partition("?")
-    raw = target.encode("latin-1")
-    if site.stack == "wsgi":
-        from werkzeug.test import EnvironBuilder
-
-        environ = EnvironBuilder(path="/", base_url="http://localhost").get_environ()
-        environ["PATH_INFO"] = unquote_to_bytes(raw).decode("latin-1")
-        environ["QUERY_STRING"] = query
-        seen: list[str] = []
-        body = site.app(environ, lambda status, headers, exc=None: seen.append(status))
-        try:
-            b"".join(body)
-        finally:
-            if hasattr(body, "close"):
-                body.close()
-        return int(seen[0][:3])
-    scope = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": unquote_to_bytes(raw).decode("utf-8", "replace"),
-        "raw_path": raw,
-        "root_path": "",
-        "query_string": query.encode("latin-1"),
-        "headers": [(b"host", b"localhost")],
-        "client": ("127.0.0.1", 50000),
-        "server": ("localhost", 80),
-    }
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    asyncio.run(site.app(scope, receive, send))
-    return int(sent[0]["status"])
-
-
 def counts(site: Site) -> dict[str, Any]:
     return site.middleware.stats()
-
-
-def entries(site: Site) -> dict[str, Any]:
-    assert site.middleware.flush(5.0)
-    return {
-        entry.path: entry
-        for part in site.store.parts()
-        for entry in site.store.entries(part.number)
-    }
 
 
 # -- forged removals ---------------------------------------------------------------
@@ -122,16 +66,16 @@ def test_a_forged_removal_removes_nothing(
     site = make()
     ROUTES["/pricing"] = ROUTES["/pricing/"] = PRICING
     for path in ("/", "/pricing", "/pricing/"):
-        assert fetch(site, path) == 200
-    before = entries(site)
+        assert site.fetch(path) == 200
+    before = site.entries()
     assert sorted(before) == ["/", "/pricing", "/pricing/"]
     # The app answers the hostile request as given (the worst case: the very
     # stored page answers it), with no recent-pages cache to hide behind.
     site.middleware.recorder._recent.clear()
     path = unquote_to_bytes(wire.partition("?")[0]).decode()
     ROUTES[target] = ROUTES[path] = answer
-    assert fetch(site, wire) == answer[0]
-    assert entries(site) == before
+    assert site.fetch(wire) == answer[0]
+    assert site.entries() == before
     assert counts(site)["removed"] == 0
     assert counts(site)["skipped"] == {"not_exact": 1}
 
@@ -145,12 +89,12 @@ def test_the_stored_spelling_still_removes(
     """The same answers at the stored spelling itself remove the page."""
     site = make()
     ROUTES["/pricing"] = ROUTES["/pricing/"] = PRICING
-    assert fetch(site, target) == 200
-    assert list(entries(site)) == [target]
+    assert site.fetch(target) == 200
+    assert list(site.entries()) == [target]
     site.middleware.recorder._recent.clear()  # a noindex meta is read, not fresh
     ROUTES[target] = answer
-    assert fetch(site, target) == answer[0]
-    assert entries(site) == {}
+    assert site.fetch(target) == answer[0]
+    assert site.entries() == {}
     assert counts(site)["removed"] == 1
 
 
@@ -162,19 +106,19 @@ def test_percent_encoding_is_a_spelling_where_the_app_sees_it(make: Make) -> Non
     ROUTES["/pricing"] = PRICING
     ROUTES["/café"] = (200, {"Content-Type": HTML}, [html("Café")])
     for path in ("/pricing", "/caf%C3%A9"):
-        assert fetch(site, path) == 200
-    assert sorted(entries(site)) == ["/caf%C3%A9", "/pricing"]
+        assert site.fetch(path) == 200
+    assert sorted(site.entries()) == ["/caf%C3%A9", "/pricing"]
     ROUTES["/pricing"] = ROUTES["/café"] = (404, {}, [b""])
-    fetch(site, "/%70ricing")
-    fetch(site, "/caf%c3%a9")
+    site.fetch("/%70ricing")
+    site.fetch("/caf%c3%a9")
     if site.stack == "asgi":
-        assert sorted(entries(site)) == ["/caf%C3%A9", "/pricing"]
+        assert sorted(site.entries()) == ["/caf%C3%A9", "/pricing"]
         assert counts(site)["skipped"] == {"not_exact": 2}
     else:
-        assert entries(site) == {}
-    fetch(site, "/pricing")
-    fetch(site, "/caf%C3%A9")
-    assert entries(site) == {}
+        assert site.entries() == {}
+    site.fetch("/pricing")
+    site.fetch("/caf%C3%A9")
+    assert site.entries() == {}
 
 
 def test_a_route_query_page_is_removed_by_its_own_spelling(
@@ -187,7 +131,7 @@ def test_a_route_query_page_is_removed_by_its_own_spelling(
     site = routed({"routes": {preview: {"query": ["page", "lang"]}}})
     site.get("/preview/x?page=2")
     site.get("/preview/x?lang=de&page=2")
-    assert sorted(entries(site)) == ["/preview/x?lang=de&page=2", "/preview/x?page=2"]
+    assert sorted(site.entries()) == ["/preview/x?lang=de&page=2", "/preview/x?page=2"]
     site.state["status"] = 404
     for wire in (
         "/preview/x?page=2&sort=new",
@@ -197,11 +141,11 @@ def test_a_route_query_page_is_removed_by_its_own_spelling(
         "/preview/x?status=404&page=2",
     ):
         assert site.get(wire).status == 404
-        assert len(entries(site)) == 2, wire
+        assert len(site.entries()) == 2, wire
     assert counts(site)["skipped"] == {"not_exact": 5}
     site.get("/preview/x?page=2")
     site.get("/preview/x?lang=de&page=2")
-    assert entries(site) == {}
+    assert site.entries() == {}
     assert counts(site)["removed"] == 2
 
 
@@ -217,7 +161,7 @@ def test_a_dropped_query_never_moves_lastmod(make: Make) -> None:
     ROUTES["/search"] = (200, {"Content-Type": HTML}, [html("Search")])
     site.get("/search")
     site.get("/")
-    before = entries(site)
+    before = site.entries()
     for n, wire in enumerate(
         ["/search?q=x", "/search?q=y", "/?alert=one", "/?alert=two"]
     ):
@@ -226,11 +170,11 @@ def test_a_dropped_query_never_moves_lastmod(make: Make) -> None:
         if n % 2:  # as if another process had written it
             site.middleware.recorder._recent.clear()
         assert site.get(wire).status == 200
-        assert entries(site) == before, wire
+        assert site.entries() == before, wire
     assert counts(site)["seen"] == {"query_dropped": 4}
     assert counts(site)["recorded"] == 2
     site.get("/search")
-    after = entries(site)
+    after = site.entries()
     assert after["/search"].fingerprint != before["/search"].fingerprint
     assert after["/"] == before["/"]
 
@@ -239,10 +183,10 @@ def test_tracking_parameters_count_as_the_bare_page(make: Make) -> None:
     """/about?utm_source=news&gclid=1 is the bare page: its change is recorded."""
     site = make({"recheck_interval": 0})
     site.get("/about")
-    before = entries(site)["/about"]
+    before = site.entries()["/about"]
     ROUTES["/about"] = (200, {"Content-Type": HTML}, [html("About us, anew")])
     site.get("/about?utm_source=news&utm_medium=mail&gclid=1&fbclid=2")
-    after = entries(site)["/about"]
+    after = site.entries()["/about"]
     assert after.fingerprint != before.fingerprint
     assert counts(site)["recorded"] == 2
 
@@ -254,12 +198,12 @@ def test_a_first_visit_with_a_dropped_query_adds_the_page(make: Make) -> None:
     site = make()
     ROUTES["/search"] = (200, {"Content-Type": HTML}, [html("Results for x")])
     site.get("/search?q=x")
-    stand_in = entries(site)["/search"]
+    stand_in = site.entries()["/search"]
     ROUTES["/search"] = (200, {"Content-Type": HTML}, [html("Search")])
     site.get("/search?q=y")  # the page is known now: nothing to write
-    assert entries(site)["/search"] == stand_in
+    assert site.entries()["/search"] == stand_in
     site.get("/search")
-    assert entries(site)["/search"].fingerprint != stand_in.fingerprint
+    assert site.entries()["/search"].fingerprint != stand_in.fingerprint
     assert counts(site)["seen"] == {"query_dropped": 1}
     assert counts(site)["recorded"] == 2
 
@@ -273,16 +217,16 @@ def test_another_path_spelling_adds_but_never_changes(make: Make) -> None:
         {"Content-Type": HTML},
         [html("Something else")],
     )
-    assert fetch(site, "/x/../about") == 200
-    first = entries(site)
+    assert site.fetch("/x/../about") == 200
+    first = site.entries()
     assert list(first) == ["/about"]
     site.get("/about")  # the stored spelling: its own content
-    own = entries(site)
+    own = site.entries()
     assert own["/about"].fingerprint != first["/about"].fingerprint
     for wire in ("/x/../about", "/about;jsessionid=1"):
         site.middleware.recorder._recent.clear()
-        fetch(site, wire)
-        assert entries(site) == own
+        site.fetch(wire)
+        assert site.entries() == own
     assert counts(site)["seen"].get("other_spelling") == 2
 
 
@@ -295,17 +239,17 @@ def test_a_removed_page_comes_back_at_once(make: Make) -> None:
     interval, with a new lastmod."""
     site = make({"recheck_interval": 3600})
     site.get("/about")
-    first = entries(site)["/about"]
+    first = site.entries()["/about"]
     assert site.middleware.recorder.is_fresh("/about")
     saved = ROUTES["/about"]
     ROUTES["/about"] = (404, {}, [b""])
     site.get("/about")
-    assert entries(site) == {}
+    assert site.entries() == {}
     assert not site.middleware.recorder.is_fresh("/about")
     time.sleep(1.05)  # lastmod is to the second
     ROUTES["/about"] = saved
     site.get("/about")
-    again = entries(site)["/about"]
+    again = site.entries()["/about"]
     assert again.lastmod > first.lastmod
     assert counts(site)["seen"] == {} and counts(site)["recorded"] == 2
 
@@ -316,13 +260,13 @@ def test_a_removal_forgets_every_key_of_its_page(stack: str, routed: Make) -> No
     preview = "/preview/<slug>" if stack == "wsgi" else "/preview/{slug}"
     site = routed({"routes": {preview: {"query": ["page"]}}, "recheck_interval": 3600})
     site.get("/preview/x?page=2&utm_source=news")
-    assert list(entries(site)) == ["/preview/x?page=2"]
+    assert list(site.entries()) == ["/preview/x?page=2"]
     site.state["status"] = 404
     site.get("/preview/x?page=2")
-    assert entries(site) == {}
+    assert site.entries() == {}
     site.state["status"] = 200
     site.get("/preview/x?page=2&utm_source=news")
-    assert list(entries(site)) == ["/preview/x?page=2"]
+    assert list(site.entries()) == ["/preview/x?page=2"]
     assert counts(site)["seen"] == {}
 
 
@@ -353,8 +297,8 @@ def test_paths_with_empty_segments_are_never_recorded(make: Make, wire: str) -> 
     ROUTES[unquote_to_bytes(wire).decode()] = (200, {"Content-Type": HTML}, [html("A")])
     # Flask may merge the slashes (a redirect, or its own route): a removal
     # at such a path is refused alike.
-    fetch(site, wire)
-    assert entries(site) == {}
+    site.fetch(wire)
+    assert site.entries() == {}
     # "admin" is excluded as a segment anywhere: a page there is refused
     # before its path is read; a removal (Flask's redirect to the merged
     # path) reaches the path check.

@@ -7,16 +7,13 @@ from __future__ import annotations
 
 import gzip
 import logging
-import secrets
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
 
 import pytest
-from stores.test_stores import _CLEANUPS, _delete_redis_keys, _drop_tables
 from support.helpers import NS, locs, validate
-from support.services import require_postgres, require_redis
+from support.store_kinds import Fresh
 from werkzeug.test import Client
 
 from sitemap_middleware import StoreError
@@ -43,28 +40,6 @@ def route_of(environ: dict[str, Any]) -> tuple[str, object] | None:
     if environ["PATH_INFO"].startswith("/blog/"):
         return "/blog/<slug>", None
     return None
-
-
-def shared_uri(kind: str, tmp_path: Path) -> str:
-    """One store URI that several middlewares open, cleaned up after the test."""
-    if kind == "sqlite":
-        return f"sqlite:///{tmp_path}/site.sqlite3"
-    if kind == "redis":
-        url = require_redis()
-        prefix = f"{{test-{secrets.token_hex(6)}}}:"
-        _CLEANUPS.append(lambda: _delete_redis_keys(url, prefix))
-        return f"{url}?{urlencode({'prefix': prefix})}"
-    url = require_postgres()
-    prefix = f"test_{secrets.token_hex(6)}_"
-    _CLEANUPS.append(lambda: _drop_tables(url, prefix))
-    return f"{url}?{urlencode({'table_prefix': prefix})}"
-
-
-@pytest.fixture(autouse=True)
-def _cleanup() -> Iterator[None]:
-    yield
-    while _CLEANUPS:
-        _CLEANUPS.pop()()
 
 
 class Worker:
@@ -116,9 +91,9 @@ def workers() -> Iterator[Callable[..., Worker]]:
 
 @pytest.mark.parametrize("store_uri", ["sqlite", "redis", "postgres"])
 def test_site_stats_sum_every_worker(
-    store_uri: str, tmp_path: Path, workers: Callable[..., Worker]
+    store_uri: str, tmp_path: Path, workers: Callable[..., Worker], fresh: Fresh
 ) -> None:
-    uri = shared_uri(store_uri, tmp_path)
+    uri = fresh.uri(store_uri, tmp_path)
     one, two = workers(uri), workers(uri)
     one.get("/a")
     one.get("/data")
@@ -198,9 +173,9 @@ def record(uri: str, make: Callable[..., Worker], **config: Any) -> Worker:
 
 @pytest.mark.parametrize("store_uri", ["sqlite", "redis", "postgres"])
 def test_a_restart_with_a_new_exclude_prunes_stored_pages(
-    store_uri: str, tmp_path: Path, workers: Callable[..., Worker]
+    store_uri: str, tmp_path: Path, workers: Callable[..., Worker], fresh: Fresh
 ) -> None:
-    uri = shared_uri(store_uri, tmp_path)
+    uri = fresh.uri(store_uri, tmp_path)
     record(uri, workers)
     again = workers(uri, query=["page"], exclude=["/blog/*"])
     assert again.middleware.flush()
@@ -257,9 +232,9 @@ def written(worker: Worker) -> dict[str, tuple[str | None, ...]]:
 
 @pytest.mark.parametrize("store_uri", ["sqlite", "redis", "postgres"])
 def test_a_restart_with_new_defaults_rewrites_stored_entries(
-    store_uri: str, tmp_path: Path, workers: Callable[..., Worker]
+    store_uri: str, tmp_path: Path, workers: Callable[..., Worker], fresh: Fresh
 ) -> None:
-    uri = shared_uri(store_uri, tmp_path)
+    uri = fresh.uri(store_uri, tmp_path)
     record(uri, workers)
     before = workers(uri, query=["page"])
     lastmods = {path: found[0] for path, found in written(before).items()}

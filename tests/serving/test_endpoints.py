@@ -11,15 +11,9 @@ from support.helpers import gunzip_once, locs, sitemap_urls, validate
 from support.sites import Site
 
 
-def _seed(site: Site, *paths: str) -> None:
-    for path in paths:
-        assert site.get(path).status == 200
-    site.recorded()
-
-
 def test_index_and_page(site: Site) -> None:
     """The index lists page 1; page 1 lists the pages, valid against the schemas."""
-    _seed(site, "/", "/about", "/a&b", "/blog/it's", "/blog/café")
+    site.visit("/", "/about", "/a&b", "/blog/it's", "/blog/café")
     index = site.get("/sitemap.xml")
     assert index.status == 200
     assert index.headers["content-type"] == "application/xml; charset=utf-8"
@@ -44,7 +38,7 @@ def test_index_and_page(site: Site) -> None:
 
 def test_validators_and_304(site: Site) -> None:
     """ETag and Last-Modified on every document; matching conditionals get 304."""
-    _seed(site, "/")
+    site.visit("/")
     for path in ("/sitemap.xml", "/sitemap-1.xml.gz"):
         first = site.get(path)
         etag, modified = first.headers["etag"], first.headers["last-modified"]
@@ -58,18 +52,18 @@ def test_validators_and_304(site: Site) -> None:
 
 def test_etag_changes_with_content(site: Site) -> None:
     """A new page changes the index and page ETags."""
-    _seed(site, "/")
+    site.visit("/")
     before = [
         site.get(p).headers["etag"] for p in ("/sitemap.xml", "/sitemap-1.xml.gz")
     ]
-    _seed(site, "/about")
+    site.visit("/about")
     after = [site.get(p).headers["etag"] for p in ("/sitemap.xml", "/sitemap-1.xml.gz")]
     assert before[0] != after[0] and before[1] != after[1]
 
 
 def test_head_gets_headers_only(site: Site) -> None:
     """HEAD answers with the GET headers and no body."""
-    _seed(site, "/")
+    site.visit("/")
     for path in ("/sitemap.xml", "/sitemap-1.xml.gz", "/robots.txt"):
         get, head = site.get(path), site.head(path)
         assert head.status == 200 and head.body == b""
@@ -80,7 +74,7 @@ def test_head_gets_headers_only(site: Site) -> None:
 @pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH"])
 def test_other_methods_get_405(site: Site, method: str) -> None:
     """Only GET and HEAD are allowed on sitemap documents."""
-    _seed(site, "/")
+    site.visit("/")
     for path in ("/sitemap.xml", "/sitemap-1.xml.gz"):
         reply = site.request(method, path)
         assert reply.status == 405
@@ -102,7 +96,7 @@ def test_other_methods_get_405(site: Site, method: str) -> None:
 )
 def test_bad_page_numbers_get_404(site: Site, path: str) -> None:
     """Out-of-range and malformed page numbers are 404."""
-    _seed(site, "/")
+    site.visit("/")
     assert site.get(path).status == 404
 
 
@@ -122,7 +116,7 @@ def test_pages_split_at_page_size(make: Callable[..., Site]) -> None:
     """Pages hold at most page_size URLs, first-seen order kept across pages."""
     site = make({"store": "memory://?part_size=2"})
     paths = ["/", "/about", "/a&b", "/search", "/xhtml"]
-    _seed(site, *paths)
+    site.visit(*paths)
     index = locs(validate(site.get("/sitemap.xml").body))
     assert index == [f"http://localhost/sitemap-{n}.xml.gz" for n in (1, 2, 3)]
     assert sitemap_urls(site) == [f"http://localhost{p}" for p in paths]
@@ -187,7 +181,7 @@ def test_base_url_prefix(make: Callable[..., Site]) -> None:
 
 def test_deterministic_gzip(site: Site) -> None:
     """The same page gives the same bytes every time (one gzip member, mtime 0)."""
-    _seed(site, "/")
+    site.visit("/")
     body = site.get("/sitemap-1.xml.gz").body
     decompressor = zlib.decompressobj(31)
     decompressor.decompress(body)

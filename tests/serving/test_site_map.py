@@ -8,12 +8,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from datetime import datetime, timezone
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.helpers import gunzip_once, locs, validate
+from support.helpers import gunzip_once, locs, parse_page, validate
 from support.sites import Site
 from werkzeug.test import Client
 
@@ -29,52 +28,6 @@ from sitemap_middleware.serving.site_map import PAGE_LINKS
 SITE_MAP = {"html_sitemap": "/site-map"}
 BASE = "http://localhost"
 WHEN = datetime(2026, 1, 2, tzinfo=timezone.utc)
-
-
-class _Page(HTMLParser):
-    """The links of a page by landmark, its headings and its lang."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.lang: str | None = None
-        self.where: list[str] = []
-        self.links: dict[str, list[tuple[str, str]]] = {}
-        self.headings: list[tuple[str, str]] = []
-        self._href: str | None = None
-        self._heading: str | None = None
-        self._text: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = dict(attrs)
-        if tag == "html":
-            self.lang = values.get("lang")
-        elif tag in ("header", "nav", "main"):
-            self.where.append(tag)
-        elif tag == "a":
-            self._href, self._text = values.get("href") or "", []
-        elif tag in ("h1", "h2", "h3"):
-            self._heading, self._text = tag, []
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("header", "nav", "main"):
-            self.where.pop()
-        elif tag == "a" and self._href is not None:
-            place = self.where[-1] if self.where else "body"
-            self.links.setdefault(place, []).append((self._href, "".join(self._text)))
-            self._href = None
-        elif tag == self._heading:
-            self.headings.append((tag, "".join(self._text)))
-            self._heading = None
-
-    def handle_data(self, data: str) -> None:
-        self._text.append(data)
-
-
-def parse_page(body: bytes) -> _Page:
-    page = _Page()
-    page.feed(body.decode("utf-8"))
-    page.close()
-    return page
 
 
 def _store(entries: Iterable[Entry]) -> Any:

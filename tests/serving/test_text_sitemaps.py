@@ -15,15 +15,9 @@ from sitemap_middleware.render import XSI_NS
 TEXT = {"text_sitemap": True}
 
 
-def _seed(site: Site, *paths: str) -> None:
-    for path in paths:
-        assert site.get(path).status == 200
-    site.recorded()
-
-
 def test_text_parts_list_the_urls_of_the_xml_parts(make: Callable[..., Site]) -> None:
     site = make({**TEXT, "store": "memory://?part_size=2"})
-    _seed(site, "/", "/about", "/a&b", "/blog/café", "/blog/it's")
+    site.visit("/", "/about", "/a&b", "/blog/café", "/blog/it's")
     for number in (1, 2, 3):
         xml = locs(validate(gunzip_once(site.get(f"/sitemap-{number}.xml.gz").body)))
         text = site.get(f"/sitemap-{number}.txt")
@@ -42,7 +36,7 @@ def test_text_parts_list_the_urls_of_the_xml_parts(make: Callable[..., Site]) ->
 
 def test_one_part_is_also_sitemap_txt(make: Callable[..., Site]) -> None:
     site = make(TEXT)
-    _seed(site, "/", "/a&b")
+    site.visit("/", "/a&b")
     whole = site.get("/sitemap.txt")
     assert whole.status == 200
     assert whole.body == b"http://localhost/\nhttp://localhost/a&b\n"
@@ -51,7 +45,7 @@ def test_one_part_is_also_sitemap_txt(make: Callable[..., Site]) -> None:
 
 def test_text_parts_have_validators_304_and_head(make: Callable[..., Site]) -> None:
     site = make(TEXT)
-    _seed(site, "/")
+    site.visit("/")
     for path in ("/sitemap-1.txt", "/sitemap.txt"):
         first = site.get(path)
         etag = first.headers["etag"]
@@ -68,7 +62,7 @@ def test_text_parts_have_validators_304_and_head(make: Callable[..., Site]) -> N
         site.get("/sitemap-1.txt").headers["etag"]
         != (site.get("/sitemap-1.xml.gz").headers["etag"])
     )
-    _seed(site, "/about")
+    site.visit("/about")
     assert site.get("/sitemap-1.txt").headers["etag"] != etag
 
 
@@ -80,7 +74,7 @@ def test_text_paths_belong_to_the_app_when_off(make: Callable[..., Site]) -> Non
         [b"also the app's"],
     )
     site = make()
-    _seed(site, "/")
+    site.visit("/")
     assert site.get("/sitemap.txt").body == b"the app's"
     assert site.get("/sitemap-1.txt").body == b"also the app's"
 
@@ -90,7 +84,7 @@ def test_text_paths_belong_to_the_app_when_off(make: Callable[..., Site]) -> Non
 )
 def test_bad_text_paths_are_404(make: Callable[..., Site], path: str) -> None:
     site = make(TEXT)
-    _seed(site, "/")
+    site.visit("/")
     assert site.get(path).status == 404
 
 
@@ -104,7 +98,7 @@ def test_schema_location_names_the_schemas(make: Callable[..., Site]) -> None:
         ],
     )
     site = make({"schema_location": True})
-    _seed(site, "/", "/gallery")
+    site.visit("/", "/gallery")
     index = validate(site.get("/sitemap.xml").body)
     where = index.get(f"{{{XSI_NS}}}schemaLocation").split()
     assert where == [
@@ -127,7 +121,7 @@ def test_schema_location_names_the_schemas(make: Callable[..., Site]) -> None:
 
 def test_no_schema_location_by_default(make: Callable[..., Site]) -> None:
     site = make()
-    _seed(site, "/")
+    site.visit("/")
     assert (
         parse(site.get("/sitemap.xml").body).get(f"{{{XSI_NS}}}schemaLocation") is None
     )

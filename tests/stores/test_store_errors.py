@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 from support.services import require_postgres
+from support.store_kinds import Fresh
 
 from sitemap_middleware import Entry, StoreError, open_store
 from sitemap_middleware.config import Config
@@ -178,22 +179,11 @@ def test_postgres_bad_port_is_an_outage() -> None:
 
 
 @pytest.fixture
-def postgres_store() -> Iterator[tuple[Store, str]]:
-    import psycopg
-
-    url = require_postgres()
-    prefix = f"test_{secrets.token_hex(6)}_"
-    name = f"sitemap-{prefix}"
-    store = open_store(
-        f"{url}?table_prefix={prefix}&statement_timeout=300&application_name={name}"
-    )
+def postgres_store(fresh: Fresh) -> Iterator[tuple[Store, str]]:
+    name = f"sitemap-test-{secrets.token_hex(6)}"
+    store = open_store(fresh.postgres_uri(statement_timeout=300, application_name=name))
     yield store, name
     store.close()
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(
-            f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta,"
-            f" {prefix}count, {prefix}setting"
-        )
 
 
 def test_postgres_statement_timeout_is_an_outage(

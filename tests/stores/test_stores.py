@@ -24,6 +24,7 @@ from support.example_store import ShelfStore
 from support.helpers import locs, parse, validate
 from support.reciprocal import stored_links, unreciprocated
 from support.services import require_postgres, require_redis
+from support.store_kinds import KINDS, SERVER_KINDS, Fresh
 
 from sitemap_middleware import (
     ConfigError,
@@ -41,85 +42,6 @@ from sitemap_middleware.stores.memory import MemoryStore
 from sitemap_middleware.stores.sqlite import SQLiteStore
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
-
-# Run after the test (and after its stores are closed): drop its keys and tables.
-_CLEANUPS: list[Callable[[], None]] = []
-
-
-@pytest.fixture(autouse=True)
-def _cleanup() -> Iterator[None]:
-    yield
-    while _CLEANUPS:
-        _CLEANUPS.pop()()
-
-
-def _sqlite(tmp_path: Path, **options: object) -> Store:
-    return open_store(f"sqlite:///{tmp_path}/s.sqlite3?{urlencode(options)}")
-
-
-def redis_uri(**options: object) -> str:
-    """A Redis store URI under a fresh key prefix, deleted after the test."""
-    url = require_redis()
-    prefix = f"{{test-{secrets.token_hex(6)}}}:"
-    _CLEANUPS.append(lambda: _delete_redis_keys(url, prefix))
-    return f"{url}?{urlencode({'prefix': prefix, **options})}"
-
-
-def _delete_redis_keys(url: str, prefix: str) -> None:
-    import redis
-
-    with redis.Redis.from_url(url) as client:
-        keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
-        if keys:
-            client.delete(*keys)
-
-
-def postgres_uri(**options: object) -> str:
-    """A PostgreSQL store URI on fresh tables, dropped after the test."""
-    url = require_postgres()
-    prefix = f"test_{secrets.token_hex(6)}_"
-    _CLEANUPS.append(lambda: _drop_tables(url, prefix))
-    return f"{url}?{urlencode({'table_prefix': prefix, **options})}"
-
-
-def _drop_tables(url: str, prefix: str) -> None:
-    import psycopg
-
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(
-            f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta,"
-            f" {prefix}count, {prefix}setting, {prefix}decision, {prefix}push"
-        )
-        conn.execute(f"DROP SEQUENCE IF EXISTS {prefix}decision_seq")
-
-
-# kind -> (tmp_path, **URI options) -> a fresh store; "example" is the
-# third-party store of tests/support/example_store.py, registered under its scheme.
-FACTORIES: dict[str, Callable[..., Store]] = {
-    "example": lambda tmp_path, **o: open_store(
-        f"example:///{tmp_path}/shelf?{urlencode(o)}"
-    ),
-    "memory": lambda tmp_path, **o: open_store(f"memory://?{urlencode(o)}"),
-    "sqlite": _sqlite,
-    "redis": lambda tmp_path, **o: open_store(redis_uri(**o)),
-    "postgres": lambda tmp_path, **o: open_store(postgres_uri(**o)),
-}
-
-
-@pytest.fixture(params=sorted(FACTORIES))
-def make_store(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> Iterator[Callable[..., Store]]:
-    stores: list[Store] = []
-
-    def build(**options: int) -> Store:
-        store = FACTORIES[request.param](tmp_path, **options)
-        stores.append(store)
-        return store
-
-    yield build
-    for store in stores:
-        store.close()
 
 
 def paths(store: Store) -> list[str]:
@@ -335,21 +257,23 @@ entries = st.builds(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", sorted(FACTORIES))
-def test_pages_never_exceed_the_limits(kind: str, tmp_path_factory: Any) -> None:
+@pytest.mark.parametrize("kind", KINDS)
+def test_pages_never_exceed_the_limits(
+    kind: str, tmp_path_factory: Any, fresh: Fresh
+) -> None:
     """Any mix of URL lengths, alternates, images and updates: no page holds
     more URLs or bytes than allowed, and the pages together hold each stored
     path exactly once."""
 
     @settings(
-        max_examples=15 if kind in SERVERS else 40,
+        max_examples=15 if kind in SERVER_KINDS else 40,
         deadline=None,
         suppress_health_check=[HealthCheck.function_scoped_fixture],
     )
     @given(st.lists(st.lists(entries, min_size=1, max_size=15), max_size=6))
     def check(batches: list[list[Entry]]) -> None:
         tmp = tmp_path_factory.mktemp("limits")
-        with FACTORIES[kind](tmp, part_size=7, part_bytes=16384) as store:
+        with fresh.store(kind, tmp, part_size=7, part_bytes=16384) as store:
             for batch in batches:
                 store.upsert(batch)
             stored = paths(store)
@@ -545,12 +469,9 @@ def test_sqlite_after_fork_and_across_processes(tmp_path: Path) -> None:
     store.close()
 
 
-SERVERS = {"redis": redis_uri, "postgres": postgres_uri}
-
-
-@pytest.mark.parametrize("kind", sorted(SERVERS))
-def test_server_store_persists_across_reopen(kind: str) -> None:
-    uri = SERVERS[kind]()
+@pytest.mark.parametrize("kind", SERVER_KINDS)
+def test_server_store_persists_across_reopen(kind: str, fresh: Fresh) -> None:
+    uri = fresh.uri(kind)
     with open_store(uri) as store:
         store.upsert([Entry("/a", T0, "f", "daily", 0.3, "/<x>")])
         version = store.part(1).version  # type: ignore[union-attr]
@@ -569,11 +490,11 @@ def _write_uri_from_child(uri: str, start: int) -> None:
     store.close()
 
 
-@pytest.mark.parametrize("kind", sorted(SERVERS))
-def test_server_store_after_fork_and_across_processes(kind: str) -> None:
+@pytest.mark.parametrize("kind", SERVER_KINDS)
+def test_server_store_after_fork_and_across_processes(kind: str, fresh: Fresh) -> None:
     """Forked children reuse no connection of the parent's; concurrent writers
     of overlapping batches lose nothing, duplicate nothing and do not deadlock."""
-    uri = SERVERS[kind](part_size=100)
+    uri = fresh.uri(kind, part_size=100)
     store = open_store(uri)
     store.upsert([Entry("/parent", T0)])
     context = multiprocessing.get_context("fork")
@@ -598,8 +519,8 @@ def test_server_store_after_fork_and_across_processes(kind: str) -> None:
 
 
 @pytest.mark.services
-def test_redis_options() -> None:
-    uri = redis_uri(part_size=10, timeout=0.5, connect_timeout=0.25)
+def test_redis_options(fresh: Fresh) -> None:
+    uri = fresh.redis_uri(part_size=10, timeout=0.5, connect_timeout=0.25)
     with open_store(uri) as store:
         assert (store.part_size, store.timeout, store.connect_timeout) == (
             10,
@@ -626,13 +547,13 @@ def test_redis_options() -> None:
     ("given", "used"),
     [("plain", "{plain}:"), ("plain:", "{plain}:"), ("{tag}:x:", "{tag}:x:")],
 )
-def test_redis_prefix_gets_a_hash_tag(given: str, used: str) -> None:
+def test_redis_prefix_gets_a_hash_tag(given: str, used: str, fresh: Fresh) -> None:
     # A plain prefix (?prefix=flaskr) works: the store adds the hash tag.
     url = require_redis()
     name = secrets.token_hex(4)
     given, used = given.replace("plain", name), used.replace("plain", name)
     given, used = given.replace("tag", name), used.replace("tag", name)
-    _CLEANUPS.append(lambda: _delete_redis_keys(url, used))
+    fresh.delete_redis_keys(used)
     with open_store(f"{url}?{urlencode({'prefix': given})}") as store:
         assert store.prefix == used
         store.upsert([Entry("/a", T0)])
@@ -653,12 +574,12 @@ def test_redis_unreachable_fails_within_timeout() -> None:
 
 
 @pytest.mark.services
-def test_redis_refuses_other_schema() -> None:
+def test_redis_refuses_other_schema(fresh: Fresh) -> None:
     """Data of another layout (schema 1: rows without fragments) is refused,
     never read as this one."""
     import redis
 
-    uri = redis_uri()
+    uri = fresh.redis_uri()
     with open_store(uri) as store:
         store.count()
         meta = store.prefix + "meta"  # type: ignore[attr-defined]
@@ -669,11 +590,11 @@ def test_redis_refuses_other_schema() -> None:
 
 
 @pytest.mark.services
-def test_redis_counts_routes_of_older_data() -> None:
+def test_redis_counts_routes_of_older_data(fresh: Fresh) -> None:
     """Data written before the per-route counts is counted once when opened."""
     import redis
 
-    uri = redis_uri()
+    uri = fresh.redis_uri()
     with open_store(uri) as store:
         store.upsert(ROUTED)
         prefix = store.prefix  # type: ignore[attr-defined]
@@ -688,13 +609,13 @@ def test_redis_counts_routes_of_older_data() -> None:
 
 
 @pytest.mark.services
-def test_redis_write_after_data_loss_starts_a_new_epoch() -> None:
+def test_redis_write_after_data_loss_starts_a_new_epoch(fresh: Fresh) -> None:
     """Redis emptied under a connected store (a restart without persistence):
     the next write sets a new epoch, so its parts are listed, with versions
     never served before."""
     import redis
 
-    with open_store(redis_uri()) as store:
+    with open_store(fresh.redis_uri()) as store:
         store.upsert([Entry("/a", T0)])
         version = store.part(1).version  # type: ignore[union-attr]
         with redis.Redis.from_url(require_redis()) as client:
@@ -706,9 +627,9 @@ def test_redis_write_after_data_loss_starts_a_new_epoch() -> None:
 
 
 @pytest.mark.services
-def test_redis_remove_takes_paths_verbatim() -> None:
+def test_redis_remove_takes_paths_verbatim(fresh: Fresh) -> None:
     """Paths go to Redis joined by NUL: one holding a NUL removes nothing."""
-    with open_store(redis_uri()) as store:
+    with open_store(fresh.redis_uri()) as store:
         store.upsert([Entry("/a", T0), Entry("/b", T0)])
         assert store.remove(["/a\x00/b"]) == 0
         assert paths(store) == ["/a", "/b"]
@@ -717,10 +638,11 @@ def test_redis_remove_takes_paths_verbatim() -> None:
 @pytest.mark.services
 def test_redis_warns_when_eviction_could_drop_entries(
     caplog: pytest.LogCaptureFixture,
+    fresh: Fresh,
 ) -> None:
     import redis
 
-    uri = redis_uri()
+    uri = fresh.redis_uri()
     with redis.Redis.from_url(require_redis(), decode_responses=True) as client:
         old = client.config_get("maxmemory-policy")["maxmemory-policy"]
         try:
@@ -747,8 +669,8 @@ def test_redis_warns_when_eviction_could_drop_entries(
 
 
 @pytest.mark.services
-def test_postgres_options() -> None:
-    uri = postgres_uri(part_size=10, statement_timeout=250, application_name="t")
+def test_postgres_options(fresh: Fresh) -> None:
+    uri = fresh.postgres_uri(part_size=10, statement_timeout=250, application_name="t")
     with open_store(uri) as store:
         assert store.part_size == 10
         with store._borrow() as conn:  # type: ignore[attr-defined]
@@ -768,11 +690,11 @@ def _one(conn: Any, query: str) -> Any:
 
 
 @pytest.mark.services
-def test_postgres_adds_the_route_index_to_older_tables() -> None:
+def test_postgres_adds_the_route_index_to_older_tables(fresh: Fresh) -> None:
     """Version-2 tables made before count(route) get its index when opened."""
     import psycopg
 
-    uri = postgres_uri()
+    uri = fresh.postgres_uri()
     with open_store(uri) as store:
         store.upsert(ROUTED)
         prefix = store.prefix  # type: ignore[attr-defined]
@@ -785,10 +707,10 @@ def test_postgres_adds_the_route_index_to_older_tables() -> None:
 
 
 @pytest.mark.services
-def test_postgres_refuses_other_schema() -> None:
+def test_postgres_refuses_other_schema(fresh: Fresh) -> None:
     import psycopg
 
-    uri = postgres_uri()
+    uri = fresh.postgres_uri()
     with open_store(uri) as store:
         store.count()
         prefix = store.prefix  # type: ignore[attr-defined]
@@ -847,14 +769,16 @@ ROUTES: list[str | None] = [None, "/<a>", "/<b>"]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", sorted(FACTORIES))
-def test_state_machine_matches_model(kind: str, tmp_path_factory: Any) -> None:
+@pytest.mark.parametrize("kind", KINDS)
+def test_state_machine_matches_model(
+    kind: str, tmp_path_factory: Any, fresh: Fresh
+) -> None:
     """Random upserts and removals: the store always equals a simple model."""
 
     class Model(RuleBasedStateMachine):
         def __init__(self) -> None:
             super().__init__()
-            self.store = FACTORIES[kind](tmp_path_factory.mktemp("sm"), part_size=3)
+            self.store = fresh.store(kind, tmp_path_factory.mktemp("sm"), part_size=3)
             self.model: dict[str, tuple[datetime, str | None]] = {}
             self.order: list[str] = []
             self.routes: dict[str, str | None] = {}
@@ -922,23 +846,19 @@ def test_state_machine_matches_model(kind: str, tmp_path_factory: Any) -> None:
 # -- hreflang clusters across processes ---------------------------------------------
 
 
-@pytest.fixture(params=sorted(FACTORIES))
+@pytest.fixture(params=KINDS)
 def two_stores(
-    request: pytest.FixtureRequest, tmp_path: Path
+    request: pytest.FixtureRequest, tmp_path: Path, fresh: Fresh
 ) -> Iterator[tuple[Store, Store]]:
     """Two store objects on one sitemap, as two processes hold them (the
     memory and shelf stores share nothing between objects: one object)."""
     kind = request.param
     if kind in ("memory", "example"):
-        store = FACTORIES[kind](tmp_path, part_size=4)
+        store = fresh.store(kind, tmp_path, part_size=4)
         yield store, store
         store.close()
         return
-    uri = {
-        "sqlite": lambda: f"sqlite:///{tmp_path}/s.sqlite3?part_size=4",
-        "redis": lambda: redis_uri(part_size=4),
-        "postgres": lambda: postgres_uri(part_size=4),
-    }[kind]()
+    uri = fresh.uri(kind, tmp_path, part_size=4)
     first, second = open_store(uri), open_store(uri)
     yield first, second
     first.close()
@@ -1043,8 +963,8 @@ def test_cluster_members_in_one_batch_and_case(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", sorted(FACTORIES))
-def test_clusters_match_a_model(kind: str, tmp_path_factory: Any) -> None:
+@pytest.mark.parametrize("kind", KINDS)
+def test_clusters_match_a_model(kind: str, tmp_path_factory: Any, fresh: Fresh) -> None:
     """Random upserts and removals of the members of a few clusters, over two
     store objects: after each, the store serves exactly what the rule gives
     for what is stored (a page lists its set when it is in it and every
@@ -1060,18 +980,18 @@ def test_clusters_match_a_model(kind: str, tmp_path_factory: Any) -> None:
     )
 
     @settings(
-        max_examples=10 if kind in SERVERS else 40,
+        max_examples=10 if kind in SERVER_KINDS else 40,
         deadline=None,
         suppress_health_check=[HealthCheck.function_scoped_fixture],
     )
     @given(steps)
     def check(plan: list[tuple[bool, str, Any, bool]]) -> None:
         tmp = tmp_path_factory.mktemp("clusters")
-        first = FACTORIES[kind](tmp, part_size=5)
+        first = fresh.store(kind, tmp, part_size=5)
         if kind in ("memory", "example"):
             second = first
         elif kind == "sqlite":
-            second = _sqlite(tmp, part_size=5)
+            second = fresh.store("sqlite", tmp, part_size=5)
         else:
             second = first  # a fresh prefix per store: one object
         model: dict[str, frozenset[tuple[str, str]]] = {}

@@ -17,7 +17,7 @@ from io import BytesIO
 from pathlib import Path
 
 import pytest
-from test_stores import _cleanup, postgres_uri, redis_uri  # noqa: F401 - fixture
+from support.store_kinds import Fresh
 
 from sitemap_middleware import Entry, Store, StoreError, open_store
 
@@ -131,11 +131,7 @@ def sqlite_uri(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path}/old.sqlite3"
 
 
-KINDS: dict[str, Callable[[Path], str]] = {
-    "sqlite": sqlite_uri,
-    "redis": lambda tmp_path: redis_uri(),
-    "postgres": lambda tmp_path: postgres_uri(),
-}
+KINDS = ("postgres", "redis", "sqlite")
 
 
 def read(store: Store) -> dict[str, object]:
@@ -150,11 +146,11 @@ def read(store: Store) -> dict[str, object]:
     }
 
 
-@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("kind", KINDS)
 def test_a_store_of_the_previous_release_upgrades_in_place(
-    kind: str, previous: Path, tmp_path: Path
+    kind: str, previous: Path, tmp_path: Path, fresh: Fresh
 ) -> None:
-    uri = KINDS[kind](tmp_path)
+    uri = sqlite_uri(tmp_path) if kind == "sqlite" else fresh.uri(kind)
     before = json.loads(finished(run_previous(previous, uri, "write", str(PAGES))))
     assert len(before["entries"]) == PAGES
     assert b"xhtml:link" in bytes.fromhex(before["fragments"]["1"])
@@ -175,11 +171,11 @@ def test_a_store_of_the_previous_release_upgrades_in_place(
         assert store.decisions("/p/1") == [("recorded", T0)]  # type: ignore[attr-defined]
 
 
-@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("kind", KINDS)
 def test_the_previous_release_keeps_writing_during_the_upgrade(
-    kind: str, previous: Path, tmp_path: Path
+    kind: str, previous: Path, tmp_path: Path, fresh: Fresh
 ) -> None:
-    uri = KINDS[kind](tmp_path)
+    uri = sqlite_uri(tmp_path) if kind == "sqlite" else fresh.uri(kind)
     finished(run_previous(previous, uri, "write", "10"))
     stop = tmp_path / "stop"
     old = run_previous(previous, uri, "loop", str(stop))

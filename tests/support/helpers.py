@@ -1,5 +1,5 @@
-"""Test helpers: schema validation of sitemap documents and one client API over
-the WSGI and ASGI stacks."""
+"""Test helpers: schema validation of sitemap documents, one client API over the
+WSGI and ASGI stacks, and the links of an HTML page by landmark."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import asyncio
 import gzip
 import pathlib
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -189,3 +190,49 @@ def asgi_exchange(app: Any, scope: dict[str, Any]) -> list[dict[str, Any]]:
 
     asyncio.run(app(scope, receive, send))
     return sent
+
+
+class _Page(HTMLParser):
+    """The links of a page by landmark, its headings and its lang."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lang: str | None = None
+        self.where: list[str] = []
+        self.links: dict[str, list[tuple[str, str]]] = {}
+        self.headings: list[tuple[str, str]] = []
+        self._href: str | None = None
+        self._heading: str | None = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if tag == "html":
+            self.lang = values.get("lang")
+        elif tag in ("header", "nav", "main"):
+            self.where.append(tag)
+        elif tag == "a":
+            self._href, self._text = values.get("href") or "", []
+        elif tag in ("h1", "h2", "h3"):
+            self._heading, self._text = tag, []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("header", "nav", "main"):
+            self.where.pop()
+        elif tag == "a" and self._href is not None:
+            place = self.where[-1] if self.where else "body"
+            self.links.setdefault(place, []).append((self._href, "".join(self._text)))
+            self._href = None
+        elif tag == self._heading:
+            self.headings.append((tag, "".join(self._text)))
+            self._heading = None
+
+    def handle_data(self, data: str) -> None:
+        self._text.append(data)
+
+
+def parse_page(body: bytes) -> _Page:
+    page = _Page()
+    page.feed(body.decode("utf-8"))
+    page.close()
+    return page

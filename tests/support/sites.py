@@ -3,11 +3,17 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from support.helpers import Reply
 
+from sitemap_middleware import Entry
+
+# The config every test site starts from.
+BASE = {"base_url": "http://localhost", "store": "memory://"}
 HTML = "text/html; charset=utf-8"
 JWT_PATH = "/verify/eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc_DEF-123"
 
@@ -199,19 +205,99 @@ class Site:
     def websocket(self, path: str) -> Any:
         return self._client.websocket_connect(path)
 
+    def visit(self, *paths: str) -> None:
+        """GET each of ``paths`` (each must answer 200) and wait until recorded."""
+        for path in paths:
+            assert self.get(path).status == 200
+        self.recorded()
+
+    def fetch(self, wire: str, headers: list[tuple[str, str]] | None = None) -> int:
+        """GET ``wire`` (the request target as sent: escapes are escapes, other
+        characters one byte each) through the wrapped app, as a server would pass
+        it on: WSGI gets the decoded ``PATH_INFO`` (latin-1 over the bytes) and the
+        Host header values joined with commas; ASGI gets ``raw_path`` and every
+        header line. No client normalises the target. Returns the status."""
+        target, _, query = wire.partition("?")
+        fields = headers if headers is not None else [("Host", "localhost")]
+        if not any(name.lower() == "host" for name, _ in fields):
+            fields = [("Host", "localhost"), *fields]
+        raw = target.encode("latin-1")
+        if self.stack == "wsgi":
+            from werkzeug.test import EnvironBuilder
+
+            environ = EnvironBuilder(path="/").get_environ()
+            environ["PATH_INFO"] = unquote_to_bytes(raw).decode("latin-1")
+            environ["QUERY_STRING"] = query
+            environ.pop("HTTP_HOST", None)  # EnvironBuilder's own
+            for name, value in fields:
+                # A server joins repeated lines with commas (werkzeug's does).
+                key = "HTTP_" + name.upper().replace("-", "_")
+                environ[key] = f"{environ[key]},{value}" if key in environ else value
+            seen: list[str] = []
+            body = self.app(environ, lambda status, *_: seen.append(status))
+            try:
+                b"".join(body)
+            finally:
+                if hasattr(body, "close"):
+                    body.close()
+            return int(seen[0][:3])
+
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": "GET",
+            "scheme": "http",
+            "path": unquote_to_bytes(raw).decode("utf-8", "replace"),
+            "raw_path": raw,
+            "root_path": "",
+            "query_string": query.encode("latin-1"),
+            "headers": [
+                (name.lower().encode("latin-1"), value.encode("latin-1"))
+                for name, value in fields
+            ],
+            "client": ("127.0.0.1", 50000),
+            "server": ("localhost", 80),
+        }
+        sent: list[dict[str, Any]] = []
+
+        async def receive() -> dict[str, Any]:
+            return {"type": "http.request", "body": b"", "more_body": False}
+
+        async def send(message: dict[str, Any]) -> None:
+            sent.append(message)
+
+        asyncio.run(self.app(scope, receive, send))
+        return int(sent[0]["status"])
+
+    def entries(self) -> dict[str, Entry]:
+        """Stored path -> entry, in page order, after flushing the recorder."""
+        return stored_entries(self.middleware)
+
     def recorded(self) -> list[str]:
         """The stored paths, in page order, after flushing the recorder."""
-        assert self.middleware.flush(5.0)
-        return [
-            entry.path
-            for page in self.store.parts()
-            for entry in self.store.entries(page.number)
-        ]
+        return list(self.entries())
+
+    def skipped(self) -> dict[str, int]:
+        """The requests not recorded so far, by reason."""
+        return dict(self.middleware.stats()["skipped"])
 
     def close(self) -> None:
         if self.stack == "asgi":
             self._client.__exit__(None, None, None)
         self.middleware.close()
+
+
+def stored_entries(middleware: Any) -> dict[str, Entry]:
+    """Stored path -> entry of a middleware's store, in page order, after
+    flushing its recorder."""
+    assert middleware.flush(5.0)
+    store = middleware.store
+    return {
+        entry.path: entry
+        for part in store.parts()
+        for entry in store.entries(part.number)
+    }
 
 
 def make_site(stack: str, config: dict[str, Any], robots: bytes | None = None) -> Site:

@@ -16,10 +16,9 @@ from urllib.parse import urlsplit
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from recording.test_removals import fetch
 from starlette.requests import Request
 from support.helpers import NS, asgi_exchange, asgi_scope, gunzip_once, locs, validate
-from support.sites import HTML, ROUTES, Site, html
+from support.sites import BASE, HTML, ROUTES, Site, html, stored_entries
 from werkzeug.test import EnvironBuilder
 
 from sitemap_middleware import (
@@ -33,11 +32,6 @@ from sitemap_middleware import (
 from sitemap_middleware.watching.policy import Globs, Policy
 
 Make = Callable[..., Site]
-BASE = {"base_url": "http://localhost", "store": "memory://"}
-
-
-def skipped(site: Site) -> dict[str, int]:
-    return dict(site.middleware.stats()["skipped"])
 
 
 def serve(
@@ -96,7 +90,7 @@ def test_identifying_cookies(
     headers = {"Cookie": cookie} if cookie else {}
     assert site.get("/about", headers).status == 200
     assert site.recorded() == (["/about"] if recorded else [])
-    assert skipped(site) == ({} if recorded else {"session": 1})
+    assert site.skipped() == ({} if recorded else {"session": 1})
 
 
 def test_a_private_request_removes_nothing(make: Make) -> None:
@@ -248,7 +242,7 @@ def test_vary_cookie_is_the_anonymous_variant(
     serve("/page", Vary=vary)
     assert site.get("/page", {"Cookie": cookie} if cookie else {}).status == 200
     assert site.recorded() == (["/page"] if recorded else [])
-    assert skipped(site) == ({} if reason is None else {reason: 1})
+    assert site.skipped() == ({} if reason is None else {reason: 1})
 
 
 def test_vary_cookie_with_other_private_markers_still_skips(make: Make) -> None:
@@ -259,7 +253,7 @@ def test_vary_cookie_with_other_private_markers_still_skips(make: Make) -> None:
     site.get("/a")
     site.get("/b")
     assert site.recorded() == []
-    assert skipped(site) == {"set_cookie": 1, "private": 1}
+    assert site.skipped() == {"set_cookie": 1, "private": 1}
 
 
 # -- answers that take a page out -----------------------------------------------------
@@ -308,7 +302,7 @@ def test_a_page_that_stops_answering_200_leaves(
     assert site.recorded() == ([] if removed else [path])
     assert site.middleware.stats()["removed"] == int(removed)
     if not removed:
-        assert skipped(site) == {"status": 1}
+        assert site.skipped() == {"status": 1}
 
 
 def test_a_redirect_outside_include_is_no_login(make: Make) -> None:
@@ -336,9 +330,9 @@ def test_only_the_page_itself_redirects_itself_out(make: Make, spelling: str) ->
     site.get("/docs/members")
     serve("/docs/members", 302, b"", Location=LOGIN)
     ROUTES[spelling.partition("?")[0]] = ROUTES["/docs/members"]
-    assert fetch(site, spelling) == 302
+    assert site.fetch(spelling) == 302
     assert site.recorded() == ["/docs/members"]
-    assert skipped(site) == {"not_exact": 1}
+    assert site.skipped() == {"not_exact": 1}
 
 
 # -- default excludes ------------------------------------------------------------------
@@ -387,7 +381,7 @@ def test_default_excludes_are_whole_segments_anywhere(make: Make, path: str) -> 
     site.get(path)
     excluded = path in EXCLUDED
     assert site.recorded() == ([] if excluded else [path])
-    assert skipped(site) == ({"excluded": 1} if excluded else {})
+    assert site.skipped() == ({"excluded": 1} if excluded else {})
 
 
 def test_default_exclude_turns_defaults_off(make: Make) -> None:
@@ -535,9 +529,7 @@ def blog() -> Iterator[Any]:
 
 
 def stored(middleware: Any) -> list[str]:
-    assert middleware.flush(5.0)
-    store = middleware.store
-    return sorted(e.path for p in store.parts() for e in store.entries(p.number))
+    return sorted(stored_entries(middleware))
 
 
 def test_flask_session_app(blog: Any) -> None:
