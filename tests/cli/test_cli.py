@@ -10,14 +10,13 @@ import json
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from support.helpers import gunzip_once, locs, validate
+from support.helpers import gunzip_once, locs, serve_in_thread, validate
 from werkzeug.test import Client
 
 from sitemap_middleware import Entry, SitemapMiddleware, open_store
@@ -333,8 +332,7 @@ def http_site(uri: str, tmp_path: Path) -> Iterator[str]:
             pass
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    serve_in_thread(server)
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
@@ -365,6 +363,7 @@ def test_import_of_a_url_that_answers_404_is_a_source_error(http_site: str) -> N
     assert "404" in err
 
 
+@pytest.mark.slow
 def test_the_command_runs_as_a_module_in_a_real_process(uri: str) -> None:
     env = {**os.environ, "SITEMAP_STORE": uri, "SITEMAP_BASE_URL": BASE}
     done = subprocess.run(
@@ -389,6 +388,7 @@ def test_the_command_runs_as_a_module_in_a_real_process(uri: str) -> None:
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow
 def test_the_console_script_is_installed(uri: str) -> None:
     script = Path(sys.executable).parent / "sitemap-middleware"
     assert script.exists(), "pip install -e . installs the sitemap-middleware script"
@@ -433,6 +433,7 @@ def _stderr_of_import(source: Path, store: str, terminal: bool) -> str:
     return seen.decode("utf-8", "replace")
 
 
+@pytest.mark.slow
 def test_progress_shows_on_a_terminal_only(tmp_path: Path) -> None:
     source = tmp_path / "urls.txt"
     source.write_text("".join(f"{BASE}/p{n}\n" for n in range(2000)))

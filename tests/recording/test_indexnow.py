@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.helpers import serve_in_thread
 from support.sites import BASE, Site, make_routed_site, make_site
 from support.store_kinds import Fresh
 
@@ -67,8 +68,7 @@ class Endpoint:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.server.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/indexnow"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+        serve_in_thread(self.server)
 
     def urls(self) -> list[str]:
         with self.lock:
@@ -570,6 +570,7 @@ def test_pages_recorded_are_pushed_from_a_thread_of_its_own(
     assert {name for _, _, name in connections} == {"sitemap-indexnow"}
 
 
+@pytest.mark.slow
 def test_changes_and_removals_are_pushed_and_coalesced(
     stack: str, endpoint: Endpoint
 ) -> None:
@@ -606,6 +607,7 @@ def test_changes_and_removals_are_pushed_and_coalesced(
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["sqlite", "redis", "postgres"])
 def test_two_workers_on_one_store_push_each_url_once(
     kind: str, endpoint: Endpoint, tmp_path: Path, fresh: Fresh

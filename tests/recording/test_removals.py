@@ -233,6 +233,7 @@ def test_another_path_spelling_adds_but_never_changes(make: Make) -> None:
 # -- a real removal is forgotten at once ---------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_removed_page_comes_back_at_once(make: Make) -> None:
     """After a removal at the stored spelling the recent-pages cache no longer
     holds the page fresh: the next 200 records it again, within the recheck

@@ -204,6 +204,7 @@ def test_postgres_statement_timeout_is_an_outage(
     assert store.upsert([Entry("/b", T0)]) == 1
 
 
+@pytest.mark.slow
 def test_postgres_terminated_backend_is_an_outage_or_recovered(
     postgres_store: tuple[Store, str],
 ) -> None:

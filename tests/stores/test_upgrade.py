@@ -146,6 +146,7 @@ def read(store: Store) -> dict[str, object]:
     }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_store_of_the_previous_release_upgrades_in_place(
     kind: str, previous: Path, tmp_path: Path, fresh: Fresh
@@ -171,6 +172,7 @@ def test_a_store_of_the_previous_release_upgrades_in_place(
         assert store.decisions("/p/1") == [("recorded", T0)]  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_previous_release_keeps_writing_during_the_upgrade(
     kind: str, previous: Path, tmp_path: Path, fresh: Fresh

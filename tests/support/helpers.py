@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import gzip
 import pathlib
+import socketserver
+import threading
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any
@@ -131,6 +133,15 @@ class HTTPClient:
 
     def head(self, path: str, headers: dict[str, str] | None = None) -> Reply:
         return self.request("HEAD", path, headers)
+
+
+def serve_in_thread(server: socketserver.BaseServer) -> None:
+    """Serve ``server`` on a daemon thread until ``server.shutdown()``, which it
+    checks for every 10 ms: serve_forever's default of half a second would add as
+    much to the teardown of every test that stops a server."""
+    threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+    ).start()
 
 
 def free_port() -> int:
