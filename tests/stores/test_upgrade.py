@@ -131,7 +131,10 @@ def sqlite_uri(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path}/old.sqlite3"
 
 
-KINDS = ("postgres", "redis", "sqlite")
+@pytest.fixture(params=["postgres", "redis", "sqlite"])
+def store_uri(request: pytest.FixtureRequest, tmp_path: Path, fresh: Fresh) -> str:
+    """A fresh store of each kind the previous release wrote."""
+    return fresh.uri(request.param, tmp_path)
 
 
 def read(store: Store) -> dict[str, object]:
@@ -147,15 +150,15 @@ def read(store: Store) -> dict[str, object]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", KINDS)
 def test_a_store_of_the_previous_release_upgrades_in_place(
-    kind: str, previous: Path, tmp_path: Path, fresh: Fresh
+    store_uri: str, previous: Path
 ) -> None:
-    uri = sqlite_uri(tmp_path) if kind == "sqlite" else fresh.uri(kind)
-    before = json.loads(finished(run_previous(previous, uri, "write", str(PAGES))))
+    before = json.loads(
+        finished(run_previous(previous, store_uri, "write", str(PAGES)))
+    )
     assert len(before["entries"]) == PAGES
     assert b"xhtml:link" in bytes.fromhex(before["fragments"]["1"])
-    with open_store(uri) as store:
+    with open_store(store_uri) as store:
         after = read(store)
         assert after == before  # every row, every fragment byte for byte
         assert {e.title for e in store.entries(1)} == {None}
@@ -167,20 +170,18 @@ def test_a_store_of_the_previous_release_upgrades_in_place(
         assert titles["/p/1"] == "Title 2" and titles["/de/p/1"] == "Title 3"
         assert read(store) == before
         store.note([("/p/1", "recorded", T0)])  # type: ignore[attr-defined]
-    with open_store(uri) as store:  # opened again: nothing to upgrade
+    with open_store(store_uri) as store:  # opened again: nothing to upgrade
         assert read(store) == before
         assert store.decisions("/p/1") == [("recorded", T0)]  # type: ignore[attr-defined]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("kind", KINDS)
 def test_the_previous_release_keeps_writing_during_the_upgrade(
-    kind: str, previous: Path, tmp_path: Path, fresh: Fresh
+    store_uri: str, previous: Path, tmp_path: Path
 ) -> None:
-    uri = sqlite_uri(tmp_path) if kind == "sqlite" else fresh.uri(kind)
-    finished(run_previous(previous, uri, "write", "10"))
+    finished(run_previous(previous, store_uri, "write", "10"))
     stop = tmp_path / "stop"
-    old = run_previous(previous, uri, "loop", str(stop))
+    old = run_previous(previous, store_uri, "loop", str(stop))
     started = tmp_path / "stop.started"
     deadline = time.monotonic() + 60
     while not started.exists() and old.poll() is None:
@@ -189,7 +190,7 @@ def test_the_previous_release_keeps_writing_during_the_upgrade(
     try:
         # The upgrade happens under the old worker; then both write.
         for n in range(20):
-            with open_store(uri) as store:
+            with open_store(store_uri) as store:
                 store.upsert(
                     Entry(f"/new/{n}/{i}", T0, "f", title=f"New {i}") for i in range(25)
                 )
@@ -199,7 +200,7 @@ def test_the_previous_release_keeps_writing_during_the_upgrade(
         stop.touch()
     loops = int(finished(old))
     assert loops >= 20
-    with open_store(uri) as store:
+    with open_store(store_uri) as store:
         listed = [e for p in store.parts() for e in store.entries(p.number)]
         paths = {e.path for e in listed}
         assert len(paths) == len(listed) == store.count()
