@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apps import HTML, html
-from conftest import BASE
+from support.sites import BASE, HTML, html, stored_entries
 
 from sitemap_middleware import (
     ASGISitemapMiddleware,
@@ -25,17 +24,6 @@ from sitemap_middleware import (
 from sitemap_middleware.core import SitemapBase
 
 WARNINGS = "sitemap_middleware"
-
-
-def entries(middleware: SitemapBase) -> dict[str, Entry]:
-    """Stored path -> entry, after flushing."""
-    assert middleware.flush(5.0)
-    store = middleware.store
-    return {
-        entry.path: entry
-        for part in store.parts()
-        for entry in store.entries(part.number)
-    }
 
 
 def options(middleware: SitemapBase) -> dict[str, dict[str, str]]:
@@ -134,7 +122,8 @@ def test_plain_wrapper_finds_flask_routes(wrap: Any) -> None:
     try:
         assert get(served, "/about") == 200
         assert get(served, "/blog/hello") == 200
-        routes = {path: entry.route for path, entry in entries(middleware).items()}
+        stored = stored_entries(middleware)
+        routes = {path: entry.route for path, entry in stored.items()}
         assert routes == {"/about": "/about", "/blog/hello": "/blog/<slug>"}
         assert options(middleware) == {
             "/about": {"priority": "0.3"},
@@ -166,7 +155,7 @@ def test_bare_wsgi_app_with_routes_warns_once(
         (message,) = warnings(caplog)
         assert "cannot see this app's routes" in message
         assert "sitemap_middleware.route" in message
-        assert {e.route for e in entries(middleware).values()} == {None}
+        assert {e.route for e in stored_entries(middleware).values()} == {None}
     finally:
         middleware.close()
 
@@ -304,7 +293,7 @@ def test_asgi_route_key_matching_no_route_warns_without_lifespan(
     try:
         (message,) = warnings(caplog)
         assert "did you mean '/blog/{slug}'" in message
-        assert set(entries(sitemap)) == {"/about", "/blog/a"}
+        assert set(stored_entries(sitemap)) == {"/about", "/blog/a"}
     finally:
         sitemap.close()
 
@@ -362,7 +351,7 @@ def test_flask_static_routes_are_not_recorded(static_folder: Path) -> None:
         assert get(app, "/assets/page.html") == 200
         assert get(app, "/shop/files/page.html") == 200
         assert get(app, "/about") == 200
-        assert list(entries(middleware)) == ["/about"]
+        assert list(stored_entries(middleware)) == ["/about"]
         table = middleware.table()
         assert table is not None
         statics = {"/assets/<path:filename>", "/shop/files/<path:filename>"}
@@ -390,7 +379,7 @@ def test_starlette_static_files_are_not_recorded(static_folder: Path) -> None:
             assert reply.status_code == 200
             assert reply.headers["content-type"].startswith("text/html")
         sitemap = get_sitemap(app)
-        assert list(entries(sitemap)) == ["/about"]
+        assert list(stored_entries(sitemap)) == ["/about"]
         assert skipped(sitemap, "framework") == 2
     sitemap.close()
 
@@ -437,7 +426,7 @@ def test_fastapi_docs_are_not_recorded(paths: dict[str, str], pages: list[str]) 
             assert reply.status_code == 200
             assert reply.headers["content-type"].startswith("text/html")
         sitemap = get_sitemap(app)
-        assert list(entries(sitemap)) == ["/"]
+        assert list(stored_entries(sitemap)) == ["/"]
         assert skipped(sitemap, "framework") == 3
     sitemap.close()
 
@@ -485,7 +474,7 @@ def test_add_sitemap_with_a_good_config_records(tmp_path: Path) -> None:
     with TestClient(app, base_url="http://localhost") as client:
         assert client.get("/").status_code == 200
         sitemap = get_sitemap(app)
-        assert list(entries(sitemap)) == ["/"]
+        assert list(stored_entries(sitemap)) == ["/"]
         assert client.get("/sitemap.xml").status_code == 200
     sitemap.close()
 
@@ -544,7 +533,7 @@ def _uvicorn(folder: Path, entry: str, port: int) -> Any:
 @pytest.mark.servers
 @pytest.mark.slow
 def test_fastapi_docs_are_not_recorded_under_uvicorn(tmp_path: Path) -> None:
-    from helpers import HTTPClient, free_port, sitemap_urls, stop_server
+    from support.helpers import HTTPClient, free_port, sitemap_urls, stop_server
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -575,7 +564,7 @@ def test_fastapi_docs_are_not_recorded_under_uvicorn(tmp_path: Path) -> None:
 def test_unknown_route_key_stops_uvicorn(tmp_path: Path) -> None:
     """uvicorn's default lifespan mode ("auto") goes on when an app raises
     before its startup; a startup that fails stops it."""
-    from helpers import free_port
+    from support.helpers import free_port
 
     port = free_port()
     entry = UNKNOWN_ROUTE_ENTRY.format(base=f"http://127.0.0.1:{port}")
@@ -616,7 +605,7 @@ def test_framework_pages_stored_before_are_taken_out(tmp_path: Path) -> None:
     routes are known, and keeps the pages."""
     from starlette.testclient import TestClient
 
-    from sitemap_middleware import Entry, open_store
+    from sitemap_middleware import open_store
     from sitemap_middleware.starlette import add_sitemap, get_sitemap
 
     uri = f"sqlite:///{tmp_path / 'old.sqlite3'}"
@@ -628,7 +617,7 @@ def test_framework_pages_stored_before_are_taken_out(tmp_path: Path) -> None:
     with TestClient(app, base_url="http://localhost"):
         sitemap = get_sitemap(app)
         assert sitemap.flush()
-        assert list(entries(sitemap)) == ["/"]
+        assert list(stored_entries(sitemap)) == ["/"]
         assert sitemap.stats()["pruned"] == 1
     sitemap.close()
 

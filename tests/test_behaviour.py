@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from apps import JWT_PATH, ROUTES, Site, make_site
-from helpers import sitemap_urls
+from support.helpers import sitemap_urls
+from support.sites import JWT_PATH, ROUTES, Site, make_site
 
 # (method, path, request headers, stored path or None, counter that explains it)
 TABLE = [

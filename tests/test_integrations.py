@@ -240,7 +240,7 @@ def test_store_errors_never_reach_the_app() -> None:
     """A failing store: the page is still served, its write waits for the store
     to come back, and the sitemap answers 503 (never an empty 200) until a good
     document exists."""
-    from apps import make_site
+    from support.sites import make_site
 
     store = _FailingStore("upsert", "parts", "part")
     site = make_site("wsgi", {"base_url": "http://localhost", "store": store})
@@ -266,7 +266,7 @@ def test_store_errors_never_reach_the_app() -> None:
 
 def test_failed_removal_keeps_the_recorded_pages() -> None:
     """A failed removal stays pending without costing the upserts before it."""
-    from apps import make_site
+    from support.sites import make_site
 
     store = _FailingStore("remove")
     site = make_site("wsgi", {"base_url": "http://localhost", "store": store})
@@ -285,7 +285,7 @@ def test_failed_removal_keeps_the_recorded_pages() -> None:
 def test_sqlite_locked_by_another_process_loses_nothing(tmp_path: Path) -> None:
     """Another process holds the database with BEGIN EXCLUSIVE: pages are still
     served, writes wait, and everything lands once the lock is released."""
-    from apps import make_site
+    from support.sites import make_site
 
     db = tmp_path / "s.sqlite3"
     config = {"base_url": "http://localhost", "store": f"sqlite:///{db}?timeout=0.2"}

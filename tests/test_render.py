@@ -8,9 +8,9 @@ import zlib
 from datetime import datetime, timezone
 
 import pytest
-from helpers import NS, parse, validate
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.helpers import NS, parse, validate
 
 from sitemap_middleware import Entry
 from sitemap_middleware.model import PartInfo

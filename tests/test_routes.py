@@ -11,9 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from apps import HTML, Site, html
-from conftest import BASE
-from helpers import NS, gunzip_once, locs, validate
+from support.helpers import NS, gunzip_once, locs, validate
+from support.sites import BASE, HTML, Site, html
 
 from sitemap_middleware import ConfigError, sitemap, skip
 from sitemap_middleware.config import RouteOptions
@@ -32,12 +31,7 @@ def template(stack: str, flask_template: str) -> str:
 
 def stored(site: Site) -> dict[str, str | None]:
     """Stored path -> route template, after flushing."""
-    assert site.middleware.flush(5.0)
-    return {
-        entry.path: entry.route
-        for page in site.store.parts()
-        for entry in site.store.entries(page.number)
-    }
+    return {path: entry.route for path, entry in site.entries().items()}
 
 
 def served(site: Site) -> dict[str, dict[str, str]]:
@@ -219,7 +213,7 @@ def test_rate_of_new_urls(routed: Routed) -> None:
     50 and count the rest; every response is a 200; known pages still update."""
     site = routed({"new_urls_per_minute": 50, "recheck_interval": 0})
     site.get("/about")
-    before = entries(site)
+    before = site.entries()
     started = time.monotonic()
     statuses = {site.get(f"/products/p{n}").status for n in range(200)}
     products = [path for path in stored(site) if path.startswith("/products/")]
@@ -231,7 +225,7 @@ def test_rate_of_new_urls(routed: Routed) -> None:
 
     site.state["version"] = 2
     assert site.get("/about").status == 200
-    assert entries(site)["/about"].fingerprint != before["/about"].fingerprint
+    assert site.entries()["/about"].fingerprint != before["/about"].fingerprint
 
 
 def test_known_pages_update_beyond_the_rate(routed: Routed) -> None:
@@ -240,23 +234,14 @@ def test_known_pages_update_beyond_the_rate(routed: Routed) -> None:
     site = routed({"new_urls_per_minute": 3, "recheck_interval": 0})
     for path in ("/about", "/search", "/blog/a", "/blog/b", "/blog/c"):
         site.get(path)
-    first = entries(site)
+    first = site.entries()
     assert list(first) == ["/about", "/search", "/blog/a"]
     site.state["version"] = 2
     for path in ("/about", "/search", "/blog/a"):
         site.get(path)
-    second = entries(site)
+    second = site.entries()
     assert all(second[p].fingerprint != first[p].fingerprint for p in first)
     assert stat(site, "dropped", "rate") == 2
-
-
-def entries(site: Site) -> dict[str, Any]:
-    assert site.middleware.flush(5.0)
-    return {
-        entry.path: entry
-        for page in site.store.parts()
-        for entry in site.store.entries(page.number)
-    }
 
 
 def test_global_cap(routed: Routed) -> None:
@@ -265,17 +250,17 @@ def test_global_cap(routed: Routed) -> None:
     site = routed({"max_urls": 100, "new_urls_per_minute": None, "recheck_interval": 0})
     for path in ("/about", "/blog/a", "/docs/intro"):
         site.get(path)
-    first = entries(site)
+    first = site.entries()
     statuses = {site.get(f"/products/{n:04x}").status for n in range(300)}
     assert statuses == {200}
-    held = entries(site)
+    held = site.entries()
     assert len(held) == 100
     assert stat(site, "dropped", "cap") == 203
     site.state["version"] = 2
     for path in first:
         site.get(path)
     site.get("/blog/new")
-    updated = entries(site)
+    updated = site.entries()
     assert "/blog/new" not in updated
     assert all(updated[p].fingerprint != first[p].fingerprint for p in first)
 
@@ -293,7 +278,7 @@ def test_route_cap(stack: str, routed: Routed, tmp_path: Any) -> None:
     site = routed(config)
     site.get("/products/known")
     site.get("/about")
-    entries(site)
+    site.entries()
     for n in range(300):
         assert site.get(f"/products/{n:04x}").status == 200
     site.get("/blog/after")
@@ -306,11 +291,11 @@ def test_route_cap(stack: str, routed: Routed, tmp_path: Any) -> None:
     # A new process reads the route's stored paths: new slugs stay out, a
     # known one (which this process never served) still updates.
     site = routed(config)
-    before = entries(site)["/products/known"]
+    before = site.entries()["/products/known"]
     site.state["version"] = 2
     site.get("/products/known")
     site.get("/products/another")
-    after = entries(site)
+    after = site.entries()
     assert "/products/another" not in after
     assert after["/products/known"].fingerprint != before.fingerprint
     assert stat(site, "dropped", "route_cap") == 1
@@ -455,12 +440,12 @@ def test_processes_together_respect_a_route_cap(
     one, two = routed(config), routed(config)
     # Both have admitted a URL of the route before the other fills it.
     one.get("/products/first")
-    entries(one)
+    one.entries()
     two.get("/products/second")
-    entries(two)
+    two.entries()
     for n in range(80):
         assert one.get(f"/products/a{n:04x}").status == 200
-    entries(one)
+    one.entries()
     for n in range(80):
         assert two.get(f"/products/b{n:04x}").status == 200
     held = stored(two)
@@ -468,8 +453,8 @@ def test_processes_together_respect_a_route_cap(
     assert stat(one, "dropped", "route_cap") == 32
     assert stat(two, "dropped", "route_cap") == 80
     # At the cap, a URL the other process stored still updates here.
-    before = entries(two)["/products/a0000"]
+    before = two.entries()["/products/a0000"]
     two.state["version"] = 2
     two.get("/products/a0000")
-    assert entries(two)["/products/a0000"].fingerprint != before.fingerprint
+    assert two.entries()["/products/a0000"].fingerprint != before.fingerprint
     assert stat(two, "dropped", "route_cap") == 80

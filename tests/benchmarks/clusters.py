@@ -24,7 +24,7 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from services import DATABASE_URL, REDIS_URL  # noqa: E402
+from support.services import DATABASE_URL, REDIS_URL  # noqa: E402
 
 from sitemap_middleware import Entry, open_store  # noqa: E402
 

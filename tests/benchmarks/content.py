@@ -1,6 +1,6 @@
 """The content fingerprint of a realistic 32 KiB page, beside a plain SHA-1 of it.
 
-The page is the templated blog post of ``tests/test_content.py`` (32 KiB, about
+The page is the templated blog post of ``tests/page/test_content.py`` (32 KiB, about
 1,000 tags: a head of 20-odd tags, navigation, an article of 79 paragraphs with
 links and figures, comments, a form with a CSRF token, inline scripts with
 nonces, a footer with a clock and a view counter), sent as one chunk. In one
@@ -10,7 +10,7 @@ sha1          ``hashlib.sha1`` over the body's chunks, what the recorder digests
               today;
 fingerprint   ``content.fingerprint`` as configured by default (no ignore
               patterns); then with two ignore patterns (a clock and a view
-              counter, ``tests/test_content.py``'s); then for the same page
+              counter, ``tests/page/test_content.py``'s); then for the same page
               without ``<main>`` (the whole body is read);
 head          ``head.scan_head``, which the writer runs on the same body;
 re.split      the tokenizing step of the fingerprint alone, to show where its
@@ -43,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from test_content import CLOCK, VIEWS, page  # noqa: E402
+from page.test_content import CLOCK, VIEWS, page  # noqa: E402
 
 from sitemap_middleware.page.content import _MARKUP, _region, fingerprint  # noqa: E402
 from sitemap_middleware.page.head import scan_head  # noqa: E402

@@ -47,7 +47,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from services import DATABASE_URL, REDIS_URL  # noqa: E402
+from support.services import DATABASE_URL, REDIS_URL  # noqa: E402
 
 from sitemap_middleware import Entry, Store, open_store  # noqa: E402
 from sitemap_middleware.render import fragment  # noqa: E402

@@ -1,0 +1,84 @@
+"""The example sites import, warm up by crawling, and list exactly their public
+pages in the sitemap."""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+
+import pytest
+from support.helpers import parse_page, sitemap_urls
+from support.sites import Site
+
+EXAMPLES = {"flask_app": "wsgi", "starlette_app": "asgi", "fastapi_app": "asgi"}
+
+
+@pytest.fixture(params=sorted(EXAMPLES))
+def example(request: pytest.FixtureRequest, tmp_path: Path) -> Site:
+    module = importlib.import_module(request.param)
+    app = module.create_app(
+        {"base_url": "http://localhost", "store": f"sqlite:///{tmp_path}/s.sqlite3"}
+    )
+    site = Site(EXAMPLES[request.param], app)
+    yield site
+    site.close()
+
+
+def test_crawl_records_exactly_the_public_pages(example: Site) -> None:
+    """Following links from / reaches every page; only the public ones are listed."""
+    import demo_content
+
+    def fetch(path: str) -> tuple[int, str, bytes]:
+        reply = example.get(path)
+        return reply.status, reply.headers.get("content-type", ""), reply.body
+
+    visited = demo_content.crawl(fetch)
+    for path in ("/draft", "/old", "/gone", "/admin/", "/api/posts", "/account"):
+        assert path in visited
+    example.recorded()
+    urls = sitemap_urls(example)
+    assert len(urls) == len(set(urls))
+    assert sorted(urls) == sorted(
+        f"http://localhost{p}" for p in demo_content.PUBLIC_PATHS
+    )
+    robots = example.get("/robots.txt").body.decode()
+    assert "Sitemap: http://localhost/sitemap.xml" in robots
+
+
+def test_signed_in_account_is_not_recorded(example: Site) -> None:
+    """/account with a session cookie is personal: never recorded."""
+    reply = example.get("/account", {"Cookie": "session=demo"})
+    assert reply.status == 200
+    assert example.get("/account").status in (302, 303, 307)
+    assert example.recorded() == []
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_a_config_typo_stops_the_factory(name: str) -> None:
+    """Every example's factory checks the sitemap config when it builds the
+    app, not at the first request."""
+    from sitemap_middleware import ConfigError
+
+    module = importlib.import_module(name)
+    with pytest.raises(ConfigError, match="changefreq"):
+        module.create_app({"base_url": "http://localhost", "chagnefreq": "daily"})
+
+
+def test_the_app_renders_the_site_map_the_middleware_serves(example: Site) -> None:
+    """/site-map is the middleware's page, /pages the app's own layout around
+    site_map(): the same links, and neither is recorded."""
+    import demo_content
+
+    def fetch(path: str) -> tuple[int, str, bytes]:
+        reply = example.get(path)
+        return reply.status, reply.headers.get("content-type", ""), reply.body
+
+    assert "/site-map" in demo_content.crawl(fetch)  # linked from every page
+    example.recorded()
+    served = parse_page(example.get("/site-map").body).links["main"]
+    own = parse_page(example.get("/pages").body).links["main"]
+    assert served == own
+    assert sorted(href for href, _ in served) == sorted(sitemap_urls(example))
+    assert example.get("/pages?page=2").status == 404
+    example.recorded()
+    assert "http://localhost/site-map" not in sitemap_urls(example)

@@ -1,0 +1,146 @@
+"""The examples under real servers (gunicorn, uvicorn), read by an independent
+sitemap consumer that starts from /robots.txt."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from support.helpers import (
+    HTTPClient,
+    free_port,
+    gunzip_once,
+    locs,
+    sitemap_urls,
+    stop_server,
+    validate,
+)
+
+pytestmark = [pytest.mark.servers, pytest.mark.slow]
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def _wait_until(check: object, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if check():  # type: ignore[operator]
+                return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+SERVERS = {
+    "gunicorn-flask": (
+        "flask_app",
+        ["-m", "gunicorn", "-w", "2", "-b", "{bind}", "entry:app"],
+    ),
+    "uvicorn-starlette": (
+        "starlette_app",
+        ["-m", "uvicorn", "--port", "{port}", "entry:app"],
+    ),
+    "uvicorn-fastapi": (
+        "fastapi_app",
+        ["-m", "uvicorn", "--port", "{port}", "entry:app"],
+    ),
+}
+
+
+@pytest.fixture(params=sorted(SERVERS))
+def server(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[tuple[str, HTTPClient]]:
+    module, argv = SERVERS[request.param]
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    (tmp_path / "entry.py").write_text(
+        textwrap.dedent(
+            f"""
+            import sys
+            sys.path.insert(0, {str(EXAMPLES)!r})
+            from {module} import create_app
+            app = create_app(
+                {{"base_url": {base!r}, "store": "sqlite:///{tmp_path}/s.sqlite3"}}
+            )
+            """
+        )
+    )
+    args = [a.format(bind=f"127.0.0.1:{port}", port=port) for a in argv]
+    log = tmp_path / "server.log"
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            [sys.executable, *args],
+            cwd=tmp_path,
+            # The checkout's package, whatever the environment has installed.
+            env={
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join([str(tmp_path), str(EXAMPLES.parent)]),
+            },
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    client = HTTPClient("127.0.0.1", port)
+    try:
+        _wait_until(
+            lambda: client.get("/").status == 200, 30, f"{request.param} to start"
+        )
+        yield base, client
+    finally:
+        stop_server(process, 15)
+        assert process.returncode in (0, -signal.SIGTERM), log.read_text()
+
+
+def test_consumer_finds_exactly_the_public_pages(
+    server: tuple[str, HTTPClient],
+) -> None:
+    """Crawl the live example, then let usp discover the sitemap from robots.txt."""
+    import demo_content
+    from usp.tree import sitemap_tree_for_homepage
+
+    base, client = server
+
+    def fetch(path: str) -> tuple[int, str, bytes]:
+        reply = client.get(path)
+        return reply.status, reply.headers.get("content-type", ""), reply.body
+
+    demo_content.crawl(fetch)
+    expected = sorted(f"{base}{p}" for p in demo_content.PUBLIC_PATHS)
+    # The writer threads flush about once a second.
+    _wait_until(lambda: sorted(sitemap_urls(client)) == expected, 15, "the sitemap")
+    urls = sitemap_urls(client)
+    assert len(urls) == len(set(urls))
+
+    tree = sitemap_tree_for_homepage(base + "/", use_known_paths=False)
+    found = [page.url for page in tree.all_pages()]
+    assert sorted(found) == expected
+
+
+def test_head_and_conditional_on_a_real_socket(server: tuple[str, HTTPClient]) -> None:
+    """HEAD sends no body over the wire; 304 has none either; gzip stays single."""
+    base, client = server
+    assert client.get("/about").status == 200
+    _wait_until(lambda: client.get("/sitemap.xml").status == 200, 15, "a sitemap")
+    get = client.get("/sitemap.xml")
+    validate(get.body)
+    head = client.head("/sitemap.xml")
+    assert head.status == 200 and head.body == b""
+    assert head.headers["Content-Length"] == str(len(get.body))
+    not_modified = client.get("/sitemap.xml", {"If-None-Match": get.headers["ETag"]})
+    assert (not_modified.status, not_modified.body) == (304, b"")
+    page_url = locs(validate(get.body))[0]
+    page = client.get(page_url[len(base) :], {"Accept-Encoding": "gzip"})
+    assert page.headers["Content-Type"] == "application/gzip"
+    assert page.headers.get("Content-Encoding") is None
+    validate(gunzip_once(page.body))
+    robots = client.get("/robots.txt", {"Host": "evil.example"})
+    assert f"Sitemap: {base}/sitemap.xml" in robots.body.decode()

@@ -1,0 +1,443 @@
+"""The command line: stats, list, remove, export and import on real stores, through
+click's test runner and as a real subprocess, with the exit codes scripts rely on.
+"""
+
+from __future__ import annotations
+
+import gzip
+import http.server
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from support.helpers import gunzip_once, locs, serve_in_thread, validate
+from werkzeug.test import Client
+
+from sitemap_middleware import Entry, SitemapMiddleware, open_store
+from sitemap_middleware.cli import Exit, main
+
+BASE = "https://www.example.com"
+ROOT = Path(__file__).resolve().parents[2]
+WHEN = datetime(2024, 5, 1, 12, 30, tzinfo=timezone.utc)
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def uri(tmp_path: Path) -> str:
+    """A populated SQLite store: 3 pages, one with an image and a changefreq."""
+    uri = f"sqlite:///{tmp_path / 'site.sqlite3'}"
+    store = open_store(uri)
+    store.upsert(
+        [
+            Entry("/", WHEN, route="/"),
+            Entry("/blog/a", WHEN, changefreq="weekly", images=("/img/a.png",)),
+            Entry("/about", WHEN),
+        ]
+    )
+    store.close()
+    return uri
+
+
+def _served(uri: str, **options: bool) -> dict[str, bytes]:
+    """What the middleware serves for this store: the index and every part
+    (and with ``text_sitemap``, their text forms)."""
+
+    def app(environ: object, start_response: object) -> list[bytes]:
+        raise AssertionError("the app is never asked for a sitemap")
+
+    middleware = SitemapMiddleware(app, {"base_url": BASE, "store": uri, **options})
+    try:
+        client = Client(middleware)
+        index = client.get("/sitemap.xml")
+        files = {"sitemap.xml": index.data}
+        for loc in locs(validate(index.data)):
+            name = loc.rpartition("/")[2]
+            files[name] = client.get(f"/{name}").data
+            if options.get("text_sitemap"):
+                text = name.replace(".xml.gz", ".txt")
+                files[text] = client.get(f"/{text}").data
+        if options.get("text_sitemap") and len(files) == 3:
+            files["sitemap.txt"] = client.get("/sitemap.txt").data
+        return files
+    finally:
+        middleware.close()
+
+
+def test_stats_reports_totals_parts_and_newest_change(uri: str) -> None:
+    code, out, _ = _run("stats", "--store", uri)
+    assert code == Exit.OK
+    assert out.startswith("3 URLs in 1 part\n")
+    assert "part 1: 3 URLs" in out
+
+    code, out, _ = _run("stats", "--store", uri, "--json")
+    report = json.loads(out)
+    assert report["urls"] == 3
+    assert [p["number"] for p in report["parts"]] == [1]
+    assert report["newest_change"] is not None
+
+
+def test_a_store_that_is_not_there_is_an_error_and_is_not_created(
+    tmp_path: Path,
+) -> None:
+    missing = tmp_path / "nothing.sqlite3"
+    code, _, err = _run("stats", "--store", f"sqlite:///{missing}")
+    assert code == Exit.STORE
+    assert "no store at" in err
+    assert not missing.exists()
+
+
+def test_a_bad_store_uri_is_a_usage_error() -> None:
+    code, _, err = _run("stats", "--store", "nosuch://x")
+    assert code == Exit.USAGE
+    assert "unknown store scheme 'nosuch'" in err
+
+
+@pytest.mark.services
+def test_a_store_that_does_not_answer_exits_with_the_store_code() -> None:
+    # Port 9 (discard) has no Redis: the first read fails as an outage.
+    code, _, err = _run(
+        "list", "--store", "redis://127.0.0.1:9/0?timeout=0.5", "--base-url", BASE
+    )
+    assert code == Exit.STORE
+    assert "failed" in err
+
+
+def test_list_in_every_format(uri: str) -> None:
+    code, out, _ = _run("list", "--store", uri, "--base-url", BASE)
+    assert code == Exit.OK
+    assert out.splitlines() == [f"{BASE}/", f"{BASE}/blog/a", f"{BASE}/about"]
+
+    _, out, _ = _run("list", "--store", uri, "--base-url", BASE, "--format", "csv")
+    lines = out.splitlines()
+    assert lines[0] == "url,lastmod,route"
+    assert lines[1] == f"{BASE}/,2024-05-01T12:30:00+00:00,/"
+
+    _, out, _ = _run("list", "--store", uri, "--base-url", BASE, "--format", "json")
+    rows = json.loads(out)
+    assert [r["url"] for r in rows] == [f"{BASE}/", f"{BASE}/blog/a", f"{BASE}/about"]
+    assert rows[0] == {
+        "url": f"{BASE}/",
+        "lastmod": "2024-05-01T12:30:00+00:00",
+        "route": "/",
+    }
+
+
+def test_list_needs_the_base_url(uri: str) -> None:
+    code, _, err = _run("list", "--store", uri)
+    assert code == Exit.USAGE
+    assert "--base-url" in err
+
+
+def test_remove_takes_stored_urls_out_and_says_which_were_not_there(uri: str) -> None:
+    code, out, _ = _run(
+        "remove", "--store", uri, "--base-url", BASE, f"{BASE}/about", f"{BASE}/nope"
+    )
+    assert code == Exit.PROBLEMS
+    assert f"removed: {BASE}/about" in out
+    assert f"not listed: {BASE}/nope" in out
+    _, out, _ = _run("list", "--store", uri, "--base-url", BASE)
+    assert out.splitlines() == [f"{BASE}/", f"{BASE}/blog/a"]
+
+
+def test_remove_refuses_a_url_of_another_site_and_removes_nothing(uri: str) -> None:
+    code, _, err = _run(
+        "remove",
+        "--store",
+        uri,
+        "--base-url",
+        BASE,
+        f"{BASE}/about",
+        "https://evil.example/about",
+    )
+    assert code == Exit.USAGE
+    assert "is not a URL under https://www.example.com" in err
+    _, out, _ = _run("list", "--store", uri, "--base-url", BASE)
+    assert len(out.splitlines()) == 3
+
+
+def test_export_writes_what_the_middleware_serves(uri: str, tmp_path: Path) -> None:
+    out_dir = tmp_path / "public"
+    code, out, _ = _run("export", "--store", uri, "--base-url", BASE, str(out_dir))
+    assert code == Exit.OK
+    assert f"Sitemap: {BASE}/sitemap.xml" in out
+    written = {p.name: p.read_bytes() for p in out_dir.iterdir()}
+    assert written == _served(uri)
+    urls = locs(validate(gunzip_once(written["sitemap-1.xml.gz"])))
+    assert urls == [f"{BASE}/", f"{BASE}/blog/a", f"{BASE}/about"]
+
+
+def test_export_with_text_and_schema_location(uri: str, tmp_path: Path) -> None:
+    out_dir = tmp_path / "public"
+    code, _, err = _run(
+        "export",
+        "--store",
+        uri,
+        "--base-url",
+        BASE,
+        "--text",
+        "--schema-location",
+        str(out_dir),
+    )
+    assert code == Exit.OK, err
+    written = {p.name: p.read_bytes() for p in out_dir.iterdir()}
+    assert set(written) == {
+        "sitemap.xml",
+        "sitemap-1.xml.gz",
+        "sitemap-1.txt",
+        "sitemap.txt",
+    }
+    assert written == _served(uri, text_sitemap=True, schema_location=True)
+    assert b"xsi:schemaLocation" in written["sitemap.xml"]
+    assert written["sitemap.txt"].decode().splitlines() == [
+        f"{BASE}/",
+        f"{BASE}/blog/a",
+        f"{BASE}/about",
+    ]
+
+
+def test_export_of_an_empty_store_is_refused(tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 'empty.sqlite3'}"
+    empty = open_store(uri)
+    assert empty.count() == 0  # the file exists, holding no URL
+    empty.close()
+    code, _, err = _run("export", "--store", uri, "--base-url", BASE, str(tmp_path))
+    assert code == Exit.PROBLEMS
+    assert "nothing to export" in err
+
+
+def test_import_of_an_export_gives_the_same_sitemap(uri: str, tmp_path: Path) -> None:
+    _run("export", "--store", uri, "--base-url", BASE, str(tmp_path / "out"))
+    copy = f"sqlite:///{tmp_path / 'copy.sqlite3'}"
+    code, out, _ = _run(
+        "import", "--store", copy, "--base-url", BASE, str(tmp_path / "out/sitemap.xml")
+    )
+    assert code == Exit.OK, out
+    assert "3 new URLs" in out
+    original = _served(uri)
+    imported = _served(copy)
+    part = "sitemap-1.xml.gz"
+    # Same URLs, lastmods, changefreq and images, byte for byte.
+    assert gunzip_once(imported[part]) == gunzip_once(original[part])
+
+
+def test_import_of_a_text_sitemap_and_of_gzip(tmp_path: Path) -> None:
+    text = tmp_path / "urls.txt"
+    text.write_text(f"{BASE}/a\n\n{BASE}/b\n")
+    zipped = tmp_path / "more.xml.gz"
+    zipped.write_bytes(
+        gzip.compress(
+            b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/'
+            b'sitemap/0.9"><url><loc>' + BASE.encode() + b"/c</loc>"
+            b"<lastmod>2023-02-03</lastmod></url></urlset>"
+        )
+    )
+    store = f"sqlite:///{tmp_path / 's.sqlite3'}"
+    assert _run("import", "--store", store, "--base-url", BASE, str(text))[0] == 0
+    assert _run("import", "--store", store, "--base-url", BASE, str(zipped))[0] == 0
+    _, out, _ = _run("list", "--store", store, "--base-url", BASE, "--format", "csv")
+    assert out.splitlines()[1:] == [
+        f"{BASE}/a,{_today_or_later(out, 1)},",
+        f"{BASE}/b,{_today_or_later(out, 2)},",
+        f"{BASE}/c,2023-02-03T00:00:00+00:00,",
+    ]
+
+
+def _today_or_later(csv_out: str, line: int) -> str:
+    # A text sitemap has no lastmod: the import's time stands in.
+    stamp = csv_out.splitlines()[line].split(",")[1]
+    assert datetime.fromisoformat(stamp).date() >= datetime.now(timezone.utc).date()
+    return stamp
+
+
+BAD = (
+    f'<?xml version="1.0"?>'
+    f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+    f"<url><loc>{BASE}/good</loc><lastmod>2024-01-02T03:04:05Z</lastmod></url>"
+    f"<url><loc>https://other.example/x</loc></url>"
+    f"<url><loc>{BASE}/bad-date</loc><lastmod>yesterday</lastmod></url>"
+    f"<url><loc>{BASE}/bad-freq</loc><changefreq>often</changefreq></url>"
+    f"<url><loc>{BASE}/bad-priority</loc><priority>2</priority></url>"
+    f"<url><loc>{BASE}/secret?token=abc</loc></url>"
+    f"<url><lastmod>2024-01-01</lastmod></url>"
+    f"<url><loc>{BASE}/also-good</loc><priority>0.4</priority></url>"
+    f"</urlset>"
+)
+
+
+def test_bad_entries_are_reported_and_the_rest_imported(tmp_path: Path) -> None:
+    source = tmp_path / "bad.xml"
+    source.write_text(BAD)
+    store = f"sqlite:///{tmp_path / 's.sqlite3'}"
+    open_store(store).upsert([Entry("/kept", WHEN)])
+    code, out, err = _run("import", "--store", store, "--base-url", BASE, str(source))
+    assert code == Exit.PROBLEMS
+    assert "6 skipped" in out
+    for words in (
+        "not a URL under",
+        "is no W3C datetime",
+        "not one of the protocol's",
+        "priority must be 0.0 to 1.0",
+        "token would be dropped",
+        "without <loc>",
+    ):
+        assert words in err
+    _, out, _ = _run("list", "--store", store, "--base-url", BASE, "--format", "csv")
+    assert out.splitlines()[1:] == [
+        f"{BASE}/kept,2024-05-01T12:30:00+00:00,",
+        f"{BASE}/good,2024-01-02T03:04:05+00:00,",
+        f"{BASE}/also-good,{out.splitlines()[3].split(',')[1]},",
+    ]
+
+
+def test_a_source_that_cannot_be_read_keeps_the_store(uri: str, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.xml"
+    broken.write_text(
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"><url>'
+    )
+    html = tmp_path / "page.xml"
+    html.write_text("<html><body>not a sitemap</body></html>")
+    for source, words in (
+        (tmp_path / "missing.xml", "cannot read"),
+        (broken, "not well-formed XML"),
+        (html, "is not a sitemap"),
+    ):
+        code, _, err = _run("import", "--store", uri, "--base-url", BASE, str(source))
+        assert code == Exit.SOURCE, err
+        assert words in err
+    _, out, _ = _run("list", "--store", uri, "--base-url", BASE)
+    assert len(out.splitlines()) == 3
+
+
+@pytest.fixture
+def http_site(uri: str, tmp_path: Path) -> Iterator[str]:
+    """A real HTTP server holding an exported sitemap index and its part."""
+    public = tmp_path / "www"
+    _run("export", "--store", uri, "--base-url", BASE, str(public))
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            super().__init__(*args, directory=str(public), **kwargs)  # type: ignore[arg-type]
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+    serve_in_thread(server)
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_import_follows_an_index_over_http(http_site: str, tmp_path: Path) -> None:
+    # The exported index names its parts on the public site; fetched over
+    # HTTP, the index's own directory is where they are.
+    index = (Path(tmp_path / "www" / "sitemap.xml")).read_text()
+    (tmp_path / "www" / "sitemap.xml").write_text(
+        index.replace(f"{BASE}/", f"{http_site}/")
+    )
+    store = f"sqlite:///{tmp_path / 'copy.sqlite3'}"
+    code, out, err = _run(
+        "import", "--store", store, "--base-url", BASE, f"{http_site}/sitemap.xml"
+    )
+    assert code == Exit.OK, err
+    assert "3 new URLs" in out
+
+
+def test_import_of_a_url_that_answers_404_is_a_source_error(http_site: str) -> None:
+    code, _, err = _run(
+        "import", "--store", "memory://", "--base-url", BASE, f"{http_site}/nope.xml"
+    )
+    assert code == Exit.SOURCE
+    assert "404" in err
+
+
+@pytest.mark.slow
+def test_the_command_runs_as_a_module_in_a_real_process(uri: str) -> None:
+    env = {**os.environ, "SITEMAP_STORE": uri, "SITEMAP_BASE_URL": BASE}
+    done = subprocess.run(
+        [sys.executable, "-m", "sitemap_middleware", "list"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[0] == f"{BASE}/"
+    done = subprocess.run(
+        [sys.executable, "-m", "sitemap_middleware", "stats", "--store", "nosuch://"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == Exit.USAGE
+    assert "unknown store scheme" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_the_console_script_is_installed(uri: str) -> None:
+    script = Path(sys.executable).parent / "sitemap-middleware"
+    assert script.exists(), "pip install -e . installs the sitemap-middleware script"
+    done = subprocess.run(
+        [str(script), "stats", "--store", uri],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("3 URLs")
+
+
+def _stderr_of_import(source: Path, store: str, terminal: bool) -> str:
+    """The import's stderr, written to a pseudo-terminal or to a pipe."""
+    import pty
+
+    command = [sys.executable, "-m", "sitemap_middleware", "import", str(source)]
+    env = {**os.environ, "SITEMAP_STORE": store, "SITEMAP_BASE_URL": BASE}
+    if not terminal:
+        done = subprocess.run(
+            command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stderr
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=follower
+    )
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    assert process.wait(timeout=60) == 0
+    return seen.decode("utf-8", "replace")
+
+
+@pytest.mark.slow
+def test_progress_shows_on_a_terminal_only(tmp_path: Path) -> None:
+    source = tmp_path / "urls.txt"
+    source.write_text("".join(f"{BASE}/p{n}\n" for n in range(2000)))
+    shown = _stderr_of_import(source, f"sqlite:///{tmp_path / 'a.sqlite3'}", True)
+    assert "importing" in shown
+    piped = _stderr_of_import(source, f"sqlite:///{tmp_path / 'b.sqlite3'}", False)
+    assert piped == ""

@@ -1,0 +1,184 @@
+"""Titles: read from the page (its <title>, else its first <h1>), the affix the
+site repeats taken out by the writer, stored beside each entry by every store,
+never in the sitemap, and moving neither lastmod nor the part's version."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+
+import pytest
+
+from sitemap_middleware import Entry, Store
+from sitemap_middleware.config import Config
+from sitemap_middleware.page.head import scan_head
+from sitemap_middleware.page.titles import MAX_TITLE, Affix, Titles, clean, heading
+from sitemap_middleware.reasons import RECORD
+from sitemap_middleware.recording.observation import Observation
+from sitemap_middleware.recording.recorder import Recorder
+from sitemap_middleware.recording.writer import TITLE_AFFIX
+from sitemap_middleware.routes import Routes
+from sitemap_middleware.stores.memory import MemoryStore
+from sitemap_middleware.watching.policy import Policy
+
+T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+T1 = datetime(2024, 2, 1, tzinfo=timezone.utc)
+CONFIG = Config.from_mapping(
+    {"base_url": "https://www.example.com", "store": "memory://"}
+    | {"new_urls_per_minute": None}
+)
+HTML = [("Content-Type", "text/html; charset=utf-8")]
+
+
+def titles(store: Store) -> dict[str, str | None]:
+    return {e.path: e.title for p in store.parts() for e in store.entries(p.number)}
+
+
+# -- reading a title -------------------------------------------------------------
+
+
+def test_the_head_gives_the_first_title_decoded() -> None:
+    head = scan_head(
+        [
+            b"<html><head><title>\n  Caf&eacute; &amp;\tbar\n</title>",
+            b"<title>second</title></head><body>",
+        ]
+    )
+    assert clean(head.title) == "Café & bar"
+
+
+def test_a_title_is_read_without_any_other_declaration() -> None:
+    """Pages that declare nothing else (no robots, canonical) still have one."""
+    assert scan_head([b"<html><head><title>Plain</title></head>"]).title == "Plain"
+
+
+def test_the_first_h1_when_the_head_has_no_title() -> None:
+    body = [b"<html><body><nav>x</nav><h1 class=t>Hello <em>big</em>", b"\n world"]
+    assert heading([*body, b"</h1><h1>second</h1>"]) == "Hello big world"
+    assert heading([b"<html><body><p>none</p>"]) is None
+
+
+def test_titles_are_bounded_at_a_word() -> None:
+    long = "word " * 100
+    cut = clean(long)
+    assert cut is not None and len(cut) <= MAX_TITLE and cut.endswith("word…")
+    assert clean("   ") is None
+
+
+# -- the site's affix ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("seen", "page", "expected"),
+    [
+        (["About | Acme", "Blog | Acme", "Jobs | Acme"], "Team | Acme", "Team"),
+        (["About · Acme", "Blog · Acme", "Jobs · Acme"], "Acme", "Acme"),
+        (["Acme - About", "Acme - Blog", "Acme - Jobs"], "Acme - Team", "Team"),
+        # No affix the pages agree on: full titles.
+        (["About us", "Our blog", "Jobs"], "Team | Acme", "Team | Acme"),
+        # Fewer pages than MIN_PAGES agree: full titles.
+        (["About | Acme", "Blog | Acme"], "Team | Acme", "Team | Acme"),
+        # The whole title is the affix: kept.
+        (["About | Acme", "Blog | Acme", "Jobs | Acme"], " | Acme", " | Acme"),
+    ],
+)
+def test_the_affix_the_site_repeats_is_taken_out(
+    seen: list[str], page: str, expected: str
+) -> None:
+    learner = Titles()
+    for n, title in enumerate(seen):
+        learner.see(f"/{n}", title)
+    learner.learn()
+    assert learner.strip(page) == expected
+
+
+def test_an_affix_packs_for_the_store() -> None:
+    affix = Affix(" | Acme", False)
+    assert Affix.unpack(affix.pack()) == affix
+    assert Affix.unpack(None) is None
+    assert Affix.unpack("junk") is None
+
+
+# -- stored ----------------------------------------------------------------------
+
+
+def test_titles_are_stored_and_returned(make_store: Callable[..., Store]) -> None:
+    """Bulk upserts keep titles; entries(n) returns them; the fragment has none."""
+    store = make_store()
+    store.upsert(Entry(f"/p/{n}", T0, "f", title=f"Page {n} é") for n in range(50))
+    store.upsert([Entry("/none", T0, "f")])
+    got = titles(store)
+    assert got["/p/7"] == "Page 7 é" and got["/none"] is None
+    assert b"Page" not in b"".join(store.fragments(1))
+
+
+def test_a_new_title_alone_moves_nothing(make_store: Callable[..., Store]) -> None:
+    """Same content, new title: stored, lastmod and the part's version and bytes
+    kept; an entry without a title keeps the stored one."""
+    store = make_store()
+    store.upsert([Entry("/a", T0, "f", title="Old"), Entry("/b", T0, "g")])
+    (before,) = store.parts()
+    fragments = b"".join(store.fragments(1))
+    assert store.upsert([Entry("/a", T1, "f", title="New")]) == 1
+    (after,) = store.parts()
+    assert titles(store)["/a"] == "New"
+    assert after.version == before.version and after.lastmod == before.lastmod
+    assert b"".join(store.fragments(1)) == fragments
+    assert store.upsert([Entry("/a", T1, "f")]) == 0
+    assert titles(store)["/a"] == "New"
+    # A content change with a title moves lastmod and the version as before.
+    store.upsert([Entry("/a", T1, "changed", title="Newer")])
+    (changed,) = store.parts()
+    assert changed.version != before.version and titles(store)["/a"] == "Newer"
+
+
+def test_a_removed_page_leaves_no_title(make_store: Callable[..., Store]) -> None:
+    store = make_store()
+    store.upsert([Entry("/a", T0, "f", title="A")])
+    store.remove(["/a"])
+    store.upsert([Entry("/a", T0, "f")])
+    assert titles(store) == {"/a": None}
+
+
+# -- the writer ------------------------------------------------------------------
+
+
+def observed(path: str, head: str, body: str = "") -> Observation:
+    chunk = f"<html><head>{head}</head><body>{body}{path}</body></html>".encode()
+    route = Routes(CONFIG).unknown
+    return Observation(
+        RECORD, path, path, "", False, route, HTML, [chunk], len(chunk), time.time()
+    )
+
+
+def test_the_writer_stores_titles_without_the_sites_affix() -> None:
+    store = MemoryStore()
+    recorder = Recorder(CONFIG, Policy(CONFIG), store)
+    try:
+        recorder.submit(observed("/", "<title>Acme</title>"))
+        for name in ("about", "blog", "jobs", "team"):
+            recorder.submit(observed(f"/{name}", f"<title>{name} | Acme</title>"))
+        recorder.submit(observed("/h", "", "<h1>Heading &amp; more</h1>"))
+        recorder.submit(observed("/bare", "<meta name=x content=y>"))
+        assert recorder.flush(5.0)
+    finally:
+        recorder.close()
+    assert titles(store) == {
+        "/": "Acme",
+        "/about": "about",
+        "/blog": "blog",
+        "/jobs": "jobs",
+        "/team": "team",
+        "/h": "Heading & more",
+        "/bare": None,
+    }
+    # Shared with the other writers of the site, which start from it.
+    assert store.setting(TITLE_AFFIX) == "suffix  | Acme"
+    recorder = Recorder(CONFIG, Policy(CONFIG), store)
+    try:
+        recorder.submit(observed("/new", "<title>new | Acme</title>"))
+        assert recorder.flush(5.0)
+    finally:
+        recorder.close()
+    assert titles(store)["/new"] == "new"

@@ -1,0 +1,190 @@
+"""The middleware's own endpoints: /sitemap.xml, /sitemap-N.xml.gz, /robots.txt."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from collections.abc import Callable
+
+import pytest
+from support.helpers import gunzip_once, locs, sitemap_urls, validate
+from support.sites import Site
+
+
+def test_index_and_page(site: Site) -> None:
+    """The index lists page 1; page 1 lists the pages, valid against the schemas."""
+    site.visit("/", "/about", "/a&b", "/blog/it's", "/blog/café")
+    index = site.get("/sitemap.xml")
+    assert index.status == 200
+    assert index.headers["content-type"] == "application/xml; charset=utf-8"
+    assert index.headers["x-robots-tag"] == "noindex"
+    assert locs(validate(index.body)) == ["http://localhost/sitemap-1.xml.gz"]
+    page = site.get("/sitemap-1.xml.gz")
+    assert page.headers["content-type"] == "application/gzip"
+    assert "content-encoding" not in page.headers
+    assert page.headers["x-robots-tag"] == "noindex"
+    xml = gunzip_once(page.body)
+    with pytest.raises(OSError):
+        gzip.decompress(xml)  # gzip once, not twice
+    assert b"/a&amp;b</loc>" in xml and b"/blog/it&apos;s</loc>" in xml
+    assert locs(validate(xml)) == [
+        "http://localhost/",
+        "http://localhost/about",
+        "http://localhost/a&b",
+        "http://localhost/blog/it's",
+        "http://localhost/blog/caf%C3%A9",
+    ]
+
+
+def test_validators_and_304(site: Site) -> None:
+    """ETag and Last-Modified on every document; matching conditionals get 304."""
+    site.visit("/")
+    for path in ("/sitemap.xml", "/sitemap-1.xml.gz"):
+        first = site.get(path)
+        etag, modified = first.headers["etag"], first.headers["last-modified"]
+        assert first.headers["cache-control"] == "public, max-age=3600"
+        again = site.get(path, {"If-None-Match": etag})
+        assert (again.status, again.body) == (304, b"")
+        assert again.headers["etag"] == etag
+        assert site.get(path, {"If-Modified-Since": modified}).status == 304
+        assert site.get(path, {"If-None-Match": '"other"'}).status == 200
+
+
+def test_etag_changes_with_content(site: Site) -> None:
+    """A new page changes the index and page ETags."""
+    site.visit("/")
+    before = [
+        site.get(p).headers["etag"] for p in ("/sitemap.xml", "/sitemap-1.xml.gz")
+    ]
+    site.visit("/about")
+    after = [site.get(p).headers["etag"] for p in ("/sitemap.xml", "/sitemap-1.xml.gz")]
+    assert before[0] != after[0] and before[1] != after[1]
+
+
+def test_head_gets_headers_only(site: Site) -> None:
+    """HEAD answers with the GET headers and no body."""
+    site.visit("/")
+    for path in ("/sitemap.xml", "/sitemap-1.xml.gz", "/robots.txt"):
+        get, head = site.get(path), site.head(path)
+        assert head.status == 200 and head.body == b""
+        assert head.headers["content-length"] == str(len(get.body))
+        assert head.headers.get("etag") == get.headers.get("etag")
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH"])
+def test_other_methods_get_405(site: Site, method: str) -> None:
+    """Only GET and HEAD are allowed on sitemap documents."""
+    site.visit("/")
+    for path in ("/sitemap.xml", "/sitemap-1.xml.gz"):
+        reply = site.request(method, path)
+        assert reply.status == 405
+        assert reply.headers["allow"] == "GET, HEAD"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/sitemap-0.xml.gz",
+        "/sitemap-01.xml.gz",
+        "/sitemap--1.xml.gz",
+        "/sitemap-abc.xml.gz",
+        "/sitemap-2.xml.gz",
+        "/sitemap-1.xml",
+        "/sitemap-99999999999999999999.xml.gz",
+        "/sitemap-1.xml.gz/extra",
+    ],
+)
+def test_bad_page_numbers_get_404(site: Site, path: str) -> None:
+    """Out-of-range and malformed page numbers are 404."""
+    site.visit("/")
+    assert site.get(path).status == 404
+
+
+def test_empty_store(site: Site) -> None:
+    """With nothing recorded there is no sitemap yet: 404 (an index with no
+    entries would be schema-invalid), not cached; robots.txt still names it."""
+    reply = site.get("/sitemap.xml")
+    assert reply.status == 404
+    assert reply.headers["cache-control"] == "no-store"
+    assert site.get("/sitemap-1.xml.gz").status == 404
+    assert (
+        "Sitemap: http://localhost/sitemap.xml" in site.get("/robots.txt").body.decode()
+    )
+
+
+def test_pages_split_at_page_size(make: Callable[..., Site]) -> None:
+    """Pages hold at most page_size URLs, first-seen order kept across pages."""
+    site = make({"store": "memory://?part_size=2"})
+    paths = ["/", "/about", "/a&b", "/search", "/xhtml"]
+    site.visit(*paths)
+    index = locs(validate(site.get("/sitemap.xml").body))
+    assert index == [f"http://localhost/sitemap-{n}.xml.gz" for n in (1, 2, 3)]
+    assert sitemap_urls(site) == [f"http://localhost{p}" for p in paths]
+
+
+def test_robots_generated(site: Site) -> None:
+    """An app without robots.txt gets a generated one that allows everything and
+    names the sitemap from base_url."""
+    reply = site.get("/robots.txt", {"Host": "evil.example"})
+    assert reply.status == 200
+    assert reply.headers["content-type"] == "text/plain; charset=utf-8"
+    text = reply.body.decode()
+    assert text.splitlines()[:2] == ["User-agent: *", "Disallow:"]
+    assert "Disallow: /\n" not in text
+    assert text.endswith("Sitemap: http://localhost/sitemap.xml\n")
+
+
+def test_robots_extra_lines(make: Callable[..., Site]) -> None:
+    """Configured lines go into the generated robots.txt."""
+    site = make({"robots": {"lines": ["Disallow: /private/"]}})
+    text = site.get("/robots.txt").body.decode()
+    assert "Disallow: /private/\n" in text
+
+
+def test_robots_generation_off(make: Callable[..., Site]) -> None:
+    """With generation off, the app's 404 stands."""
+    site = make({"robots": {"generate": False}})
+    assert site.get("/robots.txt").status == 404
+
+
+def test_app_robots_kept_and_extended(make: Callable[..., Site]) -> None:
+    """The app's own robots.txt is kept, with the Sitemap line added once."""
+    own = b"User-agent: *\nDisallow: /private/"
+    site = make(robots=own)
+    reply = site.get("/robots.txt")
+    assert reply.status == 200
+    assert reply.body == own + b"\n\nSitemap: http://localhost/sitemap.xml\n"
+    assert reply.headers["content-length"] == str(len(reply.body))
+    assert site.head("/robots.txt").headers["content-length"] == str(len(reply.body))
+
+
+def test_app_robots_with_sitemap_line_untouched(make: Callable[..., Site]) -> None:
+    """An app robots.txt that already names the sitemap is passed as is."""
+    own = b"User-agent: *\nDisallow:\nSitemap: http://localhost/sitemap.xml\n"
+    site = make(robots=own)
+    assert site.get("/robots.txt").body == own
+
+
+def test_base_url_prefix(make: Callable[..., Site]) -> None:
+    """A base_url with a path prefix puts the prefix in every loc and link."""
+    site = make({"base_url": "https://example.com/shop/"})
+    site.get("/about", {"Host": "example.com"})
+    site.recorded()
+    assert locs(validate(site.get("/sitemap.xml").body)) == [
+        "https://example.com/shop/sitemap-1.xml.gz"
+    ]
+    assert sitemap_urls(site, prefix="/shop") == ["https://example.com/shop/about"]
+    assert "Sitemap: https://example.com/shop/sitemap.xml" in (
+        site.get("/robots.txt").body.decode()
+    )
+
+
+def test_deterministic_gzip(site: Site) -> None:
+    """The same page gives the same bytes every time (one gzip member, mtime 0)."""
+    site.visit("/")
+    body = site.get("/sitemap-1.xml.gz").body
+    decompressor = zlib.decompressobj(31)
+    decompressor.decompress(body)
+    assert decompressor.eof and decompressor.unused_data == b""
+    site.middleware.server._cache.clear()
+    assert site.get("/sitemap-1.xml.gz").body == body

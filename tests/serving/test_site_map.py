@@ -1,0 +1,333 @@
+"""The site map for people (``html_sitemap``): grouping, titles and order by
+:func:`site_map`, and the page served at the configured path on both stacks
+(validators, HEAD, 405, escaping, pages, privacy as the XML's).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.helpers import gunzip_once, locs, parse_page, validate
+from support.sites import Site
+from werkzeug.test import Client
+
+from sitemap_middleware import (
+    ConfigError,
+    Entry,
+    SitemapMiddleware,
+    open_store,
+    site_map,
+)
+from sitemap_middleware.serving.site_map import PAGE_LINKS
+
+SITE_MAP = {"html_sitemap": "/site-map"}
+BASE = "http://localhost"
+WHEN = datetime(2026, 1, 2, tzinfo=timezone.utc)
+
+
+def _store(entries: Iterable[Entry]) -> Any:
+    store = open_store("memory://")
+    store.upsert(list(entries))
+    return store
+
+
+def _listing(store: Any, **options: Any) -> list[tuple[str, list[str]]]:
+    return [
+        (section.heading, [link.title for link in section.links])
+        for section in site_map(store, BASE, **options).sections
+    ]
+
+
+def test_sections_by_route_else_first_segment_and_titles_sorted_naturally() -> None:
+    """Routes with parameters make sections; a one-segment page joins the
+    section its children name; the rest is the general section, home first.
+    Titles sort case-insensitively with numbers in order; an untitled page
+    gets a readable form of its path."""
+    store = _store(
+        [
+            Entry("/about", WHEN, title="About us"),
+            Entry("/", WHEN, title="Welcome"),
+            Entry("/blog/part-10", WHEN, route="/blog/<slug>", title="Part 10"),
+            Entry("/blog/part-2", WHEN, route="/blog/<slug>", title="part 2"),
+            Entry("/blog/", WHEN, route="/blog/", title="The blog"),
+            Entry("/blog/zebra", WHEN, route="/blog/<slug>", title="Zebra"),
+            Entry("/docs/en/intro", WHEN, route="/docs/{lang}/{page}"),
+            Entry("/docs/en/getting_started.html", WHEN, route="/docs/{lang}/{page}"),
+            Entry("/contact", WHEN),
+            Entry("/caf%C3%A9-menu", WHEN),
+            Entry("/search?page=2", WHEN),
+        ]
+    )
+    assert _listing(store) == [
+        ("Pages", ["Welcome", "About us", "Café menu", "Contact", "Search (page=2)"]),
+        ("Blog", ["The blog", "part 2", "Part 10", "Zebra"]),
+        ("Docs", ["Getting started", "Intro"]),
+    ]
+    mapped = site_map(store, BASE)
+    assert mapped.links == 11 and (mapped.page, mapped.pages) == (1, 1)
+    first = mapped.sections[1].links[1]
+    assert (first.url, first.path, first.lastmod) == (
+        "http://localhost/blog/part-2",
+        "/blog/part-2",
+        WHEN,
+    )
+    assert [s.id for s in mapped.sections] == [
+        "section-pages",
+        "section-blog",
+        "section-docs",
+    ]
+
+
+def test_site_map_from_a_middleware_uses_its_store_and_base_url() -> None:
+    store = _store([Entry("/a", WHEN, title="A")])
+    middleware = SitemapMiddleware(
+        _app, {"base_url": "https://example.com/shop", "store": store}
+    )
+    try:
+        mapped = site_map(middleware)
+        assert [link.url for s in mapped.sections for link in s.links] == [
+            "https://example.com/shop/a"
+        ]
+    finally:
+        middleware.close()
+    with pytest.raises(TypeError, match="base_url"):
+        site_map(store)
+
+
+def test_pages_of_the_map_split_sections_and_index_them() -> None:
+    """Beyond PAGE_LINKS a section goes on, continued, on the next page; the
+    index names the page each section starts on; a page past the end is a
+    LookupError."""
+    entries = [Entry("/", WHEN)]
+    entries += [Entry(f"/a/{n}", WHEN, title=f"A {n}") for n in range(2500)]
+    entries += [Entry(f"/b/{n}", WHEN, title=f"B {n}") for n in range(10)]
+    store = _store(entries)
+    one, two = site_map(store, BASE), site_map(store, BASE, page=2)
+    assert (one.pages, two.pages, one.links) == (2, 2, 2511)
+    assert [(i.heading, i.page, i.links) for i in one.index] == [
+        ("Pages", 1, 1),
+        ("A", 1, 2500),
+        ("B", 2, 10),
+    ]
+    assert one.index == two.index
+    assert sum(len(s.links) for s in one.sections) == PAGE_LINKS
+    assert [(s.heading, s.continued, len(s.links)) for s in two.sections] == [
+        ("A", True, 501),
+        ("B", False, 10),
+    ]
+    # Numbers in numeric order across the cut: A 1998 ends page 1.
+    assert one.sections[-1].links[-1].title == "A 1998"
+    assert two.sections[0].links[0].title == "A 1999"
+    for bad in (0, 3):
+        with pytest.raises(LookupError):
+            site_map(store, BASE, page=bad)
+    assert site_map(_store([]), BASE).sections == ()
+
+
+# -- the served page, on both stacks -------------------------------------------
+
+
+def _seed(site: Site, *entries: Entry) -> None:
+    site.store.upsert(list(entries))
+
+
+def _served(make: Callable[..., Site], **config: Any) -> Site:
+    site = make({**SITE_MAP, **config})
+    _seed(
+        site,
+        Entry("/", WHEN, title="Home & away"),
+        Entry("/blog/x", WHEN, title="<script>alert(1)</script>"),
+        Entry("/blog/y", WHEN, title="Quote \" and ' marks"),
+        Entry("/a&b", WHEN),
+    )
+    return site
+
+
+def test_the_page_lists_exactly_what_the_sitemap_lists(
+    make: Callable[..., Site],
+) -> None:
+    """The links of <main> are the sitemap's <loc>s, each once; the page is
+    HTML with lang, landmarks and h1 then h2 headings."""
+    site = _served(make)
+    reply = site.get("/site-map")
+    assert reply.status == 200
+    assert reply.headers["content-type"] == "text/html; charset=utf-8"
+    assert int(reply.headers["content-length"]) == len(reply.body)
+    assert "x-robots-tag" not in reply.headers
+    page = parse_page(reply.body)
+    listed = locs(validate(gunzip_once(site.get("/sitemap-1.xml.gz").body)))
+    assert sorted(href for href, _ in page.links["main"]) == sorted(listed)
+    assert page.lang == "en"
+    assert page.headings[0] == ("h1", "Site map")
+    assert {tag for tag, _ in page.headings[1:]} == {"h2"}
+    assert page.links["body"] == [("#main", "Skip to the list of pages")]
+    assert [href for href, _ in page.links["nav"]] == [
+        "#section-pages",
+        "#section-blog",
+    ]
+    assert b"<script" not in reply.body  # no JavaScript, and titles are text
+
+
+def test_every_title_and_url_is_escaped(make: Callable[..., Site]) -> None:
+    site = _served(make)
+    body = site.get("/site-map").body.decode()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in body
+    assert """>Quote " and ' marks</a>""" in body  # text: quotes need no escape
+    assert 'href="http://localhost/a&amp;b"' in body
+    assert "Home &amp; away" in body
+    titles = [t for _, t in parse_page(body.encode()).links["main"]]
+    assert "<script>alert(1)</script>" in titles
+
+
+def test_validators_304_head_and_405(make: Callable[..., Site]) -> None:
+    site = _served(make)
+    first = site.get("/site-map")
+    etag, modified = first.headers["etag"], first.headers["last-modified"]
+    assert first.headers["cache-control"] == "public, max-age=3600"
+    assert site.get("/site-map", {"If-None-Match": etag}).status == 304
+    assert site.get("/site-map", {"If-Modified-Since": modified}).status == 304
+    head = site.head("/site-map")
+    assert head.status == 200 and head.body == b""
+    assert head.headers["etag"] == etag
+    assert head.headers["content-length"] == first.headers["content-length"]
+    post = site.request("POST", "/site-map")
+    assert post.status == 405 and post.headers["allow"] == "GET, HEAD"
+    # A change of any part is a new version of the page.
+    _seed(site, Entry("/new", WHEN, title="New"))
+    assert site.get("/site-map", {"If-None-Match": etag}).status == 200
+    assert site.get("/site-map").headers["etag"] != etag
+
+
+def test_pages_are_query_numbers_with_prev_and_next(make: Callable[..., Site]) -> None:
+    site = make(SITE_MAP)
+    _seed(site, *(Entry(f"/p/{n}", WHEN) for n in range(PAGE_LINKS + 5)))
+    one, two = site.get("/site-map"), site.get("/site-map?page=2")
+    assert (one.status, two.status) == (200, 200)
+    assert one.headers["etag"] != two.headers["etag"]
+    pager_one = parse_page(one.body).links["nav"]
+    pager_two = parse_page(two.body).links["nav"]
+    assert ("http://localhost/site-map?page=2", "Next page") in pager_one
+    assert ("http://localhost/site-map", "Previous page") in pager_two
+    assert len(parse_page(two.body).links["main"]) == 5
+    for bad in ("page=3", "page=0", "page=02", "page=x", "page=1&page=2"):
+        assert site.get(f"/site-map?{bad}").status == 404, bad
+    assert site.get("/site-map?page=1").body == one.body
+
+
+def test_an_empty_store_says_so_and_keeps_no_copy(make: Callable[..., Site]) -> None:
+    site = make(SITE_MAP)
+    reply = site.get("/site-map")
+    assert reply.status == 200
+    assert reply.headers["cache-control"] == "no-store"
+    assert b"No pages are listed yet." in reply.body
+
+
+def test_lang_and_title_are_configurable(make: Callable[..., Site]) -> None:
+    site = _served(
+        make,
+        html_sitemap={"path": "/nettstedskart", "lang": "nb", "title": "Nettstedskart"},
+    )
+    page = parse_page(site.get("/nettstedskart").body)
+    assert page.lang == "nb" and page.headings[0] == ("h1", "Nettstedskart")
+    assert site.get("/site-map").status == 404  # the app's own answer
+
+
+def test_the_page_is_never_recorded_nor_passed_to_the_app(
+    make: Callable[..., Site],
+) -> None:
+    site = _served(make)
+    before = site.recorded()
+    site.get("/site-map")
+    site.get("/site-map?page=1")
+    assert site.recorded() == before
+    assert "/site-map" not in before
+
+
+def test_off_by_default(make: Callable[..., Site]) -> None:
+    site = make()
+    site.get("/")
+    assert site.get("/site-map").status == 404  # the app's own 404 page
+
+
+# -- invariant 21: a page stored at the path before it was the site map's -------
+
+
+def _app(environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+    start_response("200 OK", [("Content-Type", "text/html; charset=utf-8")])
+    return [b"<html><head><title>t</title></head><body>app page</body></html>"]
+
+
+def test_a_stored_page_at_the_path_goes_once_it_is_the_site_map(
+    tmp_path: Path,
+) -> None:
+    config = {"base_url": BASE, "store": f"sqlite:///{tmp_path}/s.sqlite3"}
+    first = SitemapMiddleware(_app, config)
+    client = Client(first)
+    for path in ("/", "/site-map"):
+        reply = client.get(path)
+        reply.get_data()  # sent in full
+        reply.close()
+        assert reply.status_code == 200
+    assert first.flush()
+    listed = {
+        e.path for p in first.store.parts() for e in first.store.entries(p.number)
+    }
+    assert listed == {"/", "/site-map"}
+    first.close()
+    again = SitemapMiddleware(_app, {**config, **SITE_MAP})
+    try:
+        assert again.flush()
+        store = again.store
+        listed = {e.path for p in store.parts() for e in store.entries(p.number)}
+        assert listed == {"/"}
+        body = Client(again).get("/site-map").get_data()
+        assert b"app page" not in body
+        assert re.findall(rb'<main.*href="([^"]+)"', body, re.S) == [
+            b"http://localhost/"
+        ]
+    finally:
+        again.close()
+
+
+# -- config -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("site-map", "must be a path such as '/site-map'"),
+        ("/", "must be a path such as '/site-map'"),
+        ("//x", "must be a path such as '/site-map'"),
+        ("/site map", "must be a path such as '/site-map'"),
+        ("/site-map?x=1", "must be a path such as '/site-map'"),
+        ("/sitemap.xml", "must not be one of the sitemap's own paths"),
+        ("/robots.txt", "must not be one of the sitemap's own paths"),
+        ("/sitemap-2.xml.gz", "must not be one of the sitemap's own paths"),
+        ("/a/../b", "dot segment"),
+        (3, "must be a path such as"),
+        ({"path": "/m", "lang": "english!"}, "'html_sitemap.lang' must be a language"),
+        ({"path": "/m", "title": ""}, "'html_sitemap.title' must be a non-empty"),
+        ({"path": "/m", "heading": "x"}, "unknown key 'heading' in 'html_sitemap'"),
+        (["/m"], "'html_sitemap' must be a path such as"),
+    ],
+)
+def test_bad_html_sitemap_is_a_clear_error(value: object, message: str) -> None:
+    from sitemap_middleware import Config
+
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        Config.from_mapping({"base_url": BASE, "html_sitemap": value})
+
+
+def test_html_sitemap_forms() -> None:
+    from sitemap_middleware import Config
+
+    default = Config.from_mapping({"base_url": BASE})
+    assert default.html_sitemap is None
+    plain = Config.from_mapping({"base_url": BASE, "html_sitemap": "/sitemap.html"})
+    assert (plain.html_sitemap, plain.html_sitemap_lang) == ("/sitemap.html", "en")
+    assert plain.html_sitemap_title == "Site map"

@@ -1,0 +1,297 @@
+"""The store error contract: a driver's failure surfaces as ``StoreError`` (its
+original as ``__cause__``) from every protocol method of every store, generators
+included; serving answers an outage with the last good bytes or 503 in one log
+line, and a bug the same way but logged with its traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import sqlite3
+import time
+from collections.abc import Callable, Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.services import require_postgres
+from support.store_kinds import Fresh
+
+from sitemap_middleware import Entry, StoreError, open_store
+from sitemap_middleware.config import Config
+from sitemap_middleware.serving.server import Server
+from sitemap_middleware.stores import Store, StoreBase
+from sitemap_middleware.stores.memory import MemoryStore
+
+T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+
+# Every protocol method, called as the middleware calls it (generators drained).
+CALLS: dict[str, Callable[[Store], object]] = {
+    "upsert": lambda store: store.upsert([Entry("/a", T0)]),
+    "remove": lambda store: store.remove(["/a"]),
+    "count": lambda store: store.count(),
+    "count(route)": lambda store: store.count("/<x>"),
+    "known": lambda store: store.known(["/a"]),
+    "parts": lambda store: store.parts(),
+    "part": lambda store: store.part(1),
+    "fragments": lambda store: list(store.fragments(1)),
+    "entries": lambda store: list(store.entries(1)),
+    "add_counts": lambda store: store.add_counts({"recorded": 1}),  # type: ignore[attr-defined]
+    "counts": lambda store: store.counts(),  # type: ignore[attr-defined]
+    "setting": lambda store: store.setting("config"),  # type: ignore[attr-defined]
+    "set_setting": lambda store: store.set_setting("config", "x"),  # type: ignore[attr-defined]
+}
+
+
+def assert_outage(store: Store, cause: type[BaseException] | tuple[type, ...]) -> None:
+    """Every method raises StoreError caused by the driver's ``cause``."""
+    for name, call in CALLS.items():
+        with pytest.raises(StoreError) as caught:
+            call(store)
+        assert isinstance(caught.value.__cause__, cause), (name, caught.value)
+
+
+# -- the base ----------------------------------------------------------------------
+
+
+class _Flaky(StoreBase[object]):
+    """A store whose 'driver' raises KeyError: in calls and mid-stream."""
+
+    errors = (KeyError,)
+    label = "flaky"
+
+    def count(self, route: str | None = None) -> int:
+        raise KeyError("gone")
+
+    def fragments(self, number: int) -> Iterator[bytes]:
+        yield b"<url/>"
+        raise KeyError("gone mid-part")
+
+    def known(self, paths: Any) -> set[str]:
+        raise ValueError("a bug in the input")
+
+
+def test_base_translates_the_declared_driver_errors_only() -> None:
+    store = _Flaky()
+    with pytest.raises(StoreError, match="flaky: 'gone'") as caught:
+        store.count()
+    assert isinstance(caught.value.__cause__, KeyError)
+    stream = store.fragments(1)
+    assert next(stream) == b"<url/>"  # the run before the failure is served
+    with pytest.raises(StoreError, match="gone mid-part"):
+        next(stream)
+    with pytest.raises(ValueError, match="a bug in the input"):
+        store.known(["/a"])
+
+
+def test_base_reopens_its_connection_after_fork(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """One connection per process: a child (another pid) opens its own and
+    never closes the parent's; close() releases this process's."""
+    opened: list[list[str]] = []
+
+    class Counted(StoreBase[list[str]]):
+        def _connect(self) -> list[str]:
+            conn: list[str] = []
+            opened.append(conn)
+            return conn
+
+        def _disconnect(self, conn: list[str]) -> None:
+            conn.append("closed")
+
+    store = Counted()
+    assert store._connection() is store._connection() is opened[0]
+    import os
+
+    pid = os.getpid()
+    monkeypatch.setattr(os, "getpid", lambda: pid + 1)  # as in a forked child
+    assert store._connection() is opened[1]
+    assert opened[0] == []  # the parent's: not closed by the child
+    monkeypatch.undo()
+    store._pid = pid
+    store.close()
+    assert opened[1] == ["closed"] and store._conn is None
+    assert store._connection() is opened[2]
+
+
+def test_memory_store_has_no_outage() -> None:
+    """Nothing to lose: the memory store declares no driver errors."""
+    assert MemoryStore.errors == ()
+
+
+# -- SQLite ------------------------------------------------------------------------
+
+
+def test_sqlite_unopenable_file_is_an_outage(tmp_path: Path) -> None:
+    store = open_store(f"sqlite:///{tmp_path}/missing-folder/s.sqlite3")
+    assert_outage(store, sqlite3.OperationalError)
+
+
+def test_sqlite_file_that_is_not_a_database_is_an_outage(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    path.write_bytes(b"this is no database, " * 200)
+    assert_outage(open_store(f"sqlite:///{path}"), sqlite3.DatabaseError)
+
+
+def test_sqlite_locked_file_is_an_outage(tmp_path: Path) -> None:
+    """Another process holds the write lock past the store's timeout: writes
+    fail as StoreError (and reads still work: WAL)."""
+    path = tmp_path / "s.sqlite3"
+    with open_store(f"sqlite:///{path}?timeout=0.1") as store:
+        store.upsert([Entry("/a", T0)])
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            for write in (
+                lambda: store.upsert([Entry("/b", T0)]),
+                lambda: store.remove(["/a"]),
+            ):
+                with pytest.raises(StoreError, match="SQLite: database is locked"):
+                    write()
+            assert store.count() == 1
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert store.upsert([Entry("/b", T0)]) == 1
+
+
+# -- Redis -------------------------------------------------------------------------
+
+
+def test_redis_nothing_listening_is_an_outage() -> None:
+    import redis
+
+    store = open_store("redis://127.0.0.1:1/0?connect_timeout=0.2&timeout=0.2")
+    assert_outage(store, redis.ConnectionError)
+
+
+# -- PostgreSQL ----------------------------------------------------------------------
+
+
+def test_postgres_bad_port_is_an_outage() -> None:
+    import psycopg
+
+    store = open_store("postgresql://postgres@127.0.0.1:1/test?connect_timeout=1")
+    assert_outage(store, psycopg.OperationalError)
+
+
+@pytest.fixture
+def postgres_store(fresh: Fresh) -> Iterator[tuple[Store, str]]:
+    name = f"sitemap-test-{secrets.token_hex(6)}"
+    store = open_store(fresh.postgres_uri(statement_timeout=300, application_name=name))
+    yield store, name
+    store.close()
+
+
+def test_postgres_statement_timeout_is_an_outage(
+    postgres_store: tuple[Store, str],
+) -> None:
+    """A writer held up past statement_timeout (another holds the sitemap's
+    lock) fails as StoreError, and the store works once the lock is gone."""
+    import psycopg
+
+    store, _ = postgres_store
+    store.upsert([Entry("/a", T0)])
+    prefix = store.prefix  # type: ignore[attr-defined]
+    with psycopg.connect(require_postgres()) as holder:
+        holder.execute(f"SELECT 1 FROM {prefix}meta FOR UPDATE")
+        with pytest.raises(StoreError, match="PostgreSQL") as caught:
+            store.upsert([Entry("/b", T0)])
+        assert isinstance(caught.value.__cause__, psycopg.errors.QueryCanceled)
+    assert store.upsert([Entry("/b", T0)]) == 1
+
+
+@pytest.mark.slow
+def test_postgres_terminated_backend_is_an_outage_or_recovered(
+    postgres_store: tuple[Store, str],
+) -> None:
+    """Backends terminated under the store: each call either succeeds (the pool
+    checks a connection before lending it) or raises StoreError; never
+    anything else, and the store recovers."""
+    import psycopg
+
+    store, name = postgres_store
+    store.upsert([Entry("/a", T0)])
+    with psycopg.connect(require_postgres(), autocommit=True) as admin:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE application_name = %s",
+            (name,),
+        )
+    for call in CALLS.values():
+        try:
+            call(store)
+        except StoreError:
+            pass
+    deadline = time.monotonic() + 5
+    while True:
+        try:
+            store.upsert([Entry("/back", T0)])
+            break
+        except StoreError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+    assert "/back" in store.known(["/back"])
+
+
+# -- serving -------------------------------------------------------------------------
+
+
+class _Broken(MemoryStore):
+    """A memory store whose part reads fail once ``failure`` is set."""
+
+    failure: BaseException | None = None
+
+    def part(self, number: int) -> Any:
+        if self.failure is not None:
+            raise self.failure
+        return super().part(number)
+
+
+def _server() -> tuple[Server, _Broken]:
+    store = _Broken()
+    config = Config.from_mapping({"base_url": "https://example.com", "store": store})
+    return Server(config, store), store
+
+
+def _no_header(name: str) -> None:
+    return None
+
+
+@pytest.mark.parametrize(
+    ("failure", "traceback"),
+    [(StoreError("Redis: connection refused"), False), (RuntimeError("bug"), True)],
+    ids=["outage", "bug"],
+)
+def test_serving_failures(
+    caplog: pytest.LogCaptureFixture, failure: BaseException, traceback: bool
+) -> None:
+    """An outage and a bug are both answered (the last good bytes, else 503);
+    an outage logs one line, a bug its traceback."""
+    server, store = _server()
+    store.failure = failure
+    with caplog.at_level(logging.ERROR, "sitemap_middleware"):
+        response = server.serve("GET", "/sitemap-1.xml.gz", _no_header)
+    assert response.status == 503
+    store.failure = None
+    store.upsert([Entry("/a", T0)])
+    good = server.serve("GET", "/sitemap-1.xml.gz", _no_header)
+    assert good.status == 200
+    store.failure = failure
+    with caplog.at_level(logging.ERROR, "sitemap_middleware"):
+        again = server.serve("GET", "/sitemap-1.xml.gz", _no_header)
+    assert (again.status, again.body) == (200, good.body)
+    assert len(caplog.records) == 2
+    for record in caplog.records:
+        assert record.name == "sitemap_middleware"
+        assert "/sitemap-1.xml.gz" in record.getMessage()
+        if traceback:
+            assert record.exc_info is not None and record.exc_info[1] is failure
+            assert "bug" in record.getMessage()
+        else:
+            assert record.exc_info is None
+            assert "connection refused" in record.getMessage()

@@ -1,0 +1,249 @@
+"""Test helpers: schema validation of sitemap documents, one client API over the
+WSGI and ASGI stacks, and the links of an HTML page by landmark."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import pathlib
+import socketserver
+import threading
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from typing import Any
+from urllib.parse import urlsplit
+
+from lxml import etree
+
+XSD = pathlib.Path(__file__).parent / "xsd"
+NS = {
+    "sm": "http://www.sitemaps.org/schemas/sitemap/0.9",
+    "xhtml": "http://www.w3.org/1999/xhtml",
+    "image": "http://www.google.com/schemas/sitemap-image/1.1",
+}
+# One schema set for pages: sitemap.xsd's extension points are "strict", so
+# xhtml:link and image:image validate only when their schemas are loaded too.
+_URLSET = f"""<xsd:schema xmlns:xsd="http://www.w3.org/2001/XMLSchema">
+<xsd:import namespace="{NS["sm"]}" schemaLocation="{XSD / "sitemap.xsd"}"/>
+<xsd:import namespace="{NS["image"]}" schemaLocation="{XSD / "sitemap-image.xsd"}"/>
+<xsd:import namespace="{NS["xhtml"]}" schemaLocation="{XSD / "xhtml1-strict.xsd"}"/>
+</xsd:schema>"""
+_SCHEMAS: dict[str, etree.XMLSchema] = {}
+
+
+class _LocalXML(etree.Resolver):
+    """xhtml1-strict.xsd imports the xml: namespace schema from w3.org."""
+
+    def resolve(self, url: str, pubid: object, context: object) -> Any:
+        if url.endswith("/xml.xsd"):
+            return self.resolve_filename(str(XSD / "xml.xsd"), context)
+        return None
+
+
+def schema(name: str) -> etree.XMLSchema:
+    if name not in _SCHEMAS:
+        parser = etree.XMLParser(no_network=True)
+        parser.resolvers.add(_LocalXML())
+        if name == "urlset":
+            document = etree.fromstring(_URLSET.encode(), parser).getroottree()
+        else:
+            document = etree.parse(str(XSD / name), parser)
+        _SCHEMAS[name] = etree.XMLSchema(document)
+    return _SCHEMAS[name]
+
+
+def parse(xml: bytes) -> etree._Element:
+    parser = etree.XMLParser(resolve_entities=False, no_network=True)
+    return etree.fromstring(xml, parser)
+
+
+def validate(xml: bytes) -> etree._Element:
+    """Parse a sitemap or index and assert it is valid against its schemas."""
+    assert xml.startswith(b'<?xml version="1.0" encoding="UTF-8"?>')
+    root = parse(xml)
+    name = "siteindex.xsd" if root.tag.endswith("sitemapindex") else "urlset"
+    checker = schema(name)
+    assert checker.validate(root), checker.error_log
+    return root
+
+
+def locs(root: etree._Element) -> list[str]:
+    return [loc.text for loc in root.iterfind(".//sm:loc", NS)]
+
+
+def gunzip_once(body: bytes) -> bytes:
+    """Decompress a page, checking it is gzip exactly once."""
+    assert body[:2] == b"\x1f\x8b"
+    xml = gzip.decompress(body)
+    assert xml.startswith(b"<?xml")
+    return xml
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: Any  # case-insensitive mapping
+    body: bytes
+
+
+def sitemap_urls(client: Any, prefix: str = "") -> list[str]:
+    """Every <loc> of every page the index lists, each document validated.
+
+    ``prefix`` is the path prefix of ``base_url``, absent from the app's paths.
+    """
+    reply = client.get("/sitemap.xml")
+    if reply.status == 404:
+        return []
+    assert reply.status == 200, reply
+    assert reply.headers["content-type"] == "application/xml; charset=utf-8"
+    urls: list[str] = []
+    for page_url in locs(validate(reply.body)):
+        path = urlsplit(page_url).path
+        assert path.startswith(prefix)
+        page = client.get(path[len(prefix) :])
+        assert page.status == 200
+        assert page.headers["content-type"] == "application/gzip"
+        assert "content-encoding" not in page.headers
+        urls.extend(locs(validate(gunzip_once(page.body))))
+    return urls
+
+
+class HTTPClient:
+    """A client for a real server: no redirects followed, HEAD without a body."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port = host, port
+
+    def request(
+        self, method: str, path: str, headers: dict[str, str] | None = None
+    ) -> Reply:
+        import http.client
+
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=10)
+        try:
+            conn.request(method, path, headers=headers or {})
+            response = conn.getresponse()
+            body = response.read()
+            return Reply(response.status, response.headers, body)
+        finally:
+            conn.close()
+
+    def get(self, path: str, headers: dict[str, str] | None = None) -> Reply:
+        return self.request("GET", path, headers)
+
+    def head(self, path: str, headers: dict[str, str] | None = None) -> Reply:
+        return self.request("HEAD", path, headers)
+
+
+def serve_in_thread(server: socketserver.BaseServer) -> None:
+    """Serve ``server`` on a daemon thread until ``server.shutdown()``, which it
+    checks for every 10 ms: serve_forever's default of half a second would add as
+    much to the teardown of every test that stops a server."""
+    threading.Thread(
+        target=server.serve_forever, kwargs={"poll_interval": 0.01}, daemon=True
+    ).start()
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def stop_server(process: Any, timeout: float) -> None:
+    """SIGTERM (an orderly shutdown that flushes), SIGKILL after ``timeout``."""
+    import signal
+    import subprocess
+
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def asgi_scope(
+    path: str,
+    headers: list[tuple[bytes, bytes]] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """A raw ASGI http scope for a GET of ``path`` (headers: the Host only)."""
+    return {
+        "type": "http",
+        "asgi": {"version": "3.0"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": path,
+        "raw_path": path.encode(),
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(b"host", b"localhost")] if headers is None else headers,
+        "server": ("localhost", 80),
+        "client": ("127.0.0.1", 5000),
+        **extra,
+    }
+
+
+def asgi_exchange(app: Any, scope: dict[str, Any]) -> list[dict[str, Any]]:
+    """Run one request through an ASGI app; the messages it sent."""
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    asyncio.run(app(scope, receive, send))
+    return sent
+
+
+class _Page(HTMLParser):
+    """The links of a page by landmark, its headings and its lang."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lang: str | None = None
+        self.where: list[str] = []
+        self.links: dict[str, list[tuple[str, str]]] = {}
+        self.headings: list[tuple[str, str]] = []
+        self._href: str | None = None
+        self._heading: str | None = None
+        self._text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = dict(attrs)
+        if tag == "html":
+            self.lang = values.get("lang")
+        elif tag in ("header", "nav", "main"):
+            self.where.append(tag)
+        elif tag == "a":
+            self._href, self._text = values.get("href") or "", []
+        elif tag in ("h1", "h2", "h3"):
+            self._heading, self._text = tag, []
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in ("header", "nav", "main"):
+            self.where.pop()
+        elif tag == "a" and self._href is not None:
+            place = self.where[-1] if self.where else "body"
+            self.links.setdefault(place, []).append((self._href, "".join(self._text)))
+            self._href = None
+        elif tag == self._heading:
+            self.headings.append((tag, "".join(self._text)))
+            self._heading = None
+
+    def handle_data(self, data: str) -> None:
+        self._text.append(data)
+
+
+def parse_page(body: bytes) -> _Page:
+    page = _Page()
+    page.feed(body.decode("utf-8"))
+    page.close()
+    return page

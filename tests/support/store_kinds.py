@@ -1,0 +1,87 @@
+"""The store kinds the contracts run on, and fresh stores of each for one test: the
+Redis keys and PostgreSQL tables a test's stores write are deleted after it."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+from urllib.parse import urlencode
+
+import support.example_store  # noqa: F401 - registers the example:// scheme
+from support.services import require_postgres, require_redis
+
+from sitemap_middleware import Store, open_store
+
+# "example" is the third-party store of tests/support/example_store.py.
+KINDS = ("example", "memory", "postgres", "redis", "sqlite")
+SERVER_KINDS = ("postgres", "redis")
+
+
+class Fresh:
+    """Store URIs and stores no other test has used. What the servers hold for
+    them is deleted by :meth:`cleanup`, which the ``fresh`` fixture runs once the
+    test and every fixture holding its stores are done."""
+
+    def __init__(self) -> None:
+        self._cleanups: list[Callable[[], None]] = []
+
+    def uri(self, kind: str, folder: Path | None = None, **options: object) -> str:
+        """A URI of ``kind``; the file stores keep their file in ``folder``."""
+        query = urlencode(options)
+        if kind == "redis":
+            return self.redis_uri(**options)
+        if kind == "postgres":
+            return self.postgres_uri(**options)
+        if kind == "memory":
+            return f"memory://?{query}"
+        assert folder is not None, f"a {kind} store needs a folder"
+        if kind == "sqlite":
+            return f"sqlite:///{folder}/s.sqlite3?{query}"
+        assert kind == "example", kind
+        return f"example:///{folder}/shelf?{query}"
+
+    def store(self, kind: str, folder: Path | None = None, **options: object) -> Store:
+        return open_store(self.uri(kind, folder, **options))
+
+    def redis_uri(self, **options: object) -> str:
+        """A Redis store URI under a fresh key prefix."""
+        prefix = f"{{test-{secrets.token_hex(6)}}}:"
+        self.delete_redis_keys(prefix)
+        return f"{require_redis()}?{urlencode({'prefix': prefix, **options})}"
+
+    def postgres_uri(self, **options: object) -> str:
+        """A PostgreSQL store URI on fresh tables."""
+        url = require_postgres()
+        prefix = f"test_{secrets.token_hex(6)}_"
+        self._cleanups.append(lambda: _drop_tables(url, prefix))
+        return f"{url}?{urlencode({'table_prefix': prefix, **options})}"
+
+    def delete_redis_keys(self, prefix: str) -> None:
+        """Delete the Redis keys under ``prefix`` after the test."""
+        url = require_redis()
+        self._cleanups.append(lambda: _delete_redis_keys(url, prefix))
+
+    def cleanup(self) -> None:
+        while self._cleanups:
+            self._cleanups.pop()()
+
+
+def _delete_redis_keys(url: str, prefix: str) -> None:
+    import redis
+
+    with redis.Redis.from_url(url) as client:
+        keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
+        if keys:
+            client.delete(*keys)
+
+
+def _drop_tables(url: str, prefix: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(
+            f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta,"
+            f" {prefix}count, {prefix}setting, {prefix}decision, {prefix}push"
+        )
+        conn.execute(f"DROP SEQUENCE IF EXISTS {prefix}decision_seq")
