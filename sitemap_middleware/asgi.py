@@ -57,7 +57,10 @@ class ASGISitemapMiddleware(SitemapBase):
         super().__init__(config, _locate, self._route, STARLETTE, _cookie)
         self.app = app
         self._looked = False
-        self._own = self.server.own_prefixes
+        # The paths of the middleware's own documents: what they start with,
+        # tested on every request, then the document that answers one.
+        self._gate = self.config.documents.gate
+        self._claim = self.config.documents.claim
 
     def _route(self, scope: Mapping[str, Any], root: str) -> Found:
         if not self._looked:
@@ -94,15 +97,17 @@ class ASGISitemapMiddleware(SitemapBase):
             if not rest or rest[0] == "/":
                 path = rest or "/"
         method: str = scope["method"]
-        if path.startswith(self._own):
-            if self.server.is_sitemap(path):
+        if path.startswith(self._gate):  # one C call for every other request
+            document = self._claim(path)
+            if document is not None and not document.asks_app:
                 headers = _headers(scope)
                 serve = self.server.serve
                 query = scope.get("query_string", b"").decode("latin-1")
                 response = await _blocking(serve, method, path, headers.get, query)
                 await _send(send, response)
                 return
-            if path == "/robots.txt" and method in ("GET", "HEAD"):
+            if document is not None and method in ("GET", "HEAD"):
+                # robots.txt: the app's own answer first, then amended.
                 await self._robots(scope, receive, send, method)
                 return
         host = b""

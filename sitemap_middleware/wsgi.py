@@ -58,20 +58,25 @@ class SitemapMiddleware(SitemapBase):
         # Status lines seen, with their code: int() of a string costs more than
         # the rest of a passed-through request's status handling.
         self._codes: dict[str, int] = {}
-        self._own = self.server.own_prefixes
+        # The paths of the middleware's own documents: what they start with,
+        # tested on every request, then the document that answers one.
+        self._gate = self.config.documents.gate
+        self._claim = self.config.documents.claim
 
     def __call__(
         self, environ: Environ, start_response: StartResponse
     ) -> Iterable[bytes]:
         path: str = environ.get("PATH_INFO") or "/"
         method: str = environ["REQUEST_METHOD"]
-        if path.startswith(self._own):  # one C call for every other request
-            if self.server.is_sitemap(path):
+        if path.startswith(self._gate):  # one C call for every other request
+            document = self._claim(path)
+            if document is not None and not document.asks_app:
                 header = _header_getter(environ)
                 query = environ.get("QUERY_STRING", "")
                 response = self.server.serve(method, path, header, query)
                 return _send(start_response, response)
-            if path == "/robots.txt" and method in ("GET", "HEAD"):
+            if document is not None and method in ("GET", "HEAD"):
+                # robots.txt: the app's own answer first, then amended.
                 return self._robots(environ, start_response, method)
         watcher = self.watcher
         reason = watcher.request_skip(
