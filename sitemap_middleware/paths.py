@@ -110,10 +110,10 @@ PART = Document("part", "/sitemap-{n}.xml.gz", GZIP)
 # /sitemap.txt: the text of the one part, while there is only one.
 TEXT_INDEX = Document("text-index", "/sitemap.txt", TEXT, option="text_sitemap")
 TEXT_PART = Document("text-part", "/sitemap-{n}.txt", TEXT, option="text_sitemap")
-ROBOTS = Document("robots", "/robots.txt", TEXT, asks_app=True)
+ROBOTS = Document("robots", "/robots.txt", TEXT, asks_app=True, noindex=False)
 # The site map for people: a page for search engines too, so no noindex.
 SITE_MAP = Document("site-map", "", HTML, "html_sitemap", query="page", noindex=False)
-KEY_FILE = Document("key-file", "", TEXT, option="key_location")
+KEY_FILE = Document("key-file", "", TEXT, option="key_location", noindex=False)
 
 # Every document, in the order the adapters' gate lists their prefixes. A new
 # one is a row here (and the server's method that answers its kind).

@@ -90,7 +90,7 @@ class Server:
         self._documents = config.documents
         # What answers each document the table serves alone, by its kind.
         # robots.txt has none: it is the app's answer, amended (robots_for).
-        answers: dict[str, Answer] = {
+        self._answers: dict[str, Answer] = {
             paths.INDEX.kind: self._index,
             paths.PART.kind: self._part,
             paths.TEXT_INDEX.kind: self._text_part,
@@ -98,7 +98,6 @@ class Server:
             paths.SITE_MAP.kind: self._site_map_page,
             paths.KEY_FILE.kind: self._key_file,
         }
-        self._answers = answers
         # The sections of the last store versions read, for every page of them.
         self._arranged: tuple[object, list[site_map.Section]] | None = None
         # version key -> body; bounded in bytes, least recently used out first.
@@ -117,10 +116,12 @@ class Server:
         if method not in ("GET", "HEAD"):
             return _text(405, "Method Not Allowed\n", Allow=ALLOW)
         found = self._documents.match(path, query)
-        answer = None if found is None else self._answers.get(found[0].kind)
-        if found is None or answer is None:
+        if found is None:  # a number that is none, or none of the table's paths
             return _not_found()
         document, number = found
+        answer = self._answers.get(document.kind)
+        if answer is None:  # robots.txt: the app's answer, amended (robots_for)
+            return _not_found()
         try:
             response = answer(document, number, header)
         except StoreError as exc:  # an outage: one line, no traceback
