@@ -7,6 +7,7 @@ command line all read this table; it imports nothing of the package.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from urllib.parse import parse_qs
 
@@ -78,12 +79,10 @@ class Document:
     def match(self, path: str, query: str = "") -> int | None:
         """The number ``path`` (and ``query``) ask for; 0 for a document without
         one; ``None`` when they name none of this document's."""
-        if not self.numbered:
-            if path != self.head:
-                return None
-            return self._page(query) if self.query else 0
-        if not (path.startswith(self.head) and path.endswith(self.tail)):
+        if not self.claims(path):
             return None
+        if not self.numbered:
+            return self._page(query) if self.query else 0
         number = path[len(self.head) : len(path) - len(self.tail)]
         return int(number) if _is_number(number) else None
 
@@ -112,7 +111,9 @@ TEXT_INDEX = Document("text-index", "/sitemap.txt", TEXT, option="text_sitemap")
 TEXT_PART = Document("text-part", "/sitemap-{n}.txt", TEXT, option="text_sitemap")
 ROBOTS = Document("robots", "/robots.txt", TEXT, asks_app=True, noindex=False)
 # The site map for people: a page for search engines too, so no noindex.
-SITE_MAP = Document("site-map", "", HTML, "html_sitemap", query="page", noindex=False)
+SITE_MAP = Document(
+    "site-map", "", HTML, option="html_sitemap", query="page", noindex=False
+)
 KEY_FILE = Document("key-file", "", TEXT, option="key_location", noindex=False)
 
 # Every document, in the order the adapters' gate lists their prefixes. A new
@@ -134,13 +135,13 @@ class Documents:
                 SITEMAP if d.head.startswith(SITEMAP) else d.head for d in rows
             )
         )
-        # A fixed path is one dict lookup; a numbered one is a prefix and a
+        # A fixed path is one dict lookup; a numbered one a prefix and a
         # suffix test for each of the few numbered rows.
         self._fixed = {d.head: d for d in rows if not d.numbered}
         self._numbered = tuple(d for d in rows if d.numbered)
 
     @classmethod
-    def of(cls, options: dict[str, str | bool | None]) -> Documents:
+    def of(cls, options: Mapping[str, str | bool | None]) -> Documents:
         """The rows ``options`` turn on (a row's option missing: off), each
         configured path in its row."""
         rows = []
@@ -160,7 +161,7 @@ class Documents:
         if document is not None:
             return document
         for document in self._numbered:
-            if path.startswith(document.head) and path.endswith(document.tail):
+            if document.claims(path):
                 return document
         return None
 
