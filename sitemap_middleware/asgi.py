@@ -57,10 +57,13 @@ class ASGISitemapMiddleware(SitemapBase):
         super().__init__(config, _locate, self._route, STARLETTE, _cookie)
         self.app = app
         self._looked = False
-        # The paths of the middleware's own documents: what they start with,
-        # tested on every request, then the document that answers one.
+        # The middleware's own documents (paths.py): what their paths start
+        # with, tested on every request; then whether it answers one alone or
+        # amends the app's answer (robots.txt): two predicates, not the row,
+        # since a local more in __call__ costs every request its frame slot.
         self._gate = self.config.documents.gate
-        self._claim = self.config.documents.claim
+        self._answers = self.config.documents.answers
+        self._amends = self.config.documents.amends
 
     def _route(self, scope: Mapping[str, Any], root: str) -> Found:
         if not self._looked:
@@ -98,16 +101,14 @@ class ASGISitemapMiddleware(SitemapBase):
                 path = rest or "/"
         method: str = scope["method"]
         if path.startswith(self._gate):  # one C call for every other request
-            document = self._claim(path)
-            if document is not None and not document.asks_app:
+            if self._answers(path):
                 headers = _headers(scope)
                 serve = self.server.serve
                 query = scope.get("query_string", b"").decode("latin-1")
                 response = await _blocking(serve, method, path, headers.get, query)
                 await _send(send, response)
                 return
-            if document is not None and method in ("GET", "HEAD"):
-                # robots.txt: the app's own answer first, then amended.
+            if self._amends(path) and method in ("GET", "HEAD"):  # robots.txt
                 await self._robots(scope, receive, send, method)
                 return
         host = b""

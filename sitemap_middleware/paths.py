@@ -165,6 +165,17 @@ class Documents:
                 return document
         return None
 
+    def answers(self, path: str) -> bool:
+        """Whether the middleware answers ``path`` alone, in place of the app."""
+        document = self.claim(path)
+        return document is not None and not document.asks_app
+
+    def amends(self, path: str) -> bool:
+        """Whether ``path`` is the app's to answer first, for the middleware to
+        amend (robots.txt)."""
+        document = self.claim(path)
+        return document is not None and document.asks_app
+
     def match(self, path: str, query: str = "") -> tuple[Document, int] | None:
         """The document ``path`` and ``query`` name and its number, or ``None``
         (a path this table does not claim, or a number that is none)."""

@@ -58,10 +58,13 @@ class SitemapMiddleware(SitemapBase):
         # Status lines seen, with their code: int() of a string costs more than
         # the rest of a passed-through request's status handling.
         self._codes: dict[str, int] = {}
-        # The paths of the middleware's own documents: what they start with,
-        # tested on every request, then the document that answers one.
+        # The middleware's own documents (paths.py): what their paths start
+        # with, tested on every request; then whether it answers one alone or
+        # amends the app's answer (robots.txt): two predicates, not the row,
+        # since a local more in __call__ costs every request its frame slot.
         self._gate = self.config.documents.gate
-        self._claim = self.config.documents.claim
+        self._answers = self.config.documents.answers
+        self._amends = self.config.documents.amends
 
     def __call__(
         self, environ: Environ, start_response: StartResponse
@@ -69,14 +72,12 @@ class SitemapMiddleware(SitemapBase):
         path: str = environ.get("PATH_INFO") or "/"
         method: str = environ["REQUEST_METHOD"]
         if path.startswith(self._gate):  # one C call for every other request
-            document = self._claim(path)
-            if document is not None and not document.asks_app:
+            if self._answers(path):
                 header = _header_getter(environ)
                 query = environ.get("QUERY_STRING", "")
                 response = self.server.serve(method, path, header, query)
                 return _send(start_response, response)
-            if document is not None and method in ("GET", "HEAD"):
-                # robots.txt: the app's own answer first, then amended.
+            if self._amends(path) and method in ("GET", "HEAD"):  # robots.txt
                 return self._robots(environ, start_response, method)
         watcher = self.watcher
         reason = watcher.request_skip(
