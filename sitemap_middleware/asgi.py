@@ -57,7 +57,13 @@ class ASGISitemapMiddleware(SitemapBase):
         super().__init__(config, _locate, self._route, STARLETTE, _cookie)
         self.app = app
         self._looked = False
-        self._own = self.server.own_prefixes
+        # The middleware's own documents (paths.py): what their paths start
+        # with, tested on every request; then whether it answers one alone or
+        # amends the app's answer (robots.txt): two predicates, not the row,
+        # since a local more in __call__ costs every request its frame slot.
+        self._gate = self.config.documents.gate
+        self._answers = self.config.documents.answers
+        self._amends = self.config.documents.amends
 
     def _route(self, scope: Mapping[str, Any], root: str) -> Found:
         if not self._looked:
@@ -94,15 +100,15 @@ class ASGISitemapMiddleware(SitemapBase):
             if not rest or rest[0] == "/":
                 path = rest or "/"
         method: str = scope["method"]
-        if path.startswith(self._own):
-            if self.server.is_sitemap(path):
+        if path.startswith(self._gate):  # one C call for every other request
+            if self._answers(path):
                 headers = _headers(scope)
                 serve = self.server.serve
                 query = scope.get("query_string", b"").decode("latin-1")
                 response = await _blocking(serve, method, path, headers.get, query)
                 await _send(send, response)
                 return
-            if path == "/robots.txt" and method in ("GET", "HEAD"):
+            if self._amends(path) and method in ("GET", "HEAD"):  # robots.txt
                 await self._robots(scope, receive, send, method)
                 return
         host = b""

@@ -14,6 +14,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .errors import ConfigError
+from .paths import RESERVED, SITEMAP, Documents, reserved
 from .sitemaps import CHANGEFREQS, MAX_ORIGIN_BYTES, escape
 from .urls import DEFAULT_PORTS, canonical_origin, is_secret_name, normalise_path
 
@@ -200,22 +201,18 @@ class Config:
     html_sitemap_title: str = "Site map"
     """Its ``<title>`` and ``<h1>``."""
 
-    def answers(self, path: str) -> bool:
-        """Whether the middleware answers ``path`` itself, in place of the app:
-        the index, the parts (and their text forms when on), the site map page
-        and the IndexNow key file. robots.txt aside: the app's own comes first."""
-        if path == "/sitemap.xml" or path == self.html_sitemap:
-            return True
-        if self.indexnow is not None and path == self.indexnow.key_location:
-            return True
-        if not path.startswith("/sitemap"):
-            return False
-        if path.startswith("/sitemap-") and path.endswith(".xml.gz"):
-            return True
-        return self.text_sitemap and (
-            path == "/sitemap.txt"
-            or (path.startswith("/sitemap-") and path.endswith(".txt"))
-        )
+    documents: Documents = field(init=False, repr=False, compare=False)
+    """The documents the middleware answers itself, in place of the app (and
+    robots.txt, with the app's own answer), as these options turn them on."""
+
+    def __post_init__(self) -> None:
+        key_file = None if self.indexnow is None else self.indexnow.key_location
+        options = {
+            "text_sitemap": self.text_sitemap,
+            "html_sitemap": self.html_sitemap,
+            "key_location": key_file,
+        }
+        object.__setattr__(self, "documents", Documents.of(options))
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any] | Config) -> Config:
@@ -520,7 +517,8 @@ def _indexnow(key: str, value: Any) -> IndexNowOptions:
             f"'{key}.key_location' must be a path under the base URL of"
             f" letters, digits and ._~-, such as '/{secret}.txt', got {location!r}"
         )
-    if location == "/robots.txt" or location.startswith("/sitemap"):
+    # Kept out of the sitemaps' whole prefix, not only their paths.
+    if reserved(location) or location.startswith(SITEMAP):
         raise ConfigError(
             f"'{key}.key_location' {location!r} is a path the sitemap answers"
         )
@@ -528,8 +526,6 @@ def _indexnow(key: str, value: Any) -> IndexNowOptions:
     return IndexNowOptions(secret, endpoint, location, float(interval))
 
 
-# The paths the middleware answers itself: the site map may take none of them.
-_OWN_PATHS = ("/sitemap.xml", "/sitemap.txt", "/robots.txt")
 # A path spelt as every request gets it (RFC 3986 §3.3 pchar), with nothing to
 # decode: unreserved characters and sub-delims, no "%", no empty segment.
 _SITE_MAP_PATH = re.compile(r"(/[A-Za-z0-9._~!$&'()*+,;=:@-]+)+/?")
@@ -558,15 +554,12 @@ def _html_sitemap(key: str, value: Any) -> tuple[str, str, str] | None:
             f"between single slashes, got {path!r}"
         )
     segments = path.strip("/").split("/")
-    if (
-        path in _OWN_PATHS
-        or path.startswith("/sitemap-")
-        or {".", ".."} & set(segments)
-    ):
+    # Reserved whatever the options: turning text_sitemap on later cannot
+    # take the page's path.
+    if reserved(path) or {".", ".."} & set(segments):
         raise ConfigError(
             f"'{key}.path' must not be one of the sitemap's own paths "
-            f"({', '.join(_OWN_PATHS)}, /sitemap-N...) nor hold a dot segment, "
-            f"got {path!r}"
+            f"({', '.join(RESERVED)}) nor hold a dot segment, got {path!r}"
         )
     lang = options.get("lang", "en")
     if not isinstance(lang, str) or not _LANGUAGE_TAG.fullmatch(lang):

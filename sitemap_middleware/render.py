@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from types import ModuleType
 
 from .model import Entry, PartInfo
+from .paths import PART
 from .sitemaps import (
     CHANGEFREQS,
     MAX_IMAGES,
@@ -167,8 +168,9 @@ def relink(piece: bytes, elements: str) -> bytes:
     return piece[:start] + elements.encode() + piece[end:]
 
 
-def page_url(base_url: str, number: int) -> str:
-    return f"{base_url}/sitemap-{number}.xml.gz"
+def part_url(base_url: str, number: int) -> str:
+    """The URL of part ``number``, as the index lists it."""
+    return base_url + PART.build(number)
 
 
 def urlset(
@@ -207,7 +209,7 @@ def sitemapindex(base_url: str, pages: Iterable[PartInfo], schema: bool = False)
     lines = [f'{XML_DECLARATION}<sitemapindex xmlns="{SITEMAP_NS}"{located}>\n']
     for page in pages:
         lines.append(
-            f"<sitemap><loc>{escape(page_url(base_url, page.number))}</loc>"
+            f"<sitemap><loc>{escape(part_url(base_url, page.number))}</loc>"
             f"<lastmod>{w3c_datetime(page.lastmod)}</lastmod></sitemap>\n"
         )
     lines.append("</sitemapindex>\n")

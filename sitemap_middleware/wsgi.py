@@ -58,20 +58,26 @@ class SitemapMiddleware(SitemapBase):
         # Status lines seen, with their code: int() of a string costs more than
         # the rest of a passed-through request's status handling.
         self._codes: dict[str, int] = {}
-        self._own = self.server.own_prefixes
+        # The middleware's own documents (paths.py): what their paths start
+        # with, tested on every request; then whether it answers one alone or
+        # amends the app's answer (robots.txt): two predicates, not the row,
+        # since a local more in __call__ costs every request its frame slot.
+        self._gate = self.config.documents.gate
+        self._answers = self.config.documents.answers
+        self._amends = self.config.documents.amends
 
     def __call__(
         self, environ: Environ, start_response: StartResponse
     ) -> Iterable[bytes]:
         path: str = environ.get("PATH_INFO") or "/"
         method: str = environ["REQUEST_METHOD"]
-        if path.startswith(self._own):  # one C call for every other request
-            if self.server.is_sitemap(path):
+        if path.startswith(self._gate):  # one C call for every other request
+            if self._answers(path):
                 header = _header_getter(environ)
                 query = environ.get("QUERY_STRING", "")
                 response = self.server.serve(method, path, header, query)
                 return _send(start_response, response)
-            if path == "/robots.txt" and method in ("GET", "HEAD"):
+            if self._amends(path) and method in ("GET", "HEAD"):  # robots.txt
                 return self._robots(environ, start_response, method)
         watcher = self.watcher
         reason = watcher.request_skip(

@@ -24,6 +24,7 @@ from .. import render
 from ..config import DEFAULT_STORE, Config
 from ..errors import ConfigError, StoreError
 from ..model import Entry
+from ..paths import INDEX, PART, TEXT_INDEX, TEXT_PART
 from ..recording.recheck import SETTING, ConfigJudge, Judge, Recheck, config_digest
 from ..routes import Route, Routes
 from ..serving.server import Server
@@ -283,11 +284,11 @@ def export(
         if not parts:
             _fail("the store holds no URLs: nothing to export", Exit.PROBLEMS)
         os.makedirs(directory, exist_ok=True)
-        paths = ["/sitemap.xml", *(f"/sitemap-{p.number}.xml.gz" for p in parts)]
+        paths = [INDEX.build(), *(PART.build(p.number) for p in parts)]
         if text:
-            paths.extend(f"/sitemap-{p.number}.txt" for p in parts)
+            paths.extend(TEXT_PART.build(p.number) for p in parts)
             if len(parts) == 1:
-                paths.append("/sitemap.txt")
+                paths.append(TEXT_INDEX.build())
         with _progress(paths, "exporting", len(paths)) as bar:
             for path in bar:
                 response = server.serve("GET", path, lambda name: None)
@@ -300,7 +301,7 @@ def export(
                 _write(os.path.join(directory, path[1:]), response.body)
     click.echo(f"wrote {len(paths)} files to {directory}")
     click.echo("add this line to the site's robots.txt:")
-    click.echo(f"Sitemap: {site.url('/sitemap.xml')}")
+    click.echo(f"Sitemap: {site.url(INDEX.build())}")
 
 
 def _write(path: str, body: bytes) -> None:
@@ -607,7 +608,7 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
             click.echo(f"  query: {refusal(config, target, route)}")
         if found is not None:
             part, entry = found
-            click.echo(f"  listed: yes, in part {part} (/sitemap-{part}.xml.gz)")
+            click.echo(f"  listed: yes, in part {part} ({PART.build(part)})")
             click.echo(f"  lastmod: {_stamp(entry) or 'none'}")
             click.echo(f"  route: {entry.route or 'unknown'}")
             title = getattr(entry, "title", None)

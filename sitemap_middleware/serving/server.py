@@ -1,55 +1,40 @@
-"""Serving: the answers to ``/sitemap.xml``, ``/sitemap-N.xml.gz`` (and the text
-sitemaps ``/sitemap-N.txt``), ``/robots.txt`` and the site map for people as
-plain ``Response`` values, with validators and 304s.
+"""Serving: the answer to each document of the config's table (``paths``): the
+index, the parts and their text, the site map for people, the IndexNow key file,
+and the app's robots.txt amended, as plain ``Response`` values, with validators
+and 304s.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from urllib.parse import parse_qs
 
 from werkzeug.http import http_date, parse_options_header, quote_etag
 from werkzeug.sansio.http import is_resource_modified
 
-from .. import render
+from .. import paths, render
 from ..config import Config
 from ..errors import StoreError
 from ..model import PartInfo
+from ..paths import TEXT, Document
 from ..stores.base import Store
 from . import site_map
 
 logger = logging.getLogger("sitemap_middleware")
 
-XML = "application/xml; charset=utf-8"
-# The part files are gzip themselves: no Content-Encoding, or clients would
-# unpack them (invariant 11).
-GZIP = "application/gzip"
-TEXT = "text/plain; charset=utf-8"
-HTML = "text/html; charset=utf-8"
 ALLOW = "GET, HEAD"
 # Rendered parts kept in memory, keyed by version.
 CACHE_BYTES = 32 * 1024 * 1024
 RETRY_AFTER = "120"
-# Part numbers start at 1 with no leading zero; nine digits is far past the
-# 50,000 parts an index may list, so longer numbers are 404 without a lookup.
-_PART = re.compile(r"/sitemap-([1-9][0-9]{0,8})\.xml\.gz")
-_TEXT_PART = re.compile(r"/sitemap-([1-9][0-9]{0,8})\.txt")
-# The site map's pages, ?page=N: the same spelling rule as the parts.
-_PAGE = re.compile(r"[1-9][0-9]{0,8}")
-# The documents served: the index, a part (gzip XML), a part as text, a page
-# of the site map for people.
-INDEX, PART, TEXT_PART, SITE_MAP = "index", "part", "text", "html"
-_TYPES = {INDEX: XML, PART: GZIP, TEXT_PART: TEXT, SITE_MAP: HTML}
 
 Header = Callable[[str], "str | None"]
-# Every path the middleware answers starts with one of these.
-OWN_PREFIXES = ("/sitemap", "/robots.txt")
+# What answers a document: given it, its number and the request's header
+# getter, the response (the body too for a HEAD: serve drops it).
+Answer = Callable[[Document, int, Header], "Response"]
 
 
 @dataclass(slots=True)
@@ -66,6 +51,10 @@ def _text(status: int, message: str, **extra: str) -> Response:
     headers = [("Content-Type", TEXT), ("Content-Length", str(len(body)))]
     headers.extend((name.replace("_", "-"), value) for name, value in extra.items())
     return Response(status, headers, body)
+
+
+def _not_found() -> Response:
+    return _text(404, "Not Found\n")
 
 
 # The body of the index's 404 while nothing is stored: where to look next.
@@ -94,16 +83,21 @@ class Server:
         # hints, so that the log says why before anyone looks at stats().
         self._on_empty = on_empty
         self._cache_control = f"public, max-age={config.cache_max_age}"
-        self._sitemap_url = f"{config.base_url}/sitemap.xml"
+        self._sitemap_url = config.base_url + paths.INDEX.build()
         self._gzip = (render.DEFLATE.__name__, config.gzip_level)
-        self._texts = config.text_sitemap
         self._schema = config.schema_location
         self._site_map = config.html_sitemap
-        # What every path the middleware answers starts with: the adapters
-        # look no further for any other request.
-        self.own_prefixes = OWN_PREFIXES + (
-            () if config.html_sitemap is None else (config.html_sitemap,)
-        )
+        self._documents = config.documents
+        # What answers each document the table serves alone, by its kind.
+        # robots.txt has none: it is the app's answer, amended (robots_for).
+        self._answers: dict[str, Answer] = {
+            paths.INDEX.kind: self._index,
+            paths.PART.kind: self._part,
+            paths.TEXT_INDEX.kind: self._text_part,
+            paths.TEXT_PART.kind: self._text_part,
+            paths.SITE_MAP.kind: self._site_map_page,
+            paths.KEY_FILE.kind: self._key_file,
+        }
         # The sections of the last store versions read, for every page of them.
         self._arranged: tuple[object, list[site_map.Section]] | None = None
         # version key -> body; bounded in bytes, least recently used out first.
@@ -111,91 +105,126 @@ class Server:
         self._cache_bytes = 0
         self._cache_lock = threading.Lock()  # guards the dict
         self._render_lock = threading.Lock()  # one render at a time
-        # The IndexNow key file ("" when off: no request path is empty).
         indexnow = config.indexnow
-        self._key_path = "" if indexnow is None else indexnow.key_location
         self._key = b"" if indexnow is None else indexnow.key.encode("ascii")
-        if indexnow is not None:
-            self.own_prefixes += (self._key_path,)
 
     def serve(
         self, method: str, path: str, header: Header, query: str = ""
     ) -> Response:
-        """Answer one of the sitemap paths (``is_sitemap``); ``query`` is the
-        request's query string (the site map's ``page``)."""
+        """Answer one of the documents of the config's table (a path it claims);
+        ``query`` is the request's query string (the site map's ``page``)."""
         if method not in ("GET", "HEAD"):
             return _text(405, "Method Not Allowed\n", Allow=ALLOW)
-        if path == self._key_path:
-            return self._key_file(method)
-        kind, number = INDEX, 0
-        if path == self._site_map:
-            kind, number = SITE_MAP, _page_number(query)
-            if not number:
-                return _text(404, "Not Found\n")
-        elif path != "/sitemap.xml":
-            kind, match = PART, _PART.fullmatch(path)
-            if match is None and self._texts:
-                kind, match = TEXT_PART, _TEXT_PART.fullmatch(path)
-            if match is not None:
-                number = int(match.group(1))
-            elif not (self._texts and path == "/sitemap.txt"):
-                return _text(404, "Not Found\n")
-            # else /sitemap.txt: the text of the one part, number 0 here
+        found = self._documents.match(path, query)
+        if found is None:  # a number that is none, or none of the table's paths
+            return _not_found()
+        document, number = found
+        answer = self._answers.get(document.kind)
+        if answer is None:  # robots.txt: the app's answer, amended (robots_for)
+            return _not_found()
         try:
-            response = self._document(kind, number, header)
+            response = answer(document, number, header)
         except StoreError as exc:  # an outage: one line, no traceback
             logger.error("sitemap store error while serving %s: %s", path, exc)
-            response = self._last_known(kind, number)
+            response = self._last_known(document, number)
         except Exception:  # a bug: its traceback, and the app is still answered
             logger.exception("sitemap bug while serving %s", path)
-            response = self._last_known(kind, number)
+            response = self._last_known(document, number)
         if method == "HEAD":
             response.body = b""
         return response
 
-    def is_sitemap(self, path: str) -> bool:
-        """Whether ``path`` is one the middleware answers instead of the app."""
-        return self._config.answers(path)
-
-    def _key_file(self, method: str) -> Response:
+    def _key_file(self, document: Document, number: int, header: Header) -> Response:
         """The IndexNow key file: the key as its whole body, as text."""
         headers = [
-            ("Content-Type", TEXT),
+            ("Content-Type", document.media_type),
             ("Content-Length", str(len(self._key))),
             ("Cache-Control", self._cache_control),
         ]
-        return Response(200, headers, b"" if method == "HEAD" else self._key)
+        return Response(200, headers, self._key)
 
-    def _document(self, kind: str, number: int, header: Header) -> Response:
-        if kind == SITE_MAP:
-            parts = self._store.parts()
-            if not parts:  # nothing yet: say so, and keep no copy of that
-                return self._site_map_page(number, [], no_store=True)
-            key: tuple[object, ...] = (kind, number, *(p.version for p in parts))
-        elif kind == INDEX:
-            parts = self._store.parts()
-            if not parts:
-                # An index must list at least one sitemap (siteindex.xsd), so
-                # an empty store has no sitemap yet: 404, not to be cached.
-                if self._on_empty is not None:
-                    self._on_empty()
-                return _text(404, EMPTY, Cache_Control="no-store")
-            key = (kind, 0, *(p.version for p in parts))
-        else:
-            if not number:  # /sitemap.txt: there is one part, or none of it
-                every = self._store.parts()
-                if len(every) != 1:
-                    return _text(404, "Not Found\n")
-                part: PartInfo | None = every[0]
-            else:
-                part = self._store.part(number)
-            if part is None:
-                return _text(404, "Not Found\n")
-            parts = [part]
-            # Another deflate library or level gives other bytes: another ETag.
-            extra = self._gzip if kind == PART else ()
-            key = (kind, number, part.version, *extra)
-            number = part.number
+    def _index(self, document: Document, number: int, header: Header) -> Response:
+        parts = self._store.parts()
+        if not parts:
+            # An index must list at least one sitemap (siteindex.xsd), so an
+            # empty store has no sitemap yet: 404, not to be cached.
+            if self._on_empty is not None:
+                self._on_empty()
+            return _text(404, EMPTY, Cache_Control="no-store")
+        key = (document.kind, 0, *(p.version for p in parts))
+
+        def build() -> bytes:
+            index = render.sitemapindex(self._config.base_url, parts, self._schema)
+            return index.encode("utf-8")
+
+        return self._validated(
+            document, key, parts, header, lambda: self._cached(key, build)
+        )
+
+    def _part(self, document: Document, number: int, header: Header) -> Response:
+        part = self._store.part(number)
+        if part is None:
+            return _not_found()
+        # Another deflate library or level gives other bytes: another ETag.
+        key = (document.kind, number, part.version, *self._gzip)
+
+        def build() -> bytes:
+            fragments = self._store.fragments(number)
+            level = self._config.gzip_level
+            return render.urlset(
+                self._config.base_url, fragments, level, schema=self._schema
+            )
+
+        return self._validated(
+            document, key, [part], header, lambda: self._cached(key, build)
+        )
+
+    def _text_part(self, document: Document, number: int, header: Header) -> Response:
+        if number:
+            part = self._store.part(number)
+        else:  # /sitemap.txt: there is one part, or none of it
+            every = self._store.parts()
+            part = every[0] if len(every) == 1 else None
+        if part is None:
+            return _not_found()
+        key = (document.kind, number, part.version)
+        entries = self._store.entries
+
+        def build() -> bytes:
+            listed = (e.path for e in entries(part.number))
+            return render.text(self._config.base_url, listed)
+
+        return self._validated(
+            document, key, [part], header, lambda: self._cached(key, build)
+        )
+
+    def _site_map_page(self, document: Document, page: int, header: Header) -> Response:
+        parts = self._store.parts()
+        key = (document.kind, page, *(p.version for p in parts))
+        if not parts:  # nothing yet: say so, and keep no copy of that
+            body = self._site_map_body(key, page, parts)
+            if body is None:
+                return _not_found()
+            headers = [
+                ("Content-Type", document.media_type),
+                ("Content-Length", str(len(body))),
+                ("Cache-Control", "no-store"),
+            ]
+            return Response(200, headers, body)
+        return self._validated(
+            document, key, parts, header, lambda: self._site_map_body(key, page, parts)
+        )
+
+    def _validated(
+        self,
+        document: Document,
+        key: tuple[object, ...],
+        parts: list[PartInfo],
+        header: Header,
+        body: Callable[[], bytes | None],
+    ) -> Response:
+        """The document's validators, and a 304 when the request's match them;
+        else its ``body`` (``None``: a 404)."""
         # The locs are built from base_url: a moved site (http to https) on the
         # same store serves other bytes, so its validators must differ too.
         config = self._config
@@ -207,11 +236,9 @@ class Server:
             ("ETag", etag),
             ("Last-Modified", http_date(changed)),
             ("Cache-Control", self._cache_control),
-            ("X-Robots-Tag", "noindex"),
         ]
-        if kind == SITE_MAP:
-            # A page for people: search engines may index it like any other.
-            del headers[-1]
+        if document.noindex:
+            headers.append(("X-Robots-Tag", "noindex"))
         if not is_resource_modified(
             http_if_none_match=header("if-none-match"),
             http_if_modified_since=header("if-modified-since"),
@@ -219,33 +246,19 @@ class Server:
             last_modified=changed,
         ):
             return Response(304, headers)
-        if kind == SITE_MAP:
-            page = self._site_map_page(number, parts)
-            if page.status != 200:
-                return page
-            body = page.body
-        else:
-            body = self._cached(key, lambda: self._render(kind, number, parts))
+        built = body()
+        if built is None:
+            return _not_found()
         headers[:0] = [
-            ("Content-Type", _TYPES[kind]),
-            ("Content-Length", str(len(body))),
+            ("Content-Type", document.media_type),
+            ("Content-Length", str(len(built))),
         ]
-        return Response(200, headers, body)
+        return Response(200, headers, built)
 
-    def _render(self, kind: str, number: int, parts: list[PartInfo]) -> bytes:
-        base_url = self._config.base_url
-        if kind == INDEX:
-            return render.sitemapindex(base_url, parts, self._schema).encode("utf-8")
-        if kind == TEXT_PART:
-            return render.text(base_url, (e.path for e in self._store.entries(number)))
-        fragments = self._store.fragments(number)
-        return render.urlset(
-            base_url, fragments, self._config.gzip_level, schema=self._schema
-        )
-
-    def _site_map_page(
-        self, page: int, parts: list[PartInfo], no_store: bool = False
-    ) -> Response:
+    def _site_map_body(
+        self, key: tuple[object, ...], page: int, parts: list[PartInfo]
+    ) -> bytes | None:
+        """Page ``page`` of the site map, ``None`` for one it does not have."""
         versions = tuple(p.version for p in parts)
         arranged = self._arranged
         if arranged is None or arranged[0] != versions:
@@ -256,10 +269,10 @@ class Server:
         try:
             listing = site_map.paginate(arranged[1], page, site_map.PAGE_LINKS)
         except LookupError:
-            return _text(404, "Not Found\n")
+            return None
         config = self._config
-        body = self._cached(
-            (SITE_MAP, page, *versions),
+        return self._cached(
+            key,
             lambda: site_map.render(
                 listing,
                 path=config.base_url + (self._site_map or ""),
@@ -267,14 +280,6 @@ class Server:
                 title=config.html_sitemap_title,
             ).encode("utf-8"),
         )
-        if not no_store:
-            return Response(200, [], body)
-        headers = [
-            ("Content-Type", HTML),
-            ("Content-Length", str(len(body))),
-            ("Cache-Control", "no-store"),
-        ]
-        return Response(200, headers, body)
 
     def _cached(self, key: tuple[object, ...], build: Callable[[], bytes]) -> bytes:
         with self._cache_lock:
@@ -295,7 +300,7 @@ class Server:
                     self._cache_bytes -= len(self._cache.popitem(last=False)[1])
         return body
 
-    def _last_known(self, kind: str, number: int) -> Response:
+    def _last_known(self, document: Document, number: int) -> Response:
         # Never an empty or truncated success (invariant 14): the last good
         # document, or 503 so that crawlers come back later.
         with self._cache_lock:
@@ -303,7 +308,7 @@ class Server:
                 (
                     body
                     for key, body in reversed(self._cache.items())
-                    if key[:2] == (kind, number)
+                    if key[:2] == (document.kind, number)
                 ),
                 None,
             )
@@ -314,7 +319,7 @@ class Server:
         return Response(
             200,
             [
-                ("Content-Type", _TYPES[kind]),
+                ("Content-Type", document.media_type),
                 ("Content-Length", str(len(known))),
                 ("Cache-Control", "no-cache"),
                 ("X-Robots-Tag", "noindex"),
@@ -383,13 +388,3 @@ class Server:
             *headers,
         ]
         return Response(200, headers, b"" if method == "HEAD" else body)
-
-
-def _page_number(query: str) -> int:
-    """The site map page a query asks for, 0 for none it can have."""
-    pages = parse_qs(query, keep_blank_values=True).get("page")
-    if pages is None:
-        return 1
-    if len(pages) != 1 or not _PAGE.fullmatch(pages[0]):
-        return 0
-    return int(pages[0])

@@ -165,11 +165,12 @@ class Policy:
         # cookies depends on the request's cookies (DEPENDS).
         self._vary_depends = named is not None and not self._any_cookie
         self._base_url = config.base_url
-        self._answers = config.answers
+        self._claim = config.documents.claim
 
     def is_own_path(self, path: str) -> bool:
-        """Whether the middleware answers this path itself."""
-        return path == "/robots.txt" or self._answers(path)
+        """Whether the middleware answers this path itself (robots.txt too:
+        what is sent there is the middleware's, even when the app's)."""
+        return self._claim(path) is not None
 
     def request_skip(
         self, method: str, path: str, host: str, authorization: bool, cookie: str
