@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
-from apps import ROUTES, Site
+from support.sites import ROUTES, Site
 
 from sitemap_middleware import Config, ConfigError
 from sitemap_middleware.paths import DOCUMENTS, PART, SITE_MAP, Document
