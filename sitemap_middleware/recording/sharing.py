@@ -1,6 +1,7 @@
 """What a writer keeps in the store beside the pages, each on an optional store
 feature (``stores/base.py``): its counts, summed with the other writers'; the
-site's title affix; its decisions, the log ``explain`` reads; the store's epoch.
+site's title affix; its decisions, the log ``explain`` reads; and what it reads
+back: the store's epoch and the paths removed from it.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from datetime import datetime, timezone
 from ..errors import StoreError
 from ..model import Entry
 from ..page.titles import Affix, Titles
-from ..stores.base import Decision, Decisions, Epoch, Shared, Store
+from ..stores.base import Decision, Decisions, Epoch, Removals, Shared, Store
 from .counters import Counters
 from .digest import Upsert
 
@@ -25,7 +26,9 @@ TITLE_AFFIX = "title_affix"
 # Decisions waiting for the store's log: beyond it the oldest go (a diagnosis
 # aid, never worth memory while the store is down).
 MAX_DECISIONS = 10_000
-# Seconds between two looks at the store's epoch (a new one: its data was lost).
+# Seconds between two looks at the store's epoch (a new one: its data was lost)
+# and its removals log: a page removed elsewhere is recorded again at its next
+# request after about this long.
 EPOCH_INTERVAL = 1.0
 
 
@@ -153,29 +156,40 @@ class DecisionLog:
         self._decided = []
 
 
-class EpochWatch:
-    """The store's epoch (:class:`Epoch`) as last seen, looked at about once
-    every ``EPOCH_INTERVAL``."""
+class StoreWatch:
+    """What changed in the store under this writer, looked at about once every
+    ``EPOCH_INTERVAL`` in one small read: its epoch (:class:`Epoch`) and the
+    paths removed from it by anyone (:class:`Removals`: another worker or
+    machine, a command line ``remove``, ``verify`` or ``prune``)."""
 
-    __slots__ = ("_due", "_seen", "_store")
+    __slots__ = ("_due", "_epoch", "_removals", "_seen", "_seq")
 
     def __init__(self, store: Store) -> None:
-        self._store = store if isinstance(store, Epoch) else None
+        self._removals = store if isinstance(store, Removals) else None
+        self._epoch = store if isinstance(store, Epoch) else None
         self._seen: str | None = None
+        self._seq: int | None = None
         self._due = 0.0
 
-    def moved(self) -> bool:
-        """Whether the epoch changed since the last look (the first look sets
-        it): the store's data is no longer the data this process wrote to.
-        ``False`` between looks, and while the store fails (the writes will
-        meet the outage)."""
+    def look(self) -> tuple[str, ...] | None:
+        """What to forget since the last look: the paths removed (``()``
+        between looks, at the first, and while the store fails: the writes
+        will meet the outage), or ``None`` for everything: the epoch changed
+        (the data is no longer the data this process wrote to) or more paths
+        were removed than the store's log keeps."""
         current = time.monotonic()
-        if self._store is None or current < self._due:
-            return False
+        if current < self._due or (self._removals is None and self._epoch is None):
+            return ()
         self._due = current + EPOCH_INTERVAL
         try:
-            seen = self._store.epoch()
+            if self._removals is not None:
+                epoch, self._seq, paths = self._removals.removed_since(self._seq)
+            else:
+                assert self._epoch is not None
+                epoch, paths = self._epoch.epoch(), ()
         except StoreError:
-            return False
-        before, self._seen = self._seen, seen
-        return before is not None and seen != before
+            return ()
+        before, self._seen = self._seen, epoch
+        if before is not None and epoch != before:
+            return None
+        return paths

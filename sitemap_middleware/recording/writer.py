@@ -42,7 +42,7 @@ from .intake import MAX_QUEUED, Intake
 from .observation import Observation
 from .recent import Recent
 from .recheck import Recheck
-from .sharing import TITLE_AFFIX, DecisionLog, EpochWatch, SharedCounts, SiteTitles
+from .sharing import TITLE_AFFIX, DecisionLog, SharedCounts, SiteTitles, StoreWatch
 
 __all__ = ["TITLE_AFFIX", "Writer"]
 
@@ -212,7 +212,7 @@ class Writer:
         self._counts = SharedCounts(store, counters)
         self._titles = SiteTitles(store)
         self._log = DecisionLog(store)
-        self._epoch = EpochWatch(store)
+        self._watch = StoreWatch(store)
         self._breaker = Breaker(
             "recording paused: store unavailable (%(detail)s); pending writes are"
             " kept and retried",
@@ -359,12 +359,8 @@ class Writer:
 
     def _push(self, force: bool) -> bool:
         """Write the pending changes; ``True`` when none is left (lock held)."""
-        if self._breaker.allows() and self._epoch.moved():
-            # The store's data was made again from nothing (a Redis restart
-            # that lost it): unchanged pages are written again at their next
-            # request rather than after recheck_interval (invariant 20).
-            self._recent.clear()
-            self._declared.clear()
+        if self._breaker.allows():
+            self._forget()
         if not self._rechecked(force):
             return False
         pending = self._pending
@@ -390,6 +386,22 @@ class Writer:
             return False
         self._breaker.reset()
         return self._write_decisions(force)
+
+    def _forget(self) -> None:
+        """Forget the recent pages the store no longer holds as this writer
+        wrote them, so that each is read and written again at its next
+        request rather than after ``recheck_interval``: those removed by
+        anyone (another worker or machine, the command line), or all of them
+        when the store's data was made again from nothing (a Redis restart
+        that lost it: invariant 20) or more were removed than its log keeps."""
+        removed = self._watch.look()
+        if removed is None:
+            self._recent.clear()
+            self._declared.clear()
+            return
+        for path in removed:
+            # Its own removals were forgotten as written: again, it is a no-op.
+            self._recent.forget(path, path)
 
     def _write_decisions(self, force: bool) -> bool:
         """Add the decisions made since the last write to the store's log, in

@@ -29,7 +29,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from ..errors import ConfigError, StoreError
 from ..model import Entry, PageInfo, PartInfo
 from . import layout
-from .base import RENAMED, Store, StoreBase
+from .base import RENAMED, Removed, Store, StoreBase, removed
 from .layout import Change, Fill, Plan, Row, Stored, Totals, batches, plan, weight
 
 if TYPE_CHECKING:
@@ -42,6 +42,7 @@ __all__ = [
     "PageInfo",
     "PartInfo",
     "Plan",
+    "Removed",
     "Row",
     "Store",
     "StoreBase",
@@ -53,6 +54,7 @@ __all__ = [
     "open_store",
     "plan",
     "register_store",
+    "removed",
     "weight",
 ]
 

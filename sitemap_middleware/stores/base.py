@@ -12,7 +12,15 @@ import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from datetime import datetime
-from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
+from typing import (
+    Any,
+    ClassVar,
+    Generic,
+    NamedTuple,
+    Protocol,
+    TypeVar,
+    runtime_checkable,
+)
 
 from ..errors import StoreError
 from ..model import Entry, PartInfo, to_datetime
@@ -28,6 +36,8 @@ __all__ = [
     "Hreflang",
     "Pushes",
     "Pushing",
+    "Removals",
+    "Removed",
     "Shared",
     "Store",
     "StoreBase",
@@ -169,6 +179,55 @@ class Epoch(Protocol):
         """The data's identity now: one small read."""
 
 
+# Removed paths a store's log keeps (the newest): a writer that looks again after
+# more removals than this forgets every page it remembers, not just those.
+REMOVALS_KEPT = 10_000
+
+
+class Removed(NamedTuple):
+    """A store's answer to :meth:`Removals.removed_since`."""
+
+    epoch: str
+    """The data's identity now, as :meth:`Epoch.epoch` gives it."""
+    seq: int
+    """The removal sequence number now: how many paths were ever removed from
+    this data (0: none), to ask about next time."""
+    paths: tuple[str, ...] | None
+    """The paths removed after the number asked about, oldest first (one may
+    repeat); ``None`` when the log no longer reaches back to it or it is not a
+    number of this data (a larger one: the data was made again)."""
+
+
+@runtime_checkable
+class Removals(Protocol):
+    """The paths removed lately, by any writer, command or machine, so that each
+    writer forgets them from its recent pages and records them again at their
+    next visit. A store numbers every path it removes (one a path, counting up
+    from 1) and keeps the last :attr:`StoreBase.removals_kept` with their
+    numbers, in the removal's own transaction; removing a path it does not
+    hold logs nothing. Every store of the package has it; a writer of a
+    store without it forgets only the pages it removes itself."""
+
+    def removed_since(self, seq: int | None) -> Removed:
+        """The epoch, the removal sequence number now and the paths removed
+        after ``seq`` (``None``: not asked for, ``()``), in one small read: the
+        writer asks about once a second."""
+
+
+def removed(
+    epoch: str, since: int | None, top: int, bottom: int | None, paths: Iterable[str]
+) -> Removed:
+    """A :class:`Removed` from what a store read: its number now (``top``),
+    the oldest number its log keeps (``bottom``, ``None``: the log is empty)
+    and ``paths``, those it keeps numbered after ``since`` (iterated only when
+    the log reaches back to ``since``)."""
+    if since is None or since == top:
+        return Removed(epoch, top, ())
+    if since > top or since < 0 or bottom is None or since < bottom - 1:
+        return Removed(epoch, top, None)
+    return Removed(epoch, top, tuple(paths))
+
+
 # A writer's decision about a page: (stored path, reason, when).
 Decision = tuple[str, str, datetime]
 # Decisions kept per path, and paths kept: the most lately decided about, so
@@ -240,6 +299,7 @@ _CALLS = (
     "pending_pushes",
     "note",
     "decisions",
+    "removed_since",
 )
 _STREAMS = ("fragments", "entries")
 
@@ -267,6 +327,8 @@ class StoreBase(Generic[C]):
     # The bounds of the decisions log (tests set smaller ones).
     decisions_kept: int = DECISIONS_KEPT
     decision_paths: int = DECISION_PATHS
+    # The paths the removals log keeps (tests set fewer).
+    removals_kept: int = REMOVALS_KEPT
 
     part_size: int
     part_bytes: int

@@ -8,14 +8,15 @@ entry no sitemap may hold.
 from __future__ import annotations
 
 import threading
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import islice
 
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
-from .base import Decision, StoreBase, logged, new_epoch, unlogged
+from .base import Decision, Removed, StoreBase, logged, new_epoch, removed, unlogged
 from .layout import Change, Fill, Plan, Stored, Totals, batches, leaving, now
 
 
@@ -44,6 +45,10 @@ class MemoryStore(StoreBase[None]):
         self._settings: dict[str, str] = {}
         self._pending: dict[str, float] = {}  # IndexNow: path -> lease (0: free)
         self._log: dict[str, str] = {}  # insertion order: oldest first
+        # The removals log: the last removals_kept paths removed, oldest first,
+        # the newest numbered _removed_seq.
+        self._removed: deque[str] = deque()
+        self._removed_seq = 0
 
     # -- the write path -------------------------------------------------------------
     # The steps, named alike in every store (redis.py, postgres.py, sqlite.py),
@@ -53,8 +58,8 @@ class MemoryStore(StoreBase[None]):
     #   _apply         a plan: _delete its moved rows from their parts, _write
     #                  its rows, and add to the parts' _summaries
     #   _queue         the IndexNow pushes
-    # remove: _settle, _delete, _queue, and the members written again through
-    # _plan and _apply.
+    # remove: _settle, _delete, _queue, _log_removed, and the members written
+    # again through _plan and _apply.
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         return sum(self._upsert(batch) for batch in batches(entries))
@@ -83,6 +88,7 @@ class MemoryStore(StoreBase[None]):
             self._delete(gone, current)
             if self._is_pushing():
                 self._queue(gone)
+            self._log_removed(gone)
             if settled.rewrites:
                 sizes, last = self._sizes(), len(self._parts)
                 todo = self._plan({}, self._rows, sizes, last, current, settled)
@@ -101,6 +107,23 @@ class MemoryStore(StoreBase[None]):
         """Queue IndexNow pushes, free."""
         for path in paths:
             self._pending[path] = 0.0
+
+    def _log_removed(self, paths: Iterable[str]) -> None:
+        """Number the removed paths in the removals log."""
+        log = self._removed
+        for path in sorted(paths):
+            log.append(path)
+            self._removed_seq += 1
+        while len(log) > self.removals_kept:
+            log.popleft()
+
+    def removed_since(self, seq: int | None) -> Removed:
+        with self._lock:
+            top, log = self._removed_seq, self._removed
+            newer = top - seq if seq is not None else 0
+            paths = list(islice(reversed(log), newer))[::-1] if newer > 0 else []
+            oldest = top - len(log) + 1 if log else None
+            return removed(self._epoch, seq, top, oldest, paths)
 
     def _delete(self, paths: Iterable[str], current: int) -> int:
         gone = {path: self._rows.pop(path) for path in paths if path in self._rows}

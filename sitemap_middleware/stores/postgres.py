@@ -20,7 +20,7 @@ from ..errors import StoreError
 from ..model import Entry, PartInfo
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
 from . import layout
-from .base import RENAMED, Decision, StoreBase, logged, unlogged
+from .base import RENAMED, Decision, Removed, StoreBase, logged, removed, unlogged
 from .layout import Change, Fill, Plan, Row, Stored, Totals, batches, leaving, now
 
 SCHEMA_VERSION = 2
@@ -89,6 +89,14 @@ CREATE TABLE IF NOT EXISTS {p}decision (
     log text NOT NULL               -- JSON [[reason, epoch seconds], ...]
 );
 CREATE INDEX IF NOT EXISTS {p}decision_recent ON {p}decision (seq)
+"""
+# The removals log (stores.base.Removals): the last paths removed, numbered by
+# seq under the meta row's lock (so numbers commit in order); made like _PUSHES.
+_REMOVALS = """
+CREATE TABLE IF NOT EXISTS {p}removal (
+    seq bigint PRIMARY KEY,
+    path text NOT NULL
+)
 """
 # Rows read per query when streaming a part (keyset pagination, no OFFSET):
 # more than sitemaps.RUN, since each run here is a round trip to the server
@@ -222,6 +230,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
         self._add_site(conn)
         self._add_pushes(conn)
         self._add_decisions(conn)
+        self._add_removals(conn)
         return str(epoch)
 
     def _add_site(self, conn: psycopg.Connection[Any]) -> None:
@@ -294,6 +303,16 @@ class PostgresStore(StoreBase[ConnectionPool]):
             for statement in self._sql(_DECISIONS).split(";"):
                 conn.execute(statement)
 
+    def _add_removals(self, conn: psycopg.Connection[Any]) -> None:
+        """The removals log's table, made once under the setup lock."""
+        name = self._sql("{p}removal")
+        (found,) = _one(conn.execute("SELECT to_regclass(%s)", (name,)))
+        if found is not None:
+            return
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
+            conn.execute(self._sql(_REMOVALS))
+
     # -- the write path -------------------------------------------------------------
     # The steps, named alike in every store (redis.py, sqlite.py, memory.py):
     #   _read          the stored rows of the batch, with their parts' fill
@@ -302,8 +321,8 @@ class PostgresStore(StoreBase[ConnectionPool]):
     #   _apply         a plan: _queue its pushes, _delete its moved rows from
     #                  their parts, _write its rows
     #   _summaries     add what the writes added to their parts' summaries
-    # remove: _read, _read_members, _settle, _delete, _queue, and the members
-    # written again through _plan, _apply and _summaries.
+    # remove: _read, _read_members, _settle, _delete, _queue, _log_removed, and
+    # the members written again through _plan, _apply and _summaries.
     # Here the steps interleave: the reads of a batch's runs are pipelined, and
     # each run is planned and applied while the server reads the next.
 
@@ -419,6 +438,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
             removed = self._delete(cur, gone, current)
             if self._is_pushing():
                 self._queue(cur, gone)
+            self._log_removed(cur, gone)
             if settled.rewrites:
                 # As the removal leaves them: fewer URLs, fewer bytes.
                 for part, totals in leaving(gone.values()).items():
@@ -490,6 +510,26 @@ class PostgresStore(StoreBase[ConnectionPool]):
         """Queue IndexNow pushes in the write's transaction."""
         if paths:
             cur.execute(self._sql(_QUEUE), (sorted(paths),))  # one lock order
+
+    def _log_removed(self, cur: psycopg.Cursor[Any], paths: Collection[str]) -> None:
+        """Number the removed paths in the removals log, keeping the last
+        ``removals_kept``; in the caller's transaction, under the meta row's
+        lock: the next numbers are read after the last remover committed."""
+        cur.execute(
+            self._sql(
+                "INSERT INTO {p}removal SELECT coalesce((SELECT max(seq) FROM"
+                " {p}removal), 0) + n, path FROM unnest(%b::text[])"
+                " WITH ORDINALITY AS t(path, n)"
+            ),
+            (sorted(paths),),
+        )
+        cur.execute(
+            self._sql(
+                "DELETE FROM {p}removal"
+                " WHERE seq <= (SELECT max(seq) FROM {p}removal) - %b::bigint"
+            ),
+            (self.removals_kept,),
+        )
 
     def _delete(
         self, cur: psycopg.Cursor[Any], rows: dict[str, Stored], current: int
@@ -597,6 +637,24 @@ class PostgresStore(StoreBase[ConnectionPool]):
         with self._borrow() as conn:
             row = conn.execute(self._sql("SELECT epoch FROM {p}meta")).fetchone()
         return str(row[0]) if row else ""
+
+    def removed_since(self, seq: int | None) -> Removed:
+        # One statement: the epoch, the number now, the oldest kept and the
+        # paths after seq (none asked for: none read).
+        with self._borrow() as conn:
+            row = _one(
+                conn.execute(
+                    self._sql(
+                        "SELECT m.epoch, r.top, r.bottom, ARRAY(SELECT path FROM"
+                        " {p}removal WHERE seq > %s ORDER BY seq) FROM {p}meta m,"
+                        " (SELECT coalesce(max(seq), 0) AS top, min(seq) AS bottom"
+                        " FROM {p}removal) r"
+                    ),
+                    (2**62 if seq is None else seq,),
+                )
+            )
+        epoch, top, bottom, paths = row
+        return removed(str(epoch), seq, int(top), bottom, paths)
 
     def add_counts(self, counts: Mapping[str, int]) -> None:
         # Sorted: concurrent writers lock the rows in one order (no deadlock).

@@ -26,7 +26,7 @@ from ..errors import StoreError
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from . import layout, lua
-from .base import Decision, StoreBase, unlogged
+from .base import Decision, Removed, StoreBase, unlogged
 from .layout import Fill, Plan, Row, Stored, batches, leaving, now
 
 logger = logging.getLogger("sitemap_middleware")
@@ -60,6 +60,7 @@ class _Client(NamedTuple):
     unlock: Script
     write: Script
     note: Script
+    removed: Script
 
 
 def tagged(prefix: str) -> str:
@@ -148,6 +149,9 @@ class RedisStore(StoreBase[_Client]):
         )
         self._policy_checked = False
         self._push_key = prefix + "push"  # IndexNow: path -> lease (0: free)
+        # The removals log: the last paths removed, newest first; meta's
+        # "removed" field numbers the newest.
+        self._removed = prefix + "removed"
 
     def _part_key(self, number: int) -> str:
         return f"{self.prefix}page:{number}"
@@ -170,7 +174,15 @@ class RedisStore(StoreBase[_Client]):
         except BaseException:
             client.close()
             raise
-        scripts = (lua.READ, lua.RUN, lua.NEWEST, lua.UNLOCK, lua.WRITE, lua.NOTE)
+        scripts = (
+            lua.READ,
+            lua.RUN,
+            lua.NEWEST,
+            lua.UNLOCK,
+            lua.WRITE,
+            lua.NOTE,
+            lua.REMOVED,
+        )
         return _Client(client, *(client.register_script(s) for s in scripts))
 
     def _disconnect(self, conn: _Client) -> None:
@@ -239,8 +251,8 @@ class RedisStore(StoreBase[_Client]):
     #                  rows out of theirs); then, between MULTI and EXEC:
     #   _write         the rows, and _summaries the summaries touched
     #   _queue         the IndexNow pushes
-    # remove: _read, _read_members, _settle, _delete, _queue, and the members
-    # written again through _plan and _apply.
+    # remove: _read, _read_members, _settle, _delete, _queue, _log_removed, and
+    # the members written again through _plan and _apply.
 
     def _transact(self, work: Callable[[_Client, Pipeline, str], _Work | None]) -> int:
         """Run ``work`` (its reads, then the commands it queues) until no other
@@ -352,6 +364,7 @@ class RedisStore(StoreBase[_Client]):
             self._tallies(pipe, routes)
             if pushing:
                 self._queue(pipe, names)
+            self._log_removed(pipe, names)
             if rewrite is not None:
                 rewrite(pipe)
 
@@ -451,6 +464,16 @@ class RedisStore(StoreBase[_Client]):
         """Queue IndexNow pushes (free) between MULTI and EXEC."""
         for start in range(0, len(paths), RUN):
             pipe.zadd(self._push_key, dict.fromkeys(paths[start : start + RUN], 0))
+
+    def _log_removed(self, pipe: Pipeline, paths: list[str]) -> None:
+        """Queue the removed paths into the removals log, numbered by meta's
+        ``removed`` field, keeping the last ``removals_kept``; between MULTI
+        and EXEC, so that a reader sees the log and its number move together."""
+        names = sorted(paths)
+        for start in range(0, len(names), RUN):
+            pipe.lpush(self._removed, *names[start : start + RUN])
+        pipe.ltrim(self._removed, 0, self.removals_kept - 1)
+        pipe.hincrby(self._meta, "removed", len(names))
 
     def _delete(
         self,
@@ -583,6 +606,16 @@ class RedisStore(StoreBase[_Client]):
 
     def epoch(self) -> str:
         return _text(self._connection().redis.hget(self._meta, "epoch"))
+
+    def removed_since(self, seq: int | None) -> Removed:
+        reply = self._connection().removed(
+            keys=[self._meta, self._removed], args=["" if seq is None else seq]
+        )
+        epoch, top, reaches, paths = reply
+        if not reaches:
+            return Removed(_text(epoch), int(top), None)
+        # Read newest first: the oldest first, as the protocol gives them.
+        return Removed(_text(epoch), int(top), tuple(map(_text, reversed(paths))))
 
     def add_counts(self, counts: Mapping[str, int]) -> None:
         # Not a MULTI: HINCRBY is atomic per field, and a pipeline is one

@@ -15,7 +15,7 @@ from typing import Any
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from . import layout
-from .base import Decision, StoreBase, logged, unlogged
+from .base import Decision, Removed, StoreBase, logged, removed, unlogged
 from .layout import Change, Fill, Plan, Row, Stored, Totals, batches, leaving, now
 
 SCHEMA_VERSION = "2"
@@ -70,6 +70,23 @@ _QUEUE = (
     "INSERT INTO sitemap_push (path) VALUES (?)"
     " ON CONFLICT (path) DO UPDATE SET lease = 0"
 )
+# The removals log (stores.base.Removals): the last paths removed, numbered by
+# seq, made when first opened by a release that has it (rowid allocation: the
+# largest seq plus one, and the largest is never trimmed).
+_REMOVALS = """
+CREATE TABLE IF NOT EXISTS sitemap_removal (
+    seq INTEGER PRIMARY KEY,
+    path TEXT NOT NULL
+)
+"""
+# Epoch, removal number now, the oldest kept and the paths after ?: one read.
+_REMOVED_SINCE = """
+SELECT (SELECT value FROM sitemap_meta WHERE key = 'epoch'),
+    (SELECT coalesce(max(seq), 0) FROM sitemap_removal),
+    (SELECT min(seq) FROM sitemap_removal),
+    (SELECT json_group_array(path) FROM
+        (SELECT path FROM sitemap_removal WHERE seq > ? ORDER BY seq))
+"""
 _RUN = "FROM sitemap_url WHERE seq >= ? AND seq <= ? AND +page = ? ORDER BY seq"
 # SQLite joins a run's fragments itself: one bytes object a run rather than one
 # a URL halves the read. An aggregate's ordered subquery is not flattened, so
@@ -120,6 +137,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
                 for statement in _SCHEMA.split(";"):
                     conn.execute(statement)
                 conn.execute(_PUSHES)
+                conn.execute(_REMOVALS)
                 conn.execute(
                     "INSERT OR IGNORE INTO sitemap_meta"
                     " VALUES ('schema', ?), ('epoch', ?)",
@@ -173,8 +191,8 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     #   _apply         a plan: _delete its moved rows from their parts, _write
     #                  its rows, and add to the parts' _summaries
     #   _queue         the IndexNow pushes
-    # remove: _read, _read_members, _settle, _delete, _queue, and the members
-    # written again through _plan and _apply.
+    # remove: _read, _read_members, _settle, _delete, _queue, _log_removed, and
+    # the members written again through _plan and _apply.
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         changed = 0
@@ -211,6 +229,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
             removed = self._delete(conn, gone, current)
             if self._is_pushing():
                 self._queue(conn, gone)
+            self._log_removed(conn, gone)
             if settled.rewrites:
                 todo = self._plan(
                     {}, others, *self._sizes(conn, others), current, settled
@@ -273,6 +292,19 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         if paths:
             conn.executemany(_QUEUE, [(path,) for path in paths])
 
+    def _log_removed(self, conn: sqlite3.Connection, paths: Collection[str]) -> None:
+        """Number the removed paths in the removals log, keeping the last
+        ``removals_kept``; in the caller's transaction."""
+        conn.executemany(
+            "INSERT INTO sitemap_removal (path) VALUES (?)",
+            [(path,) for path in sorted(paths)],
+        )
+        conn.execute(
+            "DELETE FROM sitemap_removal"
+            " WHERE seq <= (SELECT max(seq) FROM sitemap_removal) - ?",
+            (self.removals_kept,),
+        )
+
     @staticmethod
     def _delete(conn: sqlite3.Connection, rows: dict[str, Stored], current: int) -> int:
         """Delete stored rows and shrink their parts; in the caller's transaction."""
@@ -326,6 +358,12 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     def epoch(self) -> str:
         rows = self._query("SELECT value FROM sitemap_meta WHERE key = 'epoch'")
         return str(rows[0][0]) if rows else ""
+
+    def removed_since(self, seq: int | None) -> Removed:
+        # No paths read when none are asked for.
+        after = 2**62 if seq is None else seq
+        ((epoch, top, bottom, paths),) = self._query(_REMOVED_SINCE, (after,))
+        return removed(str(epoch or ""), seq, top, bottom, json.loads(paths))
 
     def add_counts(self, counts: Mapping[str, int]) -> None:
         rows = [(reason, n) for reason, n in counts.items() if n]

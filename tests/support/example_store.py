@@ -26,12 +26,14 @@ from sitemap_middleware.stores import (
     Entry,
     Fill,
     PartInfo,
+    Removed,
     Store,
     StoreBase,
     Stored,
     batches,
     layout,
     register_store,
+    removed,
 )
 
 SCHEMA_VERSION = "1"
@@ -74,6 +76,8 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
             shelf["pushes"] = {}
         if "decisions" not in shelf:  # shelves made before the decisions log
             shelf["decisions"] = {}
+        if "removed" not in shelf:  # the removals log: (number now, last paths)
+            shelf["removed"] = (0, [])
         meta = shelf["meta"]
         self._check_schema(self.path, meta["schema"], SCHEMA_VERSION)
         self._epoch = meta["epoch"]
@@ -115,6 +119,10 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
             _drop(rows, parts, routes, gone, current)
             if self._is_pushing():
                 shelf["pushes"] = {**shelf["pushes"], **dict.fromkeys(gone, 0.0)}
+            # Numbered in the removals log, in the same sync as the rows.
+            top, log = shelf["removed"]
+            log = [*log, *sorted(gone)][-self.removals_kept :]
+            shelf["removed"] = (top + len(gone), log)
             if settled.rewrites:
                 last = max(parts, default=0)
                 todo = self._plan({}, rows, _sizes(parts), last, current, settled)
@@ -126,6 +134,15 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
     def epoch(self) -> str:
         with self._lock:
             return str(self._connection()["meta"]["epoch"])
+
+    def removed_since(self, seq: int | None) -> Removed:
+        with self._lock:
+            shelf = self._connection()
+            epoch, (top, log) = shelf["meta"]["epoch"], shelf["removed"]
+        newer = top - seq if seq is not None and seq < top else 0
+        oldest = top - len(log) + 1 if log else None
+        paths = log[len(log) - newer :] if newer else []
+        return removed(epoch, seq, top, oldest, paths)
 
     def add_counts(self, counts: Mapping[str, int]) -> None:
         with self._lock:

@@ -82,6 +82,7 @@ def _drop_tables(url: str, prefix: str) -> None:
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(
             f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta,"
-            f" {prefix}count, {prefix}setting, {prefix}decision, {prefix}push"
+            f" {prefix}count, {prefix}setting, {prefix}decision, {prefix}push,"
+            f" {prefix}removal"
         )
         conn.execute(f"DROP SEQUENCE IF EXISTS {prefix}decision_seq")
