@@ -27,6 +27,7 @@ from sitemap_middleware.stores.base import (
     Hreflang,
     Pushes,
     Pushing,
+    Removals,
     Shared,
 )
 from sitemap_middleware.stores.memory import MemoryStore
@@ -181,7 +182,7 @@ class Bare:
         self._inner.close()
 
 
-FEATURES: list[Any] = [Shared, Decisions, Epoch, Hreflang, Pushes, Pushing]
+FEATURES: list[Any] = [Shared, Decisions, Epoch, Hreflang, Pushes, Pushing, Removals]
 
 
 def test_every_package_store_has_every_feature_and_a_bare_one_none() -> None:

@@ -1,7 +1,7 @@
 """Stores written by the release before titles upgrade in place on first use: no
-row lost, every fragment byte-identical, titles stored from the next write; and a
-worker of that release keeps writing (and reconnecting) while one of this release
-upgrades the store under it."""
+row lost, every fragment byte-identical, titles stored from the next write, the
+removals log kept from the next removal; and a worker of that release keeps
+writing (and reconnecting) while one of this release upgrades the store under it."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import pytest
 from support.store_kinds import Fresh
 
 from sitemap_middleware import Entry, Store, StoreError, open_store
+from sitemap_middleware.stores.base import Removals
 
 ROOT = Path(__file__).resolve().parents[2]
 # The last commit of the release before titles: its package writes the stores
@@ -173,6 +174,11 @@ def test_a_store_of_the_previous_release_upgrades_in_place(
     with open_store(store_uri) as store:  # opened again: nothing to upgrade
         assert read(store) == before
         assert store.decisions("/p/1") == [("recorded", T0)]  # type: ignore[attr-defined]
+        # The removals log: made on open, written by the next removal.
+        assert isinstance(store, Removals)
+        assert store.removed_since(0).paths == ()
+        assert store.remove(["/p/1", "/missing"]) == 1
+        assert store.removed_since(0).paths == ("/p/1",)
 
 
 @pytest.mark.slow
