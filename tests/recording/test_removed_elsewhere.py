@@ -108,6 +108,24 @@ def test_the_watch_forgets_everything_when_the_epoch_moves() -> None:
 
 
 @pytest.mark.usefixtures("every_look")
+def test_a_store_without_a_removals_log_is_watched_for_its_epoch() -> None:
+    """A third-party store with an epoch and no Removals: its epoch alone."""
+
+    class EpochOnly:
+        value = "a"
+
+        def epoch(self) -> str:
+            return self.value
+
+    store = EpochOnly()
+    watch = StoreWatch(store)  # type: ignore[arg-type]
+    assert watch.look() == ()
+    assert watch.look() == ()
+    store.value = "b"
+    assert watch.look() is None
+
+
+@pytest.mark.usefixtures("every_look")
 def test_the_watch_goes_on_through_an_outage() -> None:
     class Failing(MemoryStore):
         failing = False
