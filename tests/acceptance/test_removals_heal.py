@@ -40,12 +40,16 @@ def wait_until(check: object, timeout: float, what: str) -> float:
 
 
 @pytest.fixture(params=["sqlite", "redis", "postgres"])
-def server(
-    request: pytest.FixtureRequest, tmp_path: Path, fresh: Fresh
-) -> Iterator[tuple[str, str, HTTPClient]]:
+def store_uri(request: pytest.FixtureRequest, tmp_path: Path, fresh: Fresh) -> str:
+    """A fresh store of each kind several processes can share."""
+    return fresh.uri(request.param, tmp_path)
+
+
+@pytest.fixture
+def server(store_uri: str, tmp_path: Path) -> Iterator[tuple[str, str, HTTPClient]]:
     """The Flask example under gunicorn with WORKERS workers, each answer
     naming the worker that served it (X-Worker, outside the middleware)."""
-    uri = fresh.uri(request.param, tmp_path)
+    uri = store_uri
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     (tmp_path / "entry.py").write_text(
