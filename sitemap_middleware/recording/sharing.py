@@ -173,10 +173,12 @@ class StoreWatch:
 
     def look(self) -> tuple[str, ...] | None:
         """What to forget since the last look: the paths removed (``()``
-        between looks, at the first, and while the store fails: the writes
-        will meet the outage), or ``None`` for everything: the epoch changed
-        (the data is no longer the data this process wrote to) or more paths
-        were removed than the store's log keeps."""
+        between looks and while the store fails: the writes will meet the
+        outage), or ``None`` for everything: at the first look (what the
+        process remembers then was inherited across fork, or written while
+        the store could not be read: removals since are unknown), when the
+        epoch changed (the data is no longer the data this process wrote to)
+        or when more paths were removed than the store's log keeps."""
         current = time.monotonic()
         if current < self._due or (self._removals is None and self._epoch is None):
             return ()
@@ -190,6 +192,6 @@ class StoreWatch:
         except StoreError:
             return ()
         before, self._seen = self._seen, epoch
-        if before is not None and epoch != before:
+        if before is None or epoch != before:
             return None
         return paths

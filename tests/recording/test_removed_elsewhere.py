@@ -75,9 +75,9 @@ def every_look(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_watch_gives_the_paths_removed_since_its_last_look() -> None:
     store = MemoryStore()
     store.upsert([Entry(f"/{n}", T0, "f") for n in range(5)])
-    store.remove(["/0"])  # before the first look: not this watch's to forget
+    store.remove(["/0"])
     watch = StoreWatch(store)
-    assert watch.look() == ()
+    assert watch.look() is None  # the first: nothing remembered is known held
     store.remove(["/2", "/1"])
     store.remove(["/missing"])  # never stored: nothing logged
     assert watch.look() == ("/1", "/2")
@@ -92,7 +92,7 @@ def test_the_watch_looks_once_an_interval() -> None:
     store = MemoryStore()
     store.upsert([Entry("/a", T0, "f")])
     watch = StoreWatch(store)
-    assert watch.look() == ()
+    assert watch.look() is None
     store.remove(["/a"])
     assert watch.look() == ()  # not due yet: one read a second, never more
 
@@ -101,6 +101,7 @@ def test_the_watch_looks_once_an_interval() -> None:
 def test_the_watch_forgets_everything_when_the_epoch_moves() -> None:
     store = MemoryStore()
     watch = StoreWatch(store)
+    assert watch.look() is None
     assert watch.look() == ()
     store._epoch = "another"
     assert watch.look() is None
@@ -119,7 +120,7 @@ def test_a_store_without_a_removals_log_is_watched_for_its_epoch() -> None:
 
     store = EpochOnly()
     watch = StoreWatch(store)  # type: ignore[arg-type]
-    assert watch.look() == ()
+    assert watch.look() is None
     assert watch.look() == ()
     store.value = "b"
     assert watch.look() is None
@@ -138,12 +139,19 @@ def test_the_watch_goes_on_through_an_outage() -> None:
     store = Failing()
     store.upsert([Entry("/a", T0, "f")])
     watch = StoreWatch(store)
-    assert watch.look() == ()
+    assert watch.look() is None
     store.remove(["/a"])
     store.failing = True
     assert watch.look() == ()
     store.failing = False
     assert watch.look() == ("/a",)  # read once the store is back
+    # A first look that fails: what is written meanwhile is forgotten at the
+    # first that succeeds (removals before it are unknown).
+    late = StoreWatch(store)
+    store.failing = True
+    assert late.look() == ()
+    store.failing = False
+    assert late.look() is None
 
 
 # -- a running worker, the removal made elsewhere -------------------------------

@@ -42,6 +42,7 @@ CALLS: dict[str, Callable[[Store], object]] = {
     "counts": lambda store: store.counts(),  # type: ignore[attr-defined]
     "setting": lambda store: store.setting("config"),  # type: ignore[attr-defined]
     "set_setting": lambda store: store.set_setting("config", "x"),  # type: ignore[attr-defined]
+    "removed_since": lambda store: store.removed_since(0),  # type: ignore[attr-defined]
 }
 
 
