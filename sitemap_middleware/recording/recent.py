@@ -23,7 +23,9 @@ class Recent:
     request path only asks ``key in recent.fresh``: one dict lookup, no clock.
     A key is a request's spelling; several may stand for one stored path (a
     decoded path, tracking parameters), and a removal forgets them all, so
-    that a page that comes back is recorded at once (invariant 19).
+    that a page that comes back is recorded at once (invariant 19): this
+    writer's removals as it writes them, any other's (another worker or
+    machine, the command line) when the store's removals log names them.
     """
 
     def __init__(self, interval: float, size: int = RECENT_PAGES) -> None:

@@ -400,7 +400,8 @@ class Writer:
             self._declared.clear()
             return
         for path in removed:
-            # Its own removals were forgotten as written: again, it is a no-op.
+            # Its own removals too: forgotten as written already, or recorded
+            # again since, and then read once more at their next request.
             self._recent.forget(path, path)
 
     def _write_decisions(self, force: bool) -> bool:

@@ -83,10 +83,11 @@ def tagged(prefix: str) -> str:
 
 class RedisStore(StoreBase[_Client]):
     """Rows and fragments in two hashes keyed by path, one sorted set per part
-    (score: first-seen ``seq``), part summaries in a hash, and a meta hash every
-    write bumps, so that a batch is an optimistic transaction: WATCH meta, read
-    (one script), plan, MULTI/EXEC (a redis-py transaction pipeline). Parts are
-    read by a script that joins each run of fragments in Redis.
+    (score: first-seen ``seq``), part summaries in a hash, the removals log in a
+    list (numbered by meta's ``removed``), and a meta hash every write bumps,
+    so that a batch is an optimistic transaction: WATCH meta, read (one
+    script), plan, MULTI/EXEC (a redis-py transaction pipeline). Parts are read
+    by a script that joins each run of fragments in Redis.
 
     :param url: ``redis://[[user]:password@]host[:port][/db]`` or ``rediss://``.
     :param part_size: URLs per sitemap part (at most 50,000).
