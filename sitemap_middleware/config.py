@@ -528,7 +528,7 @@ def _indexnow(key: str, value: Any) -> IndexNowOptions:
     if interval < MIN_INDEXNOW_INTERVAL:
         raise ConfigError(
             f"'{key}.interval' must be at least {MIN_INDEXNOW_INTERVAL:g} second"
-            f" (the pushes of one process are that far apart at least), got {interval!r}"
+            f" (a process's pushes are that far apart at least), got {interval!r}"
         )
     return IndexNowOptions(secret, endpoint, location, float(interval))
 

@@ -15,7 +15,7 @@ from datetime import datetime
 
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
-from .base import Decision, StoreBase, logged, new_epoch, unlogged
+from .base import MAX_COUNT, Decision, StoreBase, deltas, logged, new_epoch, unlogged
 from .layout import Change, Fill, Plan, Stored, Totals, batches, leaving, now
 
 
@@ -151,7 +151,9 @@ class MemoryStore(StoreBase[None]):
 
     def add_counts(self, counts: Mapping[str, int]) -> None:
         with self._lock:
-            self._counts.update({reason: n for reason, n in counts.items() if n})
+            found = self._counts
+            for reason, n in deltas(counts):
+                found[reason] = min(found[reason] + n, MAX_COUNT)
 
     def counts(self) -> dict[str, int]:
         with self._lock:

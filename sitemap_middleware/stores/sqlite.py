@@ -15,7 +15,7 @@ from typing import Any
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from . import layout
-from .base import Decision, StoreBase, logged, unlogged
+from .base import MAX_COUNT, Decision, StoreBase, deltas, logged, unlogged
 from .layout import Change, Fill, Plan, Row, Stored, Totals, batches, leaving, now
 
 SCHEMA_VERSION = "2"
@@ -328,12 +328,16 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         return str(rows[0][0]) if rows else ""
 
     def add_counts(self, counts: Mapping[str, int]) -> None:
-        rows = [(reason, n) for reason, n in counts.items() if n]
+        rows = deltas(counts)
         if rows:
             with self._writing() as conn:
+                # Saturated, never summed past MAX_COUNT: SQLite would make
+                # the sum a float.
                 conn.executemany(
                     "INSERT INTO sitemap_count VALUES (?, ?)"
-                    " ON CONFLICT (reason) DO UPDATE SET n = n + excluded.n",
+                    " ON CONFLICT (reason) DO UPDATE SET n = CASE"
+                    f" WHEN n > {MAX_COUNT} - excluded.n THEN {MAX_COUNT}"
+                    " ELSE n + excluded.n END",
                     rows,
                 )
 
