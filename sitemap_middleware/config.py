@@ -116,8 +116,10 @@ class RouteOptions:
 # participating search engine (indexnow.org, "Documentation").
 INDEXNOW_ENDPOINT = "https://api.indexnow.org/indexnow"
 # Seconds between two pushes of one process, at least: changes made meanwhile
-# go in one request (and a URL changed twice, once).
+# go in one request (and a URL changed twice, once). The floor keeps a process
+# from claiming from the store and posting in a loop.
 INDEXNOW_INTERVAL = 60.0
+MIN_INDEXNOW_INTERVAL = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -523,6 +525,11 @@ def _indexnow(key: str, value: Any) -> IndexNowOptions:
             f"'{key}.key_location' {location!r} is a path the sitemap answers"
         )
     interval = _seconds(f"{key}.interval", value.get("interval", INDEXNOW_INTERVAL))
+    if interval < MIN_INDEXNOW_INTERVAL:
+        raise ConfigError(
+            f"'{key}.interval' must be at least {MIN_INDEXNOW_INTERVAL:g} second"
+            f" (a process's pushes are that far apart at least), got {interval!r}"
+        )
     return IndexNowOptions(secret, endpoint, location, float(interval))
 
 

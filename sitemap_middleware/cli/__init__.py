@@ -28,7 +28,7 @@ from ..paths import INDEX, PART, TEXT_INDEX, TEXT_PART
 from ..recording.recheck import SETTING, ConfigJudge, Judge, Recheck, config_digest
 from ..routes import Route, Routes
 from ..serving.server import Server
-from ..stores import Store, open_store
+from ..stores import Store, batches, open_store
 from ..stores.base import Decisions, Shared
 from ..urls import canonical_target
 from ..watching.policy import Policy
@@ -323,8 +323,10 @@ def _write(path: str, body: bytes) -> None:
 )
 def import_(store_uri: str, base_url: str, source: str, query: tuple[str, ...]) -> None:
     """Add the URLs of SOURCE to the store: an XML sitemap, a sitemap index (its
-    parts are followed), gzip or not, or a text sitemap, from a file or an
-    http(s) URL. Entries keep their lastmod; bad ones are reported and skipped."""
+    parts are followed on its own site or folder), gzip or not, or a text
+    sitemap, from a file or an http(s) URL. New entries keep their lastmod; a
+    URL the store holds is left as visits recorded it; bad entries are
+    reported and skipped."""
     # Imported here: the command line is loaded with every Flask app (``flask
     # sitemap``), and only this command needs an XML parser and an HTTP client.
     from .sources import Problem, SourceError, count_problems, read
@@ -335,20 +337,33 @@ def import_(store_uri: str, base_url: str, source: str, query: tuple[str, ...]) 
         problems.append(problem)
         click.echo(f"skipped {problem.where}: {problem.reason}", err=True)
 
+    kept: list[int] = []
     with _site(store_uri, base_url, existing=False) as site:
         before = site.store.count()
         items = read(source, site.config.base_url, frozenset(query))
         try:
             with _progress(count_problems(items, report), "importing", None) as bar:
-                written = site.store.upsert(bar)
+                written = site.store.upsert(_new(site.store, bar, kept))
         except SourceError as exc:
             _fail(str(exc), Exit.SOURCE)
         added = site.store.count() - before
     click.echo(
-        f"imported {written:,} entries ({added:,} new URLs); {len(problems):,} skipped"
+        f"imported {written:,} entries ({added:,} new URLs); {sum(kept):,} already"
+        f" in the store, kept as they are; {len(problems):,} skipped"
     )
     if problems:
         sys.exit(Exit.PROBLEMS)
+
+
+def _new(store: Store, entries: Iterable[Entry], kept: list[int]) -> Iterator[Entry]:
+    """The entries whose path ``store`` does not hold (one ``known`` read a
+    batch): an import adds pages, it never overrules what visits recorded (a
+    page's lastmod, fingerprint and title). How many were left goes to
+    ``kept``."""
+    for batch in batches(entries):
+        held = store.known(batch)
+        kept.append(len(held))
+        yield from (entry for path, entry in batch.items() if path not in held)
 
 
 # -- commands that need the app ------------------------------------------------

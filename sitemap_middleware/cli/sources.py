@@ -1,6 +1,8 @@
 """Reading sitemaps that exist elsewhere: an XML sitemap, a sitemap index (its parts
-followed), gzip or not, or a text sitemap, from a file or an http(s) URL, turned
-into the entries of one site, each bad one reported rather than fatal.
+followed, from the source's own origin or folder only), gzip or not, or a text
+sitemap, from a file or an http(s) URL, turned into the entries of one site, each
+bad one reported rather than fatal. Every document is read through once before any
+entry is given, so a source refused half-way adds nothing.
 """
 
 from __future__ import annotations
@@ -8,16 +10,18 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import shutil
+import tempfile
 import urllib.error
 import urllib.request
 import zlib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import IO, Protocol
-from urllib.parse import parse_qsl, urlsplit
-from xml.etree.ElementTree import Element, ParseError, iterparse
+from typing import IO, Any, Protocol
+from urllib.parse import parse_qsl, urljoin, urlsplit
+from xml.etree.ElementTree import Element, ParseError, XMLPullParser
 
 from .. import render
 from ..model import Entry
@@ -25,6 +29,8 @@ from ..sitemaps import CHANGEFREQS, is_language_tag
 from ..urls import canonical_target
 
 SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+URLSET = f"{SITEMAP_NS}urlset"
+INDEX = f"{SITEMAP_NS}sitemapindex"
 IMAGE_NS = "{http://www.google.com/schemas/sitemap-image/1.1}"
 XHTML_NS = "{http://www.w3.org/1999/xhtml}"
 # A read from a URL gives up after this many seconds without data.
@@ -33,6 +39,17 @@ TIMEOUT = 30.0
 # room: what is larger is no sitemap and is not read to its end.
 MAX_BYTES = 64 * 1024 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
+# Bytes handed to the XML parser at a time while it reports elements; doubled
+# while it reports none (see _events).
+CHUNK = 64 * 1024
+# Elements nest this deep at most: the deepest of the sitemap protocol and its
+# extensions (urlset, url, news:news, news:publication, news:name) is 5.
+MAX_DEPTH = 16
+# Elements one <url> or <sitemap> holds at most: 1,000 images of a few
+# elements each and the alternates of a large hreflang cluster fit.
+MAX_ELEMENTS = 20_000
+# Characters of a refused value a report shows.
+SHOWN = 200
 
 # W3C datetime forms (https://www.w3.org/TR/NOTE-datetime) that
 # datetime.fromisoformat does not read on every supported Python: a year, a
@@ -64,42 +81,155 @@ def read(
     an unreadable ``<loc>``, a bad ``lastmod``, ``changefreq`` or ``priority``.
 
     A sitemap index is followed one level down, as the protocol allows no
-    deeper: its parts are fetched when ``source`` is a URL, looked for beside
-    it (by file name) when it is a file. Query parameters are kept only when
-    named in ``query``; a URL that would lose some is a problem.
+    deeper: its parts are fetched from the source's own origin when ``source``
+    is a URL (a part elsewhere, or a redirect away, is a problem), looked for
+    beside it (by file name) when it is a file. Query parameters are kept only
+    when named in ``query``; a URL that would lose some is a problem.
+
+    Every document is read through (a URL's into a temporary file) before the
+    first entry is given: a part that cannot be read is a problem and gives
+    nothing; ``source`` itself raises before anything is given.
 
     :raises SourceError: when ``source`` itself cannot be read.
     """
-    with _opened(source) as stream:
-        first = stream.peek(64).lstrip()[:1]
-        if first != b"<":
-            yield from _text(source, stream, base_url, query)
-            return
-        parts: list[str] = []
-        yield from _xml(source, stream, base_url, query, parts)
-    for loc in parts:
-        part = _beside(source, loc)
-        try:
-            with _opened(part) as stream:
-                yield from _xml(part, stream, base_url, query, None)
-        except SourceError as exc:
-            yield Problem(part, str(exc))
+    with ExitStack() as stack:
+        top = _fetch(source, None, stack)
+        parts = _check(source, top)
+        documents = [(source, top)]
+        for loc in parts or ():
+            part = _part(source, top, loc)
+            if isinstance(part, Problem):
+                yield part
+                continue
+            try:
+                local = _fetch(part, _origin(top.url), stack)
+                if _check(part, local) is not None:
+                    raise SourceError("a sitemap index inside a sitemap index")
+            except SourceError as exc:
+                yield Problem(part, str(exc))
+                continue
+            documents.append((part, local))
+        for where, local in documents:
+            with _opened(local.path, where) as stream:
+                if _is_text(stream):
+                    yield from _text(where, stream, base_url, query)
+                else:
+                    yield from _xml(where, stream, base_url, query)
 
 
-@contextmanager
-def _opened(source: str) -> Iterator[io.BufferedReader[_Bounded]]:
-    """``source`` as a buffered byte stream, gunzipped when it is gzip."""
+@dataclass(frozen=True, slots=True)
+class _Local:
+    """A document as read: the file holding its bytes, and the URL it came
+    from after redirects (``None`` for a file given as a path)."""
+
+    path: str
+    url: str | None
+
+
+def _fetch(source: str, origin: str | None, stack: ExitStack) -> _Local:
+    """``source`` as a local file: a path as it is, a URL's body copied into
+    a temporary file (bounded by :data:`MAX_BYTES`). With ``origin``, a URL
+    elsewhere, or a redirect to one, is refused before it is requested."""
+    if urlsplit(source).scheme not in ("http", "https"):
+        return _Local(source, None)
+    if origin is not None and _origin(source) != origin:
+        raise SourceError(f"not on the origin of the index ({origin})")
+    request = urllib.request.Request(
+        source, headers={"User-Agent": "sitemap-middleware"}
+    )
+    opener = urllib.request.build_opener(_Redirects(origin))
     try:
-        if urlsplit(source).scheme in ("http", "https"):
-            request = urllib.request.Request(
-                source, headers={"User-Agent": "sitemap-middleware"}
-            )
-            raw: IO[bytes] = urllib.request.urlopen(request, timeout=TIMEOUT)
-        else:
-            raw = open(source, "rb")  # noqa: SIM115 - closed below
+        response = opener.open(request, timeout=TIMEOUT)
     except urllib.error.HTTPError as exc:
         exc.close()  # it holds the error response's connection
         raise SourceError(f"cannot read {source}: {exc}") from None
+    except (OSError, ValueError) as exc:
+        raise SourceError(f"cannot read {source}: {exc}") from exc
+    copy = stack.enter_context(tempfile.NamedTemporaryFile(suffix=".sitemap"))  # noqa: SIM115
+    with response:
+        try:
+            shutil.copyfileobj(_Bounded(response, source), copy)
+        except OSError as exc:  # a reset, a timeout
+            raise SourceError(f"cannot read {source}: {exc}") from exc
+        url = response.geturl()
+    copy.flush()
+    return _Local(copy.name, url)
+
+
+class _Redirects(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect only within ``origin`` (any, without one)."""
+
+    def __init__(self, origin: str | None) -> None:
+        self._origin = origin
+
+    def redirect_request(
+        self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
+    ) -> Any:
+        if self._origin is not None and _origin(newurl) != self._origin:
+            raise SourceError(
+                f"redirected to {_shown(newurl)}, off the origin of the index"
+                f" ({self._origin})"
+            )
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
+
+
+def _origin(url: str | None) -> str | None:
+    """``scheme://host:port`` of an http(s) URL, the port spelt out."""
+    if url is None:
+        return None
+    parts = urlsplit(url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return "?"
+    return f"{parts.scheme}://{(parts.hostname or '').lower()}:{port}"
+
+
+def _part(source: str, top: _Local, loc: str) -> str | Problem:
+    """Where to read the part an index names: ``loc`` itself for an index
+    read from a URL (resolved against it; its origin is checked when read),
+    the file of the same name beside a file index."""
+    if top.url is not None:
+        return urljoin(top.url, loc)
+    name = os.path.basename(urlsplit(loc).path)
+    if name in ("", ".", ".."):
+        return Problem(_shown(loc), "names no file to look for beside the index")
+    return os.path.join(os.path.dirname(source), name)
+
+
+def _check(source: str, local: _Local) -> list[str] | None:
+    """Read the document through: the ``<loc>`` of its parts if it is a
+    sitemap index, else ``None``.
+
+    :raises SourceError: it cannot be read, or is no sitemap.
+    """
+    with _opened(local.path, source) as stream:
+        if _is_text(stream):
+            for _ in stream:  # gunzipped and bounded on the way
+                pass
+            return None
+        elements = _children(source, stream)
+        root = next(elements)
+        if root.tag == INDEX:
+            locs = (
+                _child(e, "loc") for e in elements if e.tag == f"{SITEMAP_NS}sitemap"
+            )
+            return [loc for loc in locs if loc]
+        for _ in elements:
+            pass
+        return None
+
+
+def _is_text(stream: io.BufferedReader[Any]) -> bool:
+    return stream.peek(64).lstrip()[:1] != b"<"
+
+
+@contextmanager
+def _opened(path: str, source: str) -> Iterator[io.BufferedReader[_Bounded]]:
+    """The file at ``path`` as a buffered byte stream, gunzipped when it is
+    gzip; ``source`` names it in errors."""
+    try:
+        raw = open(path, "rb")  # noqa: SIM115 - closed below
     except (OSError, ValueError) as exc:
         raise SourceError(f"cannot read {source}: {exc}") from exc
     with raw:
@@ -109,7 +239,7 @@ def _opened(source: str) -> Iterator[io.BufferedReader[_Bounded]]:
             stream = io.BufferedReader(_Bounded(unzipped, source))
         try:
             yield stream
-        except (OSError, EOFError, zlib.error) as exc:  # broken gzip, a reset
+        except (OSError, EOFError, zlib.error) as exc:  # broken gzip
             raise SourceError(f"cannot read {source}: {exc}") from exc
 
 
@@ -137,13 +267,6 @@ class _Bounded(io.RawIOBase):
         return len(data)
 
 
-def _beside(source: str, loc: str) -> str:
-    if urlsplit(source).scheme in ("http", "https"):
-        return loc
-    name = os.path.basename(urlsplit(loc).path)
-    return os.path.join(os.path.dirname(source), name)
-
-
 def _text(
     source: str, stream: IO[bytes], base_url: str, query: frozenset[str]
 ) -> Iterator[Item]:
@@ -166,36 +289,71 @@ def _text(
 
 
 def _xml(
-    source: str,
-    stream: IO[bytes],
-    base_url: str,
-    query: frozenset[str],
-    parts: list[str] | None,
+    source: str, stream: IO[bytes], base_url: str, query: frozenset[str]
 ) -> Iterator[Item]:
-    """The entries of a ``<urlset>``; the ``<loc>`` of each ``<sitemap>`` of a
-    ``<sitemapindex>`` go to ``parts`` (``None``: an index is a problem here)."""
-    try:
-        events = iterparse(stream, events=("start", "end"))
-        _, root = next(events)
-        if root.tag == f"{SITEMAP_NS}sitemapindex":
-            if parts is None:
-                yield Problem(source, "a sitemap index inside a sitemap index")
-                return
-            for event, element in events:
-                if event == "end" and element.tag == f"{SITEMAP_NS}sitemap":
-                    loc = _child(element, "loc")
-                    if loc:
-                        parts.append(loc)
-                    root.clear()
-            return
-        if root.tag != f"{SITEMAP_NS}urlset":
-            raise SourceError(f"{source} is not a sitemap (root {root.tag!r})")
-        for event, element in events:
-            if event == "end" and element.tag == f"{SITEMAP_NS}url":
+    """The entries of a ``<urlset>`` (none of an index: its parts give them)."""
+    elements = _children(source, stream)
+    if next(elements).tag == URLSET:
+        for element in elements:
+            if element.tag == f"{SITEMAP_NS}url":
                 yield _entry(source, element, base_url, query)
-                root.clear()  # bounded memory on a 50,000-URL part
+
+
+def _children(source: str, stream: IO[bytes]) -> Iterator[Element]:
+    """The root element of a sitemap or sitemap index, then each child of the
+    root once read whole, cleared when the next is asked for: memory holds
+    one ``<url>`` at a time, whatever the document's size.
+
+    :raises SourceError: not well-formed, not a sitemap, nested deeper than
+        :data:`MAX_DEPTH` or a child of more than :data:`MAX_ELEMENTS`.
+    """
+    try:
+        events = _events(stream)
+        _, root = next(events)
+        if root.tag not in (URLSET, INDEX):
+            raise SourceError(f"{source} is not a sitemap (root {root.tag!r})")
+        yield root
+        depth, elements = 1, 0
+        for event, element in events:
+            if event == "start":
+                depth += 1
+                elements += 1
+                if depth > MAX_DEPTH or elements > MAX_ELEMENTS:
+                    raise SourceError(
+                        f"{source} is not a sitemap: elements nested deeper than"
+                        f" {MAX_DEPTH} or more than {MAX_ELEMENTS:,} in one entry"
+                    )
+                continue
+            depth -= 1
+            if depth == 1:
+                yield element
+                root.clear()
+                elements = 0
     except ParseError as exc:
         raise SourceError(f"{source} is not well-formed XML: {exc}") from exc
+
+
+def _events(stream: IO[bytes]) -> Iterator[tuple[str, Element]]:
+    """The parser's start and end events, fed :data:`CHUNK` bytes at a time,
+    doubling while a feed brings no event: expat before 2.6 reads an
+    unfinished token again from its start at every feed, so that equal feeds
+    cost the square of a long token's size (a comment of megabytes took
+    minutes) and doubling ones stay linear."""
+    parser: XMLPullParser[Element] = XMLPullParser(events=("start", "end"))
+    size = CHUNK
+    while data := stream.read(size):
+        parser.feed(data)
+        size *= 2
+        for event in parser.read_events():
+            size = CHUNK
+            yield event  # type: ignore[misc]
+    parser.close()
+    yield from parser.read_events()  # type: ignore[misc]
+
+
+def _shown(value: str) -> str:
+    """A value as a report shows it: cut to :data:`SHOWN` characters."""
+    return value if len(value) <= SHOWN else value[: SHOWN - 1] + "…"
 
 
 def _child(element: Element, name: str, ns: str = SITEMAP_NS) -> str | None:
@@ -209,7 +367,7 @@ def _entry(source: str, url: Element, base_url: str, query: frozenset[str]) -> I
     loc = _child(url, "loc")
     if not loc:
         return Problem(source, "a <url> without <loc>")
-    where = f"{source}: {loc}"
+    where = f"{source}: {_shown(loc)}"
     path = _path(loc, base_url, query)
     if isinstance(path, Problem):
         return Problem(where, path.reason)

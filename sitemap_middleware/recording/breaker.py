@@ -48,11 +48,15 @@ class Breaker:
 
     def back_off(self, asked: float | None = None) -> float:
         """Open the breaker without a word (the caller said why): for the next
-        backoff, or for ``asked`` seconds when the other side named them (a
+        backoff, or for longer when the other side asked for more (a
         ``Retry-After``), never beyond ``maximum``. The backoff doubles either
-        way. Returns the seconds."""
+        way, and an answer asking for less never shortens it: an endpoint that
+        says "retry at once" on every failure gets the same spaced retries as
+        one that says nothing. Returns the seconds."""
         self._backoff = min(max(2 * self._backoff, self._minimum), self._maximum)
-        delay = self._backoff if asked is None else min(asked, self._maximum)
+        delay = self._backoff
+        if asked is not None and asked > delay:
+            delay = min(asked, self._maximum)
         self._retry_at = time.monotonic() + delay
         return delay
 

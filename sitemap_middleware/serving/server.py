@@ -53,6 +53,12 @@ def _text(status: int, message: str, **extra: str) -> Response:
     return Response(status, headers, body)
 
 
+def _robots_tag(document: Document) -> list[tuple[str, str]]:
+    """The robots header a document carries, live or from the last good bytes:
+    a file for crawlers is no page to index; the site map page is one."""
+    return [("X-Robots-Tag", "noindex")] if document.noindex else []
+
+
 def _not_found() -> Response:
     return _text(404, "Not Found\n")
 
@@ -237,8 +243,7 @@ class Server:
             ("Last-Modified", http_date(changed)),
             ("Cache-Control", self._cache_control),
         ]
-        if document.noindex:
-            headers.append(("X-Robots-Tag", "noindex"))
+        headers += _robots_tag(document)
         if not is_resource_modified(
             http_if_none_match=header("if-none-match"),
             http_if_modified_since=header("if-modified-since"),
@@ -322,7 +327,7 @@ class Server:
                 ("Content-Type", document.media_type),
                 ("Content-Length", str(len(known))),
                 ("Cache-Control", "no-cache"),
-                ("X-Robots-Tag", "noindex"),
+                *_robots_tag(document),
             ],
             known,
         )

@@ -29,13 +29,14 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from ..errors import ConfigError, StoreError
 from ..model import Entry, PageInfo, PartInfo
 from . import layout
-from .base import RENAMED, Removed, Store, StoreBase, removed
+from .base import MAX_COUNT, RENAMED, Removed, Store, StoreBase, deltas, removed
 from .layout import Change, Fill, Plan, Row, Stored, Totals, batches, plan, weight
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoints
 
 __all__ = [
+    "MAX_COUNT",
     "Change",
     "Entry",
     "Fill",
@@ -50,6 +51,7 @@ __all__ = [
     "Stored",
     "Totals",
     "batches",
+    "deltas",
     "layout",
     "open_store",
     "plan",

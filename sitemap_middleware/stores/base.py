@@ -106,10 +106,12 @@ class Shared(Protocol):
 
     def add_counts(self, counts: Mapping[str, int]) -> None:
         """Add ``counts`` (reason -> how many more) to the site's counters,
-        in one write: each writer sends its deltas, never a total."""
+        in one write: each writer sends its deltas, never a total. A counter
+        stops at ``MAX_COUNT``."""
 
     def counts(self) -> dict[str, int]:
-        """The site's counters: the sum of every writer's deltas so far."""
+        """The site's counters: the sum of every writer's deltas so far, as
+        integers, at most ``MAX_COUNT`` each."""
 
     def setting(self, name: str) -> str | None:
         """A value the writers share (the digest of the config the pages
@@ -226,6 +228,18 @@ def removed(
     if since > top or since < 0 or bottom is None or since < bottom - 1:
         return Removed(epoch, top, None)
     return Removed(epoch, top, tuple(paths))
+
+
+# Where a shared counter stops: the largest signed 64-bit integer, what SQLite's
+# INTEGER, PostgreSQL's bigint and Redis's HINCRBY hold. Past it SQLite would
+# turn the sum into a float, and the others refuse the write for good.
+MAX_COUNT = 2**63 - 1
+
+
+def deltas(counts: Mapping[str, int]) -> list[tuple[str, int]]:
+    """The non-zero counts to add, sorted (concurrent writers lock rows in one
+    order) and each at most ``MAX_COUNT``."""
+    return sorted((reason, min(n, MAX_COUNT)) for reason, n in counts.items() if n)
 
 
 # A writer's decision about a page: (stored path, reason, when).

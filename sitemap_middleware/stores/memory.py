@@ -16,7 +16,17 @@ from itertools import islice
 
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
-from .base import Decision, Removed, StoreBase, logged, new_epoch, removed, unlogged
+from .base import (
+    MAX_COUNT,
+    Decision,
+    Removed,
+    StoreBase,
+    deltas,
+    logged,
+    new_epoch,
+    removed,
+    unlogged,
+)
 from .layout import Change, Fill, Plan, Stored, Totals, batches, leaving, now
 
 
@@ -174,7 +184,9 @@ class MemoryStore(StoreBase[None]):
 
     def add_counts(self, counts: Mapping[str, int]) -> None:
         with self._lock:
-            self._counts.update({reason: n for reason, n in counts.items() if n})
+            found = self._counts
+            for reason, n in deltas(counts):
+                found[reason] = min(found[reason] + n, MAX_COUNT)
 
     def counts(self) -> dict[str, int]:
         with self._lock:

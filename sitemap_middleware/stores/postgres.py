@@ -20,7 +20,17 @@ from ..errors import StoreError
 from ..model import Entry, PartInfo
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
 from . import layout
-from .base import RENAMED, Decision, Removed, StoreBase, logged, removed, unlogged
+from .base import (
+    MAX_COUNT,
+    RENAMED,
+    Decision,
+    Removed,
+    StoreBase,
+    deltas,
+    logged,
+    removed,
+    unlogged,
+)
 from .layout import Change, Fill, Plan, Row, Stored, Totals, batches, leaving, now
 
 SCHEMA_VERSION = 2
@@ -658,15 +668,18 @@ class PostgresStore(StoreBase[ConnectionPool]):
 
     def add_counts(self, counts: Mapping[str, int]) -> None:
         # Sorted: concurrent writers lock the rows in one order (no deadlock).
-        rows = sorted((reason, n) for reason, n in counts.items() if n)
+        rows = deltas(counts)
         if not rows:
             return
         with self._borrow() as conn:
+            # Saturated: a bigint sum past MAX_COUNT is an error, every time.
             conn.execute(
                 self._sql(
                     "INSERT INTO {p}count"
                     " SELECT * FROM unnest(%s::text[], %s::bigint[])"
-                    " ON CONFLICT (reason) DO UPDATE SET n = {p}count.n + excluded.n"
+                    " ON CONFLICT (reason) DO UPDATE SET n = CASE"
+                    f" WHEN {{p}}count.n > {MAX_COUNT} - excluded.n THEN {MAX_COUNT}"
+                    " ELSE {p}count.n + excluded.n END"
                 ),
                 ([reason for reason, _ in rows], [n for _, n in rows]),
             )

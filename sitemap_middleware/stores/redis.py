@@ -26,7 +26,7 @@ from ..errors import StoreError
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from . import layout, lua
-from .base import Decision, Removed, StoreBase, unlogged
+from .base import MAX_COUNT, Decision, Removed, StoreBase, deltas, unlogged
 from .layout import Fill, Plan, Row, Stored, batches, leaving, now
 
 logger = logging.getLogger("sitemap_middleware")
@@ -621,12 +621,23 @@ class RedisStore(StoreBase[_Client]):
     def add_counts(self, counts: Mapping[str, int]) -> None:
         # Not a MULTI: HINCRBY is atomic per field, and a pipeline is one
         # round trip. Kept apart from meta, which every page write WATCHes.
-        rows = [(reason, n) for reason, n in counts.items() if n]
+        rows = deltas(counts)
         if rows:
-            pipe = self._connection().redis.pipeline(transaction=False)
+            redis = self._connection().redis
+            pipe = redis.pipeline(transaction=False)
             for reason, n in rows:
                 pipe.hincrby(self._counts_key, reason, n)
-            pipe.execute()
+            # HINCRBY refuses a sum past MAX_COUNT (and changes nothing):
+            # those counters stop there.
+            results = pipe.execute(raise_on_error=False)
+            full = []
+            for (reason, _), done in zip(rows, results, strict=True):
+                if isinstance(done, Exception):
+                    if "overflow" not in str(done):
+                        raise done
+                    full.append(reason)
+            if full:
+                redis.hset(self._counts_key, mapping=dict.fromkeys(full, MAX_COUNT))
 
     def counts(self) -> dict[str, int]:
         found = self._connection().redis.hgetall(self._counts_key)

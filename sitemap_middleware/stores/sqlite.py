@@ -15,7 +15,16 @@ from typing import Any
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from . import layout
-from .base import Decision, Removed, StoreBase, logged, removed, unlogged
+from .base import (
+    MAX_COUNT,
+    Decision,
+    Removed,
+    StoreBase,
+    deltas,
+    logged,
+    removed,
+    unlogged,
+)
 from .layout import Change, Fill, Plan, Row, Stored, Totals, batches, leaving, now
 
 SCHEMA_VERSION = "2"
@@ -366,12 +375,16 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         return removed(str(epoch or ""), seq, top, bottom, json.loads(paths))
 
     def add_counts(self, counts: Mapping[str, int]) -> None:
-        rows = [(reason, n) for reason, n in counts.items() if n]
+        rows = deltas(counts)
         if rows:
             with self._writing() as conn:
+                # Saturated, never summed past MAX_COUNT: SQLite would make
+                # the sum a float.
                 conn.executemany(
                     "INSERT INTO sitemap_count VALUES (?, ?)"
-                    " ON CONFLICT (reason) DO UPDATE SET n = n + excluded.n",
+                    " ON CONFLICT (reason) DO UPDATE SET n = CASE"
+                    f" WHEN n > {MAX_COUNT} - excluded.n THEN {MAX_COUNT}"
+                    " ELSE n + excluded.n END",
                     rows,
                 )
 

@@ -361,6 +361,35 @@ def test_redis_stopped_never_delays_requests(
     )
 
 
+def test_every_documents_fallback_keeps_its_live_headers(
+    redis_server: RedisServer,
+) -> None:
+    """Redis killed: each document answers its last good bytes with the live
+    answer's media type and robots header (the site map page, a page for
+    search engines too, never gains a noindex), marked not to be cached."""
+    options = {"html_sitemap": "/site-map", "text_sitemap": True}
+    uri = f"{redis_server.url}?timeout={TIMEOUT}&connect_timeout={TIMEOUT}"
+    middleware = SitemapMiddleware(
+        page_app, {"base_url": BASE_URL, "store": uri, **options}
+    )
+    client = WSGIClient(middleware)
+    try:
+        get_pages(client, ["/a", "/b"])
+        assert middleware.flush(5.0)
+        paths = ("/sitemap.xml", "/sitemap-1.xml.gz", "/sitemap-1.txt", "/site-map")
+        live = {path: client.get(path) for path in paths}
+        assert all(reply.status == 200 for reply in live.values())
+        redis_server.kill()
+        for path, reply in live.items():
+            fallback = client.get(path)
+            assert (fallback.status, fallback.body) == (200, reply.body), path
+            for name in ("content-type", "x-robots-tag"):
+                assert fallback.headers.get(name) == reply.headers.get(name), path
+            assert fallback.headers["cache-control"] == "no-cache"
+    finally:
+        middleware.close()
+
+
 def test_redis_data_loss_never_serves_a_stale_sitemap(
     redis_server: RedisServer,
 ) -> None:

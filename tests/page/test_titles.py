@@ -66,6 +66,49 @@ def test_titles_are_bounded_at_a_word() -> None:
     assert clean("   ") is None
 
 
+@pytest.mark.parametrize(
+    ("title", "shown"),
+    [
+        ("Bell\x07 and\x1b[31m escape", "Bell and[31m escape"),
+        ("Zero\u200bwidth\u2060joined", "Zerowidthjoined"),
+        # Overrides and isolates would reorder the text shown around a title.
+        ("\u202eevil\u202c and \u2067isolated\u2069", "evil and isolated"),
+        ("soft\xadhyphen\ufeff", "softhyphen"),
+        ("line\u2028and\u2029paragraph", "line and paragraph"),
+        ("private\ue000use", "privateuse"),
+        # Joiners are how some words and emoji are written: kept between two
+        # visible characters, dropped elsewhere.
+        ("\u200dme\u200cxa \u200d", "me\u200cxa"),
+        ("\U0001f468\u200d\U0001f469\u200d\U0001f467 family", None),
+        ("\x07\u200b\u202e", "NONE"),
+    ],
+)
+def test_titles_are_visible_text_only(title: str, shown: str | None) -> None:
+    """Controls and invisible format characters are taken out, whatever the
+    script, so a title shows as text and never changes the text around it."""
+    cleaned = clean(title)
+    if shown == "NONE":
+        assert cleaned is None
+        return
+    assert cleaned == (title if shown is None else shown)
+    assert cleaned is not None
+    assert all(c.isprintable() or c in "\u200c\u200d" for c in cleaned)
+
+
+def test_a_hostile_title_is_stored_clean_through_the_writer() -> None:
+    """From the page to the store, on the writer's path: the title and the
+    first heading both."""
+    store = MemoryStore()
+    recorder = Recorder(CONFIG, Policy(CONFIG), store)
+    try:
+        recorder.submit(observed("/t", "<title>A\x07B&#x202e;C&#8203;D</title>"))
+        recorder.submit(observed("/h", "", "<h1>\u2066E\x1bF</h1>"))
+        assert recorder.flush(5.0)
+    finally:
+        recorder.close()
+    assert titles(store) == {"/t": "ABCD", "/h": "EF"}
+
+
 # -- the site's affix ------------------------------------------------------------
 
 

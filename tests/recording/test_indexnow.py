@@ -25,6 +25,7 @@ from sitemap_middleware import ConfigError, Entry, Store, open_store
 from sitemap_middleware.config import INDEXNOW_ENDPOINT, Config, IndexNowOptions
 from sitemap_middleware.recording.indexnow import LEASE, MAX_URLS, Pusher
 from sitemap_middleware.stores.base import Pushes
+from sitemap_middleware.stores.memory import MemoryStore
 from sitemap_middleware.wsgi import SitemapMiddleware
 
 KEY = "a1b2c3d4-e5f6"
@@ -38,6 +39,8 @@ class Endpoint:
     def __init__(self) -> None:
         self.received: list[dict[str, Any]] = []
         self.answers: list[tuple[int, str | None]] = []
+        self.always: tuple[int, str | None] | None = None
+        """The answer to give once ``answers`` is spent (``None``: 200)."""
         self.lock = threading.Lock()
         endpoint = self
 
@@ -54,7 +57,9 @@ class Endpoint:
                         }
                     )
                     status, retry_after = (
-                        endpoint.answers.pop(0) if endpoint.answers else (200, None)
+                        endpoint.answers.pop(0)
+                        if endpoint.answers
+                        else endpoint.always or (200, None)
                     )
                 self.send_response(status)
                 if retry_after is not None:
@@ -125,7 +130,9 @@ def eventually(check: Callable[[], bool], timeout: float = 10.0) -> bool:
 
 
 def options(endpoint: Endpoint, **more: Any) -> IndexNowOptions:
-    return IndexNowOptions(KEY, endpoint.url, f"/{KEY}.txt", more.pop("interval", 60))
+    return IndexNowOptions(
+        KEY, more.pop("url", endpoint.url), f"/{KEY}.txt", more.pop("interval", 60)
+    )
 
 
 def entry(path: str, fingerprint: str = "v1") -> Entry:
@@ -168,6 +175,8 @@ def test_indexnow_is_off_by_default_and_takes_the_shared_endpoint() -> None:
         ({"key": KEY, "key_location": "/a b.txt"}, "must be a path under the base"),
         ({"key": KEY, "key_location": "/robots.txt"}, "is a path the sitemap answers"),
         ({"key": KEY, "interval": -1}, "'indexnow.interval' must be a number"),
+        ({"key": KEY, "interval": 0}, "must be at least 1 second"),
+        ({"key": KEY, "interval": 0.2}, "must be at least 1 second"),
     ],
 )
 def test_a_bad_indexnow_config_is_refused_by_name(indexnow: Any, message: str) -> None:
@@ -405,7 +414,9 @@ def test_batches_hold_at_most_10000_urls(endpoint: Endpoint) -> None:
         ((429, "7"), 7.0),
         ((503, "120"), 120.0),
         ((500, None), 1.0),  # no Retry-After: the first backoff
-        ((429, "Wed, 21 Oct 2015 07:28:00 GMT"), 0.0),  # a date gone by
+        # Asking for less than the backoff never shortens it.
+        ((429, "Wed, 21 Oct 2015 07:28:00 GMT"), 1.0),  # a date gone by
+        ((503, "0"), 1.0),
     ],
 )
 def test_429_and_5xx_are_retried_after_retry_after(
@@ -446,6 +457,90 @@ def test_the_backoff_doubles_without_retry_after(endpoint: Endpoint) -> None:
     assert waits == [1.0, 2.0, 4.0]
     assert pusher.push() == 60
     assert store.pending_pushes() == 0
+
+
+class CountingStore(MemoryStore):
+    """A memory store that counts the claims made of it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.claims = 0
+
+    def claim_pushes(self, limit: int, now: float, until: float) -> list[str]:
+        self.claims += 1
+        return super().claim_pushes(limit, now, until)
+
+
+def _dead_url() -> str:
+    """An endpoint URL nothing listens at."""
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    return f"http://127.0.0.1:{port}/indexnow"
+
+
+# Each way an endpoint keeps failing: (status, Retry-After), or None for one
+# that cannot be reached. Those that stop the pushes post once.
+FAILURES = {
+    "503 retry at once": (503, "0"),
+    "429 retry at once": (429, "0"),
+    "500": (500, None),
+    "503 retry at a date gone by": (503, "Wed, 21 Oct 2015 07:28:00 GMT"),
+    "503 unreadable Retry-After": (503, "soon"),
+    "403": (403, None),
+    "unreachable": None,
+}
+
+
+@pytest.mark.parametrize("failure", FAILURES)
+def test_a_failing_endpoint_gets_a_handful_of_posts_a_minute(
+    failure: str, endpoint: Endpoint
+) -> None:
+    """Whatever a failing endpoint answers, a minute (on the pusher's clock)
+    brings at most 7 POSTs and as many store claims: retries 1, 2, 4, 8, 16
+    and 32 seconds apart, never the loop an endpoint that says "retry at once"
+    once caused (about 1,300 POSTs in 3.5 seconds)."""
+    store = CountingStore()
+    store.queue_pushes(["/a", "/b"])
+    clock = Clock()
+    answer = FAILURES[failure]
+    url = endpoint.url if answer is not None else _dead_url()
+    endpoint.always = answer
+    pusher = Pusher(options(endpoint, url=url), ORIGIN, store, clock=clock)
+    start = clock.now
+    attempts = 0
+    while clock.now - start < 60 and attempts < 1000:
+        clock.now += min(pusher.push(), 3600)
+        attempts += 1
+    posts = len(endpoint.received) if answer is not None else store.claims
+    assert posts <= 7
+    assert store.claims <= 7
+    assert store.pending_pushes() == 2  # nothing lost
+    if answer is not None and answer[0] == 403:
+        assert pusher.stopped and posts == 1
+
+
+@pytest.mark.slow
+def test_the_pusher_thread_keeps_its_distance_from_an_endpoint_that_always_fails(
+    endpoint: Endpoint,
+) -> None:
+    """The same on the real clock, through the pusher's own thread: in 4.5
+    seconds an endpoint answering 503 with ``Retry-After: 0`` gets the first
+    push (one interval in) and its retries 1 and 2 seconds later: 3 POSTs,
+    3 claims."""
+    store = CountingStore()
+    store.queue_pushes(["/a"])
+    endpoint.always = (503, "0")
+    pusher = Pusher(options(endpoint, interval=1.0), ORIGIN, store)
+    pusher.start()
+    try:
+        time.sleep(4.5)
+    finally:
+        pusher.stop(2.0)
+    assert 2 <= len(endpoint.received) <= 3
+    assert store.claims <= 4
+    assert store.pending_pushes() == 1
 
 
 def test_an_unreachable_endpoint_loses_nothing(
@@ -535,7 +630,7 @@ def test_a_store_outage_is_deferred_not_lost(
 
 
 def _config(endpoint: Endpoint, **more: Any) -> dict[str, Any]:
-    interval = more.pop("interval", 0.2)
+    interval = more.pop("interval", 1.0)
     indexnow = {"key": KEY, "endpoint": endpoint.url, "interval": interval}
     return {"indexnow": indexnow, **more}
 
@@ -617,7 +712,7 @@ def test_two_workers_on_one_store_push_each_url_once(
     exactly once."""
     uri = fresh.uri(kind, tmp_path)
     sites = [
-        make_site("wsgi", {**BASE, "store": uri, **_config(endpoint, interval=0.05)})
+        make_site("wsgi", {**BASE, "store": uri, **_config(endpoint, interval=1.0)})
         for _ in range(2)
     ]
     try:

@@ -36,7 +36,7 @@ from sitemap_middleware import (
 )
 from sitemap_middleware.render import urlset
 from sitemap_middleware.sitemaps import MAX_ORIGIN_BYTES
-from sitemap_middleware.stores.base import Removals, Removed, Shared
+from sitemap_middleware.stores.base import MAX_COUNT, Removals, Removed, Shared
 from sitemap_middleware.stores.layout import BATCH
 from sitemap_middleware.stores.memory import MemoryStore
 from sitemap_middleware.stores.sqlite import SQLiteStore
@@ -396,6 +396,23 @@ def test_counts_add_up_and_settings_keep(make_store: Callable[..., Store]) -> No
     store.set_setting("config", "b")
     assert store.setting("config") == "b" and store.setting("other") is None
     assert paths(store) == []  # neither is a page
+
+
+def test_counters_stop_at_the_largest_64_bit_integer(
+    make_store: Callable[..., Store],
+) -> None:
+    """A counter summed past MAX_COUNT stays an integer at MAX_COUNT (SQLite
+    made it a float; PostgreSQL and Redis refused every later write), and the
+    other counters of the same write are still added."""
+    store = make_store()
+    assert isinstance(store, Shared)
+    store.add_counts({"recorded": MAX_COUNT - 5})
+    store.add_counts({"recorded": 10, "vary": 1})
+    store.add_counts({"recorded": 1, "vary": 1})
+    store.add_counts({"host": 2**70})  # beyond any integer a store holds
+    counts = store.counts()
+    assert counts == {"recorded": MAX_COUNT, "vary": 2, "host": MAX_COUNT}
+    assert all(type(n) is int for n in counts.values())
 
 
 def test_last_entry_in_batch_wins(make_store: Callable[..., Store]) -> None:

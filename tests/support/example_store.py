@@ -23,6 +23,7 @@ from urllib.parse import parse_qsl, urlsplit
 from sitemap_middleware.model import to_datetime
 from sitemap_middleware.sitemaps import RUN
 from sitemap_middleware.stores import (
+    MAX_COUNT,
     Entry,
     Fill,
     PartInfo,
@@ -31,6 +32,7 @@ from sitemap_middleware.stores import (
     StoreBase,
     Stored,
     batches,
+    deltas,
     layout,
     register_store,
     removed,
@@ -148,9 +150,8 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
         with self._lock:
             shelf = self._connection()
             total = shelf["counts"]
-            for reason, n in counts.items():
-                if n:
-                    total[reason] = total.get(reason, 0) + n
+            for reason, n in deltas(counts):
+                total[reason] = min(total.get(reason, 0) + n, MAX_COUNT)
             shelf["counts"] = total
             shelf.sync()
 

@@ -1,0 +1,249 @@
+"""``import`` against hostile sources: an index naming parts on another site or a
+redirect away, documents shaped to stall or swell the parser, a source refused
+half-way, and pages the store already holds.
+"""
+
+from __future__ import annotations
+
+import gzip
+import http.server
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from support.helpers import serve_in_thread
+
+from sitemap_middleware import Entry, open_store
+from sitemap_middleware.cli import Exit, main
+from sitemap_middleware.cli.sources import MAX_DEPTH, MAX_ELEMENTS
+
+BASE = "https://www.example.com"
+ROOT = Path(__file__).resolve().parents[2]
+NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+WHEN = datetime(2024, 5, 1, 12, 30, tzinfo=timezone.utc)
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _import(store: str, source: str) -> tuple[int, str, str]:
+    return _run("import", "--store", store, "--base-url", BASE, source)
+
+
+def urlset(*paths: str) -> str:
+    urls = "".join(f"<url><loc>{BASE}{path}</loc></url>" for path in paths)
+    return f'<?xml version="1.0"?><urlset xmlns="{NS}">{urls}</urlset>'
+
+
+def index(*locs: str) -> str:
+    parts = "".join(f"<sitemap><loc>{loc}</loc></sitemap>" for loc in locs)
+    return f'<?xml version="1.0"?><sitemapindex xmlns="{NS}">{parts}</sitemapindex>'
+
+
+class Site:
+    """A real HTTP server: its documents by path (a ``str`` body, or a
+    ``(status, location)`` redirect), and every path it was asked for."""
+
+    def __init__(self) -> None:
+        self.documents: dict[str, str | tuple[int, str]] = {}
+        self.asked: list[str] = []
+        site = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                site.asked.append(self.path)
+                found = site.documents.get(self.path)
+                if isinstance(found, tuple):
+                    self.send_response(found[0])
+                    self.send_header("Location", found[1])
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                body = (found or "").encode()
+                self.send_response(200 if found is not None else 404)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: object) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        serve_in_thread(self.server)
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def sites() -> Iterator[tuple[Site, Site]]:
+    """The source's site and another one (another port: another origin)."""
+    pair = (Site(), Site())
+    yield pair
+    for site in pair:
+        site.close()
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> str:
+    uri = f"sqlite:///{tmp_path / 's.sqlite3'}"
+    open_store(uri).upsert([Entry("/kept", WHEN, "f", title="Kept")])
+    return uri
+
+
+def paths(uri: str) -> list[str]:
+    found = open_store(uri)
+    try:
+        return sorted(e.path for p in found.parts() for e in found.entries(p.number))
+    finally:
+        found.close()
+
+
+# -- only what it was given ------------------------------------------------------
+
+
+def test_an_index_over_http_is_followed_on_its_own_origin_only(
+    sites: tuple[Site, Site], store: str
+) -> None:
+    """A part on another origin is reported and never requested; one on the
+    index's origin, named absolute or relative, is read."""
+    own, other = sites
+    own.documents["/sitemap.xml"] = index(
+        f"{own.url}/a.xml", "b.xml", f"{other.url}/evil.xml"
+    )
+    own.documents["/a.xml"] = urlset("/a")
+    own.documents["/b.xml"] = urlset("/b")
+    other.documents["/evil.xml"] = urlset("/evil")
+    code, _, err = _import(store, f"{own.url}/sitemap.xml")
+    assert code == Exit.PROBLEMS
+    assert f"{other.url}/evil.xml: not on the origin of the index" in err
+    assert other.asked == []
+    assert paths(store) == ["/a", "/b", "/kept"]
+
+
+def test_a_redirect_off_the_origin_is_not_followed(
+    sites: tuple[Site, Site], store: str
+) -> None:
+    own, other = sites
+    own.documents["/sitemap.xml"] = index(f"{own.url}/a.xml", f"{own.url}/moved.xml")
+    own.documents["/a.xml"] = urlset("/a")
+    own.documents["/moved.xml"] = (302, f"{other.url}/evil.xml")
+    other.documents["/evil.xml"] = urlset("/evil")
+    code, _, err = _import(store, f"{own.url}/sitemap.xml")
+    assert code == Exit.PROBLEMS
+    assert "off the origin of the index" in err
+    assert other.asked == []
+    assert paths(store) == ["/a", "/kept"]
+
+
+def test_a_file_index_reads_only_files_beside_it(tmp_path: Path, store: str) -> None:
+    """Whatever a file index's ``<loc>`` says (another folder, a parent, a
+    URL), only the file of that name beside the index is read."""
+    folder = tmp_path / "export"
+    folder.mkdir()
+    (tmp_path / "secret.xml").write_text(urlset("/secret"))
+    (folder / "part.xml").write_text(urlset("/part"))
+    (folder / "sitemap.xml").write_text(
+        index(
+            "https://elsewhere.example/deep/part.xml",
+            f"file://{tmp_path}/secret.xml",
+            "../",
+        )
+    )
+    code, _, err = _import(store, str(folder / "sitemap.xml"))
+    assert code == Exit.PROBLEMS
+    assert "names no file to look for beside the index" in err
+    assert "cannot read" in err  # secret.xml is not beside the index
+    assert paths(store) == ["/kept", "/part"]
+
+
+# -- hostile shapes ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("document", "words"),
+    [
+        (
+            f'<urlset xmlns="{NS}"><url>{"<x>" * (MAX_DEPTH + 2)}',
+            "nested deeper than",
+        ),
+        (
+            f'<urlset xmlns="{NS}"><url>{"<x/>" * (MAX_ELEMENTS + 1)}</url></urlset>',
+            "in one entry",
+        ),
+        (f'<urlset xmlns="{NS}"><url><loc>{BASE}/a</loc></url><url>', "well-formed"),
+    ],
+)
+def test_a_hostile_shape_is_refused_and_adds_nothing(
+    tmp_path: Path, store: str, document: str, words: str
+) -> None:
+    """Refused whole, with a clear error, even after thousands of good
+    entries (more than one write's batch): the store is as it was."""
+    good = "".join(f"<url><loc>{BASE}/p/{n}</loc></url>" for n in range(2500))
+    source = tmp_path / "hostile.xml"
+    source.write_text(document.replace("<url>", good + "<url>", 1))
+    code, _, err = _import(store, str(source))
+    assert code == Exit.SOURCE
+    assert words in err
+    assert paths(store) == ["/kept"]
+
+
+@pytest.mark.slow
+def test_one_long_token_costs_time_in_proportion(tmp_path: Path, store: str) -> None:
+    """A gzip of a few hundred kilobytes holding one 48 MiB comment (attribute
+    values alike): parsed in seconds, not the hours a cost growing with the
+    square of the token took (2, 4, 8 MiB: 3.7, 7.5, 20.7 s)."""
+    big = 48 * 1024 * 1024
+    for name, filler in (
+        ("comment", f"<!--{'a>' * (big // 2)}-->"),
+        ("attribute", f'<x y="{"a" * big}"/>'),
+    ):
+        source = tmp_path / f"{name}.xml.gz"
+        source.write_bytes(
+            gzip.compress(urlset("/a").replace("<url>", filler + "<url>").encode())
+        )
+        done = subprocess.run(
+            [sys.executable, "-m", "sitemap_middleware", "import", str(source)],
+            cwd=ROOT,
+            env={"SITEMAP_STORE": store, "SITEMAP_BASE_URL": BASE, "PATH": ""},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == Exit.OK, done.stderr
+    assert paths(store) == ["/a", "/kept"]
+
+
+# -- adds, never overrules -----------------------------------------------------------
+
+
+def test_an_import_never_overrules_what_visits_recorded(
+    tmp_path: Path, store: str
+) -> None:
+    """A page the store holds keeps its lastmod, fingerprint and title, even
+    when the source claims a later change; new pages are added."""
+    source = tmp_path / "sitemap.xml"
+    source.write_text(
+        urlset("/kept", "/new").replace(
+            "/kept</loc>", "/kept</loc><lastmod>2025-01-01T00:00:00Z</lastmod>"
+        )
+    )
+    code, out, _ = _import(store, str(source))
+    assert code == Exit.OK
+    assert "1 already in the store, kept as they are" in out
+    found = open_store(store)
+    try:
+        entries = {e.path: e for p in found.parts() for e in found.entries(p.number)}
+    finally:
+        found.close()
+    assert sorted(entries) == ["/kept", "/new"]
+    kept = entries["/kept"]
+    assert (kept.lastmod, kept.fingerprint, kept.title) == (WHEN, "f", "Kept")
