@@ -673,7 +673,7 @@ def test_any_referenced_character_reaches_the_tokenizer(byte: int, hexa: bool) -
     assert head_module._may_declare(reference.encode())
 
 
-# -- JSON-LD dateModified ---------------------------------------------------------------
+# -- JSON-LD dateModified ----------------------------------------------------------
 
 
 def json_ld(text: str, media_type: str = "application/ld+json") -> bytes:
@@ -727,7 +727,7 @@ def test_json_ld_dates_are_capped() -> None:
     assert len(head.date_modified) == head_module.MAX_DATES
 
 
-# -- the page's charset ------------------------------------------------------------------
+# -- the page's charset -------------------------------------------------------------
 
 
 @pytest.mark.parametrize(
