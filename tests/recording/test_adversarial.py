@@ -614,10 +614,11 @@ def test_removing_statuses_remove_and_a_200_puts_back(
 ) -> None:
     """301/308/404/410 remove a recorded page; 503, 429 and a failing store
     change nothing; a 200 again puts it back. The store forgets a removed
-    URL, so the page comes back with the time it is seen again as lastmod,
-    even with the same content (the old lastmod is not kept when the hash is
+    URL, so the page comes back with the time it is seen again as lastmod
+    (with "first-seen"; by default a page new to the store has none), even
+    with the same content (the old lastmod is not kept when the hash is
     unchanged)."""
-    site = make({"recheck_interval": 0})
+    site = make({"recheck_interval": 0, "lastmod_source": "first-seen"})
     for n, status in enumerate((301, 308, 404, 410), 1):
         serve("/x")
         site.get("/x")
