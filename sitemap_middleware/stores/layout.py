@@ -243,13 +243,13 @@ def plan(
                 seconds = epoch(moment, current)
             lastmod = seconds
             if entry.alternates:
-                piece = _piece(entry, lastmod, path not in unlisted)
+                piece = _piece(entry, seconds, path not in unlisted)
                 declared = pack(entry.alternates)
             else:
-                piece, declared = fragment(entry, lastmod), ""
+                piece, declared = fragment(entry, seconds), ""
             row = _make(
                 Row,
-                (lastmod, entry.fingerprint, entry.route, piece, declared, entry.title),
+                (seconds, entry.fingerprint, entry.route, piece, declared, entry.title),
             )
         else:
             merged = merge(previous.row, item, current, path not in unlisted)  # type: ignore[arg-type]
