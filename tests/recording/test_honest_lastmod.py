@@ -395,3 +395,44 @@ def test_the_head_is_read_in_the_charset_the_page_declares(
     finally:
         for path in pages:
             ROUTES.pop(path, None)
+
+
+# -- what shows a lastmod --------------------------------------------------------------
+
+
+def test_everything_that_shows_a_lastmod_shows_none(tmp_path: Path) -> None:
+    """site_map(), the CLI's list, explain and stats: "none" for a page without
+    a date, the date for one with; the export's parts stay valid."""
+    import csv
+    import io
+
+    from click.testing import CliRunner
+    from support.helpers import gunzip_once, validate
+
+    from sitemap_middleware import Entry, open_store, site_map
+    from sitemap_middleware.cli import main
+
+    uri = f"sqlite:///{tmp_path / 's.sqlite3'}"
+    with open_store(uri) as store:
+        store.upsert([Entry("/dated", PAST, "a"), Entry("/undated", UNDATED, "b")])
+        mapped = site_map(store, URL)
+        links = {link.path: link.lastmod for s in mapped.sections for link in s.links}
+        assert links == {"/dated": PAST, "/undated": None}
+
+    def run(*args: str) -> str:
+        result = CliRunner().invoke(main, [*args, "--store", uri, "--base-url", URL])
+        assert result.exit_code == 0, result.output
+        return result.stdout
+
+    rows = list(csv.reader(io.StringIO(run("list", "--format", "csv"))))
+    assert rows[1:] == [[f"{URL}/dated", w3c(PAST), ""], [f"{URL}/undated", "", ""]]
+    listed = json.loads(run("list", "--format", "json"))
+    assert [row["lastmod"] for row in listed] == [w3c(PAST), None]
+    assert "lastmod: none" in run("explain", f"{URL}/undated")
+    assert f"lastmod: {w3c(PAST)}" in run("explain", f"{URL}/dated")
+    stats = json.loads(run("stats", "--json"))
+    assert stats["parts"][0]["lastmod"] == w3c(PAST)
+    run("export", str(tmp_path / "out"))
+    part = validate(gunzip_once((tmp_path / "out" / "sitemap-1.xml.gz").read_bytes()))
+    assert len(part) == 2
+    validate((tmp_path / "out" / "sitemap.xml").read_bytes())
