@@ -138,7 +138,7 @@ def scan_head(
     return head
 
 
-# A byte order mark, the encoding it names, and its length.
+# A byte order mark and the encoding it names (HTML, "BOM sniff").
 _BOMS = (
     (codecs.BOM_UTF8, "utf-8"),
     (codecs.BOM_UTF16_LE, "utf-16-le"),
