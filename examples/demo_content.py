@@ -6,10 +6,12 @@ and ``fastapi_app.py`` as the top-level module ``demo_content``.
 
 from __future__ import annotations
 
+import json
 import os
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from html import escape
 from html.parser import HTMLParser
 from typing import TYPE_CHECKING
@@ -57,6 +59,9 @@ class Post:
     title: str
     date: str
     summary: str
+    modified: str
+    """When the post was last edited, as its page declares it (the sitemap's
+    lastmod): an ISO 8601 date-time with its zone."""
 
     @property
     def path(self) -> str:
@@ -69,30 +74,35 @@ POSTS = [
         "Hello, world",
         "2024-01-08",
         "Why this notebook exists and what will end up in it.",
+        "2024-01-09T08:00:00+00:00",
     ),
     Post(
         "café-au-lait",
         "Café au lait",
         "2024-02-14",
         "Milk first or coffee first? A non-ASCII slug, percent-encoded in links.",
+        "2024-02-15T18:30:00+01:00",
     ),
     Post(
         "don't-panic",
         "Don't panic",
         "2024-03-21",
         "A calm checklist for the day production goes down (the slug has a quote).",
+        "2024-05-02T07:15:00+00:00",
     ),
     Post(
         "python-packaging",
         "Packaging Python in 2024",
         "2024-04-30",
         "pyproject.toml, build backends and the wheels that come out of them.",
+        "2024-04-30T12:00:00+00:00",
     ),
     Post(
         "sitemaps-explained",
         "Sitemaps, explained",
         "2024-06-02",
         "What search engines read from sitemap.xml and what they ignore.",
+        "2024-06-03T10:00:00+02:00",
     ),
 ]
 POSTS_BY_SLUG = {post.slug: post for post in POSTS}
@@ -199,9 +209,22 @@ by sitemap_middleware, which then answers <code>/sitemap.xml</code> itself.</p>"
     )
 
 
+def _json_ld(data: dict[str, object]) -> str:
+    """A JSON-LD script for the head ("</" escaped: it may not end the script)."""
+    text = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
+    return f'\n<script type="application/ld+json">{text}</script>'
+
+
 def blog_page() -> str:
+    # The list changes when a post is added or renamed: its date is the newest
+    # post's, declared in JSON-LD (the sitemap's lastmod for /blog/).
+    newest = max(POSTS, key=lambda p: datetime.fromisoformat(p.modified)).modified
     return _layout(
-        "Blog", f"<h1>Blog</h1>\n{_post_list(sorted(POSTS, key=lambda p: p.date))}"
+        "Blog",
+        f"<h1>Blog</h1>\n{_post_list(sorted(POSTS, key=lambda p: p.date))}",
+        head=_json_ld(
+            {"@context": "https://schema.org", "@type": "Blog", "dateModified": newest}
+        ),
     )
 
 
@@ -218,6 +241,21 @@ def post_page(slug: str) -> str | None:
 <p>{escape(post.summary)}</p>
 </article>
 <p>{_link("/blog/", "← All posts")}</p>""",
+        # The dates the sitemap's lastmod comes from: Open Graph's, and the
+        # same in schema.org's JSON-LD, as blog engines write both.
+        head=(
+            f'\n<meta property="article:published_time" content="{post.date}">'
+            f'\n<meta property="article:modified_time" content="{post.modified}">'
+            + _json_ld(
+                {
+                    "@context": "https://schema.org",
+                    "@type": "BlogPosting",
+                    "headline": post.title,
+                    "datePublished": post.date,
+                    "dateModified": post.modified,
+                }
+            )
+        ),
     )
 
 

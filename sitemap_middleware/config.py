@@ -172,10 +172,17 @@ class Config:
     anonymous, and what a signed-in visitor sees could be published."""
     recheck_interval: float = 300.0
     """Seconds during which an unchanged known page is not digested again."""
-    lastmod_source: str = "content"
-    """Where ``lastmod`` comes from: ``"content"`` (when the fingerprint
-    changes), ``"last-modified"`` (the response header) or ``"article"`` (the
-    ``article:modified_time`` meta tag); both fall back to the content."""
+    lastmod_source: str = "declared"
+    """Where ``lastmod`` comes from. ``"declared"``: the date the page declares
+    (``article:modified_time``, its JSON-LD ``dateModified``, else its
+    ``Last-Modified``, when plausible), else the time a change of its content
+    was seen; a page first seen without a date has no ``lastmod`` until its
+    content changes. ``"article"`` and ``"last-modified"``: only those
+    declarations (the head's, or the header), then changes seen.
+    ``"changes"``: changes seen only. ``"first-seen"`` (``"content"``, its
+    name before, is read as it): the releases before: the time a page is
+    first seen counts as a change, so every page of a new store claims to
+    have changed that day."""
     fingerprint_ignore: tuple[re.Pattern[bytes], ...] = ()
     """Patterns removed from a page's text before its fingerprint is taken."""
     routes: Mapping[str, RouteOptions] = field(
@@ -641,10 +648,14 @@ def _routes(key: str, value: Any) -> Mapping[str, RouteOptions]:
     return MappingProxyType(routes)
 
 
-LASTMOD_SOURCES = ("content", "last-modified", "article")
+LASTMOD_SOURCES = ("declared", "article", "last-modified", "changes", "first-seen")
+# Names kept for configs written for an earlier release.
+_LASTMOD_ALIASES = {"content": "first-seen"}
 
 
 def _lastmod_source(key: str, value: Any) -> str:
+    if value in _LASTMOD_ALIASES:
+        return _LASTMOD_ALIASES[value]
     if value in LASTMOD_SOURCES:
         return str(value)
     raise ConfigError(

@@ -8,14 +8,30 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
+# The lastmod of a page that claims none: no date of its own, no change of its
+# content seen yet. Stored as 0 epoch seconds (every store's integer column
+# keeps it, and a part's newest lastmod, a MAX, ignores it); read back as this
+# instant, which writes back as 0. Its <url> has no <lastmod> (the element is
+# optional, https://www.sitemaps.org/protocol.html): a date that is not true
+# is worse than none (Google uses lastmod only when it is "consistently and
+# verifiably accurate").
+UNDATED = datetime(1970, 1, 1, tzinfo=timezone.utc)
+UNDATED_SECONDS = 0
+
 
 @dataclass(frozen=True, slots=True)
 class Entry:
     """One page of the site: its path (with allowed query) and metadata.
 
-    ``lastmod`` is when the page's content last changed (``None``: now).
-    ``fingerprint`` is a digest of that content; a new fingerprint moves
-    ``lastmod``, the same one never does. ``alternates`` are ``(hreflang,
+    ``lastmod`` is when the page's content last changed (``None``: now;
+    :data:`UNDATED`: no date claimed, see :func:`dated`). ``fingerprint`` is
+    a digest of that content; a new fingerprint moves ``lastmod``, the same
+    one never does. ``seen`` is set on an entry read from a response, to when
+    it was served: its ``lastmod`` is then the date the page declares
+    (taken if newer, whatever the fingerprint) or :data:`UNDATED`, and
+    ``seen`` becomes the lastmod only when the fingerprint replaces another
+    one (a change seen): a page first seen without a date has none.
+    ``alternates`` are ``(hreflang,
     path)`` pairs written as ``xhtml:link``; ``images`` are paths or http(s)
     URLs written as ``image:loc`` (at most 1,000). ``title`` is the page's
     title as a person reads it (the site's repeated affix taken out), kept
@@ -33,6 +49,7 @@ class Entry:
     alternates: tuple[tuple[str, str], ...] = ()
     images: tuple[str, ...] = ()
     title: str | None = None
+    seen: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +61,8 @@ class PartInfo:
     number: int
     urls: int
     lastmod: datetime
-    """The newest ``lastmod`` of the part's entries."""
+    """The newest ``lastmod`` of the part's entries (:data:`UNDATED` when
+    none has one)."""
     version: str
     """Changes exactly when one of the part's entries changes."""
     changed: datetime
@@ -79,3 +97,11 @@ PageInfo = PartInfo
 def to_datetime(seconds: float) -> datetime:
     """An aware UTC datetime of whole epoch seconds."""
     return datetime.fromtimestamp(int(seconds), timezone.utc)
+
+
+def dated(moment: datetime | None) -> datetime | None:
+    """``moment`` if it is a date a page can show, else ``None``: for
+    :data:`UNDATED` (and anything not after it), and for ``None``."""
+    if moment is None or moment <= UNDATED:
+        return None
+    return moment

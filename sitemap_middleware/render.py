@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from datetime import datetime, timezone
 from types import ModuleType
 
-from .model import Entry, PartInfo
+from .model import UNDATED_SECONDS, Entry, PartInfo, dated
 from .paths import PART
 from .sitemaps import (
     CHANGEFREQS,
@@ -98,12 +98,17 @@ def _stamp(lastmod: int) -> str:
 def fragment(entry: Entry, lastmod: int) -> bytes:
     """The finished ``<url>`` element of an entry, written once when stored.
 
-    Paths are written after :data:`ORIGIN`, the place of the base URL, so
-    that serving a page costs a join and a replace per chunk, not per URL.
-    Raises ``ValueError`` for values no sitemap may hold.
+    ``lastmod`` is epoch seconds; :data:`~.model.UNDATED_SECONDS` (or less)
+    writes no ``<lastmod>``: the page claims no date. Paths are written after
+    :data:`ORIGIN`, the place of the base URL, so that serving a page costs a
+    join and a replace per chunk, not per URL. Raises ``ValueError`` for
+    values no sitemap may hold.
     """
     loc = _path(entry.path, "a path")
-    head = f"<url><loc>{loc}</loc><lastmod>{_stamp(lastmod)}</lastmod>"
+    if lastmod > UNDATED_SECONDS:
+        head = f"<url><loc>{loc}</loc><lastmod>{_stamp(lastmod)}</lastmod>"
+    else:
+        head = f"<url><loc>{loc}</loc>"
     if (
         entry.changefreq is None
         and entry.priority is None
@@ -202,15 +207,25 @@ def urlset(
 
 
 def sitemapindex(base_url: str, pages: Iterable[PartInfo], schema: bool = False) -> str:
-    """The ``<sitemapindex>`` document listing each page with its newest lastmod."""
+    """The ``<sitemapindex>`` document listing each part with when it changed.
+
+    An index's ``<lastmod>`` is the time the sitemap file was modified
+    (sitemaps.org, "Sitemap index XML tag definitions"): the part's
+    ``changed``, its ``Last-Modified`` too. Not its entries' newest lastmod:
+    a page added without a date of its own, or one removed, changes the file
+    and moves no entry's lastmod, and a crawler that trusts the index would
+    not fetch the part again to learn of it.
+    """
     located = (
         f' xmlns:xsi="{XSI_NS}" xsi:schemaLocation="{INDEX_XSD}"' if schema else ""
     )
     lines = [f'{XML_DECLARATION}<sitemapindex xmlns="{SITEMAP_NS}"{located}>\n']
     for page in pages:
+        changed = dated(page.changed)
+        stamp = "" if changed is None else f"<lastmod>{w3c_datetime(changed)}</lastmod>"
         lines.append(
             f"<sitemap><loc>{escape(part_url(base_url, page.number))}</loc>"
-            f"<lastmod>{w3c_datetime(page.lastmod)}</lastmod></sitemap>\n"
+            f"{stamp}</sitemap>\n"
         )
     lines.append("</sitemapindex>\n")
     return "".join(lines)

@@ -54,7 +54,7 @@ BASE = {"base_url": "https://www.example.com", "store": "memory://"}
         ({"store": "sitemap.db"}, "'store' must be a store URI"),
         ({"gzip_level": 0}, "'gzip_level' must be a whole number from 1 to 9"),
         ({"gzip_level": "6"}, "'gzip_level' must be a whole number from 1 to 9"),
-        ({"lastmod_source": "header"}, "'lastmod_source' must be one of 'content'"),
+        ({"lastmod_source": "header"}, "'lastmod_source' must be one of 'declared'"),
         ({"fingerprint_ignore": "x"}, "'fingerprint_ignore' must be a list"),
         ({"fingerprint_ignore": ["(unclosed"]}, "is not a regular expression"),
         ({"base_url": "https://example.com/" + "p" * 300}, "at most 256 characters"),

@@ -43,7 +43,7 @@ def served(site: Site) -> dict[str, dict[str, str]]:
         page = validate(gunzip_once(site.get(page_url[len("http://localhost") :]).body))
         for url in page.iterfind("sm:url", NS):
             fields = {child.tag.rpartition("}")[2]: child.text for child in url}
-            del fields["lastmod"]
+            fields.pop("lastmod", None)
             urls[fields.pop("loc")] = fields  # type: ignore[arg-type]
     return urls
 

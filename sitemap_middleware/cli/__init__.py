@@ -23,7 +23,7 @@ import click
 from .. import render
 from ..config import DEFAULT_STORE, Config
 from ..errors import ConfigError, StoreError
-from ..model import Entry
+from ..model import Entry, dated
 from ..paths import INDEX, PART, TEXT_INDEX, TEXT_PART
 from ..recording.recheck import SETTING, ConfigJudge, Judge, Recheck, config_digest
 from ..routes import Route, Routes
@@ -162,7 +162,7 @@ def stats(store_uri: str, base_url: str | None, as_json: bool) -> None:
                         {
                             "number": p.number,
                             "urls": p.urls,
-                            "lastmod": render.w3c_datetime(p.lastmod),
+                            "lastmod": _when(p.lastmod),
                             "changed": render.w3c_datetime(p.changed),
                             "version": p.version,
                         }
@@ -181,7 +181,7 @@ def stats(store_uri: str, base_url: str | None, as_json: bool) -> None:
     for p in parts:
         click.echo(
             f"  part {p.number}: {p.urls:,} URLs, lastmod "
-            f"{render.w3c_datetime(p.lastmod)}, version {p.version}"
+            f"{_when(p.lastmod) or 'none'}, version {p.version}"
         )
     if counters:
         click.echo("counters, all workers:")
@@ -227,8 +227,14 @@ def list_(store_uri: str, base_url: str, form: str) -> None:
             out.write("\n]\n")
 
 
+def _when(moment: datetime) -> str | None:
+    """A W3C datetime, or ``None`` for a lastmod no page claims."""
+    lastmod = dated(moment)
+    return None if lastmod is None else render.w3c_datetime(lastmod)
+
+
 def _stamp(entry: Entry) -> str | None:
-    return None if entry.lastmod is None else render.w3c_datetime(entry.lastmod)
+    return None if entry.lastmod is None else _when(entry.lastmod)
 
 
 @main.command()

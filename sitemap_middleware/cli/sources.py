@@ -24,7 +24,7 @@ from urllib.parse import parse_qsl, urljoin, urlsplit
 from xml.etree.ElementTree import Element, ParseError, XMLPullParser
 
 from .. import render
-from ..model import Entry
+from ..model import UNDATED, Entry
 from ..sitemaps import CHANGEFREQS, is_language_tag
 from ..urls import canonical_target
 
@@ -285,7 +285,8 @@ def _text(
         if isinstance(path, Problem):
             yield Problem(where, path.reason)
             continue
-        yield Entry(path)
+        # A text sitemap says no date: the URL has none (not the import's time).
+        yield Entry(path, UNDATED)
 
 
 def _xml(
@@ -400,7 +401,7 @@ def _entry(source: str, url: Element, base_url: str, query: frozenset[str]) -> I
             alternates.append((hreflang, target))
     entry = Entry(
         path,
-        lastmod,
+        UNDATED if lastmod is None else lastmod,  # no <lastmod>: no date
         changefreq=changefreq,
         priority=priority,
         alternates=tuple(alternates),

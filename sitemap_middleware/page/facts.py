@@ -1,16 +1,19 @@
 """What a watched page says about itself, read in the writer thread: whether it may
-be listed (its head and ``Link`` header), its content fingerprint, the ``lastmod``
-its configured source gives, and its images.
+be listed (its head and ``Link`` header), its content fingerprint, the date it
+declares it was modified (when the configured source reads one and it is
+plausible), and its images.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import NamedTuple
 
-from werkzeug.http import parse_date
+from werkzeug.http import parse_date, parse_options_header
 
 from ..config import Config
 from ..reasons import Skipped
@@ -25,6 +28,29 @@ _is_plain = re.compile(r"(?:/[A-Za-z0-9._~!$&'()*+,;=:@-]+)+").fullmatch
 
 Headers = Iterable[tuple[str, str]] | Iterable[tuple[bytes, bytes]]
 
+# A declared date before the web is a placeholder, not a modification: the
+# first web pages went up in 1991, and CMS defaults (the epoch, 1900, year 1)
+# all fall before it.
+EARLIEST = datetime(1991, 1, 1, tzinfo=timezone.utc)
+# A declared date this close to the moment the page was seen, or later, is no
+# evidence of a change. Frameworks and CMS templates stamp each response with
+# the time it is made (Last-Modified: now, a theme's modified_time of the
+# render); taken as the page's date, it would move lastmod at every visit,
+# the very pattern that makes search engines stop trusting it. A genuine edit
+# made this recently is read at a later visit, once older than this; a date in
+# the future (a wrong clock) is no date either. The app and the middleware
+# share one clock, so a minute covers slow responses and whole-second dates.
+RECENT = 60.0
+# Which declared dates each lastmod_source reads, in order: the first plausible
+# one counts. The page's own words about its content first; Last-Modified
+# last, as servers set it for a whole site as often as for the page.
+_SOURCES = {
+    "declared": ("article", "json-ld", "last-modified"),
+    "article": ("article", "json-ld"),
+    "last-modified": ("last-modified",),
+}
+_DATE_ONLY = re.compile(r"\d{4}-\d{2}-\d{2}").fullmatch
+
 
 @dataclass(frozen=True, slots=True)
 class Facts:
@@ -33,6 +59,8 @@ class Facts:
 
     fingerprint: str
     lastmod: datetime | None
+    """The date the page declares it was modified, when the configured source
+    reads one and it is plausible (:func:`declared_date`); else ``None``."""
     images: tuple[str, ...]
 
 
@@ -47,8 +75,9 @@ def read_head(
     be listed (``"noindex"``, ``"head_too_long"``, ``"canonical_other"``), or
     ``None``. ``query`` is the query parameters kept for the page's route.
     Never raises on what the page says."""
-    links, _ = _header_values(headers)
-    head = scan_head(body)
+    fields = _header_values(headers)
+    links = fields.links
+    head = scan_head(body, charset=fields.charset)
     if links:
         head = merge(head, scan_link_header(links))
     if head.noindex:
@@ -65,18 +94,50 @@ def read_head(
 
 
 def read_content(
-    config: Config, path: str, body: list[bytes], headers: Headers, head: Head
+    config: Config,
+    path: str,
+    body: list[bytes],
+    headers: Headers,
+    head: Head,
+    seen: float | None = None,
 ) -> Facts:
-    """The fingerprint, lastmod and images of a page that may be listed."""
+    """The fingerprint, declared date and images of a page that may be
+    listed; ``seen`` is when it was served (epoch seconds, default now)."""
     limit = MAX_IMAGES if config.images else 0
     content = fingerprint(body, config.fingerprint_ignore, max_images=limit)
+    sources = _SOURCES.get(config.lastmod_source, ())
     lastmod = None
-    if config.lastmod_source == "last-modified":
-        _, modified = _header_values(headers)
-        lastmod = _instant(parse_date(modified))  # None when absent or malformed
-    elif config.lastmod_source == "article" and head.modified:
-        lastmod = _iso_datetime(head.modified)
+    if sources:
+        when = time.time() if seen is None else seen
+        lastmod = declared_date(sources, head, _header_values(headers).modified, when)
     return Facts(content.digest, lastmod, _images(config, path, content.images))
+
+
+def declared_date(
+    sources: Iterable[str], head: Head, last_modified: str | None, seen: float
+) -> datetime | None:
+    """The first plausible date of ``sources`` (``"article"``: the
+    ``article:modified_time`` meta tag; ``"json-ld"``: the newest
+    ``dateModified`` of the head's JSON-LD; ``"last-modified"``: the
+    header), in UTC; ``None`` when none declares one. Plausible: not before
+    :data:`EARLIEST`, not within :data:`RECENT` seconds of ``seen`` nor
+    after it. Never raises on what the page says."""
+    for source in sources:
+        if source == "article":
+            dates = [_iso_datetime(head.modified)] if head.modified else []
+        elif source == "json-ld":
+            dates = [_iso_datetime(text) for text in head.date_modified]
+        else:
+            # None when absent or malformed.
+            dates = [_instant(parse_date(last_modified))] if last_modified else []
+        plausible = [d for d in dates if d is not None and _plausible(d, seen)]
+        if plausible:
+            return max(plausible)
+    return None
+
+
+def _plausible(moment: datetime, seen: float) -> bool:
+    return moment >= EARLIEST and moment.timestamp() <= seen - RECENT
 
 
 def _images(config: Config, path: str, sources: Iterable[str]) -> tuple[str, ...]:
@@ -103,28 +164,47 @@ def _images(config: Config, path: str, sources: Iterable[str]) -> tuple[str, ...
     return tuple(images)
 
 
-def _header_values(headers: Headers) -> tuple[list[str], str | None]:
-    """Every ``Link`` field value, and the ``Last-Modified`` one."""
+class _Fields(NamedTuple):
+    links: list[str]
+    """Every ``Link`` field value."""
+    modified: str | None
+    """The ``Last-Modified`` value."""
+    charset: str | None
+    """The ``charset`` parameter of the ``Content-Type``."""
+
+
+def _header_values(headers: Headers) -> _Fields:
+    """The header fields the page's facts are read from."""
     links: list[str] = []
-    modified = None
+    modified = charset = None
     for raw_name, raw_value in headers:
         name = raw_name.decode("latin-1") if isinstance(raw_name, bytes) else raw_name
         name = name.lower()
-        if name not in ("link", "last-modified"):
+        if name not in ("link", "last-modified", "content-type"):
             continue
         value = (
             raw_value.decode("latin-1") if isinstance(raw_value, bytes) else raw_value
         )
         if name == "link":
             links.append(value)
-        else:
+        elif name == "last-modified":
             modified = value
-    return links, modified
+        else:
+            charset = parse_options_header(value)[1].get("charset") or None
+    return _Fields(links, modified, charset)
 
 
 def _iso_datetime(text: str) -> datetime | None:
-    """An ISO 8601 date-time with a zone, as ``article:modified_time`` holds;
-    ``None`` for anything else (a time without a zone is no instant)."""
+    """An ISO 8601 date-time with a zone, as ``article:modified_time`` holds,
+    or a date alone (schema.org's ``dateModified`` is a Date or a DateTime),
+    taken as its midnight in UTC; ``None`` for anything else (a time without
+    a zone is no instant)."""
+    text = text.strip()
+    if _DATE_ONLY(text):
+        try:
+            return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+        except ValueError:
+            return None
     if text.endswith(("Z", "z")):  # fromisoformat() reads "Z" from Python 3.11 on
         text = text[:-1] + "+00:00"
     try:

@@ -1,13 +1,17 @@
 """The head scanner: what a page's ``<head>`` and its ``Link`` header declare
 about it (robots noindex, the canonical, hreflang alternates, the modified
-time), read within a budget with the standard library's HTML tokenizer.
+time, the title), read within a budget with the standard library's HTML
+tokenizer, in the character encoding the page declares.
 """
 
 from __future__ import annotations
 
+import codecs
+import functools
+import json
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
 from html.parser import HTMLParser
 from urllib.parse import urljoin
@@ -30,6 +34,14 @@ ROBOTS_NAMES = frozenset({"robots", "googlebot", "bingbot"})
 # og:updated_time: it is not in the protocol, and themes fill it with the
 # whole site's last change, which says nothing about this page.
 MODIFIED_PROPERTY = "article:modified_time"
+# JSON-LD in the head (https://www.w3.org/TR/json-ld11/#embedding-json-ld-in-html-documents):
+# schema.org's dateModified of a top-level object or of the items of its
+# @graph (the way Yoast and most CMS plugins write a page's WebPage and
+# Article). At most this many values are kept a page.
+MAX_DATES = 16
+# HTML, "prescan a byte stream to determine its encoding": a <meta> charset
+# counts in the first 1024 bytes only (where HTML requires it to be).
+PRESCAN_BYTES = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +58,9 @@ class Head:
     on past the budget, so what it declares is not all known (never set with
     ``noindex``, which no later tag can undo). ``title``: the text of the
     first ``<title>``, entities decoded, as written (see ``titles.clean``).
+    ``date_modified``: the unparsed ``dateModified`` values of the head's
+    JSON-LD, in order. ``encoding``: the Python codec the head was read with
+    (:func:`encoding_of`), for whatever else reads the body's text.
     """
 
     noindex: bool = False
@@ -54,6 +69,8 @@ class Head:
     modified: str | None = None
     truncated: bool = False
     title: str | None = None
+    date_modified: tuple[str, ...] = ()
+    encoding: str = "utf-8"
 
     @property
     def canonical(self) -> str | None:
@@ -64,8 +81,13 @@ class Head:
 NOTHING = Head()
 
 
-def scan_head(chunks: Iterable[bytes], budget: int = HEAD_BUDGET) -> Head:
+def scan_head(
+    chunks: Iterable[bytes], budget: int = HEAD_BUDGET, charset: str | None = None
+) -> Head:
     """Read the ``<head>`` at the start of an HTML body.
+
+    The bytes are decoded as the page declares (:func:`encoding_of`, given
+    ``charset``, the ``Content-Type`` header's parameter, if any).
 
     Only the head counts: the same tags in the body are content (user text,
     say), not declarations. The head ends at ``</head>``, ``<body>``, text, or
@@ -90,25 +112,122 @@ def scan_head(chunks: Iterable[bytes], budget: int = HEAD_BUDGET) -> Head:
     # The budget is spent: the body may go on (no chunk more is pulled to
     # know, and a head open at exactly the budget's end counts as cut).
     cut = left <= 0
+    encoding = encoding_of(charset, start)
+    plain = encoding == "utf-8"
     # Without a declaration or a title in the part read, a body that goes on past it
-    # still needs the tokenizer: only it tells where the head ends.
-    lowered = start.lower()
-    if not _may_declare(lowered) and b"<title" not in lowered and not cut:
-        return NOTHING
+    # still needs the tokenizer: only it tells where the head ends. The search
+    # is on bytes: it holds for an encoding that writes ASCII as ASCII.
+    if _ascii_compatible(encoding):
+        lowered = start.lower()
+        if not _may_declare(lowered) and b"<title" not in lowered and not cut:
+            return NOTHING if plain else Head(encoding=encoding)
     parser = _HeadParser()
     ended = False
     try:
-        # utf-8-sig: a byte order mark is not text (HTML, "decode").
-        parser.feed(start.decode("utf-8-sig", "replace"))
+        parser.feed(decode(start, encoding))
     except _HeadEnd:
         ended = True
     except AssertionError as exc:
         if not _tokenizer_gave_up(exc):
             raise
     head = parser.result()
+    if not plain:
+        head = replace(head, encoding=encoding)
     if cut and not ended and not head.noindex:
         return replace(head, truncated=True)
     return head
+
+
+# A byte order mark and the encoding it names (HTML, "BOM sniff").
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+_META_CHARSET = re.compile(
+    rb"<meta\b[^>]*?\bcharset\s*=\s*[\"']?\s*([A-Za-z0-9_.:()+-]+)", re.IGNORECASE
+)
+# Codecs that are no character encoding of the web, though Python names them:
+# read as one, a page could say what no browser reads in it (UTF-7 decodes
+# "+ADw-" as "<"; the WHATWG Encoding Standard maps it to nothing).
+_NOT_WEB = frozenset(
+    {
+        "utf-7",
+        "idna",
+        "punycode",
+        "unicode-escape",
+        "raw-unicode-escape",
+        "undefined",
+        "charmap",
+    }
+)
+
+
+def encoding_of(charset: str | None, start: bytes) -> str:
+    """The Python codec a page is read with, in the order of HTML's
+    "encoding sniffing algorithm": a byte order mark, else ``charset`` (the
+    ``Content-Type`` header's), else a ``<meta charset>`` or ``<meta
+    http-equiv="Content-Type" content="...; charset=...">`` within the first
+    :data:`PRESCAN_BYTES`, else UTF-8. A charset no codec knows counts as
+    none. Never raises."""
+    for bom, name in _BOMS:
+        if start.startswith(bom):
+            return name
+    if charset is not None:
+        found = _codec(charset)
+        if found is not None:
+            # HTML: a "utf-16" label without a byte order mark is little-endian.
+            return "utf-16-le" if found == "utf-16" else found
+    match = _META_CHARSET.search(start, 0, PRESCAN_BYTES)
+    if match is not None:
+        found = _codec(match.group(1).decode("ascii"))
+        if found is not None:
+            # HTML, "prescan": a page read in ASCII to find its <meta> is no
+            # UTF-16 page, whatever the tag says.
+            return "utf-8" if found.startswith("utf-16") else found
+    return "utf-8"
+
+
+@functools.lru_cache(maxsize=64)
+def _codec(label: str) -> str | None:
+    """The codec of a charset label, or ``None`` (unknown, not text, not
+    the web's). The WHATWG Encoding Standard reads ISO-8859-1 and ASCII
+    labels as windows-1252, as browsers do (sites mislabel it)."""
+    try:
+        name = codecs.lookup(label.strip()).name
+        "<".encode(name)  # LookupError for a codec of bytes to bytes (base64)
+    except (LookupError, ValueError):  # ValueError: a NUL in the label
+        return None
+    if name in _NOT_WEB or name.startswith("utf-32"):
+        return None
+    if name in ("iso8859-1", "ascii"):
+        return "cp1252"
+    return name
+
+
+@functools.lru_cache(maxsize=64)
+def _ascii_compatible(encoding: str) -> bool:
+    """Whether ``encoding`` writes the ASCII of markup as ASCII bytes, so
+    that the markup can be searched for in the undecoded bytes."""
+    probe = "<meta name=robots content=noindex>&#;_:"
+    try:
+        return probe.encode(encoding) == probe.encode("ascii")
+    except (UnicodeError, LookupError):
+        return False
+
+
+def decode(data: bytes, encoding: str) -> str:
+    """``data`` as text in ``encoding`` (from :func:`encoding_of`), a byte
+    it cannot read replaced, a UTF-8 byte order mark dropped (it is not
+    text, HTML "decode"). Never raises."""
+    if encoding == "utf-8":
+        # utf-8-sig: a byte order mark is not text (HTML, "decode").
+        return data.decode("utf-8-sig", "replace")
+    try:
+        text = data.decode(encoding, "replace")
+    except (UnicodeError, LookupError):  # a codec without "replace"
+        return data.decode("utf-8", "replace")
+    return text[1:] if text.startswith("\ufeff") else text
 
 
 def scan_link_header(values: Iterable[str | bytes], budget: int = LINK_BUDGET) -> Head:
@@ -167,6 +286,8 @@ def merge(page: Head, header: Head) -> Head:
         modified=page.modified if page.modified is not None else header.modified,
         truncated=(page.truncated or header.truncated) and not noindex,
         title=page.title,
+        date_modified=page.date_modified,
+        encoding=page.encoding,
     )
 
 
@@ -198,7 +319,7 @@ def _may_declare(lowered: bytes) -> bool:
         return True
     if b"canonical" in lowered or b"hreflang" in lowered:
         return True
-    if b"modified_time" in lowered:
+    if b"modified_time" in lowered or b"datemodified" in lowered:
         return True
     if _NO_WORDS.search(lowered) is None:
         return False
@@ -264,6 +385,8 @@ class _HeadParser(HTMLParser):
         self._depth = 0  # templates nest
         self._title: list[str] = []  # the first title's text
         self._titled = False  # the first title has ended
+        self._json: list[str] | None = None  # a JSON-LD script's text, if in one
+        self.dates: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if self._inert is not None:
@@ -274,6 +397,8 @@ class _HeadParser(HTMLParser):
             raise _HeadEnd
         if tag in _INERT:
             self._inert, self._depth = tag, 1
+            if tag == "script" and _is_json_ld(_first(attrs).get("type", "")):
+                self._json = []
         elif tag == "meta":
             self._meta(_first(attrs))
         elif tag == "link":
@@ -295,6 +420,9 @@ class _HeadParser(HTMLParser):
                 if not self._depth:
                     self._titled = self._titled or tag == "title"
                     self._inert = None
+                    if self._json is not None:
+                        self._add_dates("".join(self._json))
+                        self._json = None
             return
         if tag in _HEAD_END_TAGS:
             raise _HeadEnd
@@ -302,6 +430,9 @@ class _HeadParser(HTMLParser):
     def handle_data(self, data: str) -> None:
         if self._inert == "title" and not self._titled:
             self._title.append(data)
+            return
+        if self._json is not None:
+            self._json.append(data)
             return
         # Text ends the head as an element does (HTML, "in head": anything
         # but ASCII whitespace); content of inert elements is not text here.
@@ -328,6 +459,22 @@ class _HeadParser(HTMLParser):
         ):
             self.modified = attrs.get("content", "").strip() or None
 
+    def _add_dates(self, text: str) -> None:
+        """Keep the ``dateModified`` values of a JSON-LD script's text, which
+        the head budget bounds. Bad JSON is no declaration: never raises."""
+        if len(self.dates) >= MAX_DATES or "dateModified" not in text:
+            return
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):  # bad JSON, nested too deep
+            return
+        for node in _nodes(data):
+            value = node.get("dateModified")
+            if isinstance(value, str) and value.strip():
+                self.dates.append(value.strip())
+                if len(self.dates) >= MAX_DATES:
+                    return
+
     def _link(self, attrs: dict[str, str]) -> None:
         href = attrs.get("href", "")
         if not href.strip():
@@ -350,7 +497,26 @@ class _HeadParser(HTMLParser):
             ),
             modified=self.modified,
             title="".join(self._title) if self._title else None,
+            date_modified=tuple(self.dates),
         )
+
+
+def _is_json_ld(media_type: str) -> bool:
+    return media_type.partition(";")[0].strip().lower() == "application/ld+json"
+
+
+def _nodes(data: object) -> Iterator[dict[str, object]]:
+    """The objects of a JSON-LD document whose dates describe the page: the
+    top-level ones (an array of them too) and the items of their ``@graph``.
+    Nested objects (an author, the items of a list) are other things."""
+    for item in data if isinstance(data, list) else [data]:
+        if not isinstance(item, dict):
+            continue
+        yield item
+        graph = item.get("@graph")
+        for node in graph if isinstance(graph, list) else ():
+            if isinstance(node, dict):
+                yield node
 
 
 def _first(attrs: list[tuple[str, str | None]]) -> dict[str, str]:

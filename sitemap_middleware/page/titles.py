@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from html.parser import HTMLParser
 from typing import NamedTuple
 
+from .head import decode
+
 # Characters kept of a title, cut at a word: longer ones are not titles a
 # site map shows whole.
 MAX_TITLE = 200
@@ -158,8 +160,9 @@ class _Heading(HTMLParser):
             self.parts.append(data)
 
 
-def heading(body: Iterable[bytes]) -> str | None:
-    """The first ``<h1>``'s text in the start of the body, or ``None``."""
+def heading(body: Iterable[bytes], encoding: str = "utf-8") -> str | None:
+    """The first ``<h1>``'s text in the start of the body, or ``None``.
+    ``encoding`` is the codec the page is read with (``Head.encoding``)."""
     pieces: list[bytes] = []
     left = HEADING_BUDGET
     for chunk in body:
@@ -168,12 +171,20 @@ def heading(body: Iterable[bytes]) -> str | None:
         if left <= 0:
             break
     start = b"".join(pieces)
-    at = start.lower().find(b"<h1")
-    if at < 0:
-        return None
+    if encoding == "utf-8":  # the common case: search the bytes, decode the rest
+        at = start.lower().find(b"<h1")
+        if at < 0:
+            return None
+        text = start[at:].decode("utf-8", "replace")
+    else:
+        text = decode(start, encoding)
+        at = text.lower().find("<h1")
+        if at < 0:
+            return None
+        text = text[at:]
     parser = _Heading()
     try:
-        parser.feed(start[at:].decode("utf-8", "replace"))
+        parser.feed(text)
         parser.close()
     except (_Read, AssertionError):  # where the tokenizer gives up, what it read stands
         pass

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from typing import NamedTuple, Protocol
 
 from ..config import Config
-from ..model import Entry
+from ..model import UNDATED, Entry
 from ..page.facts import read_content, read_head
 from ..page.titles import clean, heading
 from ..reasons import RECORD, Seen, Skipped
@@ -144,7 +144,7 @@ def digest(
         if not target.exact:
             return Skip(Skipped.NOT_EXACT, path)
         return Removal(path, key, reason)
-    facts = read_content(config, path, body, headers, head)
+    facts = read_content(config, path, body, headers, head, observation.seen)
     prints = Prints(raw, facts.fingerprint)
     alternates = declared(head.alternates, config.base_url, path, route.query)
     if (
@@ -155,22 +155,23 @@ def digest(
     ):
         # Only per-request noise changed (a CSRF token, a nonce).
         return Unchanged(path, key, prints, alternates)
-    # A lastmod from the configured source is taken as it is (if newer);
-    # otherwise the fingerprint decides when it moves.
+    # The store decides with the stored row (layout.merge): a date the page
+    # declares is taken if newer; without one, the time the page was seen
+    # becomes its lastmod when its content is seen to change, and a page seen
+    # the first time has none. "first-seen" (the releases before) dates a new
+    # page with the time it is first seen, and moves it with the fingerprint.
     seen = int(observation.seen)
-    if facts.lastmod is None:
-        when, fingerprint = (
-            datetime.fromtimestamp(seen, timezone.utc),
-            facts.fingerprint,
-        )
-    else:
-        when, fingerprint = facts.lastmod, None
+    served = datetime.fromtimestamp(seen, timezone.utc)
+    when: datetime = facts.lastmod or UNDATED
+    at: datetime | None = served
+    if config.lastmod_source == "first-seen":
+        when, at = served, None
     # The route's options (or the defaults) are written into the entry, so the
     # stored fragment is final (pages re-recorded later pick up a new config).
     entry = Entry(
         path,
         when,
-        fingerprint,
+        facts.fingerprint,
         route.changefreq,
         route.priority,
         route.template,
@@ -178,7 +179,8 @@ def digest(
         alternates=alternates,
         images=facts.images,
         # As written: the writer takes out the affix the site repeats.
-        title=clean(head.title) or heading(body),
+        title=clean(head.title) or heading(body, head.encoding),
+        seen=at,
     )
     if not is_storable(entry, seen):
         return Skip(Skipped.UNSTORABLE, path)

@@ -13,7 +13,7 @@ from html import escape
 from typing import Protocol, runtime_checkable
 from urllib.parse import unquote
 
-from ..model import Entry
+from ..model import Entry, dated
 from ..stores.base import Store
 
 # Links on one page: a person scans a few thousand, a browser renders them at
@@ -32,7 +32,8 @@ _EXTENSIONS = (".html", ".htm", ".php", ".aspx")
 @dataclass(frozen=True, slots=True)
 class Link:
     """One page: its absolute ``url``, its ``title`` (the stored one, else a
-    readable form of the path) and its ``lastmod``."""
+    readable form of the path) and its ``lastmod`` (``None``: it claims
+    none)."""
 
     url: str
     path: str
@@ -157,7 +158,7 @@ def arrange(entries: Iterable[Entry], base_url: str) -> list[Section]:
             return (not own, _natural(_title(entry)), entry.path)
 
         links = tuple(
-            Link(base_url + e.path, e.path, _title(e), e.lastmod)
+            Link(base_url + e.path, e.path, _title(e), dated(e.lastmod))
             for e in sorted(groups[key], key=order)
         )
         sections.append(Section(_unique(_id(key), ids), _heading(key), links))

@@ -17,7 +17,7 @@ from datetime import datetime
 from itertools import chain
 from typing import NamedTuple
 
-from ..model import Entry
+from ..model import UNDATED_SECONDS, Entry
 from ..reasons import Skipped
 from ..render import ORIGIN, URLSET_CLOSE, URLSET_OPEN, fragment, links, relink
 from ..sitemaps import MAX_ORIGIN_BYTES
@@ -32,7 +32,7 @@ class Row(NamedTuple):
     """A stored row: what a store keeps of an entry beside its path."""
 
     lastmod: int
-    """Epoch seconds."""
+    """Epoch seconds; :data:`~..model.UNDATED_SECONDS` for none claimed."""
     fingerprint: str | None
     route: str | None
     fragment: bytes
@@ -138,8 +138,13 @@ def merge(
     """The row to store for ``entry`` given the stored one, or ``None`` if unchanged.
 
     ``lastmod`` moves only with a new fingerprint (or, for entries without one,
-    a newer explicit ``lastmod``), and never backwards (invariant 12). The
-    fragment lists the entry's alternates only if ``listed`` (see :func:`settle`).
+    a newer explicit ``lastmod``), and never backwards (invariant 12). An
+    entry read from a response (``seen`` set) is the page's word: a date it
+    declares moves ``lastmod`` when newer, whatever the fingerprint; without
+    one (``UNDATED``) a new row has no lastmod, and ``seen`` becomes it only
+    when the fingerprint replaces another one: a fingerprint replacing none
+    (a row imported or loaded in bulk) is no change seen. The fragment lists
+    the entry's alternates only if ``listed`` (see :func:`settle`).
     """
     lastmod = current if entry.lastmod is None else epoch(entry.lastmod, current)
     fingerprint = entry.fingerprint
@@ -150,7 +155,14 @@ def merge(
         return _make(Row, (lastmod, fingerprint, entry.route, piece, declared, title))
     if title is None:
         title = old.title  # an entry that knows no title keeps the stored one
-    if fingerprint is None:
+    if entry.seen is not None:  # read from a response (recording/digest.py)
+        if fingerprint is None:
+            fingerprint = old.fingerprint
+        if lastmod <= UNDATED_SECONDS:  # no date declared: a change seen dates it
+            changed = old.fingerprint is not None and fingerprint != old.fingerprint
+            lastmod = epoch(entry.seen, current) if changed else old.lastmod
+        lastmod = max(lastmod, old.lastmod)
+    elif fingerprint is None:
         fingerprint = old.fingerprint
         if entry.lastmod is None or lastmod < old.lastmod:
             lastmod = old.lastmod

@@ -4,10 +4,11 @@ pages in the sitemap."""
 from __future__ import annotations
 
 import importlib
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from support.helpers import parse_page, sitemap_urls
+from support.helpers import parse_page, sitemap_lastmods, sitemap_urls
 from support.sites import Site
 
 EXAMPLES = {"flask_app": "wsgi", "starlette_app": "asgi", "fastapi_app": "asgi"}
@@ -43,6 +44,38 @@ def test_crawl_records_exactly_the_public_pages(example: Site) -> None:
     )
     robots = example.get("/robots.txt").body.decode()
     assert "Sitemap: http://localhost/sitemap.xml" in robots
+
+
+def test_the_sitemap_shows_the_dates_the_posts_declare(example: Site) -> None:
+    """Each post declares when it was edited (article:modified_time and JSON-LD),
+    the blog list the newest of them (JSON-LD): the sitemap shows exactly those,
+    to the second in UTC. The pages that declare no date were seen once and
+    never seen to change: they have no lastmod, not the time of the crawl."""
+    import demo_content
+
+    def fetch(path: str) -> tuple[int, str, bytes]:
+        reply = example.get(path)
+        return reply.status, reply.headers.get("content-type", ""), reply.body
+
+    demo_content.crawl(fetch)
+    example.recorded()
+    lastmods = sitemap_lastmods(example)  # every document validated
+
+    def utc(text: str) -> str:
+        moment = datetime.fromisoformat(text).astimezone(timezone.utc)
+        return moment.isoformat(timespec="seconds")
+
+    expected: dict[str, str | None] = {
+        f"http://localhost{path}": None for path in demo_content.PUBLIC_PATHS
+    }
+    for post in demo_content.POSTS:
+        expected[f"http://localhost{post.path}"] = utc(post.modified)
+    newest = max(utc(post.modified) for post in demo_content.POSTS)
+    expected["http://localhost/blog/"] = newest
+    assert lastmods == expected
+    index = example.get("/sitemap.xml").body
+    # The index dates its part by when the file changed: the crawl.
+    assert b"<lastmod>" in index
 
 
 def test_signed_in_account_is_not_recorded(example: Site) -> None:

@@ -245,18 +245,12 @@ def test_import_of_a_text_sitemap_and_of_gzip(tmp_path: Path) -> None:
     assert _run("import", "--store", store, "--base-url", BASE, str(text))[0] == 0
     assert _run("import", "--store", store, "--base-url", BASE, str(zipped))[0] == 0
     _, out, _ = _run("list", "--store", store, "--base-url", BASE, "--format", "csv")
+    # A text sitemap has no lastmod: the URLs have none (not the import's time).
     assert out.splitlines()[1:] == [
-        f"{BASE}/a,{_today_or_later(out, 1)},",
-        f"{BASE}/b,{_today_or_later(out, 2)},",
+        f"{BASE}/a,,",
+        f"{BASE}/b,,",
         f"{BASE}/c,2023-02-03T00:00:00+00:00,",
     ]
-
-
-def _today_or_later(csv_out: str, line: int) -> str:
-    # A text sitemap has no lastmod: the import's time stands in.
-    stamp = csv_out.splitlines()[line].split(",")[1]
-    assert datetime.fromisoformat(stamp).date() >= datetime.now(timezone.utc).date()
-    return stamp
 
 
 BAD = (

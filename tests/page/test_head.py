@@ -671,3 +671,150 @@ def test_the_precheck_still_skips_common_references(text: bytes) -> None:
 def test_any_referenced_character_reaches_the_tokenizer(byte: int, hexa: bool) -> None:
     reference = f"&#x{byte:x};" if hexa else f"&#{byte};"
     assert head_module._may_declare(reference.encode())
+
+
+# -- JSON-LD dateModified ----------------------------------------------------------
+
+
+def json_ld(text: str, media_type: str = "application/ld+json") -> bytes:
+    return f'<head><script type="{media_type}">{text}</script>'.encode()
+
+
+@pytest.mark.parametrize(
+    ("body", "dates"),
+    [
+        (
+            json_ld('{"@type": "Article", "dateModified": "2024-01-02"}'),
+            ("2024-01-02",),
+        ),
+        # The items of a @graph, in order (Yoast writes WebPage and Article).
+        (
+            json_ld(
+                '{"@graph": [{"@type": "WebPage", "dateModified": "2024-01-02"},'
+                ' {"@type": "Article", "dateModified": " 2024-03-04T05:06:07Z "}]}'
+            ),
+            ("2024-01-02", "2024-03-04T05:06:07Z"),
+        ),
+        # A top-level array of objects, the media type's case and parameters.
+        (
+            json_ld(
+                '[{"dateModified": "2024-01-02"}, 3, null]', "Application/LD+JSON; x=1"
+            ),
+            ("2024-01-02",),
+        ),
+        # Nested objects are other things: an author's, a list item's.
+        (
+            json_ld('{"author": {"dateModified": "2024-01-02"}, "dateModified": 7}'),
+            (),
+        ),
+        (json_ld('{"@graph": {"dateModified": "2024-01-02"}}'), ()),
+        # Not JSON-LD, bad JSON, too deep for the parser: no date, no error.
+        (json_ld('{"dateModified": "2024-01-02"}', "application/json"), ()),
+        (json_ld('{"dateModified": "2024-01-02"'), ()),
+        (json_ld('{"dateModified": "2024-01-02", "x": ' + "[" * 100_000), ()),
+        (json_ld('{"dateModified": "2024-01-02", "x": 1' + "0" * 5000 + "}"), ()),
+        # In the body it is content.
+        (b"<head></head><body>" + json_ld('{"dateModified": "2024"}')[6:], ()),
+    ],
+)
+def test_json_ld_date_modified(body: bytes, dates: tuple[str, ...]) -> None:
+    assert scan_head([body]).date_modified == dates
+
+
+def test_json_ld_dates_are_capped() -> None:
+    items = ", ".join('{"dateModified": "2024-01-02"}' for _ in range(100))
+    head = scan_head([json_ld(f'{{"@graph": [{items}]}}')])
+    assert len(head.date_modified) == head_module.MAX_DATES
+
+
+# -- the page's charset -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("charset", "start", "expected"),
+    [
+        (None, b"<head><title>x", "utf-8"),
+        ("UTF-8", b"", "utf-8"),
+        ("windows-1252", b"", "cp1252"),
+        # Browsers read ISO-8859-1 and ASCII labels as windows-1252 (WHATWG).
+        ("iso-8859-1", b"", "cp1252"),
+        ("us-ascii", b"", "cp1252"),
+        ("Shift_JIS", b"", "shift_jis"),
+        ("utf-16", b"", "utf-16-le"),
+        # The header's charset before the page's <meta>.
+        ("koi8-r", b'<meta charset="windows-1252">', "koi8-r"),
+        (None, b'<meta charset="windows-1252">', "cp1252"),
+        (None, b"<META CHARSET = 'shift_jis' >", "shift_jis"),
+        (
+            None,
+            b'<meta http-equiv="Content-Type" content="text/html; charset=EUC-JP">',
+            "euc_jp",
+        ),
+        # A page read in ASCII to find its <meta> is no UTF-16 page.
+        (None, b'<meta charset="utf-16">', "utf-8"),
+        # Only the first 1024 bytes are searched (HTML's prescan).
+        (None, b" " * 1024 + b'<meta charset="windows-1252">', "utf-8"),
+        # A byte order mark before anything declared.
+        ("windows-1252", b"\xef\xbb\xbf<head>", "utf-8"),
+        (None, b"\xff\xfe<\x00", "utf-16-le"),
+        (None, b"\xfe\xff\x00<", "utf-16-be"),
+        # Unknown, not text, or not the web's: UTF-8.
+        ("no-such-charset", b"", "utf-8"),
+        ("base64", b"", "utf-8"),
+        ("utf-7", b"", "utf-8"),
+        ("utf-8\x00", b"", "utf-8"),
+        (None, b'<meta charset="rot13">', "utf-8"),
+    ],
+)
+def test_encoding_of(charset: str | None, start: bytes, expected: str) -> None:
+    assert head_module.encoding_of(charset, start) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "charset", "encoding"),
+    [
+        ("é", "windows-1252", "cp1252"),
+        ("日本語", "shift_jis", "shift_jis"),
+        ("日本語", "euc-jp", "euc_jp"),
+        ("日本語 é", "utf-16-le", "utf-16-le"),
+    ],
+)
+def test_every_declaration_is_read_in_the_page_s_charset(
+    text: str, charset: str, encoding: str
+) -> None:
+    page = (
+        f"<html><head><title>{text}</title>"
+        f'<link rel="canonical" href="/{text}">'
+        f'<link rel="alternate" hreflang="de" href="/de/{text}">'
+        f'<meta property="article:modified_time" content="2024-01-02">'
+        f'<script type="application/ld+json">{{"dateModified": "2024-01-03"}}</script>'
+        f'<meta name="robots" content="nofollow"></head><body>'
+    )
+    head = scan_head([page.encode(encoding)], charset=charset)
+    assert head == Head(
+        canonicals=(f"/{text}",),
+        alternates=(("de", f"/de/{text}"),),
+        modified="2024-01-02",
+        title=text,
+        date_modified=("2024-01-03",),
+        encoding=encoding,
+    )
+    # Read as UTF-8, the same bytes say something else.
+    assert scan_head([page.encode(encoding)]).title != text
+
+
+def test_noindex_in_utf_16() -> None:
+    """An encoding that writes ASCII otherwise skips the byte search."""
+    body = "<head><meta name=robots content=noindex>".encode("utf-16")
+    assert scan_head([body]).noindex is True
+    assert scan_head([body[2:]], charset="UTF-16LE").noindex is True
+
+
+@given(
+    html | st.binary(max_size=2000),
+    st.sampled_from(
+        [None, "utf-8", "windows-1252", "shift_jis", "utf-16", "utf-16-be", "x", "hex"]
+    ),
+)
+def test_never_raises_in_any_charset(body: bytes, charset: str | None) -> None:
+    scan_head([body], charset=charset)

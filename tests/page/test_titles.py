@@ -225,3 +225,12 @@ def test_the_writer_stores_titles_without_the_sites_affix() -> None:
     finally:
         recorder.close()
     assert titles(store)["/new"] == "new"
+
+
+@pytest.mark.parametrize("encoding", ["cp1252", "shift_jis", "utf-16-le"])
+def test_heading_in_the_page_s_charset(encoding: str) -> None:
+    """A page without a <title> is named by its <h1>, read as it declares."""
+    text = "Café" if encoding == "cp1252" else "日本語 ページ"
+    body = f"<html><body><main><h1>{text}</h1>".encode(encoding)
+    assert heading([body], encoding) == text
+    assert heading([body]) != text  # read as UTF-8

@@ -237,8 +237,9 @@ def test_another_path_spelling_adds_but_never_changes(make: Make) -> None:
 def test_a_removed_page_comes_back_at_once(make: Make) -> None:
     """After a removal at the stored spelling the recent-pages cache no longer
     holds the page fresh: the next 200 records it again, within the recheck
-    interval, with a new lastmod."""
-    site = make({"recheck_interval": 3600})
+    interval, with a new lastmod (the first-seen one: a page first seen
+    without a date has none)."""
+    site = make({"recheck_interval": 3600, "lastmod_source": "first-seen"})
     site.get("/about")
     first = site.entries()["/about"]
     assert site.middleware.recorder.is_fresh("/about")

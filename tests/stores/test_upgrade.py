@@ -12,7 +12,8 @@ import sys
 import tarfile
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
 from io import BytesIO
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import pytest
 from support.store_kinds import Fresh
 
 from sitemap_middleware import Entry, Store, StoreError, open_store
+from sitemap_middleware.model import UNDATED
 from sitemap_middleware.stores.base import Removals
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -215,6 +217,33 @@ def test_the_previous_release_keeps_writing_during_the_upgrade(
         assert not any(f"/old/{n}/0" in paths for n in range(loops))
         titled = {e.path: e.title for e in listed}
         assert titled["/new/3/4"] == "New 4"
+
+
+@pytest.mark.slow
+def test_the_previous_release_s_lastmods_stay_under_the_new_rules(
+    store_uri: str, previous: Path
+) -> None:
+    """Rows the previous release dated (with the time first seen) keep their
+    lastmod: the same content read again keeps it, a change seen moves it; a
+    page new to the store has none, and its <url> no <lastmod>."""
+    finished(run_previous(previous, store_uri, "write", "10"))
+    seen = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(seconds=5)
+    with open_store(store_uri) as store:
+        assert {e.lastmod for e in store.entries(1)} == {T0}
+        same, changed = entry(0), entry(1)
+        store.upsert(
+            [
+                replace(same, lastmod=UNDATED, seen=seen),
+                replace(changed, lastmod=UNDATED, fingerprint="changed", seen=seen),
+                Entry("/new", UNDATED, "n", seen=seen),
+            ]
+        )
+        after = {e.path: e.lastmod for e in store.entries(1)}
+        assert len(after) == 11
+        assert after[same.path] == T0 and after[changed.path] == seen
+        assert after["/new"] == UNDATED
+        assert b"<url><loc>\x00/new</loc></url>" in b"".join(store.fragments(1))
+        assert store.part(1).lastmod == seen  # type: ignore[union-attr]
 
 
 def test_a_store_of_a_newer_release_is_refused(tmp_path: Path) -> None:

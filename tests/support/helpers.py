@@ -108,6 +108,25 @@ def sitemap_urls(client: Any, prefix: str = "") -> list[str]:
     return urls
 
 
+def sitemap_lastmods(client: Any) -> dict[str, str | None]:
+    """Every listed URL and the text of its ``<lastmod>`` (``None``: it has
+    none), from every part the index lists, each document validated."""
+    reply = client.get("/sitemap.xml")
+    if reply.status == 404:
+        return {}
+    assert reply.status == 200, reply
+    found: dict[str, str | None] = {}
+    for page_url in locs(validate(reply.body)):
+        page = client.get(urlsplit(page_url).path)
+        assert page.status == 200
+        root = validate(gunzip_once(page.body))
+        for url in root.iterfind("sm:url", NS):
+            loc = url.findtext("sm:loc", namespaces=NS)
+            assert loc is not None
+            found[loc] = url.findtext("sm:lastmod", namespaces=NS)
+    return found
+
+
 class HTTPClient:
     """A client for a real server: no redirects followed, HEAD without a body."""
 

@@ -1,0 +1,78 @@
+"""The date a page declares, as read_content takes it: from the sources the config
+names, in order, and only when plausible (not before the web, not the response's
+own time, not in the future)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+
+from sitemap_middleware.config import Config
+from sitemap_middleware.page.facts import EARLIEST, RECENT, read_content, read_head
+
+SEEN = datetime(2025, 6, 1, 12, tzinfo=timezone.utc).timestamp()
+ARTICLE = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+JSON_LD = datetime(2024, 2, 3, tzinfo=timezone.utc)
+HEADER = datetime(2024, 3, 4, 5, 6, 7, tzinfo=timezone.utc)
+BODY = [
+    b"<html><head>"
+    b"<meta property='article:modified_time' content='2024-01-02T03:04:05Z'>"
+    b'<script type="application/ld+json">{"@graph": [{"dateModified": "2024-02-03"},'
+    b' {"dateModified": "2023-12-31"}]}</script></head><body>x'
+]
+HEADERS = [("Last-Modified", "Mon, 04 Mar 2024 05:06:07 GMT")]
+
+
+def declared(
+    source: str, body: list[bytes] = BODY, headers: object = HEADERS
+) -> object:
+    config = Config.from_mapping({"base_url": "http://a", "lastmod_source": source})
+    head, _ = read_head(config, "/", frozenset(), body, headers)  # type: ignore[arg-type]
+    return read_content(config, "/", body, headers, head, SEEN).lastmod  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("declared", ARTICLE),
+        ("article", ARTICLE),
+        ("last-modified", HEADER),
+        ("changes", None),
+        ("first-seen", None),
+        ("content", None),
+    ],
+)
+def test_the_source_decides(source: str, expected: datetime | None) -> None:
+    assert declared(source) == expected
+
+
+def test_each_source_in_order_and_the_newest_json_ld_date() -> None:
+    body = [BODY[0].replace(b"article:modified_time", b"article:other")]
+    assert declared("declared", body) == JSON_LD
+    assert declared("declared", [b"<head><title>t</title></head>"]) == HEADER
+
+
+def _header(moment: float) -> list[tuple[str, str]]:
+    from werkzeug.http import http_date
+
+    return [("Last-Modified", http_date(moment))]
+
+
+@pytest.mark.parametrize(
+    ("moment", "taken"),
+    [
+        (SEEN - RECENT - 1, True),
+        (SEEN - RECENT + 1, False),  # the response's own time, give or take
+        (SEEN, False),
+        (SEEN + 3600, False),  # in the future
+        (EARLIEST.timestamp(), True),
+        (EARLIEST.timestamp() - 1, False),  # before the web
+        (0, False),
+    ],
+)
+def test_only_a_plausible_date_counts(moment: float, taken: bool) -> None:
+    found = declared("last-modified", [b"x"], _header(moment))
+    assert (found is not None) == taken
+    if taken:
+        assert found == datetime.fromtimestamp(int(moment), timezone.utc)
