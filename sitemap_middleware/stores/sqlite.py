@@ -148,6 +148,10 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         # special name (":memory:"); whether it was opened read-only; when to
         # look at it next (monotonic).
         self._file: tuple[int, int] | None = None
+        # The identities of its -wal and -shm, as opened; those of a file
+        # gone, to delete before the new one is opened (_creating).
+        self._sidecar_ids: dict[str, tuple[int, int]] = {}
+        self._stale: dict[str, tuple[int, int]] = {}
         self._read_only = False
         self._look_at = 0.0
         # A fault found in the file, raised again without touching it until
@@ -169,6 +173,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         if self._writable():
             with self._creating():
                 conn = self._open_writable()
+                self._sidecar_ids = _sidecars(self.path)
             self._read_only = False
         else:
             conn = self._open_read_only()
@@ -200,18 +205,26 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     @contextmanager
     def _creating(self) -> Iterator[None]:
         """Held while this process opens the file: when it is missing (never
-        made, or deleted while in use), under a lock on its folder that the
-        other processes opening it take too, and without the -wal and -shm a
-        deleted file left (SQLite would take them for the new file's)."""
+        made, or deleted while in use) or was replaced under this store, under
+        a lock on its folder that the other processes opening it take too,
+        and without the -wal and -shm the file that went left (SQLite would
+        take them for the new file's, its rows with them). Those of a
+        replaced file are known by their identity as this store last saw
+        them: another process may have made the new file's already."""
         where = os.path.dirname(os.path.abspath(self.path))
-        if os.path.exists(self.path) or fcntl is None or not os.path.isdir(where):
+        stale, self._stale = self._stale, {}
+        if fcntl is None or not os.path.isdir(where):
             yield  # a missing folder: opening says so (an outage)
+            return
+        if os.path.exists(self.path) and not stale:
+            yield
             return
         folder = os.open(where, os.O_RDONLY)
         try:
             fcntl.flock(folder, fcntl.LOCK_EX)
-            if not os.path.exists(self.path):
-                for suffix in ("-wal", "-shm"):
+            missing = not os.path.exists(self.path)
+            for suffix, left in _sidecars(self.path).items():
+                if missing or left == stale.get(suffix):
                     with suppress(FileNotFoundError):
                         os.unlink(self.path + suffix)
             yield
@@ -310,8 +323,9 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         self._checked = signature
 
     def _damaged(self, detail: object) -> StoreFault:
+        words = " ".join(str(detail).split())  # quick_check's lines, on one
         return StoreFault(
-            f"SQLite: {self.path} is damaged ({detail}): restore it from a backup,"
+            f"SQLite: {self.path} is damaged ({words}): restore it from a backup,"
             " or delete it (with its -wal and -shm files) to start again; its"
             " pages are recorded again as they are visited"
         )
@@ -381,6 +395,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
                 "deleted" if st is None else "replaced",
                 " (a new, empty file)" if st is None else "",
             )
+            self._stale = self._sidecar_ids
             self._close_unlocked()
         elif self._read_only == self._writable():
             self._close_unlocked()
@@ -828,6 +843,16 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+def _sidecars(path: str) -> dict[str, tuple[int, int]]:
+    """The identities of the file's -wal and -shm that exist."""
+    found = {}
+    for suffix in ("-wal", "-shm"):
+        with suppress(FileNotFoundError):
+            st = os.stat(path + suffix)
+            found[suffix] = (st.st_dev, st.st_ino)
+    return found
 
 
 def _signature(st: os.stat_result) -> tuple[int, ...]:

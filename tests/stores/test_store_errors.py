@@ -7,6 +7,7 @@ line, and a bug the same way but logged with its traceback.
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 import sqlite3
 import time
@@ -16,13 +17,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.readonly import read_only_folder
 from support.services import require_postgres
 from support.store_kinds import Fresh
 
-from sitemap_middleware import Entry, StoreError, open_store
+from sitemap_middleware import (
+    Entry,
+    StoreError,
+    StoreFault,
+    StoreReadOnly,
+    open_store,
+)
 from sitemap_middleware.config import Config
 from sitemap_middleware.serving.server import Server
 from sitemap_middleware.stores import Store, StoreBase
+from sitemap_middleware.stores import sqlite as sqlite_store
+from sitemap_middleware.stores.base import Checked
 from sitemap_middleware.stores.memory import MemoryStore
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -130,10 +140,190 @@ def test_sqlite_unopenable_file_is_an_outage(tmp_path: Path) -> None:
     assert_outage(store, sqlite3.OperationalError)
 
 
-def test_sqlite_file_that_is_not_a_database_is_an_outage(tmp_path: Path) -> None:
+def test_sqlite_file_that_is_not_a_database_is_a_fault(
+    tmp_path: Path, watch_now: None
+) -> None:
+    """Not a database: a StoreFault (not an outage) naming the file and what
+    to do, from every method; kept without touching the file until the file
+    changes, then the store works again (a backup restored)."""
     path = tmp_path / "s.sqlite3"
     path.write_bytes(b"this is no database, " * 200)
-    assert_outage(open_store(f"sqlite:///{path}"), sqlite3.DatabaseError)
+    store = open_store(f"sqlite:///{path}")
+    assert_outage(store, sqlite3.DatabaseError)
+    for call in CALLS.values():
+        with pytest.raises(StoreFault, match="restore it from a backup") as caught:
+            call(store)
+        assert str(path) in str(caught.value)
+        assert "delete it" in str(caught.value)
+    with open_store(f"sqlite:///{tmp_path}/good.sqlite3") as good:
+        good.upsert([Entry("/restored", T0)])
+    os.replace(tmp_path / "good.sqlite3", path)
+    assert store.known(["/restored"]) == {"/restored"}
+    store.close()
+
+
+@pytest.fixture
+def watch_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SQLite store looks at its file at every call, not once a second."""
+    monkeypatch.setattr(sqlite_store, "WATCH_INTERVAL", 0.0)
+
+
+def _damage(path: Path) -> None:
+    """Scribble over the middle of a database file (its rows' pages)."""
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    size = path.stat().st_size
+    with path.open("r+b") as file:
+        file.seek(size // 2)
+        file.write(b"\xff" * 16384)
+
+
+def _filled(path: Path, pages: int = 2000) -> None:
+    with open_store(f"sqlite:///{path}?part_size=100") as store:
+        store.upsert(
+            Entry(f"/p/{n}", T0, images=(f"/i/{n}/{'x' * 200}",)) for n in range(pages)
+        )
+
+
+def test_sqlite_damaged_file_is_a_fault_when_opened(tmp_path: Path) -> None:
+    """A database whose pages are damaged is refused when opened (checked
+    whole: it is small), before any part is read."""
+    path = tmp_path / "s.sqlite3"
+    _filled(path)
+    _damage(path)
+    store = open_store(f"sqlite:///{path}")
+    assert isinstance(store, Checked)
+    with pytest.raises(StoreFault, match=r"is damaged \(.*restore it from a backup"):
+        store.check()
+    with pytest.raises(StoreFault):
+        store.parts()
+    store.close()
+
+
+def test_sqlite_damaged_part_faults_every_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A file too large to check whole when opened, whose index reads but one
+    of whose parts does not: once the part fails, every document answers 503
+    (the index too, never a copy naming parts that fail), the reason said
+    once at ERROR."""
+    monkeypatch.setattr(sqlite_store, "QUICK_CHECK_BYTES", 0)
+    path = tmp_path / "s.sqlite3"
+    _filled(path)
+    store = open_store(f"sqlite:///{path}")
+    config = Config.from_mapping({"base_url": "https://example.com", "store": store})
+    server = Server(config, store)
+    index = server.serve("GET", "/sitemap.xml", _no_header)
+    assert index.status == 200
+    parts = store.parts()
+    store.close()
+    _damage(path)
+    with caplog.at_level(logging.DEBUG, "sitemap_middleware"):
+        statuses = {
+            n: server.serve("GET", f"/sitemap-{n}.xml.gz", _no_header).status
+            for n in (p.number for p in parts)
+        }
+        assert 503 in statuses.values()
+        again = server.serve("GET", "/sitemap.xml", _no_header)
+    assert again.status == 503 and again.headers
+    assert b"needs attention" in again.body
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1 and str(path) in errors[0], errors
+    store.close()
+
+
+def test_sqlite_schema_it_cannot_upgrade_is_a_fault(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    with open_store(f"sqlite:///{path}") as store:
+        store.count()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE sitemap_meta SET value = 'x' WHERE key = 'schema'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreFault, match="cannot upgrade: delete it to start again"):
+        open_store(f"sqlite:///{path}").count()
+
+
+def test_sqlite_deleted_file_is_opened_again(
+    tmp_path: Path, watch_now: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Deleted with its -wal and -shm while two stores (two workers) use it:
+    each opens the path again (one WARNING each, naming the file), the new
+    file has a new epoch, and what is written next is in the file at the path
+    (not in the deleted one); the file is sound."""
+    path = tmp_path / "s.sqlite3"
+    first, second = open_store(f"sqlite:///{path}"), open_store(f"sqlite:///{path}")
+    first.upsert([Entry("/a", T0)])
+    assert second.count() == 1
+    epoch = first.epoch()  # type: ignore[attr-defined]
+    for name in ("s.sqlite3", "s.sqlite3-wal", "s.sqlite3-shm"):
+        (tmp_path / name).unlink()
+    with caplog.at_level(logging.WARNING, "sitemap_middleware"):
+        first.upsert([Entry("/b", T0)])
+        second.upsert([Entry("/c", T0)])
+        assert first.epoch() != epoch  # type: ignore[attr-defined]
+        assert first.epoch() == second.epoch()  # type: ignore[attr-defined]
+        first.upsert([Entry("/d", T0)])  # nothing more to say
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 2, warnings
+    assert all(str(path) in w for w in warnings)
+    assert "deleted" in warnings[0]
+    first.close()
+    second.close()
+    with open_store(f"sqlite:///{path}") as reader:
+        assert reader.known(["/a", "/b", "/c", "/d"]) == {"/b", "/c", "/d"}
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    conn.close()
+
+
+def test_sqlite_replaced_file_is_opened_again(
+    tmp_path: Path, watch_now: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Another file renamed over the path (a backup restored): read from then
+    on, its epoch the store's."""
+    path = tmp_path / "s.sqlite3"
+    store = open_store(f"sqlite:///{path}")
+    store.upsert([Entry("/old", T0)])
+    with open_store(f"sqlite:///{tmp_path}/backup.sqlite3") as backup:
+        backup.upsert([Entry("/backup", T0)])
+        restored = backup.epoch()  # type: ignore[attr-defined]
+    os.replace(tmp_path / "backup.sqlite3", path)
+    with caplog.at_level(logging.WARNING, "sitemap_middleware"):
+        assert store.known(["/old", "/backup"]) == {"/backup"}
+    assert store.epoch() == restored  # type: ignore[attr-defined]
+    assert ["replaced" in r.getMessage() for r in caplog.records] == [True]
+    store.close()
+
+
+def test_sqlite_on_a_read_only_folder_is_served_read_only(tmp_path: Path) -> None:
+    """A store on a read-only file system (or chmod'ed read-only): opened
+    without a write, every page read; writes raise StoreReadOnly."""
+
+    def fill(where: Path) -> None:
+        with open_store(f"sqlite:///{where}/s.sqlite3?part_size=10") as store:
+            store.upsert(Entry(f"/p/{n}", T0, f"f{n}") for n in range(25))
+
+    with read_only_folder(tmp_path / "ro", fill) as where:
+        before = sorted(p.name for p in where.iterdir())
+        store = open_store(f"sqlite:///{where}/s.sqlite3")
+        assert isinstance(store, Checked)
+        store.check()
+        assert store.count() == 25
+        assert [p.urls for p in store.parts()] == [10, 10, 5]
+        listed = [e.path for p in store.parts() for e in store.entries(p.number)]
+        assert sorted(listed) == sorted(f"/p/{n}" for n in range(25))
+        assert b"/p/3<" in b"".join(store.fragments(1))
+        for write in (
+            lambda: store.upsert([Entry("/new", T0)]),
+            lambda: store.remove(["/p/1"]),
+            lambda: store.add_counts({"recorded": 1}),  # type: ignore[attr-defined]
+        ):
+            with pytest.raises(StoreReadOnly, match="read-only"):
+                write()
+        assert sorted(p.name for p in where.iterdir()) == before
+        store.close()
 
 
 def test_sqlite_locked_file_is_an_outage(tmp_path: Path) -> None:
