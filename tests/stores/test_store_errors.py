@@ -6,6 +6,7 @@ line, and a bug the same way but logged with its traceback.
 
 from __future__ import annotations
 
+import gzip
 import logging
 import os
 import secrets
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 from support.readonly import read_only_folder
+from werkzeug.test import Client
 from support.services import require_postgres
 from support.store_kinds import Fresh
 
@@ -485,3 +487,107 @@ def test_serving_failures(
         else:
             assert record.exc_info is None
             assert "connection refused" in record.getMessage()
+
+
+# -- recording and start-up on a faulty SQLite file -----------------------------------
+
+
+def _page_app(
+    environ: dict[str, Any], start_response: Callable[..., Any]
+) -> list[bytes]:
+    body = f"<html><head><title>{environ['PATH_INFO']}</title></head></html>".encode()
+    start_response("200 OK", [("Content-Type", "text/html; charset=utf-8")])
+    return [body]
+
+
+def _visit(middleware: Any, paths: list[str]) -> None:
+    client = Client(middleware, use_cookies=False)
+    for path in paths:
+        response = client.get(path)
+        assert response.status_code == 200
+        response.get_data()
+        response.close()
+
+
+def _records(caplog: pytest.LogCaptureFixture, level: int) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "sitemap_middleware" and r.levelno == level
+    ]
+
+
+def test_a_damaged_file_is_an_error_at_start_up_and_never_retried(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Not a database: an ERROR as the middleware is made, naming the file and
+    what to do; the writer says it once at ERROR (not an outage "retried" at
+    WARNING) however often it meets it; the sitemap answers 503, the reason
+    said once; pages are still the app's."""
+    from sitemap_middleware import SitemapMiddleware
+
+    path = tmp_path / "s.sqlite3"
+    path.write_bytes(b"this is no database, " * 200)
+    caplog.set_level(logging.DEBUG, "sitemap_middleware")
+    config = {"base_url": "http://localhost", "store": f"sqlite:///{path}"}
+    middleware = SitemapMiddleware(_page_app, config)
+    try:
+        started = _records(caplog, logging.ERROR)
+        assert len(started) == 1, started
+        assert "at start-up" in started[0] and str(path) in started[0]
+        assert "restore it from a backup" in started[0]
+        for n in range(3):
+            _visit(middleware, [f"/p/{n}"])
+            assert not middleware.flush(2.0)
+        client = Client(middleware, use_cookies=False)
+        for _ in range(3):
+            assert client.get("/sitemap.xml").status_code == 503
+            assert client.get("/sitemap-1.xml.gz").status_code == 503
+        assert middleware.stats()["pending"] == 3
+    finally:
+        middleware.close()
+    errors = _records(caplog, logging.ERROR)
+    assert len(errors) == 3, errors  # start-up, the writer, serving: once each
+    assert all(str(path) in e for e in errors)
+    assert sum(e.startswith("recording stopped") for e in errors) == 1
+    assert _records(caplog, logging.WARNING) == []
+
+
+def test_a_read_only_store_is_served_and_records_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A store on a read-only file system: the sitemap is served from it; the
+    writer says once that recording is off, then drops and counts quietly."""
+    from sitemap_middleware import SitemapMiddleware
+
+    def fill(where: Path) -> None:
+        with open_store(f"sqlite:///{where}/s.sqlite3") as store:
+            store.upsert(Entry(f"/p/{n}", T0, f"f{n}") for n in range(25))
+
+    caplog.set_level(logging.DEBUG, "sitemap_middleware")
+    with read_only_folder(tmp_path / "ro", fill) as where:
+        config = {
+            "base_url": "http://localhost",
+            "store": f"sqlite:///{where}/s.sqlite3",
+        }
+        middleware = SitemapMiddleware(_page_app, config)
+        try:
+            _visit(middleware, [f"/new/{n}" for n in range(5)])
+            middleware.flush(2.0)
+            _visit(middleware, [f"/new/{n}" for n in range(5, 12)])
+            middleware.flush(2.0)
+            stats = middleware.stats()
+            assert stats["dropped"] == {"read_only": 12}
+            assert stats["pending"] == 0 and stats["recorded"] == 0
+            client = Client(middleware, use_cookies=False)
+            index = client.get("/sitemap.xml")
+            assert index.status_code == 200
+            part = client.get("/sitemap-1.xml.gz")
+            assert part.status_code == 200
+            assert gzip.decompress(part.get_data()).count(b"<url>") == 25
+        finally:
+            middleware.close()
+    warnings = _records(caplog, logging.WARNING)
+    assert len(warnings) == 1, warnings
+    assert warnings[0].startswith("recording off") and str(where) in warnings[0]
+    assert _records(caplog, logging.ERROR) == []
