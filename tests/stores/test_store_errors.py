@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 from support.readonly import read_only_folder
-from werkzeug.test import Client
 from support.services import require_postgres
 from support.store_kinds import Fresh
+from werkzeug.test import Client
 
 from sitemap_middleware import (
     Entry,
