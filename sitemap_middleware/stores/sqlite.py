@@ -427,8 +427,10 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         with self._busy:
             self._use()
             # Let go at once: a process that forks its workers (a preloading
-            # master) must not hand them a connection.
-            self._close_unlocked()
+            # master) must not hand them a connection. (":memory:" is kept:
+            # closing it would lose it.)
+            if self._named():
+                self._close_unlocked()
 
     @staticmethod
     def _schema(conn: sqlite3.Connection) -> str | None:
