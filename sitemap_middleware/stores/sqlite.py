@@ -298,6 +298,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
                         " it writable once"
                     )
                 self._check_schema(self.path, meta.get("schema"), SCHEMA_VERSION)
+                self._as_this_release(conn)
             except sqlite3.OperationalError as exc:  # no -shm to share: immutable
                 conn.close()
                 failure = exc
@@ -309,6 +310,36 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
             return conn
         assert failure is not None
         raise failure
+
+    @staticmethod
+    def _as_this_release(conn: sqlite3.Connection) -> None:
+        """A file an earlier release wrote, read as one of this release
+        without a write to it: the tables and columns it lacks (which a
+        writable file gets when opened) are made in the connection's own
+        temporary schema, empty, and found before the file's by name."""
+        tables = {
+            name
+            for (name,) in conn.execute(
+                "SELECT name FROM main.sqlite_master WHERE type = 'table'"
+            )
+        }
+        for statement in [*_SCHEMA.split(";"), _PUSHES]:
+            kept = "\n".join(
+                x for x in statement.splitlines() if not x.strip().startswith("--")
+            )
+            words = kept.split()
+            if words[:2] == ["CREATE", "TABLE"] and words[5] not in tables:
+                conn.execute(kept.replace("CREATE TABLE", "CREATE TEMP TABLE", 1))
+        columns = {
+            row[1] for row in conn.execute("PRAGMA main.table_info(sitemap_url)")
+        }
+        missing = [name for name in ("declared", "title") if name not in columns]
+        if missing:
+            added = ", ".join(f"NULL AS {name}" for name in missing)
+            conn.execute(
+                f"CREATE TEMP VIEW sitemap_url AS SELECT *, {added}"
+                " FROM main.sitemap_url"
+            )
 
     def _quick_check(
         self, conn: sqlite3.Connection, signature: tuple[int, ...]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -17,9 +18,10 @@ from io import BytesIO
 from pathlib import Path
 
 import pytest
+from support.readonly import read_only_folder
 from support.store_kinds import Fresh
 
-from sitemap_middleware import Entry, Store, StoreError, open_store
+from sitemap_middleware import Entry, Store, StoreError, StoreFault, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 # The last commit of the release before titles: its package writes the stores
@@ -346,6 +348,24 @@ def test_every_sqlite_layout_opens_with_every_row(
     assert writer.returncode == 0, writer.stderr
     rows = _raw_rows(db)
     assert len(rows) == LAYOUT_PAGES - 1
+    # Read-only first (a read-only file system): served as it is, or, for the
+    # layout that needs rewriting, a fault saying so.
+    with (
+        read_only_folder(
+            tmp_path / "ro", lambda where: shutil.copy(db, where / "old.sqlite3")
+        ) as where,
+        open_store(f"sqlite:///{where}/old.sqlite3") as store,
+    ):
+        if name == "1":
+            with pytest.raises(StoreFault, match="make it writable once"):
+                store.parts()
+        else:
+            listed = [e for p in store.parts() for e in store.entries(p.number)]
+            assert [e.path for e in listed] == [row[0] for row in rows]
+            assert {e.title for e in listed} == {None}
+            assert store.count("/p/<n>") == len(rows)
+            assert store.counts() == {}  # type: ignore[attr-defined]
+            assert store.decisions("/p/1") == []  # type: ignore[attr-defined]
     caplog.set_level(logging.INFO, "sitemap_middleware")
     with open_store(f"sqlite:///{db}") as store:
         listed = [e for p in store.parts() for e in store.entries(p.number)]
