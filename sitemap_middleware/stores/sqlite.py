@@ -181,6 +181,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         try:
             st = os.stat(self.path)
             self._file = (st.st_dev, st.st_ino)
+            self._epoch = _of_file(self._epoch, self._file)
             self._quick_check(conn, _signature(st))
         except BaseException:
             conn.close()
@@ -705,7 +706,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
 
     def epoch(self) -> str:
         rows = self._query("SELECT value FROM sitemap_meta WHERE key = 'epoch'")
-        return str(rows[0][0]) if rows else ""
+        return _of_file(str(rows[0][0]), self._file) if rows else ""
 
     def add_counts(self, counts: Mapping[str, int]) -> None:
         rows = [(reason, n) for reason, n in counts.items() if n]
@@ -876,6 +877,14 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
         conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+
+
+def _of_file(epoch: str, file: tuple[int, int] | None) -> str:
+    """The epoch of the data: the one the file holds, and the file's inode. A
+    copy renamed over the path (a backup restored) holds the epoch of the data
+    it copied, yet its part versions may repeat ones served since, and the
+    writers must record again what they wrote after the copy was made."""
+    return epoch if file is None else f"{epoch}-{file[1]:x}"
 
 
 def _sidecars(path: str) -> dict[str, tuple[int, int]]:

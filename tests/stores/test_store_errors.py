@@ -283,20 +283,32 @@ def test_sqlite_deleted_file_is_opened_again(
 def test_sqlite_replaced_file_is_opened_again(
     tmp_path: Path, watch_now: None, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Another file renamed over the path (a backup restored): read from then
-    on, its epoch the store's."""
+    """A backup of the store renamed over the path: read from then on (not the
+    rows of the -wal the replaced file left), under a new epoch although the
+    backup holds the same data's (the pages written since must be recorded
+    again, and the versions served since must not be repeated)."""
     path = tmp_path / "s.sqlite3"
     store = open_store(f"sqlite:///{path}")
-    store.upsert([Entry("/old", T0)])
-    with open_store(f"sqlite:///{tmp_path}/backup.sqlite3") as backup:
-        backup.upsert([Entry("/backup", T0)])
-        restored = backup.epoch()  # type: ignore[attr-defined]
+    store.upsert([Entry("/kept", T0)])
+    backup = sqlite3.connect(tmp_path / "backup.sqlite3")
+    source = sqlite3.connect(path)
+    source.backup(backup)
+    source.close()
+    backup.close()
+    store.upsert([Entry("/later", T0)])
+    epoch = store.epoch()  # type: ignore[attr-defined]
+    version = store.part(1).version  # type: ignore[union-attr]
     os.replace(tmp_path / "backup.sqlite3", path)
     with caplog.at_level(logging.WARNING, "sitemap_middleware"):
-        assert store.known(["/old", "/backup"]) == {"/backup"}
-    assert store.epoch() == restored  # type: ignore[attr-defined]
+        assert store.known(["/kept", "/later"]) == {"/kept"}
+    assert store.epoch() != epoch  # type: ignore[attr-defined]
+    store.upsert([Entry("/again", T0)])
+    assert store.part(1).version != version  # type: ignore[union-attr]
     assert ["replaced" in r.getMessage() for r in caplog.records] == [True]
     store.close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    conn.close()
 
 
 def test_sqlite_on_a_read_only_folder_is_served_read_only(tmp_path: Path) -> None:
