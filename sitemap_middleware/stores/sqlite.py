@@ -173,11 +173,11 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         if self._writable():
             with self._creating():
                 conn = self._open_writable()
-                self._sidecar_ids = _sidecars(self.path)
             self._read_only = False
         else:
             conn = self._open_read_only()
             self._read_only = True
+        self._sidecar_ids = _sidecars(self.path)
         try:
             st = os.stat(self.path)
             self._file = (st.st_dev, st.st_ino)
@@ -378,6 +378,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
 
     def _fault_found(self, fault: StoreFault) -> StoreFault:
         """Keep ``fault`` for every call until the file changes."""
+        self._faulted = None
         with suppress(OSError):
             self._faulted = _signature(os.stat(self.path))
         self._fault = fault
