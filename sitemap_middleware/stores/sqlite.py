@@ -456,7 +456,11 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
 
     def check(self) -> None:
         """Open the file now (at start-up): ``StoreFault`` if it cannot be
-        used until someone acts, ``StoreError`` for an outage."""
+        used until someone acts, ``StoreError`` for an outage. A file not
+        there yet is left to be made at first use (by then the app may have
+        been loaded only to look at it, as ``verify`` does)."""
+        if self._named() and not os.path.exists(self.path) and self._writable():
+            return
         with self._busy:
             self._use()
             # Let go at once: a process that forks its workers (a preloading
