@@ -11,7 +11,7 @@ import importlib
 from typing import TYPE_CHECKING
 
 from .config import DEFAULT_EXCLUDE, DEFAULT_HARMLESS_COOKIES, Config
-from .errors import ConfigError, SitemapError, StoreError
+from .errors import ConfigError, SitemapError, StoreError, StoreFault, StoreReadOnly
 from .routes import sitemap, skip
 from .serving.site_map import IndexEntry, Link, Section, SiteMap, site_map
 from .stores import Entry, PageInfo, PartInfo, Store, open_store, register_store
@@ -68,6 +68,8 @@ __all__ = [  # noqa: RUF022
     "SitemapMiddleware",
     "Store",
     "StoreError",
+    "StoreFault",
+    "StoreReadOnly",
     "open_store",
     "register_store",
     "site_map",

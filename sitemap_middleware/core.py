@@ -12,12 +12,13 @@ from typing import Any
 
 from .apps import RouteTable, check_spelling, unknown_routes
 from .config import Config
-from .errors import ConfigError
+from .errors import ConfigError, StoreError, StoreFault
 from .recording.recheck import ConfigJudge
 from .recording.recorder import Recorder
 from .routes import Routes
 from .serving.server import Server
 from .stores import Store, open_store
+from .stores.base import Checked
 from .watching.policy import Policy
 from .watching.watcher import CookieReader, Locator, RouteFinder, Watcher
 
@@ -50,6 +51,7 @@ class SitemapBase:
         self._table: RouteTable | None = None
         self._learning = threading.Lock()
         self.store: Store = open_store(self.config.store)
+        _check(self.store)
         self.policy = Policy(self.config)
         self.routes = Routes(self.config)
         # How stored pages are judged again after a change of config
@@ -128,3 +130,19 @@ class SitemapBase:
     def close(self) -> None:
         """Flush, stop the writer thread and close the store."""
         self.recorder.close()
+
+
+def _check(store: Store) -> None:
+    """A store that cannot be used until someone acts (a damaged file, a
+    schema this release cannot read) is an ERROR at start-up, naming it and
+    what to do; the app still starts (the request path fails open), and
+    the sitemap answers 503 while it lasts. An outage is left to the writer,
+    which retries it."""
+    if not isinstance(store, Checked):
+        return
+    try:
+        store.check()
+    except StoreFault as exc:
+        logger.error("sitemap store unusable at start-up: %s", exc)
+    except StoreError:
+        pass

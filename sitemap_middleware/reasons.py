@@ -75,6 +75,7 @@ class Dropped:
 
     QUEUE_FULL: Final = "queue_full"
     STORE_DOWN: Final = "store_down"
+    READ_ONLY: Final = "read_only"
     CAP: Final = "cap"
     ROUTE_CAP: Final = "route_cap"
     RATE: Final = "rate"

@@ -1,6 +1,6 @@
 """The circuit breaker the writer keeps for its store and the IndexNow pusher for its
 endpoint: a backoff that doubles while calls fail, one WARNING an outage, one INFO
-when it ends.
+when it ends; a fault that waiting does not end one ERROR, and rare looks.
 """
 
 from __future__ import annotations
@@ -16,15 +16,18 @@ class Breaker:
     doubles from ``minimum`` up to ``maximum`` (or for as long as the other side
     asked, capped the same way), then half-open: the next call probes.
 
-    The three messages are %-style templates with named fields: ``paused``
+    The messages are %-style templates with named fields: ``paused``
     (``detail``, ``delay``) is logged at WARNING on the first failure of an
     outage, ``again`` (``detail``) at DEBUG on the next ones, ``resumed``
-    (``seconds``) at INFO when a call succeeds again.
+    (``seconds``) at INFO when a call succeeds again, and ``faulted``
+    (``detail``, ``delay``) at ERROR once for a fault (:meth:`fault`).
     """
 
     __slots__ = (
         "_again",
         "_backoff",
+        "_faulted",
+        "_faulted_by",
         "_maximum",
         "_minimum",
         "_paused",
@@ -34,13 +37,21 @@ class Breaker:
     )
 
     def __init__(
-        self, paused: str, again: str, resumed: str, minimum: float, maximum: float
+        self,
+        paused: str,
+        again: str,
+        resumed: str,
+        minimum: float,
+        maximum: float,
+        faulted: str = "%(detail)s",
     ) -> None:
         self._paused, self._again, self._resumed = paused, again, resumed
+        self._faulted = faulted
         self._minimum, self._maximum = minimum, maximum
         self._backoff = 0.0
         self._retry_at = 0.0
         self._paused_at: float | None = None  # monotonic, while failing
+        self._faulted_by: str | None = None  # the fault's words, while it lasts
 
     def allows(self) -> bool:
         """Whether the backoff is over: the next call may go."""
@@ -75,9 +86,26 @@ class Breaker:
             logger.debug(self._again, {"detail": detail}, exc_info=exc_info)
         return delay
 
+    def fault(self, detail: object, delay: float) -> None:
+        """A call failed for ``detail``, a fault waiting does not end (a
+        damaged store, a schema this release cannot read): open for ``delay``
+        (a rare look: someone may repair it meanwhile), the backoff untouched.
+        Said once at ERROR, not as an outage retried: again only for another
+        fault; the next failures of the same at DEBUG."""
+        self._retry_at = time.monotonic() + delay
+        if self._paused_at is None:
+            self._paused_at = time.monotonic()
+        words = str(detail)
+        if words == self._faulted_by:
+            logger.debug(self._again, {"detail": detail})
+            return
+        self._faulted_by = words
+        logger.error(self._faulted, {"detail": detail, "delay": delay})
+
     def reset(self) -> None:
         """A call succeeded: closed, the backoff from ``minimum`` again."""
         self._backoff = 0.0
+        self._faulted_by = None
         if self._paused_at is not None:
             seconds = time.monotonic() - self._paused_at
             logger.info(self._resumed, {"seconds": seconds})

@@ -20,7 +20,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
 from ..config import Config
-from ..errors import StoreError
+from ..errors import StoreError, StoreFault, StoreReadOnly
 from ..reasons import (
     PRUNED,
     RECHECKED,
@@ -59,6 +59,9 @@ BATCH = 1000  # observations written per store call
 # (read as each writer is made).
 MIN_BACKOFF = 1.0
 MAX_BACKOFF = 30.0
+# A store that waiting does not mend (StoreFault: damaged, a schema this release
+# cannot read) is looked at again this rarely: it may be repaired meanwhile.
+FAULT_BACKOFF = 60.0
 # Seconds between two tracebacks of the same bug (the counters keep the count).
 BUG_INTERVAL = 60.0
 # What the decisions log says of a page written, and of one not admitted
@@ -119,14 +122,23 @@ class Pending:
 
 class Outage:
     """A block of store calls: a ``StoreError`` out of it is an outage, counted
-    and tripping the breaker, and ends the block; ``failed`` says so. Any other
-    exception passes (a bug). The one place the writer meets an outage."""
+    and tripping the breaker, and ends the block; ``failed`` says so. A
+    ``StoreFault`` opens the breaker for ``FAULT_BACKOFF``, said once at ERROR;
+    a ``StoreReadOnly`` goes to ``read_only`` (no breaker: nothing to wait
+    for). Any other exception passes (a bug). The one place the writer meets
+    an outage."""
 
-    __slots__ = ("_breaker", "_count", "failed")
+    __slots__ = ("_breaker", "_count", "_read_only", "failed")
 
-    def __init__(self, breaker: Breaker, count: Callable[[str], object]) -> None:
+    def __init__(
+        self,
+        breaker: Breaker,
+        count: Callable[[str], object],
+        read_only: Callable[[StoreReadOnly], object] = lambda exc: None,
+    ) -> None:
         self._breaker = breaker
         self._count = count
+        self._read_only = read_only
         self.failed = False
 
     def __enter__(self) -> Outage:
@@ -140,9 +152,15 @@ class Outage:
     ) -> bool:
         if not isinstance(exc, StoreError):
             return False
-        self._count(Errors.STORE)
-        self._breaker.trip(exc)
         self.failed = True
+        if isinstance(exc, StoreReadOnly):
+            self._read_only(exc)
+            return True
+        self._count(Errors.STORE)
+        if isinstance(exc, StoreFault):
+            self._breaker.fault(exc, FAULT_BACKOFF)
+        else:
+            self._breaker.trip(exc)
         return True
 
 
@@ -220,7 +238,10 @@ class Writer:
             "recording resumed: the store is back after %(seconds).1f s",
             MIN_BACKOFF,
             MAX_BACKOFF,
+            faulted="recording stopped: %(detail)s. Pending writes are kept; the"
+            " store is looked at again every %(delay).0f s",
         )
+        self._read_only = False  # said so, until a write succeeds
         self._bugs = Bugs(counters.add)
         self._lock = threading.Lock()  # one drain and push at a time
         self._starting = threading.Lock()
@@ -303,7 +324,28 @@ class Writer:
 
     def _outage(self) -> Outage:
         """``with self._outage() as outage:`` a block of store calls."""
-        return Outage(self._breaker, self._count)
+        return Outage(self._breaker, self._count, self._refused)
+
+    def _refused(self, exc: StoreReadOnly) -> None:
+        """The store can only be read (its pages are still served): one
+        WARNING until a write succeeds, and what waits for it dropped,
+        counted, quietly."""
+        if not self._read_only:
+            self._read_only = True
+            logger.warning(
+                "recording off: %s; what would be recorded is dropped (counted"
+                " as dropped.read_only) until it can be written",
+                exc,
+            )
+        if self._recheck is not None:
+            # Nothing it finds could be removed: it runs at the next start.
+            self._recheck.done = True
+        pending = self._pending
+        if pending:
+            self._count(Dropped.READ_ONLY, len(pending))
+            pending.upserts.clear()
+            pending.removals.clear()
+            pending.candidates.clear()
 
     # -- digesting ------------------------------------------------------------
 
@@ -385,6 +427,7 @@ class Writer:
         if outage.failed:
             return False
         self._breaker.reset()
+        self._read_only = False
         return self._write_decisions(force)
 
     def _forget(self) -> None:

@@ -18,7 +18,7 @@ from werkzeug.sansio.http import is_resource_modified
 
 from .. import paths, render
 from ..config import Config
-from ..errors import StoreError
+from ..errors import StoreError, StoreFault
 from ..model import PartInfo
 from ..paths import TEXT, Document
 from ..stores.base import Store
@@ -74,6 +74,14 @@ EMPTY = (
 )
 
 
+# The body of a 503 while the store cannot be used until someone acts (a
+# damaged file): the log says which and what to do.
+UNUSABLE = (
+    "Sitemap unavailable: its store needs attention; the server's log"
+    " ('sitemap_middleware' logger, ERROR) says why and what to do.\n"
+)
+
+
 class Server:
     """Answers the sitemap endpoints of one configuration from one store."""
 
@@ -111,6 +119,8 @@ class Server:
         self._cache_bytes = 0
         self._cache_lock = threading.Lock()  # guards the dict
         self._render_lock = threading.Lock()  # one render at a time
+        # The faults said at ERROR (their words), each once.
+        self._faults_said: set[str] = set()
         indexnow = config.indexnow
         self._key = b"" if indexnow is None else indexnow.key.encode("ascii")
 
@@ -130,6 +140,11 @@ class Server:
             return _not_found()
         try:
             response = answer(document, number, header)
+        except StoreFault as exc:  # lasts until someone acts: no copy is served
+            self._faulted(path, exc)
+            response = _text(
+                503, UNUSABLE, Retry_After=RETRY_AFTER, Cache_Control="no-store"
+            )
         except StoreError as exc:  # an outage: one line, no traceback
             logger.error("sitemap store error while serving %s: %s", path, exc)
             response = self._last_known(document, number)
@@ -139,6 +154,24 @@ class Server:
         if method == "HEAD":
             response.body = b""
         return response
+
+    def _faulted(self, path: str, exc: StoreFault) -> None:
+        """Say a fault at ERROR once (its words name the store and what to
+        do), its repeats at DEBUG: every document answers 503 while it lasts,
+        and a crawler asking for each must not bury the reason."""
+        words = str(exc)
+        if words in self._faults_said:
+            logger.debug("sitemap unavailable for %s: %s", path, words)
+            return
+        if len(self._faults_said) >= 100:
+            self._faults_said.clear()
+        self._faults_said.add(words)
+        logger.error(
+            "sitemap unavailable (503 for every sitemap document until the store"
+            " is repaired; asked for %s): %s",
+            path,
+            words,
+        )
 
     def _key_file(self, document: Document, number: int, header: Header) -> Response:
         """The IndexNow key file: the key as its whole body, as text."""

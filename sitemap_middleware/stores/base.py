@@ -22,13 +22,14 @@ from typing import (
     runtime_checkable,
 )
 
-from ..errors import StoreError
+from ..errors import StoreError, StoreFault
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
 from . import layout
 
 # Entry: for the modules that imported it from here.
 __all__ = [
+    "Checked",
     "Decision",
     "Decisions",
     "Entry",
@@ -56,9 +57,14 @@ class Store(Protocol):
 
     Errors: a store that cannot reach or use its backend raises
     :class:`~sitemap_middleware.StoreError` (an outage: the recorder retries
-    and serving falls back to the last good bytes). An entry no sitemap may
-    hold (a naive ``lastmod``, a path that is not one, a ``<url>`` larger than
-    a part) raises ``ValueError`` before anything of its batch is written.
+    and serving falls back to the last good bytes); one whose data cannot be
+    used until someone acts (damaged, of a schema this release cannot read)
+    raises its subclass ``StoreFault`` (the recorder says so once and looks
+    again rarely; serving answers 503); a write to a store that can only be
+    read raises ``StoreReadOnly`` (its pages are served, writes dropped).
+    An entry no sitemap may hold (a naive ``lastmod``, a path that is not
+    one, a ``<url>`` larger than a part) raises ``ValueError`` before anything
+    of its batch is written.
     Anything else is a bug in the store.
     """
 
@@ -242,6 +248,22 @@ def deltas(counts: Mapping[str, int]) -> list[tuple[str, int]]:
     return sorted((reason, min(n, MAX_COUNT)) for reason, n in counts.items() if n)
 
 
+@runtime_checkable
+class Checked(Protocol):
+    """A store that can tell at start-up, at once and without waiting on a
+    network, whether it can be used at all (SQLite: the file opened, its
+    schema read, a small file checked whole), so that a fault is an ERROR
+    when the app starts rather than when a page is first recorded."""
+
+    def check(self) -> None:
+        """Open the store and let it go.
+
+        :raises StoreFault: it cannot be used until someone acts (the
+            message names it and what to do).
+        :raises StoreError: an outage (recording waits for the store).
+        """
+
+
 # A writer's decision about a page: (stored path, reason, when).
 Decision = tuple[str, str, datetime]
 # Decisions kept per path, and paths kept: the most lately decided about, so
@@ -328,7 +350,8 @@ class StoreBase(Generic[C]):
 
     A subclass names its driver's exception classes in ``errors``; any of them
     raised by a protocol method of that class (the generators included, while iterated)
-    becomes a :class:`StoreError` naming ``label``, the original kept as its
+    becomes a :class:`StoreError` naming ``label`` (or what
+    :meth:`_store_error` makes of it), the original kept as its
     ``__cause__``. Other exceptions pass unchanged: ``ValueError`` for a bad
     entry, and bugs.
 
@@ -512,13 +535,23 @@ class StoreBase(Generic[C]):
         if str(found) == str(expected):
             return
         found, expected = str(found), str(expected)
+        # Not an outage: waiting does not change the data (StoreFault).
         if found.isdigit() and expected.isdigit() and int(found) > int(expected):
-            raise StoreError(
+            raise StoreFault(
                 f"{where} holds sitemap schema {found}, expected {expected}:"
                 " it was written by a newer release of sitemap_middleware;"
                 " upgrade sitemap_middleware on every worker that uses it"
             )
-        raise StoreError(f"{where} holds sitemap schema {found}, expected {expected}")
+        raise StoreFault(
+            f"{where} holds sitemap schema {found}, expected {expected}, which"
+            " this release cannot upgrade: delete it to start again (pages are"
+            " recorded again as they are visited) or use the release that wrote it"
+        )
+
+    def _store_error(self, exc: BaseException) -> StoreError:
+        """The ``StoreError`` a driver error of ``errors`` becomes: an outage
+        unless the store knows better (a damaged file is a ``StoreFault``)."""
+        return StoreError(f"{self.label}: {exc}")
 
     def __enter__(self) -> Any:
         return self
@@ -533,7 +566,7 @@ def _translating(method: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return method(self, *args, **kwargs)
         except self.errors as exc:
-            raise StoreError(f"{self.label}: {exc}") from exc
+            raise self._store_error(exc) from exc
 
     return call
 
@@ -544,6 +577,6 @@ def _translating_stream(method: Callable[..., Iterator[Any]]) -> Callable[..., A
         try:
             yield from method(self, *args, **kwargs)
         except self.errors as exc:
-            raise StoreError(f"{self.label}: {exc}") from exc
+            raise self._store_error(exc) from exc
 
     return stream

@@ -1,6 +1,7 @@
 """Store faults on real servers: Redis killed, restarted empty and
 SIGSTOPped (each test on a redis-server of its own), PostgreSQL unreachable or its
-backend terminated mid-batch, and a SIGKILLed process writing to SQLite."""
+backend terminated mid-batch, a SIGKILLed process writing to SQLite, and the
+SQLite file under gunicorn deleted, damaged or on a read-only file system."""
 
 from __future__ import annotations
 
@@ -19,10 +20,10 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import urlencode, urlsplit
 
 import pytest
-from support.helpers import Reply, free_port, sitemap_urls
+from support.helpers import HTTPClient, Reply, free_port, sitemap_urls, stop_server
 from support.services import require_postgres
 from werkzeug.test import Client
 
@@ -659,3 +660,214 @@ def test_sigkill_loses_at_most_the_unflushed_batch(
     finally:
         middleware.close()
     print(f"sigkill after {pause} s: {missing} of {late} unflushed pages lost")
+
+
+# -- the SQLite file under gunicorn -------------------------------------------------
+
+SUPPORT = Path(__file__).resolve().parents[1] / "support"
+ROOT = SUPPORT.parents[1]
+
+
+class Gunicorn:
+    """``fault_app`` under gunicorn with ``workers`` sync workers on a SQLite
+    file; its log (stdout and stderr) in ``log``."""
+
+    def __init__(self, tmp_path: Path, db: Path, workers: int) -> None:
+        self.port = free_port()
+        self.log = tmp_path / "gunicorn.log"
+        self.db = db
+        with self.log.open("wb") as output:
+            self.process = subprocess.Popen(
+                [
+                    *(sys.executable, "-m", "gunicorn", "-w", str(workers)),
+                    *("-b", f"127.0.0.1:{self.port}", "fault_app:app"),
+                ],
+                cwd=SUPPORT,
+                env={
+                    **os.environ,
+                    "PYTHONPATH": os.pathsep.join([str(SUPPORT), str(ROOT)]),
+                    "FAULT_BASE_URL": f"http://127.0.0.1:{self.port}",
+                    "FAULT_STORE": f"sqlite:///{db}",
+                    "FAULT_DELAY": "0.02",
+                },
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            )
+        self.client = HTTPClient("127.0.0.1", self.port)
+        deadline = time.monotonic() + 30
+        while True:
+            assert self.process.poll() is None, self.log.read_text()
+            try:
+                self.client.get("/robots.txt")
+                return
+            except OSError:
+                assert time.monotonic() < deadline, self.log.read_text()
+                time.sleep(0.1)
+
+    def visit(self, paths: Iterable[str]) -> None:
+        """GET each page, several at once (so that every worker answers some:
+        each takes FAULT_DELAY); each the app's 200."""
+        from concurrent.futures import ThreadPoolExecutor
+
+        wanted = list(paths)
+        with ThreadPoolExecutor(6) as pool:
+            for path, reply in zip(
+                wanted, pool.map(self.client.get, wanted), strict=True
+            ):
+                assert reply.status == 200, (path, reply)
+
+    def stop(self) -> None:
+        stop_server(self.process, 30)
+
+    def lines(self, level: str, *words: str) -> dict[int, list[str]]:
+        """The package's lines at ``level`` holding every one of ``words``,
+        by worker pid."""
+        found: dict[int, list[str]] = {}
+        for line in self.log.read_text().splitlines():
+            pid, _, rest = line.partition(" ")
+            if (
+                pid.isdigit()
+                and rest.startswith(f"{level} ")
+                and all(word in rest for word in words)
+            ):
+                found.setdefault(int(pid), []).append(rest)
+        return found
+
+
+def listed_in(db: Path) -> set[str]:
+    """The paths the file at ``db`` holds now (read-only, never made)."""
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    except sqlite3.OperationalError:
+        return set()
+    try:
+        return {path for (path,) in conn.execute("SELECT path FROM sitemap_url")}
+    except sqlite3.Error:
+        return set()
+    finally:
+        conn.close()
+
+
+@pytest.mark.servers
+def test_sqlite_file_deleted_under_gunicorn(tmp_path: Path) -> None:
+    """Three gunicorn workers record 60 pages; the file is deleted with its
+    -wal and -shm (a cleanup job). The pages are visited again: within seconds
+    the file at the path holds every one of them again and the sitemap (each
+    worker's) lists them from it, though each worker remembered them as
+    fresh for another five minutes; each worker that had the file open said
+    so in one WARNING naming it. The new file is sound."""
+    db = tmp_path / "data" / "s.sqlite3"
+    db.parent.mkdir()
+    pages = [f"/p/{n}" for n in range(60)]
+    server = Gunicorn(tmp_path, db, workers=3)
+    try:
+        server.visit(pages)
+        wait_for(lambda: listed_in(db) == set(pages), 10, "the pages recorded")
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{db}{suffix}").unlink(missing_ok=True)
+
+        def back() -> bool:
+            server.visit(pages)
+            return listed_in(db) == set(pages)
+
+        took = wait_for(back, 15, "the pages back in the file at the path")
+        for _ in range(6):  # the workers answer in turn: each serves the new file
+            served = {urlsplit(url).path for url in sitemap_urls(server.client)}
+            assert served == set(pages)
+    finally:
+        server.stop()
+    # Every worker recorded some of the pages, so had the file open: each
+    # moved to the new one, and said so once.
+    noticed = server.lines("WARNING", str(db), "while in use: opened again")
+    assert len(noticed) == 3, server.log.read_text()
+    assert all(len(lines) == 1 for lines in noticed.values()), noticed
+    assert server.lines("ERROR") == {}, server.log.read_text()
+    assert listed_in(db) == set(pages)
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    conn.close()
+    print(
+        f"sqlite file deleted: pages back in {took:.2f} s;"
+        f" {len(noticed)} workers noticed"
+    )
+
+
+def _garbage(db: Path) -> None:
+    db.write_bytes(b"this is no database, " * 200)
+
+
+def _damaged(db: Path) -> None:
+    with open_store(f"sqlite:///{db}?part_size=100") as store:
+        store.upsert(
+            Entry(f"/p/{n}", datetime(2024, 1, 1, tzinfo=timezone.utc), f"{n}" * 40)
+            for n in range(2000)
+        )
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    with db.open("r+b") as file:
+        file.seek(db.stat().st_size // 2)
+        file.write(b"\xff" * 16384)
+
+
+@pytest.mark.servers
+@pytest.mark.parametrize(
+    "damage", [_garbage, _damaged], ids=["not-a-database", "damaged"]
+)
+def test_sqlite_damaged_file_under_gunicorn(
+    tmp_path: Path, damage: Callable[[Path], None]
+) -> None:
+    """A damaged file at start-up: each worker logs an ERROR naming it and
+    what to do; every sitemap document answers 503 (never an index naming
+    parts that fail); pages are the app's 200."""
+    db = tmp_path / "s.sqlite3"
+    damage(db)
+    server = Gunicorn(tmp_path, db, workers=2)
+    try:
+        server.visit(["/a", "/b"])
+        for _ in range(6):
+            for path in ("/sitemap.xml", "/sitemap-1.xml.gz", "/sitemap-10.xml.gz"):
+                reply = server.client.get(path)
+                assert reply.status == 503, (path, reply.status)
+                assert reply.headers["retry-after"]
+    finally:
+        server.stop()
+    started = server.lines("ERROR", "at start-up", str(db), "restore it from a backup")
+    assert started, server.log.read_text()
+    assert all(len(lines) == 1 for lines in started.values())
+    assert server.lines("WARNING", "retried") == {}
+
+
+@pytest.mark.servers
+def test_sqlite_read_only_store_under_gunicorn(tmp_path: Path) -> None:
+    """A store on a read-only file system: two workers serve its sitemap (200,
+    every entry); pages visited are answered, and each worker that tried to
+    record says once that recording is off; nothing is written beside it."""
+    from support.readonly import read_only_folder
+
+    pages = [f"/kept/{n}" for n in range(30)]
+
+    def fill(where: Path) -> None:
+        with open_store(f"sqlite:///{where}/s.sqlite3") as store:
+            when = datetime(2024, 1, 1, tzinfo=timezone.utc)
+            store.upsert(Entry(path, when, "f") for path in pages)
+
+    with read_only_folder(tmp_path / "ro", fill) as where:
+        files = sorted(p.name for p in where.iterdir())
+        db = where / "s.sqlite3"
+        server = Gunicorn(tmp_path, db, workers=2)
+        try:
+            for _ in range(4):
+                served = [urlsplit(url).path for url in sitemap_urls(server.client)]
+                assert sorted(served) == sorted(pages)
+            server.visit([f"/new/{n}" for n in range(20)])
+            time.sleep(2.5)  # the writers meet the store
+            server.visit([f"/new/{n}" for n in range(20, 40)])
+            time.sleep(1.5)
+        finally:
+            server.stop()
+        assert sorted(p.name for p in where.iterdir()) == files
+    off = server.lines("WARNING", "recording off", str(db))
+    assert off, server.log.read_text()
+    assert all(len(lines) == 1 for lines in off.values()), off
+    assert server.lines("ERROR") == {}, server.log.read_text()

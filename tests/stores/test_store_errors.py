@@ -6,7 +6,9 @@ line, and a bug the same way but logged with its traceback.
 
 from __future__ import annotations
 
+import gzip
 import logging
+import os
 import secrets
 import sqlite3
 import time
@@ -16,13 +18,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.readonly import read_only_folder
 from support.services import require_postgres
 from support.store_kinds import Fresh
+from werkzeug.test import Client
 
-from sitemap_middleware import Entry, StoreError, open_store
+from sitemap_middleware import (
+    Entry,
+    StoreError,
+    StoreFault,
+    StoreReadOnly,
+    open_store,
+)
 from sitemap_middleware.config import Config
 from sitemap_middleware.serving.server import Server
 from sitemap_middleware.stores import Store, StoreBase
+from sitemap_middleware.stores import sqlite as sqlite_store
+from sitemap_middleware.stores.base import Checked
 from sitemap_middleware.stores.memory import MemoryStore
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -131,10 +143,202 @@ def test_sqlite_unopenable_file_is_an_outage(tmp_path: Path) -> None:
     assert_outage(store, sqlite3.OperationalError)
 
 
-def test_sqlite_file_that_is_not_a_database_is_an_outage(tmp_path: Path) -> None:
+def test_sqlite_file_that_is_not_a_database_is_a_fault(
+    tmp_path: Path, watch_now: None
+) -> None:
+    """Not a database: a StoreFault (not an outage) naming the file and what
+    to do, from every method; kept without touching the file until the file
+    changes, then the store works again (a backup restored)."""
     path = tmp_path / "s.sqlite3"
     path.write_bytes(b"this is no database, " * 200)
-    assert_outage(open_store(f"sqlite:///{path}"), sqlite3.DatabaseError)
+    store = open_store(f"sqlite:///{path}")
+    assert_outage(store, sqlite3.DatabaseError)
+    for call in CALLS.values():
+        with pytest.raises(StoreFault, match="restore it from a backup") as caught:
+            call(store)
+        assert str(path) in str(caught.value)
+        assert "delete it" in str(caught.value)
+    with open_store(f"sqlite:///{tmp_path}/good.sqlite3") as good:
+        good.upsert([Entry("/restored", T0)])
+    os.replace(tmp_path / "good.sqlite3", path)
+    assert store.known(["/restored"]) == {"/restored"}
+    store.close()
+
+
+@pytest.fixture
+def watch_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SQLite store looks at its file at every call, not once a second."""
+    monkeypatch.setattr(sqlite_store, "WATCH_INTERVAL", 0.0)
+
+
+def _damage(path: Path) -> None:
+    """Scribble over the middle of a database file (its rows' pages)."""
+    conn = sqlite3.connect(path)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    size = path.stat().st_size
+    with path.open("r+b") as file:
+        file.seek(size // 2)
+        file.write(b"\xff" * 16384)
+
+
+def _filled(path: Path, pages: int = 2000) -> None:
+    with open_store(f"sqlite:///{path}?part_size=100") as store:
+        store.upsert(
+            Entry(f"/p/{n}", T0, images=(f"/i/{n}/{'x' * 200}",)) for n in range(pages)
+        )
+
+
+def test_sqlite_damaged_file_is_a_fault_when_opened(tmp_path: Path) -> None:
+    """A database whose pages are damaged is refused when opened (checked
+    whole: it is small), before any part is read."""
+    path = tmp_path / "s.sqlite3"
+    _filled(path)
+    _damage(path)
+    store = open_store(f"sqlite:///{path}")
+    assert isinstance(store, Checked)
+    with pytest.raises(StoreFault, match=r"is damaged \(.*restore it from a backup"):
+        store.check()
+    with pytest.raises(StoreFault):
+        store.parts()
+    store.close()
+
+
+def test_sqlite_damaged_part_faults_every_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A file too large to check whole when opened, whose index reads but one
+    of whose parts does not: once the part fails, every document answers 503
+    (the index too, never a copy naming parts that fail), the reason said
+    once at ERROR."""
+    monkeypatch.setattr(sqlite_store, "QUICK_CHECK_BYTES", 0)
+    path = tmp_path / "s.sqlite3"
+    _filled(path)
+    store = open_store(f"sqlite:///{path}")
+    config = Config.from_mapping({"base_url": "https://example.com", "store": store})
+    server = Server(config, store)
+    index = server.serve("GET", "/sitemap.xml", _no_header)
+    assert index.status == 200
+    parts = store.parts()
+    store.close()
+    _damage(path)
+    with caplog.at_level(logging.DEBUG, "sitemap_middleware"):
+        statuses = {
+            n: server.serve("GET", f"/sitemap-{n}.xml.gz", _no_header).status
+            for n in (p.number for p in parts)
+        }
+        assert 503 in statuses.values()
+        again = server.serve("GET", "/sitemap.xml", _no_header)
+    assert again.status == 503 and again.headers
+    assert b"needs attention" in again.body
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1 and str(path) in errors[0], errors
+    store.close()
+
+
+def test_sqlite_schema_it_cannot_upgrade_is_a_fault(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    with open_store(f"sqlite:///{path}") as store:
+        store.count()
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE sitemap_meta SET value = 'x' WHERE key = 'schema'")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreFault, match="cannot upgrade: delete it to start again"):
+        open_store(f"sqlite:///{path}").count()
+
+
+def test_sqlite_deleted_file_is_opened_again(
+    tmp_path: Path, watch_now: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Deleted with its -wal and -shm while two stores (two workers) use it:
+    each opens the path again (one WARNING each, naming the file), the new
+    file has a new epoch, and what is written next is in the file at the path
+    (not in the deleted one); the file is sound."""
+    path = tmp_path / "s.sqlite3"
+    first, second = open_store(f"sqlite:///{path}"), open_store(f"sqlite:///{path}")
+    first.upsert([Entry("/a", T0)])
+    assert second.count() == 1
+    epoch = first.epoch()  # type: ignore[attr-defined]
+    for name in ("s.sqlite3", "s.sqlite3-wal", "s.sqlite3-shm"):
+        (tmp_path / name).unlink()
+    with caplog.at_level(logging.WARNING, "sitemap_middleware"):
+        first.upsert([Entry("/b", T0)])
+        second.upsert([Entry("/c", T0)])
+        assert first.epoch() != epoch  # type: ignore[attr-defined]
+        assert first.epoch() == second.epoch()  # type: ignore[attr-defined]
+        first.upsert([Entry("/d", T0)])  # nothing more to say
+    warnings = [r.getMessage() for r in caplog.records]
+    assert len(warnings) == 2, warnings
+    assert all(str(path) in w for w in warnings)
+    assert "deleted" in warnings[0]
+    first.close()
+    second.close()
+    with open_store(f"sqlite:///{path}") as reader:
+        assert reader.known(["/a", "/b", "/c", "/d"]) == {"/b", "/c", "/d"}
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    conn.close()
+
+
+def test_sqlite_replaced_file_is_opened_again(
+    tmp_path: Path, watch_now: None, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A backup of the store renamed over the path: read from then on (not the
+    rows of the -wal the replaced file left), under a new epoch although the
+    backup holds the same data's (the pages written since must be recorded
+    again, and the versions served since must not be repeated)."""
+    path = tmp_path / "s.sqlite3"
+    store = open_store(f"sqlite:///{path}")
+    store.upsert([Entry("/kept", T0)])
+    backup = sqlite3.connect(tmp_path / "backup.sqlite3")
+    source = sqlite3.connect(path)
+    source.backup(backup)
+    source.close()
+    backup.close()
+    store.upsert([Entry("/later", T0)])
+    epoch = store.epoch()  # type: ignore[attr-defined]
+    version = store.part(1).version  # type: ignore[union-attr]
+    os.replace(tmp_path / "backup.sqlite3", path)
+    with caplog.at_level(logging.WARNING, "sitemap_middleware"):
+        assert store.known(["/kept", "/later"]) == {"/kept"}
+    assert store.epoch() != epoch  # type: ignore[attr-defined]
+    store.upsert([Entry("/again", T0)])
+    assert store.part(1).version != version  # type: ignore[union-attr]
+    assert ["replaced" in r.getMessage() for r in caplog.records] == [True]
+    store.close()
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    conn.close()
+
+
+def test_sqlite_on_a_read_only_folder_is_served_read_only(tmp_path: Path) -> None:
+    """A store on a read-only file system (or chmod'ed read-only): opened
+    without a write, every page read; writes raise StoreReadOnly."""
+
+    def fill(where: Path) -> None:
+        with open_store(f"sqlite:///{where}/s.sqlite3?part_size=10") as store:
+            store.upsert(Entry(f"/p/{n}", T0, f"f{n}") for n in range(25))
+
+    with read_only_folder(tmp_path / "ro", fill) as where:
+        before = sorted(p.name for p in where.iterdir())
+        store = open_store(f"sqlite:///{where}/s.sqlite3")
+        assert isinstance(store, Checked)
+        store.check()
+        assert store.count() == 25
+        assert [p.urls for p in store.parts()] == [10, 10, 5]
+        listed = [e.path for p in store.parts() for e in store.entries(p.number)]
+        assert sorted(listed) == sorted(f"/p/{n}" for n in range(25))
+        assert b"/p/3<" in b"".join(store.fragments(1))
+        for write in (
+            lambda: store.upsert([Entry("/new", T0)]),
+            lambda: store.remove(["/p/1"]),
+            lambda: store.add_counts({"recorded": 1}),  # type: ignore[attr-defined]
+        ):
+            with pytest.raises(StoreReadOnly, match="read-only"):
+                write()
+        assert sorted(p.name for p in where.iterdir()) == before
+        store.close()
 
 
 def test_sqlite_locked_file_is_an_outage(tmp_path: Path) -> None:
@@ -150,8 +354,10 @@ def test_sqlite_locked_file_is_an_outage(tmp_path: Path) -> None:
                 lambda: store.upsert([Entry("/b", T0)]),
                 lambda: store.remove(["/a"]),
             ):
-                with pytest.raises(StoreError, match="SQLite: database is locked"):
+                with pytest.raises(StoreError, match="SQLite: database is locked") as e:
                     write()
+                # Transient: an outage, retried; never a fault.
+                assert not isinstance(e.value, (StoreFault, StoreReadOnly))
             assert store.count() == 1
         finally:
             holder.execute("ROLLBACK")
@@ -296,3 +502,107 @@ def test_serving_failures(
         else:
             assert record.exc_info is None
             assert "connection refused" in record.getMessage()
+
+
+# -- recording and start-up on a faulty SQLite file -----------------------------------
+
+
+def _page_app(
+    environ: dict[str, Any], start_response: Callable[..., Any]
+) -> list[bytes]:
+    body = f"<html><head><title>{environ['PATH_INFO']}</title></head></html>".encode()
+    start_response("200 OK", [("Content-Type", "text/html; charset=utf-8")])
+    return [body]
+
+
+def _visit(middleware: Any, paths: list[str]) -> None:
+    client = Client(middleware, use_cookies=False)
+    for path in paths:
+        response = client.get(path)
+        assert response.status_code == 200
+        response.get_data()
+        response.close()
+
+
+def _records(caplog: pytest.LogCaptureFixture, level: int) -> list[str]:
+    return [
+        r.getMessage()
+        for r in caplog.records
+        if r.name == "sitemap_middleware" and r.levelno == level
+    ]
+
+
+def test_a_damaged_file_is_an_error_at_start_up_and_never_retried(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Not a database: an ERROR as the middleware is made, naming the file and
+    what to do; the writer says it once at ERROR (not an outage "retried" at
+    WARNING) however often it meets it; the sitemap answers 503, the reason
+    said once; pages are still the app's."""
+    from sitemap_middleware import SitemapMiddleware
+
+    path = tmp_path / "s.sqlite3"
+    path.write_bytes(b"this is no database, " * 200)
+    caplog.set_level(logging.DEBUG, "sitemap_middleware")
+    config = {"base_url": "http://localhost", "store": f"sqlite:///{path}"}
+    middleware = SitemapMiddleware(_page_app, config)
+    try:
+        started = _records(caplog, logging.ERROR)
+        assert len(started) == 1, started
+        assert "at start-up" in started[0] and str(path) in started[0]
+        assert "restore it from a backup" in started[0]
+        for n in range(3):
+            _visit(middleware, [f"/p/{n}"])
+            assert not middleware.flush(2.0)
+        client = Client(middleware, use_cookies=False)
+        for _ in range(3):
+            assert client.get("/sitemap.xml").status_code == 503
+            assert client.get("/sitemap-1.xml.gz").status_code == 503
+        assert middleware.stats()["pending"] == 3
+    finally:
+        middleware.close()
+    errors = _records(caplog, logging.ERROR)
+    assert len(errors) == 3, errors  # start-up, the writer, serving: once each
+    assert all(str(path) in e for e in errors)
+    assert sum(e.startswith("recording stopped") for e in errors) == 1
+    assert _records(caplog, logging.WARNING) == []
+
+
+def test_a_read_only_store_is_served_and_records_nothing(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A store on a read-only file system: the sitemap is served from it; the
+    writer says once that recording is off, then drops and counts quietly."""
+    from sitemap_middleware import SitemapMiddleware
+
+    def fill(where: Path) -> None:
+        with open_store(f"sqlite:///{where}/s.sqlite3") as store:
+            store.upsert(Entry(f"/p/{n}", T0, f"f{n}") for n in range(25))
+
+    caplog.set_level(logging.DEBUG, "sitemap_middleware")
+    with read_only_folder(tmp_path / "ro", fill) as where:
+        config = {
+            "base_url": "http://localhost",
+            "store": f"sqlite:///{where}/s.sqlite3",
+        }
+        middleware = SitemapMiddleware(_page_app, config)
+        try:
+            _visit(middleware, [f"/new/{n}" for n in range(5)])
+            middleware.flush(2.0)
+            _visit(middleware, [f"/new/{n}" for n in range(5, 12)])
+            middleware.flush(2.0)
+            stats = middleware.stats()
+            assert stats["dropped"] == {"read_only": 12}
+            assert stats["pending"] == 0 and stats["recorded"] == 0
+            client = Client(middleware, use_cookies=False)
+            index = client.get("/sitemap.xml")
+            assert index.status_code == 200
+            part = client.get("/sitemap-1.xml.gz")
+            assert part.status_code == 200
+            assert gzip.decompress(part.get_data()).count(b"<url>") == 25
+        finally:
+            middleware.close()
+    warnings = _records(caplog, logging.WARNING)
+    assert len(warnings) == 1, warnings
+    assert warnings[0].startswith("recording off") and str(where) in warnings[0]
+    assert _records(caplog, logging.ERROR) == []

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -18,9 +19,10 @@ from io import BytesIO
 from pathlib import Path
 
 import pytest
+from support.readonly import read_only_folder
 from support.store_kinds import Fresh
 
-from sitemap_middleware import Entry, Store, StoreError, open_store
+from sitemap_middleware import Entry, Store, StoreError, StoreFault, open_store
 from sitemap_middleware.model import UNDATED
 from sitemap_middleware.stores.base import Removals
 
@@ -258,3 +260,185 @@ def test_a_store_of_a_newer_release_is_refused(tmp_path: Path) -> None:
     conn.close()
     with pytest.raises(StoreError, match="newer release of sitemap_middleware"):
         open_store(uri).count()
+
+
+# -- every layout the SQLite store has written -------------------------------------
+
+# The last commit to write each layout of the SQLite file (git log -p --
+# sitemap_middleware/stores/sqlite.py): what the current code must open with
+# every row kept.
+SQLITE_LAYOUTS = {
+    # schema 1: no fragments (changefreq and priority columns), parts by count
+    "1": "10ce4cd32620f447011ec44643e5becedd6e4d1e",
+    # schema 2: fragments, part sizes in bytes
+    "2": "9fac2fe6c5e82e1d28344885a826d1b3600ae03f",
+    # + the route index (count(route))
+    "2+route": "6b483f7bc3287bcebfd5476f946a17a6eaac356c",
+    # + the declared alternates column (hreflang clusters settled in the store)
+    "2+declared": "368c5763ed8efb2d0a21a2d772230e5c979880d9",
+    # + the site's counters and settings
+    "2+counts": "e4a2409e83fca007a4592182674c573174b1f998",
+    # + the title column and the decisions log
+    "2+titles": "01dcb4be7e9e4f77fd6626c8b03c6a008dd71fec",
+    # + the pending IndexNow pushes (a branch of its own: no titles)
+    "2+pushes": "8ae081db8b7a41ca2ef736f8893086a9677ee408",
+}
+LAYOUT_PAGES = 300
+
+# Run by a release's package: write LAYOUT_PAGES entries with whatever its
+# Entry has (alternates, images), remove one, print the fields it knows.
+LAYOUT_WRITER = """
+import dataclasses, json, sys
+from datetime import datetime, timedelta, timezone
+import sitemap_middleware
+from sitemap_middleware import Entry, open_store
+
+assert sitemap_middleware.__file__.startswith(sys.argv[2]), sitemap_middleware.__file__
+t0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+fields = {f.name for f in dataclasses.fields(Entry)}
+
+def entry(n):
+    k = n // 2
+    path = f"/p/{k}" if n % 2 == 0 else f"/de/p/{k}"
+    extra = {}
+    if "alternates" in fields and n < 40:
+        extra["alternates"] = (("en", f"/p/{k}"), ("de", f"/de/p/{k}"))
+    if "images" in fields:
+        extra["images"] = (f"/img/{n}.png",)
+    lastmod = t0 + timedelta(minutes=n)
+    priority = (5 + n % 5) / 10
+    return Entry(path, lastmod, f"f{n}", "weekly", priority, "/p/<n>", **extra)
+
+with open_store(sys.argv[1]) as store:
+    store.upsert(entry(n) for n in range(int(sys.argv[3])))
+    store.remove(["/p/3"])
+print(json.dumps(sorted(fields)))
+"""
+
+
+@pytest.fixture(scope="module", params=sorted(SQLITE_LAYOUTS))
+def layout_release(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[str, Path]:
+    """A release's package that wrote one layout of the SQLite file."""
+    commit = SQLITE_LAYOUTS[request.param]
+    try:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", commit, "sitemap_middleware"],
+            capture_output=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        pytest.skip(f"{commit} is not in this checkout: {exc}")
+    where = tmp_path_factory.mktemp(f"layout-{request.param}")
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(where, filter="data")
+    return request.param, where
+
+
+def _raw_rows(path: Path) -> list[tuple[object, ...]]:
+    """The rows as the old release left them, in first-seen order."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        columns = {r[1] for r in conn.execute("PRAGMA table_info(sitemap_url)")}
+        wanted = ["path", "lastmod", "fingerprint", "route"]
+        wanted += ["fragment"] if "fragment" in columns else ["changefreq", "priority"]
+        return conn.execute(
+            f"SELECT {', '.join(wanted)} FROM sitemap_url ORDER BY seq"
+        ).fetchall()
+    finally:
+        conn.close()
+
+
+@pytest.mark.slow
+def test_every_sqlite_layout_opens_with_every_row(
+    layout_release: tuple[str, Path], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A file written by the release of each layout the SQLite store ever had
+    opens with this release: every row kept (path, lastmod, fingerprint,
+    route), a schema-2 fragment byte for byte, a schema-1 row rendered with
+    its changefreq and priority; the file takes writes afterwards, and is
+    upgraded once."""
+    import logging
+    import sqlite3
+
+    from support.helpers import NS, parse
+
+    name, package = layout_release
+    db = tmp_path / "old.sqlite3"
+    writer = subprocess.run(
+        [
+            *(sys.executable, "-c", LAYOUT_WRITER),
+            *(f"sqlite:///{db}", str(package), str(LAYOUT_PAGES)),
+        ],
+        cwd=package,
+        env={**os.environ, "PYTHONPATH": str(package)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert writer.returncode == 0, writer.stderr
+    rows = _raw_rows(db)
+    assert len(rows) == LAYOUT_PAGES - 1
+    # Read-only first (a read-only file system): served as it is, or, for the
+    # layout that needs rewriting, a fault saying so.
+    with (
+        read_only_folder(
+            tmp_path / "ro", lambda where: shutil.copy(db, where / "old.sqlite3")
+        ) as where,
+        open_store(f"sqlite:///{where}/old.sqlite3") as store,
+    ):
+        if name == "1":
+            with pytest.raises(StoreFault, match="make it writable once"):
+                store.parts()
+        else:
+            listed = [e for p in store.parts() for e in store.entries(p.number)]
+            assert [e.path for e in listed] == [row[0] for row in rows]
+            assert {e.title for e in listed} == {None}
+            assert store.count("/p/<n>") == len(rows)
+            assert store.counts() == {}  # type: ignore[attr-defined]
+            assert store.decisions("/p/1") == []  # type: ignore[attr-defined]
+    caplog.set_level(logging.INFO, "sitemap_middleware")
+    with open_store(f"sqlite:///{db}") as store:
+        listed = [e for p in store.parts() for e in store.entries(p.number)]
+        assert (
+            [
+                (e.path, int(e.lastmod.timestamp()), e.fingerprint, e.route)  # type: ignore[union-attr]
+                for e in listed
+            ]
+            == [tuple(row[:4]) for row in rows]
+        )
+        joined = b"".join(b"".join(store.fragments(p.number)) for p in store.parts())
+        if name == "1":
+            urlset = parse(
+                b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                + joined.replace(b"\0", b"http://x")
+                + b"</urlset>"
+            )
+            found = [
+                (
+                    url.findtext("sm:loc", namespaces=NS),
+                    url.findtext("sm:changefreq", namespaces=NS),
+                    float(url.findtext("sm:priority", namespaces=NS) or "nan"),
+                )
+                for url in urlset.iterfind("sm:url", NS)
+            ]
+            assert found == [(f"http://x{r[0]}", r[4], r[5]) for r in rows]
+        else:
+            assert joined == b"".join(bytes(r[4]) for r in rows)  # type: ignore[arg-type]
+        store.upsert([Entry("/after", T0, "f", title="After")])
+        assert store.count() == LAYOUT_PAGES
+        assert store.known(["/after", "/p/3"]) == {"/after"}
+    upgraded = [r for r in caplog.records if "upgraded" in r.getMessage()]
+    assert len(upgraded) == (1 if name == "1" else 0)
+    with open_store(f"sqlite:///{db}") as store:  # again: nothing to upgrade
+        assert store.count() == LAYOUT_PAGES
+    assert len([r for r in caplog.records if "upgraded" in r.getMessage()]) == len(
+        upgraded
+    )
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    conn.close()
