@@ -298,11 +298,14 @@ def test_sqlite_replaced_file_is_opened_again(
     backup.close()
     store.upsert([Entry("/later", T0)])
     epoch = store.epoch()  # type: ignore[attr-defined]
+    # The writers read the epoch with the removals log: the same identity.
+    assert store.removed_since(None).epoch == epoch  # type: ignore[attr-defined]
     version = store.part(1).version  # type: ignore[union-attr]
     os.replace(tmp_path / "backup.sqlite3", path)
     with caplog.at_level(logging.WARNING, "sitemap_middleware"):
         assert store.known(["/kept", "/later"]) == {"/kept"}
     assert store.epoch() != epoch  # type: ignore[attr-defined]
+    assert store.removed_since(None).epoch == store.epoch()  # type: ignore[attr-defined]
     store.upsert([Entry("/again", T0)])
     assert store.part(1).version != version  # type: ignore[union-attr]
     assert ["replaced" in r.getMessage() for r in caplog.records] == [True]
