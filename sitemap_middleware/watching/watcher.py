@@ -31,7 +31,7 @@ an app mounted below a prefix, such as static files)."""
 Locator = Callable[[State, str, str], "tuple[str, str, bool]"]
 """From the state, the decoded path and the mount prefix the middleware saw: the
 path as it came (the wire form, and whether it is raw) and the query string.
-Asked only of a response that records or removes."""
+Asked only of a response that records, removes or depends on the request."""
 CookieReader = Callable[[State], str]
 """From the state: every ``Cookie`` line of the request joined with ``"; "``.
 Asked only of a response whose action depends on the request's cookies."""
@@ -59,7 +59,7 @@ class Watcher:
     ) -> None:
         self._routes = routes
         self._cookie = cookie
-        self._vary_action = policy.vary_action
+        self._cookie_action = policy.cookie_action
         self._redirect_action = policy.redirect_action
         self._recorder = recorder
         self._locate = locate
@@ -97,10 +97,11 @@ class Watcher:
         self, state: State, path: str, status: int, headers: Headers, root: str
     ) -> str:
         """The action of a response that depends on the request: a temporary
-        redirect (where to), or a page varying on cookies (which were sent)."""
+        redirect (where to), or a page setting a cookie or varying on cookies
+        (which were sent, and what the query holds)."""
+        wire, query, raw = self._locate(state, path, root)
         if status == 200:
-            return self._vary_action(self._cookie(state))
-        wire, _, raw = self._locate(state, path, root)
+            return self._cookie_action(self._cookie(state), headers, query)
         return self._redirect_action(headers, wire, raw)
 
     def _judge(
