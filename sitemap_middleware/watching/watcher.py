@@ -64,12 +64,31 @@ class Watcher:
         self._recorder = recorder
         self._locate = locate
         self._find_route = find_route
-        self.request_skip = policy.request_skip
+        self._request_skip = policy.request_skip
+        # The first request of any kind starts the writer, then leaves the
+        # policy's own method in its place: later requests pay nothing for it.
+        self.request_skip: Callable[[str, str, str, bool, str], str | None] = (
+            self._first_request
+        )
+        recorder.on_reset(self._arm)
         self._excluded_deeper = policy.excluded_deeper
         self._action = policy.response_action
         self._is_fresh = recorder.is_fresh
         self.count = recorder.count
         self._tally = recorder.tally
+
+    def _arm(self) -> None:
+        self.request_skip = self._first_request
+
+    def _first_request(
+        self, method: str, path: str, host: str, authorization: bool, cookie: str
+    ) -> str | None:
+        """:meth:`Policy.request_skip`, once the writer thread is started: its
+        periodic wake checks why nothing is recorded (``hints``) whichever
+        rule skips every request, the Host included, within seconds."""
+        self.request_skip = self._request_skip
+        self._recorder.start()
+        return self._request_skip(method, path, host, authorization, cookie)
 
     def start(
         self, state: State, path: str, status: int, headers: Headers, root: str = ""
