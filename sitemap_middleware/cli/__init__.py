@@ -33,7 +33,7 @@ from ..stores.base import Decisions, Shared
 from ..urls import canonical_target
 from ..watching.policy import Policy
 from .replay import AppError, Replay, load, replay
-from .verdict import refusal, why
+from .verdict import refusal, said, why
 
 T = TypeVar("T")
 
@@ -461,14 +461,18 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
     ) -> None:
         """Request the app's pages in process (GET routes without parameters,
         and the pages @sitemap(params=...) lists) and record those that answer
-        as public pages. Pages already stored are left as they are."""
+        as public pages. Pages the config refuses (excluded paths and routes,
+        the middleware's own, framework pages) are never requested; pages
+        already stored are left as they are."""
         problems = 0
+        refused: dict[str, str] = {}
         app = source(app_spec)
         # Not limited by new_urls_per_minute: the URLs are the app's own.
         with _replayed(
             app, store_uri, base_url, existing=False, limited=False
         ) as ready:
             store = ready.sitemap.store
+            config = ready.sitemap.config
             paths: dict[str, str] = {}
             try:
                 for template, path in ready.seeds():
@@ -480,8 +484,19 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
                             f"skipped {template}: {what} names no URL of the site",
                             err=True,
                         )
+                    elif target in paths or target in refused:
+                        continue
                     else:
-                        paths.setdefault(target, template)
+                        # Asked before the request: a GET the config refuses
+                        # is never recorded, and may act (/auth/logout).
+                        found = ready.refused(template, target)
+                        if found is None:
+                            paths[target] = template
+                        else:
+                            rule, route = found
+                            refused[target] = said(
+                                rule, config, target.partition("?")[0], route
+                            )
             except Exception as exc:  # the app's own generator
                 _fail(f"listing the pages of the app failed: {exc!r}", Exit.APP)
             listed = store.known(paths)
@@ -495,9 +510,12 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
             recorded = store.known(asked)
         click.echo(
             f"requested {len(asked):,} pages ({len(listed):,} already listed, left "
-            f"as they are); recorded {len(recorded):,}"
+            f"as they are; {len(refused):,} refused by the config, not requested); "
+            f"recorded {len(recorded):,}"
         )
         base = ready.sitemap.config.base_url
+        for path, why_not in refused.items():
+            click.echo(f"  not requested: {base}{path}: {why_not}")
         for path in asked:
             if path not in recorded:
                 click.echo(f"  not recorded: {base}{path} (answered {answers[path]})")

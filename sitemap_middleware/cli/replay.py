@@ -1,6 +1,7 @@
 """The app in process: loaded from ``module:attr``, its sitemap middleware found
 (or replaced to use another store or base URL), and anonymous GET requests
-replayed through both, for ``seed`` and ``verify``. No network is involved.
+replayed through both, for ``seed`` and ``verify``, or asked of the app alone, for
+``explain``. No network is involved.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from urllib.parse import quote, urlsplit
 from ..apps import MAX_LAYERS, RouteTable, find_flask, flask_table, starlette_table
 from ..config import Config
 from ..core import SitemapBase
+from ..recording.refusal import Refusal, refuse
 from ..routes import Route, params_of
 from ..urls import canonical_target, split_base_url
 
@@ -110,6 +112,18 @@ class Replay:
         if template is None:
             return None
         return self.sitemap.routes.resolve(template, self.table.views.get(template))
+
+    def refused(self, template: str, target: str) -> tuple[Refusal, Route] | None:
+        """Why the config refuses ``target`` (a stored spelling) served by the
+        route ``template``, and that route; ``None`` when no rule refuses it.
+        The one rule recording follows (``refusal.refuse``): seed asks it
+        before requesting a page, so that a GET it could never record (an
+        excluded route with side effects: /auth/logout) is never sent."""
+        sitemap = self.sitemap
+        route = sitemap.routes.resolve(template, self.table.views.get(template))
+        path, _, query = target.partition("?")
+        found = refuse(sitemap.policy, sitemap.config.base_url, path, query, route)
+        return None if found is None else (found, route)
 
     def target(self, path: str) -> str | None:
         """The stored spelling of an app path, ``None`` outside the site."""

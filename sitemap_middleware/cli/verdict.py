@@ -82,6 +82,11 @@ NOT_REFUSED: Final = (
 """The words when no rule of the config refuses the URL."""
 
 
+def said(refused: Refusal, config: Config, path: str, route: Route) -> str:
+    """The words of a refusal of ``path`` (``refusal.refuse``'s answer)."""
+    return WORDS[refused.reason](Refused(refused, config, path, route))
+
+
 def refusal(config: Config, target: str, route: Route | None = None) -> str | None:
     """The rule of ``config`` that refuses ``target`` (a normalised path and
     its query, as given), in words, or ``None`` when none does. ``route``: the
@@ -93,7 +98,7 @@ def refusal(config: Config, target: str, route: Route | None = None) -> str | No
     refused = refuse(Policy(config), config.base_url, path, query, route)
     if refused is None:
         return None
-    return WORDS[refused.reason](Refused(refused, config, path, route))
+    return said(refused, config, path, route)
 
 
 def why(config: Config, target: str, route: Route | None = None) -> str:
