@@ -32,8 +32,8 @@ from ..stores import Store, open_store
 from ..stores.base import Decisions, Shared
 from ..urls import canonical_target
 from ..watching.policy import Policy
-from .replay import AppError, Replay, load, replay
-from .verdict import refusal, said, why
+from .replay import Answer, AppError, Replay, load, replay
+from .verdict import NOT_REFUSED, answered, refusal, said
 
 T = TypeVar("T")
 
@@ -390,6 +390,9 @@ class Judged:
     store: Store
     judge: Judge
     route: Callable[[str], Route | None]
+    answer: Callable[[str], Answer] | None = None
+    """What the app beneath the middleware answers an anonymous GET of a
+    path (nothing recorded), when the app is known."""
 
 
 @contextmanager
@@ -422,7 +425,9 @@ def _judged(
     if app is not None:
         with _replayed(app, store_uri, base_url, existing=True) as ready:
             sitemap = ready.sitemap
-            yield Judged(sitemap.config, sitemap.store, sitemap.judge, ready.route)
+            yield Judged(
+                sitemap.config, sitemap.store, sitemap.judge, ready.route, ready.answer
+            )
         return
     if base_url is None:
         _fail("give --app, or --base-url (and --store)", Exit.USAGE)
@@ -606,7 +611,9 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
         app_spec: str | None = None,
     ) -> None:
         """Whether URL is listed (its part, lastmod, route, title) and, if
-        not, the rule of the current config that refuses it and the last
+        not, why: the rule of the current config that refuses it or, with the
+        app, the rule its answer to an anonymous GET falls under (the app is
+        asked, beneath the middleware: nothing is recorded); then the last
         decisions the writers recorded for it."""
         with _judged(source(app_spec), store_uri, base_url) as judged:
             config, store = judged.config, judged.store
@@ -620,6 +627,20 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
             recent: list[tuple[str, datetime]] = []
             if isinstance(store, Decisions):
                 recent = store.decisions(stored.partition("?")[0])
+            why_not = None
+            if found is None:
+                why_not = refusal(config, target, route)
+                if why_not is None and judged.answer is not None:
+                    # The response's rules are the watcher's, applied on the
+                    # request path and counted, never logged per page: ask the
+                    # app what it answers a crawler now (only a URL the config
+                    # does not refuse is requested, as seed does).
+                    status, headers = judged.answer(stored)
+                    why_not = answered(config, status, headers, stored) or (
+                        f"no rule of the config refuses it, and it answers an "
+                        f"anonymous GET with {status} as a public page; it is "
+                        "listed once it answers a visitor (or seed)"
+                    )
         click.echo(f"{config.base_url}{stored}")
         if target != stored:
             click.echo(f"  asked for: {config.base_url}{target}")
@@ -636,7 +657,7 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
             click.echo("  listed: no")
             if route is not None and route.template is not None:
                 click.echo(f"  route: {route.template}")
-            click.echo(f"  why: {why(config, target, route)}")
+            click.echo(f"  why: {why_not or NOT_REFUSED}")
         for decision, when in recent[-5:]:
             click.echo(f"  decided {render.w3c_datetime(when)}: {decision}")
         if found is None:

@@ -35,6 +35,10 @@ _STARLETTE_PARAM = re.compile(r"{(\w+)(?::(\w+))?}")
 _PCHAR = "!$&'()*+,;=:@-._~"
 
 
+Answer = tuple[int, list[tuple[str, str]]]
+"""A response's status and headers."""
+
+
 class AppError(Exception):
     """The app could not be loaded, or holds no sitemap middleware."""
 
@@ -105,6 +109,9 @@ class Replay:
     """Request a stored path (query included) anonymously: its status."""
     match: Callable[[str], str | None]
     """The route template serving a path, if any."""
+    answer: Callable[[str], Answer]
+    """Request a stored path anonymously of the app beneath the middleware
+    (nothing recorded): the status and headers the middleware would see."""
 
     def route(self, path: str) -> Route | None:
         """The route serving ``path`` as the middleware resolves it."""
@@ -247,6 +254,17 @@ def _wsgi(
         except Exception:  # the app raised (Flask propagates when testing)
             return 500  # as its server would answer: nothing is recorded
 
+    # The app beneath the middleware: what the middleware is answered.
+    bare = Client(found.app, use_cookies=False)
+
+    def answer(path: str) -> Answer:
+        try:
+            with bare.get(path, base_url=home + prefix + "/") as response:
+                response.get_data()
+                return response.status_code, list(response.headers.items())
+        except Exception:  # the app raised: its server answers 500
+            return 500, []
+
     adapter = flask.url_map.bind(urlsplit(home).netloc or "localhost")
 
     def match(path: str) -> str | None:
@@ -259,7 +277,7 @@ def _wsgi(
         return str(rule.rule)
 
     try:
-        yield Replay(found, table, "werkzeug", get, match)
+        yield Replay(found, table, "werkzeug", get, match, answer)
     finally:
         found.flush(None)
         if made:
@@ -349,13 +367,39 @@ def _asgi(
             response = client.get(sent + path, follow_redirects=False)
             return response.status_code
 
+        # The app beneath the middleware, asked through the layers above it
+        # (they put the app and its state in the scope): the middleware is
+        # out of the chain while it answers, so nothing is recorded.
+        outer = root is not found
+        bare = (
+            client
+            if outer
+            else TestClient(
+                found.app,
+                base_url=home,
+                root_path=prefix,
+                raise_server_exceptions=False,
+            )
+        )
+
+        def answer(path: str) -> Answer:
+            bare.cookies.clear()
+            if outer:
+                _swap(root, "middleware_stack", found, found.app)
+            try:
+                response = bare.get(sent + path, follow_redirects=False)
+            finally:
+                if outer:
+                    _swap(root, "middleware_stack", found.app, found)
+            return response.status_code, list(response.headers.multi_items())
+
         templates = [(compile_path(t)[0], t) for t in sorted(table.views)]
 
         def match(path: str) -> str | None:
             return next((t for regex, t in templates if regex.match(path)), None)
 
         try:
-            yield Replay(found, table, "starlette", get, match)
+            yield Replay(found, table, "starlette", get, match, answer)
         finally:
             found.flush(None)
             for own in made:

@@ -529,6 +529,133 @@ def test_explain_shows_the_decisions_the_store_recorded(
     assert "decided 2024-05-01T12:00:00+00:00: skipped: excluded" in out
 
 
+ANSWERS = {
+    "flask": """
+from flask import Flask, redirect
+from sitemap_middleware.flask import Sitemap
+
+CALLS = []
+app = Flask(__name__)
+app.config["SITEMAP"] = {{"base_url": "http://127.0.0.1:8000", "store": {uri!r},
+                         "skip_set_cookie": {strict!r}}}
+PAGE = "<!doctype html><html><head><title>t</title></head><body>x</body></html>"
+
+
+@app.get("/members")
+def members():
+    CALLS.append("/members")
+    return PAGE, 200, {{"Cache-Control": "private, max-age=60"}}
+
+
+@app.get("/post")
+def post():
+    CALLS.append("/post")
+    return PAGE, 200, {{"Set-Cookie": "session=csrf; HttpOnly", "Vary": "Cookie"}}
+
+
+@app.get("/report")
+def report():
+    return "{{}}", 200, {{"Content-Type": "application/json"}}
+
+
+@app.get("/billing")
+def billing():
+    return redirect("/login?next=/billing")
+
+
+Sitemap(app)
+""",
+    "fastapi": """
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+from sitemap_middleware.starlette import add_sitemap
+
+CALLS = []
+app = FastAPI()
+PAGE = "<!doctype html><html><head><title>t</title></head><body>x</body></html>"
+
+
+@app.get("/members")
+def members():
+    CALLS.append("/members")
+    return HTMLResponse(PAGE, headers={{"Cache-Control": "private, max-age=60"}})
+
+
+@app.get("/post")
+def post():
+    CALLS.append("/post")
+    response = HTMLResponse(PAGE, headers={{"Vary": "Cookie"}})
+    response.set_cookie("session", "csrf", httponly=True)
+    return response
+
+
+@app.get("/report")
+def report():
+    return JSONResponse({{}})
+
+
+@app.get("/billing")
+def billing():
+    return RedirectResponse("/login?next=/billing", 302)
+
+
+add_sitemap(app, {{"base_url": "http://127.0.0.1:8000", "store": {uri!r},
+                  "skip_set_cookie": {strict!r}}})
+""",
+}
+
+
+@pytest.mark.parametrize("stack", sorted(ANSWERS))
+def test_explain_names_the_response_rule_that_keeps_a_page_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uri: str, stack: str
+) -> None:
+    """With the app, explain asks it what it answers a crawler (beneath the
+    middleware: nothing is recorded) and names the watcher's rule that keeps
+    the page out: Cache-Control private, Set-Cookie under skip_set_cookie, a
+    media type, a redirect to a login page."""
+    source = ANSWERS[stack].format(uri=uri, strict=True)
+    name = _module(tmp_path, monkeypatch, source)
+    store = open_store(uri)
+    assert store.count() == 0  # made, empty: explain reads an existing store
+    store.close()
+    args = ("explain", "--app", name)
+    code, out, _ = _run(*args, f"{BASE}/members")
+    assert code == Exit.PROBLEMS
+    assert "listed: no" in out
+    assert "why: it answers with Cache-Control: private, max-age=60 (private" in out
+    code, out, _ = _run(*args, f"{BASE}/post")
+    assert "why: it answers with Set-Cookie and 'skip_set_cookie' is true" in out
+    code, out, _ = _run(*args, f"{BASE}/report")
+    assert "why: it answers with Content-Type 'application/json', not HTML" in out
+    code, out, _ = _run(*args, f"{BASE}/billing")
+    assert "why: it answers with 302 to /login?next=/billing, an excluded" in out
+    module = __import__(name)
+    assert module.CALLS == ["/members", "/post"]  # asked once each
+    assert _paths(uri) == []  # explain records nothing
+
+
+@pytest.mark.parametrize("stack", sorted(ANSWERS))
+def test_explain_a_page_that_sets_a_cookie_to_a_crawler(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uri: str, stack: str
+) -> None:
+    """Without skip_set_cookie, the page that sets a CSRF cookie is public:
+    explain says so, and seed records it."""
+    source = ANSWERS[stack].format(uri=uri, strict=False)
+    name = _module(tmp_path, monkeypatch, source)
+    store = open_store(uri)
+    assert store.count() == 0
+    store.close()
+    code, out, _ = _run("explain", "--app", name, f"{BASE}/post")
+    assert code == Exit.PROBLEMS
+    assert "it answers an anonymous GET with 200 as a public page" in out
+    code, out, err = _run("seed", "--app", name)
+    assert code == Exit.OK, err
+    assert _paths(uri) == ["/post"]
+    code, out, _ = _run("explain", "--app", name, f"{BASE}/post")
+    assert code == Exit.OK
+    assert "listed: yes" in out
+
+
 # -- errors ---------------------------------------------------------------------------
 
 
