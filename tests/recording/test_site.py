@@ -400,6 +400,41 @@ def test_vary_on_every_page_is_named_beside_static_files_and_404s(
         middleware.close()
 
 
+@pytest.mark.parametrize(
+    ("config", "header", "reason", "setting"),
+    [
+        ({"skip_set_cookie": True}, ("Set-Cookie", "csrftoken=x"), "'set_cookie'",
+         "'skip_set_cookie'"),
+        ({}, ("Cache-Control", "private, no-store"), "'private'", "Cache-Control"),
+        ({}, ("Content-Encoding", "gzip"), "'encoded'", "compression middleware"),
+    ],
+)  # fmt: skip
+def test_a_response_rule_that_skips_every_page_is_named(
+    config: dict[str, Any],
+    header: tuple[str, str],
+    reason: str,
+    setting: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, "sitemap_middleware")
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        start_response("200 OK", [("Content-Type", HTML), header])
+        return [b"<html><head><title>t</title></head><body>p</body></html>"]
+
+    base = {"base_url": "http://localhost", "store": "memory://"}
+    middleware = SitemapMiddleware(app, {**base, **config})
+    client = Client(middleware, use_cookies=False)
+    try:
+        for n in range(WARN_AFTER):
+            client.get(f"/post/{n}").close()
+        assert client.get("/sitemap.xml").status_code == 404
+        (warning,) = warnings_of(caplog)
+        assert reason in warning and setting in warning
+    finally:
+        middleware.close()
+
+
 @pytest.mark.parametrize("stack", ["wsgi", "asgi"])
 def test_the_warning_comes_from_the_writer_without_anyone_asking(
     stack: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
