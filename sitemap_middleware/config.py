@@ -165,6 +165,11 @@ class Config:
     case-sensitive), as for a site that knows its session cookies; a response
     with ``Vary: Cookie`` to a request with another cookie that is not harmless
     is still kept out. ``{"*"}``: any cookie at all does, harmless or not."""
+    skip_set_cookie: bool = False
+    """Skip every response that sets a cookie. ``False`` (the default): a
+    response with ``Set-Cookie`` to a request without ``Authorization`` and
+    without an identifying cookie is the page a crawler gets (a form's CSRF
+    token in a new session), and is recorded by the other rules."""
     harmless_cookies: tuple[str, ...] = DEFAULT_HARMLESS_COOKIES
     """Cookie names (a trailing ``*``: a prefix) that never make a request
     private: ``DEFAULT_HARMLESS_COOKIES``, then the config's own. Never name a
@@ -690,6 +695,7 @@ _KEYS: dict[str, Callable[[str, Any], Any]] = {
     "robots": _robots,
     "session_cookies": _cookies,
     "harmless_cookies": _harmless,
+    "skip_set_cookie": _flag,
     "recheck_interval": _seconds,
     "routes": _routes,
     "max_urls": _limit,

@@ -22,7 +22,10 @@ TABLE = [
     ("GET", "/events", {}, None, "skipped:not_html"),
     ("GET", "/private", {}, None, "skipped:private"),
     ("GET", "/no-store", {}, None, "skipped:private"),
-    ("GET", "/cookie", {}, None, "skipped:set_cookie"),
+    # Set-Cookie to a request without an identifying cookie: the crawler's page;
+    # to a query holding a credential (a magic link): maybe a signed-in one.
+    ("GET", "/cookie", {}, "/cookie", "recorded"),
+    ("GET", "/cookie?token=abc", {}, None, "skipped:set_cookie"),
     ("GET", "/vary", {}, "/vary", "recorded"),  # Vary: Cookie, no cookie sent
     ("GET", "/vary-any", {}, None, "skipped:vary"),
     ("GET", "/download", {}, None, "skipped:attachment"),

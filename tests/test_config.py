@@ -75,6 +75,7 @@ BASE = {"base_url": "https://www.example.com", "store": "memory://"}
         ({"default_exclude": ["/login/*"]}, "put patterns of your own in 'exclude'"),
         ({"default_exclude": "*/admin/*"}, "'default_exclude' must be a list"),
         ({"images": "no"}, "'images' must be true or false"),
+        ({"skip_set_cookie": "yes"}, "'skip_set_cookie' must be true or false"),
         ({"max_urls": -1}, "'max_urls' must be a whole number >= 0, or None"),
         ({"max_urls": "many"}, "'max_urls' must be a whole number"),
         ({"new_urls_per_minute": 1.5}, "'new_urls_per_minute' must be a whole"),
@@ -126,6 +127,7 @@ def test_defaults_and_normalisation() -> None:
     assert config.routes == {} and config.session_cookies is None
     assert config.harmless_cookies == DEFAULT_HARMLESS_COOKIES
     assert config.default_exclude == DEFAULT_EXCLUDE and config.images is True
+    assert config.skip_set_cookie is False
     assert config.max_urls == 1_000_000 and config.new_urls_per_minute == 1000
     with pytest.raises(AttributeError):
         config.base_url = "x"  # type: ignore[misc]

@@ -32,8 +32,8 @@ from ..stores import Store, batches, open_store
 from ..stores.base import Decisions, Shared
 from ..urls import canonical_target
 from ..watching.policy import Policy
-from .replay import AppError, Replay, load, replay
-from .verdict import refusal, why
+from .replay import Answer, AppError, Replay, load, replay
+from .verdict import NOT_REFUSED, answered, refusal, said
 
 T = TypeVar("T")
 
@@ -411,6 +411,9 @@ class Judged:
     store: Store
     judge: Judge
     route: Callable[[str], Route | None]
+    answer: Callable[[str], Answer] | None = None
+    """What the app beneath the middleware answers an anonymous GET of a
+    path (nothing recorded), when the app is known."""
 
 
 @contextmanager
@@ -443,7 +446,9 @@ def _judged(
     if app is not None:
         with _replayed(app, store_uri, base_url, existing=True) as ready:
             sitemap = ready.sitemap
-            yield Judged(sitemap.config, sitemap.store, sitemap.judge, ready.route)
+            yield Judged(
+                sitemap.config, sitemap.store, sitemap.judge, ready.route, ready.answer
+            )
         return
     if base_url is None:
         _fail("give --app, or --base-url (and --store)", Exit.USAGE)
@@ -482,14 +487,18 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
     ) -> None:
         """Request the app's pages in process (GET routes without parameters,
         and the pages @sitemap(params=...) lists) and record those that answer
-        as public pages. Pages already stored are left as they are."""
+        as public pages. Pages the config refuses (excluded paths and routes,
+        the middleware's own, framework pages) are never requested; pages
+        already stored are left as they are."""
         problems = 0
+        refused: dict[str, str] = {}
         app = source(app_spec)
         # Not limited by new_urls_per_minute: the URLs are the app's own.
         with _replayed(
             app, store_uri, base_url, existing=False, limited=False
         ) as ready:
             store = ready.sitemap.store
+            config = ready.sitemap.config
             paths: dict[str, str] = {}
             try:
                 for template, path in ready.seeds():
@@ -501,8 +510,19 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
                             f"skipped {template}: {what} names no URL of the site",
                             err=True,
                         )
+                    elif target in paths or target in refused:
+                        continue
                     else:
-                        paths.setdefault(target, template)
+                        # Asked before the request: a GET the config refuses
+                        # is never recorded, and may act (/auth/logout).
+                        found = ready.refused(template, target)
+                        if found is None:
+                            paths[target] = template
+                        else:
+                            rule, route = found
+                            refused[target] = said(
+                                rule, config, target.partition("?")[0], route
+                            )
             except Exception as exc:  # the app's own generator
                 _fail(f"listing the pages of the app failed: {exc!r}", Exit.APP)
             listed = store.known(paths)
@@ -516,9 +536,12 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
             recorded = store.known(asked)
         click.echo(
             f"requested {len(asked):,} pages ({len(listed):,} already listed, left "
-            f"as they are); recorded {len(recorded):,}"
+            f"as they are; {len(refused):,} refused by the config, not requested); "
+            f"recorded {len(recorded):,}"
         )
         base = ready.sitemap.config.base_url
+        for path, why_not in refused.items():
+            click.echo(f"  not requested: {base}{path}: {why_not}")
         for path in asked:
             if path not in recorded:
                 click.echo(f"  not recorded: {base}{path} (answered {answers[path]})")
@@ -609,7 +632,9 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
         app_spec: str | None = None,
     ) -> None:
         """Whether URL is listed (its part, lastmod, route, title) and, if
-        not, the rule of the current config that refuses it and the last
+        not, why: the rule of the current config that refuses it or, with the
+        app, the rule its answer to an anonymous GET falls under (the app is
+        asked, beneath the middleware: nothing is recorded); then the last
         decisions the writers recorded for it."""
         with _judged(source(app_spec), store_uri, base_url) as judged:
             config, store = judged.config, judged.store
@@ -623,6 +648,20 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
             recent: list[tuple[str, datetime]] = []
             if isinstance(store, Decisions):
                 recent = store.decisions(stored.partition("?")[0])
+            why_not = None
+            if found is None:
+                why_not = refusal(config, target, route)
+                if why_not is None and judged.answer is not None:
+                    # The response's rules are the watcher's, applied on the
+                    # request path and counted, never logged per page: ask the
+                    # app what it answers a crawler now (only a URL the config
+                    # does not refuse is requested, as seed does).
+                    status, headers = judged.answer(stored)
+                    why_not = answered(config, status, headers, stored) or (
+                        f"no rule of the config refuses it, and it answers an "
+                        f"anonymous GET with {status} as a public page; it is "
+                        "listed once it answers a visitor (or seed)"
+                    )
         click.echo(f"{config.base_url}{stored}")
         if target != stored:
             click.echo(f"  asked for: {config.base_url}{target}")
@@ -639,7 +678,7 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
             click.echo("  listed: no")
             if route is not None and route.template is not None:
                 click.echo(f"  route: {route.template}")
-            click.echo(f"  why: {why(config, target, route)}")
+            click.echo(f"  why: {why_not or NOT_REFUSED}")
         for decision, when in recent[-5:]:
             click.echo(f"  decided {render.w3c_datetime(when)}: {decision}")
         if found is None:

@@ -1,6 +1,7 @@
 """The app in process: loaded from ``module:attr``, its sitemap middleware found
 (or replaced to use another store or base URL), and anonymous GET requests
-replayed through both, for ``seed`` and ``verify``. No network is involved.
+replayed through both, for ``seed`` and ``verify``, or asked of the app alone, for
+``explain``. No network is involved.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from urllib.parse import quote, urlsplit
 from ..apps import MAX_LAYERS, RouteTable, find_flask, flask_table, starlette_table
 from ..config import Config
 from ..core import SitemapBase
+from ..recording.refusal import Refusal, refuse
 from ..routes import Route, params_of
 from ..urls import canonical_target, split_base_url
 
@@ -31,6 +33,10 @@ _STARLETTE_PARAM = re.compile(r"{(\w+)(?::(\w+))?}")
 # What a path segment keeps as it is (RFC 3986 §3.3, pchar): the rest is
 # percent-encoded, as a browser does; "path" convertors keep "/" too.
 _PCHAR = "!$&'()*+,;=:@-._~"
+
+
+Answer = tuple[int, list[tuple[str, str]]]
+"""A response's status and headers."""
 
 
 class AppError(Exception):
@@ -103,6 +109,9 @@ class Replay:
     """Request a stored path (query included) anonymously: its status."""
     match: Callable[[str], str | None]
     """The route template serving a path, if any."""
+    answer: Callable[[str], Answer]
+    """Request a stored path anonymously of the app beneath the middleware
+    (nothing recorded): the status and headers the middleware would see."""
 
     def route(self, path: str) -> Route | None:
         """The route serving ``path`` as the middleware resolves it."""
@@ -110,6 +119,18 @@ class Replay:
         if template is None:
             return None
         return self.sitemap.routes.resolve(template, self.table.views.get(template))
+
+    def refused(self, template: str, target: str) -> tuple[Refusal, Route] | None:
+        """Why the config refuses ``target`` (a stored spelling) served by the
+        route ``template``, and that route; ``None`` when no rule refuses it.
+        The one rule recording follows (``refusal.refuse``): seed asks it
+        before requesting a page, so that a GET it could never record (an
+        excluded route with side effects: /auth/logout) is never sent."""
+        sitemap = self.sitemap
+        route = sitemap.routes.resolve(template, self.table.views.get(template))
+        path, _, query = target.partition("?")
+        found = refuse(sitemap.policy, sitemap.config.base_url, path, query, route)
+        return None if found is None else (found, route)
 
     def target(self, path: str) -> str | None:
         """The stored spelling of an app path, ``None`` outside the site."""
@@ -233,6 +254,17 @@ def _wsgi(
         except Exception:  # the app raised (Flask propagates when testing)
             return 500  # as its server would answer: nothing is recorded
 
+    # The app beneath the middleware: what the middleware is answered.
+    bare = Client(found.app, use_cookies=False)
+
+    def answer(path: str) -> Answer:
+        try:
+            with bare.get(path, base_url=home + prefix + "/") as response:
+                response.get_data()
+                return response.status_code, list(response.headers.items())
+        except Exception:  # the app raised: its server answers 500
+            return 500, []
+
     adapter = flask.url_map.bind(urlsplit(home).netloc or "localhost")
 
     def match(path: str) -> str | None:
@@ -245,7 +277,7 @@ def _wsgi(
         return str(rule.rule)
 
     try:
-        yield Replay(found, table, "werkzeug", get, match)
+        yield Replay(found, table, "werkzeug", get, match, answer)
     finally:
         found.flush(None)
         if made:
@@ -335,13 +367,39 @@ def _asgi(
             response = client.get(sent + path, follow_redirects=False)
             return response.status_code
 
+        # The app beneath the middleware, asked through the layers above it
+        # (they put the app and its state in the scope): the middleware is
+        # out of the chain while it answers, so nothing is recorded.
+        outer = root is not found
+        bare = (
+            client
+            if outer
+            else TestClient(
+                found.app,
+                base_url=home,
+                root_path=prefix,
+                raise_server_exceptions=False,
+            )
+        )
+
+        def answer(path: str) -> Answer:
+            bare.cookies.clear()
+            if outer:
+                _swap(root, "middleware_stack", found, found.app)
+            try:
+                response = bare.get(sent + path, follow_redirects=False)
+            finally:
+                if outer:
+                    _swap(root, "middleware_stack", found.app, found)
+            return response.status_code, list(response.headers.multi_items())
+
         templates = [(compile_path(t)[0], t) for t in sorted(table.views)]
 
         def match(path: str) -> str | None:
             return next((t for regex, t in templates if regex.match(path)), None)
 
         try:
-            yield Replay(found, table, "starlette", get, match)
+            yield Replay(found, table, "starlette", get, match, answer)
         finally:
             found.flush(None)
             for own in made:

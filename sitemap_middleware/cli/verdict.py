@@ -1,6 +1,8 @@
-"""Why the current config keeps a URL out of the sitemap, in words: the rule
-``sitemap-middleware explain`` names. The rule is ``recording.refusal.refuse``;
-this module holds its words, one entry per reason code. Pure.
+"""Why a URL is kept out of the sitemap, in words: the rule ``sitemap-middleware
+explain`` names. The config's rule is ``recording.refusal.refuse`` (its words in
+:data:`WORDS`, one per reason code); the response's rules are the watcher's
+(``Policy.response_action``, applied by :func:`answered` to what the app answers,
+its words in :data:`ANSWERS`). Pure.
 """
 
 from __future__ import annotations
@@ -9,11 +11,11 @@ from collections.abc import Callable
 from typing import Final, NamedTuple
 
 from ..config import Config
-from ..reasons import Skipped
+from ..reasons import DEPENDS, RECORD, Skipped
 from ..recording.refusal import Query, Refusal, refuse
 from ..routes import Route, Routes
 from ..sitemaps import MAX_URL_LENGTH
-from ..watching.policy import Policy
+from ..watching.policy import REMOVAL_STATUSES, Policy
 
 
 class Refused(NamedTuple):
@@ -77,9 +79,15 @@ WORDS: Final[dict[str, Callable[[Refused], str]]] = {
 
 NOT_REFUSED: Final = (
     "no rule of the config refuses it; it is listed once it answers a visitor "
-    "(or seed) as a public page"
+    "(or seed) as a public page (give --app to learn what it answers now)"
 )
-"""The words when no rule of the config refuses the URL."""
+"""The words when no rule of the config refuses the URL and the app is not
+known (with the app, :func:`answered` says what its answer does)."""
+
+
+def said(refused: Refusal, config: Config, path: str, route: Route) -> str:
+    """The words of a refusal of ``path`` (``refusal.refuse``'s answer)."""
+    return WORDS[refused.reason](Refused(refused, config, path, route))
 
 
 def refusal(config: Config, target: str, route: Route | None = None) -> str | None:
@@ -93,9 +101,87 @@ def refusal(config: Config, target: str, route: Route | None = None) -> str | No
     refused = refuse(Policy(config), config.base_url, path, query, route)
     if refused is None:
         return None
-    return WORDS[refused.reason](Refused(refused, config, path, route))
+    return said(refused, config, path, route)
 
 
 def why(config: Config, target: str, route: Route | None = None) -> str:
     """:func:`refusal`'s words, or those for a URL no rule refuses."""
     return refusal(config, target, route) or NOT_REFUSED
+
+
+Headers = list[tuple[str, str]]
+
+
+def _header(headers: Headers, name: str) -> str:
+    return ", ".join(v for k, v in headers if k.lower() == name)
+
+
+ANSWERS: Final[dict[str, Callable[[int, Headers], str]]] = {
+    Skipped.STATUS: lambda status, headers: (
+        f"it answers an anonymous GET with {status}: only a 200 is a page"
+        + (
+            f" (a temporary redirect to {_header(headers, 'location')})"
+            if _header(headers, "location")
+            else ""
+        )
+    ),
+    Skipped.NOT_HTML: lambda status, headers: (
+        "it answers with Content-Type "
+        f"{_header(headers, 'content-type') or '(none)'!r}, not HTML"
+    ),
+    Skipped.SET_COOKIE: lambda status, headers: (
+        "it answers with Set-Cookie and 'skip_set_cookie' is true: no response "
+        "that sets a cookie is recorded"
+    ),
+    Skipped.PRIVATE: lambda status, headers: (
+        f"it answers with Cache-Control: {_header(headers, 'cache-control')} "
+        "(private or no-store): only what a shared cache may keep is listed"
+    ),
+    Skipped.VARY: lambda status, headers: (
+        f"it answers with Vary: {_header(headers, 'vary')}: no variant is known "
+        "to be the one a crawler gets"
+    ),
+    Skipped.ATTACHMENT: lambda status, headers: (
+        "it answers with Content-Disposition: a download, not a page"
+    ),
+    Skipped.ENCODED: lambda status, headers: (
+        f"it answers compressed (Content-Encoding: "
+        f"{_header(headers, 'content-encoding')}): put the compression "
+        "middleware outside the sitemap middleware"
+    ),
+}
+"""The words of each reason ``Policy.response_action`` gives a response."""
+
+
+def answered(config: Config, status: int, headers: Headers, target: str) -> str | None:
+    """The rule of the watcher that keeps out a page answering an anonymous
+    GET of ``target`` (a stored spelling) with ``status`` and ``headers``, in
+    words; ``None`` when the answer is one a page is recorded from (as far as
+    its status and headers go: the body's rules are the writers', in the
+    decisions log)."""
+    policy = Policy(config)
+    action = policy.response_action(status, headers)
+    if action == DEPENDS:
+        # The request explain sends carries no cookie.
+        _, _, query = target.partition("?")
+        if status == 200:
+            action = policy.cookie_action("", headers, query)
+        else:
+            action = policy.redirect_action(headers, target.partition("?")[0], True)
+    if action == RECORD:
+        return None
+    words = ANSWERS.get(action)
+    if words is not None:
+        return words(status, headers)
+    # REMOVE: the answer takes a page out (the removals' rules).
+    if status in REMOVAL_STATUSES:
+        return (
+            f"it answers an anonymous GET with {status}: a page gone, moved for "
+            "good or wanting credentials is removed"
+        )
+    if status != 200:
+        return (
+            f"it answers with {status} to {_header(headers, 'location')}, an "
+            "excluded path (a login page): it wants a signed-in visitor"
+        )
+    return f"it answers with X-Robots-Tag: {_header(headers, 'x-robots-tag')} (noindex)"

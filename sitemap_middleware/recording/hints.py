@@ -45,6 +45,24 @@ HINTS: dict[str, tuple[int, str]] = {
         "variant: add those cookies to 'harmless_cookies' if they change "
         "nothing, or leave 'session_cookies' out",
     ),
+    Skipped.SET_COOKIE: (
+        2,
+        "every page set a cookie while 'skip_set_cookie' is true (or the "
+        "request carried a cookie 'session_cookies' does not name): leave "
+        "'skip_set_cookie' out if what the site sets an anonymous visitor "
+        "signs no one in (a form's CSRF token, an A/B or consent cookie)",
+    ),
+    Skipped.PRIVATE: (
+        2,
+        "every page answered with 'Cache-Control: private' or 'no-store': "
+        "only what a shared cache may keep is listed; send 'public' (or no "
+        "Cache-Control) on public pages",
+    ),
+    Skipped.ENCODED: (
+        2,
+        "every page was compressed (Content-Encoding) before the sitemap "
+        "middleware saw it: put the compression middleware outside it",
+    ),
     Skipped.NOT_HTML: (
         2,
         "no response was HTML (Content-Type text/html or application/xhtml+xml)",

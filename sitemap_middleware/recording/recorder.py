@@ -72,6 +72,9 @@ class Recorder:
                 "IndexNow is off: the store %s keeps no pending pushes",
                 type(store).__name__,
             )
+        # Called after _reset in a forked child (the watcher re-arms its
+        # first-request hook there: the child's writer has not started).
+        self._on_reset: list[Callable[[], object]] = []
         self._reset()
         PROCESS.add(self)
 
@@ -92,8 +95,26 @@ class Recorder:
             hints=self.hints,
             recheck=recheck,
         )
+        for hook in self._on_reset:
+            hook()
+
+    def on_reset(self, hook: Callable[[], object]) -> None:
+        """Call ``hook`` whenever this recorder gets a new, unstarted writer
+        (in a forked child)."""
+        self._on_reset.append(hook)
 
     # -- request path -------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the writer thread, if not yet: asked on the first request of
+        any kind, so that its periodic wake checks the hints even while every
+        request is skipped (a wrong ``base_url``: nothing is ever queued).
+        Never raises."""
+        try:
+            if not self._writer.started:
+                self._writer.start(self)
+        except Exception:  # a thread that cannot start must not fail the app
+            logger.exception("the sitemap's writer did not start")
 
     def submit(self, observation: Observation) -> None:
         """Queue an observation to record or remove; never blocks, drops and

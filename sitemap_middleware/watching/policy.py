@@ -7,11 +7,12 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterable
+from urllib.parse import parse_qsl
 
 from ..config import Config
 from ..reasons import DEPENDS, RECORD, REMOVE, Skipped
 from ..sitemaps import is_noindex
-from ..urls import canonical_target, wsgi_path
+from ..urls import canonical_target, is_secret_name, wsgi_path
 
 # A known page that answers one of these to an anonymous visitor is gone, moved
 # for good, or wants credentials now (401: requests with Authorization or an
@@ -162,8 +163,9 @@ class Policy:
         self._harmless_prefixes = tuple(n[:-1] for n in harmless if n.endswith("*"))
         # Only with named session cookies may a request that reaches the app
         # carry a cookie that is not harmless: then a response varying on
-        # cookies depends on the request's cookies (DEPENDS).
+        # cookies, or setting one, depends on the request's cookies (DEPENDS).
         self._vary_depends = named is not None and not self._any_cookie
+        self._skip_set_cookie = config.skip_set_cookie
         self._base_url = config.base_url
         self._claim = config.documents.claim
 
@@ -227,8 +229,8 @@ class Policy:
     ) -> str:
         """``RECORD``, ``REMOVE`` or the reason to skip, for an anonymous GET;
         ``DEPENDS`` when that depends on the request (a temporary redirect: see
-        :meth:`redirect_action`; a response varying on cookies, with named
-        session cookies: see :meth:`vary_action`).
+        :meth:`redirect_action`; a response setting a cookie, or varying on
+        cookies with named session cookies: see :meth:`cookie_action`).
 
         ``headers`` are WSGI's str pairs or ASGI's bytes pairs.
         """
@@ -257,7 +259,15 @@ class Policy:
                 if is_noindex(value):
                     return REMOVE
             elif name == "set-cookie":
-                return Skipped.SET_COOKIE
+                # A request that reaches this far carries no Authorization and
+                # no identifying cookie: what it is answered, cookie included,
+                # is the page a crawler gets (crawlers keep no cookies), such
+                # as a form's CSRF token put in a new session (invariant 22).
+                # What the request's query or cookies may have asked for is
+                # settled by cookie_action (DEPENDS).
+                if self._skip_set_cookie:
+                    return Skipped.SET_COOKIE
+                depends = True
             elif name == "cache-control":
                 lowered = value.lower()
                 if "private" in lowered or "no-store" in lowered:
@@ -280,11 +290,34 @@ class Policy:
             return Skipped.NOT_HTML
         return DEPENDS if depends else RECORD
 
-    def vary_action(self, cookie: str) -> str:
-        """For a page varying on cookies, with named session cookies: ``RECORD``
-        if the request's ``cookie`` (every ``Cookie`` line joined) holds only
-        harmless cookies, else ``vary`` (another cookie may pick the variant)."""
-        return Skipped.VARY if cookie and self._identifies(cookie) else RECORD
+    def cookie_action(
+        self,
+        cookie: str,
+        headers: Iterable[tuple[str, str]] | Iterable[tuple[bytes, bytes]],
+        query: str,
+    ) -> str:
+        """For a page that sets a cookie, or varies on cookies with named
+        session cookies: ``RECORD``, or why not. ``cookie`` is every ``Cookie``
+        line of the request joined, ``query`` its query string."""
+        sets = False
+        for raw_name, _ in headers:
+            name = raw_name if isinstance(raw_name, str) else raw_name.decode("latin-1")
+            if name.lower() == "set-cookie":
+                sets = True
+                break
+        if sets and query and _has_secret(query):
+            # A GET that signs a visitor in answers a credential in its query
+            # (a magic link's ?token=, an OAuth callback's ?code=) with a
+            # session cookie and, at times, the signed-in page itself, which
+            # the URL without that query would then stand for.
+            return Skipped.SET_COOKIE
+        if self._vary_depends and cookie and self._identifies(cookie):
+            # Named session cookies, and the request carries another cookie
+            # that is not harmless (cart=, ab=, theme=): the page may answer
+            # that cookie (a variant, a refreshed session), not what a
+            # crawler gets.
+            return Skipped.SET_COOKIE if sets else Skipped.VARY
+        return RECORD
 
     def redirect_action(
         self,
@@ -376,3 +409,10 @@ class Policy:
             if name or pair.strip():
                 return True
         return False
+
+
+def _has_secret(query: str) -> bool:
+    """Whether a query string names a parameter like a credential."""
+    return any(
+        is_secret_name(name) for name, _ in parse_qsl(query, keep_blank_values=True)
+    )

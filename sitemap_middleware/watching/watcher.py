@@ -31,7 +31,7 @@ an app mounted below a prefix, such as static files)."""
 Locator = Callable[[State, str, str], "tuple[str, str, bool]"]
 """From the state, the decoded path and the mount prefix the middleware saw: the
 path as it came (the wire form, and whether it is raw) and the query string.
-Asked only of a response that records or removes."""
+Asked only of a response that records, removes or depends on the request."""
 CookieReader = Callable[[State], str]
 """From the state: every ``Cookie`` line of the request joined with ``"; "``.
 Asked only of a response whose action depends on the request's cookies."""
@@ -59,17 +59,36 @@ class Watcher:
     ) -> None:
         self._routes = routes
         self._cookie = cookie
-        self._vary_action = policy.vary_action
+        self._cookie_action = policy.cookie_action
         self._redirect_action = policy.redirect_action
         self._recorder = recorder
         self._locate = locate
         self._find_route = find_route
-        self.request_skip = policy.request_skip
+        self._request_skip = policy.request_skip
+        # The first request of any kind starts the writer, then leaves the
+        # policy's own method in its place: later requests pay nothing for it.
+        self.request_skip: Callable[[str, str, str, bool, str], str | None] = (
+            self._first_request
+        )
+        recorder.on_reset(self._arm)
         self._excluded_deeper = policy.excluded_deeper
         self._action = policy.response_action
         self._is_fresh = recorder.is_fresh
         self.count = recorder.count
         self._tally = recorder.tally
+
+    def _arm(self) -> None:
+        self.request_skip = self._first_request
+
+    def _first_request(
+        self, method: str, path: str, host: str, authorization: bool, cookie: str
+    ) -> str | None:
+        """:meth:`Policy.request_skip`, once the writer thread is started: its
+        periodic wake checks why nothing is recorded (``hints``) whichever
+        rule skips every request, the Host included, within seconds."""
+        self.request_skip = self._request_skip
+        self._recorder.start()
+        return self._request_skip(method, path, host, authorization, cookie)
 
     def start(
         self, state: State, path: str, status: int, headers: Headers, root: str = ""
@@ -97,10 +116,11 @@ class Watcher:
         self, state: State, path: str, status: int, headers: Headers, root: str
     ) -> str:
         """The action of a response that depends on the request: a temporary
-        redirect (where to), or a page varying on cookies (which were sent)."""
+        redirect (where to), or a page setting a cookie or varying on cookies
+        (which were sent, and what the query holds)."""
+        wire, query, raw = self._locate(state, path, root)
         if status == 200:
-            return self._vary_action(self._cookie(state))
-        wire, _, raw = self._locate(state, path, root)
+            return self._cookie_action(self._cookie(state), headers, query)
         return self._redirect_action(headers, wire, raw)
 
     def _judge(

@@ -171,7 +171,7 @@ RESPONSE_HEADERS = st.lists(
     max_size=4,
 )
 PRIVATE_HEADERS = st.sampled_from(
-    [("Set-Cookie", "a=b"), ("Cache-Control", "private"), ("Vary", "*")]
+    [("Cache-Control", "no-store"), ("Cache-Control", "private"), ("Vary", "*")]
 )
 
 

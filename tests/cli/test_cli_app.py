@@ -132,20 +132,109 @@ def test_seed_lists_every_public_page_of_the_example(
     seeded = _paths(uri)
     assert seeded == demo_content.PUBLIC_PATHS
     assert seeded == _crawled(example, f"sqlite:///{tmp_path / 'crawl.sqlite3'}")
-    # The public pages, and /admin/, /api/posts, /login, /account, /draft,
-    # /old and /gone.
-    assert f"requested {len(demo_content.PUBLIC_PATHS) + 7} pages" in out
+    # The public pages, and /draft, /old and /gone; never /admin/, /api/posts,
+    # /login nor /account, which the config refuses.
+    assert f"requested {len(demo_content.PUBLIC_PATHS) + 3} pages" in out
+    assert "4 refused by the config, not requested" in out
     assert f"recorded {len(demo_content.PUBLIC_PATHS)}" in out
-    assert "skipped excluded: 4" in out  # /admin/, /api/posts, /login, /account
+    assert "skipped excluded" not in out
     assert "skipped noindex: 1" in out  # /draft
+    assert (
+        f"not requested: {BASE}/admin/: excluded by exclude pattern '*/admin/*'"
+        " (from default_exclude)"
+    ) in out
 
 
 def test_seed_does_not_record_private_pages(example: str, uri: str) -> None:
     code, out, _ = _run("seed", "--app", f"{example}:create_app", "--store", uri)
     assert code == Exit.OK
     assert not set(PRIVATE) & set(_paths(uri))
-    assert f"not recorded: {BASE}/account (answered 302)" in out
+    assert f"not requested: {BASE}/account: excluded" in out
     assert f"not recorded: {BASE}/gone (answered 410)" in out
+
+
+SIDE_EFFECTS = """
+from flask import Flask
+from sitemap_middleware import sitemap
+from sitemap_middleware.flask import Sitemap
+
+CALLS = []
+app = Flask(__name__)
+app.config["SITEMAP"] = {{
+    "base_url": "http://127.0.0.1:8000",
+    "store": {uri!r},
+    "exclude": ["/reports/*"],
+    "routes": {{"/ping": {{"exclude": True}}}},
+}}
+
+
+def page(name):
+    CALLS.append(name)  # every GET acts, as some apps' do
+    return f"<!doctype html><html><head><title>{{name}}</title></head>" \
+        f"<body><main>{{name}}</main></body></html>"
+
+
+@app.get("/")
+def home():
+    return page("home")
+
+
+@app.get("/auth/logout")
+def logout():
+    return page("logout")
+
+
+@app.get("/admin/rebuild")
+def rebuild():
+    return page("rebuild")
+
+
+@app.get("/reports/send")
+def send():
+    return page("send")
+
+
+@app.get("/ping")
+def ping():
+    return page("ping")
+
+
+@app.get("/hidden")
+@sitemap(exclude=True)
+def hidden():
+    return page("hidden")
+
+
+@app.get("/sitemap.xml.bak")
+def backup():
+    return page("backup")
+
+
+Sitemap(app)
+"""
+
+
+def test_seed_requests_nothing_the_config_refuses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uri: str
+) -> None:
+    """Excluded GET routes of an app whose GETs act (a logout, a rebuild, a
+    report sent) are never requested: the default excludes, ``exclude``, a
+    route excluded in ``routes`` or by ``@sitemap(exclude=True)``."""
+    name = _module(tmp_path, monkeypatch, SIDE_EFFECTS.format(uri=uri))
+    code, out, err = _run("seed", "--app", name)
+    assert code == Exit.OK, err
+    module = __import__(name)
+    assert module.CALLS == ["home", "backup"]
+    assert "5 refused by the config, not requested" in out
+    for path, words in [
+        ("/auth/logout", "excluded by exclude pattern '*/logout/*'"),
+        ("/admin/rebuild", "excluded by exclude pattern '*/admin/*'"),
+        ("/reports/send", "excluded by exclude pattern '/reports/*'"),
+        ("/ping", "its route '/ping' is excluded"),
+        ("/hidden", "its route '/hidden' is excluded"),
+    ]:
+        assert f"not requested: {BASE}{path}: {words}" in out
+    assert _paths(uri) == ["/", "/sitemap.xml.bak"]
 
 
 def test_seed_as_a_real_process(example: str, uri: str) -> None:
@@ -438,6 +527,133 @@ def test_explain_shows_the_decisions_the_store_recorded(
     code, out, _ = _run("explain", "--store", uri, "--base-url", BASE, f"{BASE}/admin/")
     assert code == Exit.PROBLEMS
     assert "decided 2024-05-01T12:00:00+00:00: skipped: excluded" in out
+
+
+ANSWERS = {
+    "flask": """
+from flask import Flask, redirect
+from sitemap_middleware.flask import Sitemap
+
+CALLS = []
+app = Flask(__name__)
+app.config["SITEMAP"] = {{"base_url": "http://127.0.0.1:8000", "store": {uri!r},
+                         "skip_set_cookie": {strict!r}}}
+PAGE = "<!doctype html><html><head><title>t</title></head><body>x</body></html>"
+
+
+@app.get("/members")
+def members():
+    CALLS.append("/members")
+    return PAGE, 200, {{"Cache-Control": "private, max-age=60"}}
+
+
+@app.get("/post")
+def post():
+    CALLS.append("/post")
+    return PAGE, 200, {{"Set-Cookie": "session=csrf; HttpOnly", "Vary": "Cookie"}}
+
+
+@app.get("/report")
+def report():
+    return "{{}}", 200, {{"Content-Type": "application/json"}}
+
+
+@app.get("/billing")
+def billing():
+    return redirect("/login?next=/billing")
+
+
+Sitemap(app)
+""",
+    "fastapi": """
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse
+from sitemap_middleware.starlette import add_sitemap
+
+CALLS = []
+app = FastAPI()
+PAGE = "<!doctype html><html><head><title>t</title></head><body>x</body></html>"
+
+
+@app.get("/members")
+def members():
+    CALLS.append("/members")
+    return HTMLResponse(PAGE, headers={{"Cache-Control": "private, max-age=60"}})
+
+
+@app.get("/post")
+def post():
+    CALLS.append("/post")
+    response = HTMLResponse(PAGE, headers={{"Vary": "Cookie"}})
+    response.set_cookie("session", "csrf", httponly=True)
+    return response
+
+
+@app.get("/report")
+def report():
+    return JSONResponse({{}})
+
+
+@app.get("/billing")
+def billing():
+    return RedirectResponse("/login?next=/billing", 302)
+
+
+add_sitemap(app, {{"base_url": "http://127.0.0.1:8000", "store": {uri!r},
+                  "skip_set_cookie": {strict!r}}})
+""",
+}
+
+
+@pytest.mark.parametrize("stack", sorted(ANSWERS))
+def test_explain_names_the_response_rule_that_keeps_a_page_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uri: str, stack: str
+) -> None:
+    """With the app, explain asks it what it answers a crawler (beneath the
+    middleware: nothing is recorded) and names the watcher's rule that keeps
+    the page out: Cache-Control private, Set-Cookie under skip_set_cookie, a
+    media type, a redirect to a login page."""
+    source = ANSWERS[stack].format(uri=uri, strict=True)
+    name = _module(tmp_path, monkeypatch, source)
+    store = open_store(uri)
+    assert store.count() == 0  # made, empty: explain reads an existing store
+    store.close()
+    args = ("explain", "--app", name)
+    code, out, _ = _run(*args, f"{BASE}/members")
+    assert code == Exit.PROBLEMS
+    assert "listed: no" in out
+    assert "why: it answers with Cache-Control: private, max-age=60 (private" in out
+    code, out, _ = _run(*args, f"{BASE}/post")
+    assert "why: it answers with Set-Cookie and 'skip_set_cookie' is true" in out
+    code, out, _ = _run(*args, f"{BASE}/report")
+    assert "why: it answers with Content-Type 'application/json', not HTML" in out
+    code, out, _ = _run(*args, f"{BASE}/billing")
+    assert "why: it answers with 302 to /login?next=/billing, an excluded" in out
+    module = __import__(name)
+    assert module.CALLS == ["/members", "/post"]  # asked once each
+    assert _paths(uri) == []  # explain records nothing
+
+
+@pytest.mark.parametrize("stack", sorted(ANSWERS))
+def test_explain_a_page_that_sets_a_cookie_to_a_crawler(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uri: str, stack: str
+) -> None:
+    """Without skip_set_cookie, the page that sets a CSRF cookie is public:
+    explain says so, and seed records it."""
+    source = ANSWERS[stack].format(uri=uri, strict=False)
+    name = _module(tmp_path, monkeypatch, source)
+    store = open_store(uri)
+    assert store.count() == 0
+    store.close()
+    code, out, _ = _run("explain", "--app", name, f"{BASE}/post")
+    assert code == Exit.PROBLEMS
+    assert "it answers an anonymous GET with 200 as a public page" in out
+    code, out, err = _run("seed", "--app", name)
+    assert code == Exit.OK, err
+    assert _paths(uri) == ["/post"]
+    code, out, _ = _run("explain", "--app", name, f"{BASE}/post")
+    assert code == Exit.OK
+    assert "listed: yes" in out
 
 
 # -- errors ---------------------------------------------------------------------------

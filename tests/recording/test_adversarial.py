@@ -532,9 +532,9 @@ PRIVACY_MARKERS = [
     ({"Cache_Control": "private, max-age=60"}, "private"),
     ({"Cache_Control": "no-store"}, "private"),
     ({"Cache_Control": "public, No-Store"}, "private"),
-    ({"Set_Cookie": "csrftoken=1; Path=/"}, "set_cookie"),
-    # Vary: Cookie and Vary: Authorization are the anonymous variant when the
-    # request carried neither (invariant 22): see tests/watching/test_privacy.py.
+    # Set-Cookie, Vary: Cookie and Vary: Authorization are the anonymous page
+    # when the request carried no cookie (invariant 22): see
+    # tests/watching/test_privacy.py.
     ({"Vary": "Accept-Encoding, *"}, "vary"),
 ]
 

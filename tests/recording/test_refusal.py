@@ -253,3 +253,12 @@ def test_recording_the_recheck_and_explain_agree(data: st.DataObject) -> None:
     if found is not None:
         assert found.reason == refused and refused in REASONS
         assert words == WORDS[found.reason](Refused(found, config, path, route))
+
+
+def test_every_response_rule_has_words() -> None:
+    """explain names each reason the watcher gives a response (the step the
+    hints call the second) in words of its own."""
+    from sitemap_middleware.cli.verdict import ANSWERS
+    from sitemap_middleware.recording.hints import _STEP2
+
+    assert set(ANSWERS) == _STEP2

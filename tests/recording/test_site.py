@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import logging
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -395,6 +396,110 @@ def test_vary_on_every_page_is_named_beside_static_files_and_404s(
         (warning,) = warnings_of(caplog)
         assert "'vary'" in warning and "Vary: Cookie" in warning
         assert "harmless_cookies" in warning
+    finally:
+        middleware.close()
+
+
+@pytest.mark.parametrize(
+    ("config", "header", "reason", "setting"),
+    [
+        ({"skip_set_cookie": True}, ("Set-Cookie", "csrftoken=x"), "'set_cookie'",
+         "'skip_set_cookie'"),
+        ({}, ("Cache-Control", "private, no-store"), "'private'", "Cache-Control"),
+        ({}, ("Content-Encoding", "gzip"), "'encoded'", "compression middleware"),
+    ],
+)  # fmt: skip
+def test_a_response_rule_that_skips_every_page_is_named(
+    config: dict[str, Any],
+    header: tuple[str, str],
+    reason: str,
+    setting: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.WARNING, "sitemap_middleware")
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        start_response("200 OK", [("Content-Type", HTML), header])
+        return [b"<html><head><title>t</title></head><body>p</body></html>"]
+
+    base = {"base_url": "http://localhost", "store": "memory://"}
+    middleware = SitemapMiddleware(app, {**base, **config})
+    client = Client(middleware, use_cookies=False)
+    try:
+        for n in range(WARN_AFTER):
+            client.get(f"/post/{n}").close()
+        assert client.get("/sitemap.xml").status_code == 404
+        (warning,) = warnings_of(caplog)
+        assert reason in warning and setting in warning
+    finally:
+        middleware.close()
+
+
+@pytest.mark.parametrize("stack", ["wsgi", "asgi"])
+def test_the_warning_comes_from_the_writer_without_anyone_asking(
+    stack: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A base_url on another host skips every request before anything is
+    queued: the writer starts with the first request all the same, and its
+    periodic wake warns, with no flush(), stats() or sitemap request."""
+    from sitemap_middleware.recording import writer
+
+    monkeypatch.setattr(writer, "FLUSH_INTERVAL", 0.02)
+    caplog.set_level(logging.WARNING, "sitemap_middleware")
+    config = {"base_url": "https://www.example.com", "store": "memory://"}
+    if stack == "wsgi":
+        middleware: Any = SitemapMiddleware(page, config)
+        client = Client(middleware, use_cookies=False)
+
+        def get(path: str) -> None:
+            client.get(path, base_url="http://127.0.0.1:8000").close()
+
+    else:
+        from starlette.testclient import TestClient
+
+        from sitemap_middleware.asgi import ASGISitemapMiddleware
+
+        async def app(scope: Any, receive: Any, send: Any) -> None:
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            await send({"type": "http.response.body", "body": b"x"})
+
+        middleware = ASGISitemapMiddleware(app, config)
+        web = TestClient(middleware, base_url="http://127.0.0.1:8000")
+
+        def get(path: str) -> None:
+            web.get(path)
+
+    try:
+        for n in range(WARN_AFTER + 4):
+            get(f"/post/{n}")
+        deadline = time.monotonic() + 5
+        while not warnings_of(caplog) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        (warning,) = warnings_of(caplog)
+        assert "'host'" in warning and "'allowed_hosts'" in warning
+    finally:
+        middleware.close()
+
+
+def test_a_forked_child_starts_its_writer_with_its_first_request() -> None:
+    """The fork hook gives each recorder a new writer: the first request in
+    the child starts it, as in the parent, and the next ones pay nothing."""
+    config = {"base_url": "http://localhost", "store": "memory://"}
+    middleware = SitemapMiddleware(page, config)
+    watcher, recorder = middleware.watcher, middleware.recorder
+    try:
+        policy_skip = middleware.policy.request_skip
+        assert watcher.request_skip != policy_skip
+        assert watcher.request_skip("GET", "/", "localhost", False, "") is None
+        assert watcher.request_skip == policy_skip
+        assert recorder._writer.started
+        parents = recorder._writer
+        recorder._reset()  # what the fork hook runs in a child
+        parents.stop(1.0)
+        assert not recorder._writer.started
+        assert watcher.request_skip != policy_skip
+        assert watcher.request_skip("HEAD", "/", "localhost", False, "") == "method"
+        assert recorder._writer.started and watcher.request_skip == policy_skip
     finally:
         middleware.close()
 

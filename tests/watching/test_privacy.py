@@ -253,13 +253,115 @@ def test_vary_cookie_is_the_anonymous_variant(
 
 def test_vary_cookie_with_other_private_markers_still_skips(make: Make) -> None:
     """The anonymous variant is still private when the response says so too."""
-    site = make({"session_cookies": ["sid"]})
+    site = make({"session_cookies": ["sid"], "skip_set_cookie": True})
     serve("/a", Vary="Cookie", Set_Cookie="sid=new")
     serve("/b", Vary="Cookie", Cache_Control="private")
     site.get("/a")
     site.get("/b")
     assert site.recorded() == []
     assert site.skipped() == {"set_cookie": 1, "private": 1}
+
+
+# -- responses that set a cookie ----------------------------------------------------
+
+CSRF = "session=eyJjc3JmX3Rva2VuIjoiYWJjIn0.Zx; HttpOnly; Path=/"
+SET_COOKIE = [
+    # (config, Cookie header, query, recorded, reason)
+    ({}, "", "", True, None),  # a form's CSRF token in a new session
+    ({}, "_ga=GA1.2.3; cookieconsent_status=dismiss", "", True, None),
+    ({}, "session=abc", "", False, "session"),  # a visitor's own session
+    ({}, "", "page=2", True, None),  # a dropped query is no credential
+    ({}, "", "token=9f8a7c6b5d", False, "set_cookie"),  # a magic link
+    ({}, "", "code=4/0AX4&state=xyz", False, "set_cookie"),  # an OAuth callback
+    ({}, "", "utm_source=news&auth_key=1", False, "set_cookie"),
+    ({"skip_set_cookie": True}, "", "", False, "set_cookie"),  # strict
+    ({"skip_set_cookie": True}, "_ga=1", "", False, "set_cookie"),
+    ({"skip_set_cookie": False}, "", "", True, None),
+    # Named session cookies: another cookie that is not harmless may be what
+    # the page answers (a cart, a variant, a session they do not name).
+    ({"session_cookies": ["sid"]}, "", "", True, None),
+    ({"session_cookies": ["sid"]}, "_ga=1", "", True, None),
+    ({"session_cookies": ["sid"]}, "cart=3", "", False, "set_cookie"),
+    ({"session_cookies": ["sid"]}, "sid=abc", "", False, "session"),
+    ({"session_cookies": "*"}, "", "", True, None),
+    ({"session_cookies": "*"}, "_ga=1", "", False, "session"),
+]
+
+
+@pytest.mark.parametrize(
+    ("config", "cookie", "query", "recorded", "reason"), SET_COOKIE
+)
+def test_set_cookie_is_the_page_a_crawler_gets(
+    make: Make,
+    config: dict[str, Any],
+    cookie: str,
+    query: str,
+    recorded: bool,
+    reason: str | None,
+) -> None:
+    """``Set-Cookie`` on the answer to a request without an identifying cookie
+    and without ``Authorization`` is the page a crawler gets (crawlers keep no
+    cookies): recorded, unless ``skip_set_cookie``, or a credential in the query
+    may have signed the visitor in, or (named session cookies) another cookie
+    that is not harmless came with the request."""
+    site = make(config)
+    serve("/page", Set_Cookie=CSRF, Vary="Cookie")
+    target = f"/page?{query}" if query else "/page"
+    assert site.get(target, {"Cookie": cookie} if cookie else {}).status == 200
+    assert site.recorded() == (["/page"] if recorded else [])
+    assert site.skipped() == ({} if reason is None else {reason: 1})
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Cache_Control": "private"},
+        {"Cache_Control": "no-store"},
+        {"X_Robots_Tag": "noindex"},
+        {"Vary": "*"},
+        {"Content_Disposition": "attachment"},
+    ],
+)
+def test_set_cookie_leaves_the_other_rules_in_force(
+    make: Make, headers: dict[str, str]
+) -> None:
+    """Whichever comes first, the cookie or the header that keeps a page out."""
+    site = make()
+    serve("/page", Set_Cookie=CSRF, **headers)
+    site.get("/page")
+    assert site.recorded() == []
+
+
+def test_set_cookie_on_excluded_secret_and_redirecting_pages(make: Make) -> None:
+    """The GETs that set a cookie and are no public page: a login or OAuth
+    callback (default excludes), a magic link (a secret segment), an "add to
+    cart" link (excluded, and a redirect)."""
+    site = make()
+    serve("/auth/callback", Set_Cookie=CSRF)
+    serve("/magic/eyJhbGciOiJIUzI1NiJ9.eyJ1c2VyIjoiYWRhIn0.sig", Set_Cookie=CSRF)
+    serve("/cart/add/5", 302, Location="/cart", Set_Cookie="cart=5")
+    serve("/shop/add", 303, Location="/shop", Set_Cookie="cart=5")
+    for path in (
+        "/auth/callback?code=4/0AX4&state=xyz",
+        "/magic/eyJhbGciOiJIUzI1NiJ9.eyJ1c2VyIjoiYWRhIn0.sig",
+        "/cart/add/5",
+        "/shop/add",
+    ):
+        assert site.get(path).status in (200, 302, 303)
+    assert site.recorded() == []
+    assert site.skipped() == {"excluded": 2, "secret": 1, "status": 1}
+
+
+def test_an_ab_assignment_lists_the_variant_a_crawler_got(make: Make) -> None:
+    """A page that assigns a variant with a cookie is public at its URL: the
+    first anonymous answer is recorded; a visitor who sends the assignment
+    back carries a cookie that is not harmless, so is not recorded."""
+    site = make()
+    serve("/pricing", body=html("Plan B"), Set_Cookie="ab=B; Path=/")
+    site.get("/pricing")
+    site.get("/pricing", {"Cookie": "ab=B"})
+    assert site.recorded() == ["/pricing"]
+    assert site.skipped() == {"session": 1}
 
 
 # -- answers that take a page out -----------------------------------------------------

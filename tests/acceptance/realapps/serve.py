@@ -25,6 +25,18 @@ COMMANDS = {
     # Two workers as a real deployment has; each records in its own process.
     "gunicorn": ["-m", "gunicorn", "-w", "2", "-b", HOST + ":{port}", "entry:app"],
     "uvicorn": ["-m", "uvicorn", "--host", HOST, "--port", "{port}", "entry:app"],
+    # The werkzeug development server: one process, as `flask run` starts it.
+    "flask": [
+        "-m",
+        "flask",
+        "--app",
+        "entry:app",
+        "run",
+        "--host",
+        HOST,
+        "--port",
+        "{port}",
+    ],
 }
 
 
