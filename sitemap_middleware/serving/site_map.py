@@ -247,17 +247,34 @@ class _Part:
         # Pages share their section's key and often their lastmod: one object
         # each, not one per page.
         dates: dict[datetime | None, datetime | None] = {}
-        shared: dict[Key, Key] = {}
+        heads: dict[str, Key] = {}
+        routed: dict[str, Key | None] = {}
         for entry in entries:
-            segments = _segments(entry.path)
-            if len(segments) > 1:
-                deep.add((segments[0],))
-            key, single = _section_key(entry.route, segments)
-            paths.append(entry.path)
+            path = entry.path
+            bare = path.partition("?")[0]
+            if "//" in bare:  # empty segments count for nothing
+                segments = _segments(bare)
+                first, deeper = (segments or [""])[0], len(segments) > 1
+            else:
+                first, _, rest = bare.strip("/").partition("/")
+                deeper = bool(rest)
+            head = heads.get(first)
+            if head is None:
+                head = heads[first] = (first,) if first else ()
+            if deeper:
+                deep.add(head)
+            route = entry.route
+            key: Key | None = None
+            if route is not None:
+                if route not in routed:
+                    routed[route] = _route_section(route)
+                key = routed[route]
+            paths.append(path)
             titles.append(_title(entry))
             lastmods.append(dates.setdefault(entry.lastmod, entry.lastmod))
-            keys.append(shared.setdefault(key, key))
-            loose.append(single)
+            keys.append(head if key is None else key)
+            # A one-segment page joins its section only if children name it.
+            loose.append(key is None and not deeper)
         return cls(
             version,
             tuple(paths),
@@ -311,20 +328,38 @@ class Arrangement:
         sections: list[_Heading] = []
         ids: set[str] = set()
         for key in sorted(groups, key=lambda k: (bool(k), _natural(_heading(k)), k)):
-            own = "/" + "/".join(key)
-
-            def rank(i: int, own: str = own.rstrip("/")) -> tuple[object, ...]:
-                # The section's own page first ("/", "/blog/"), then by title.
-                path = paths[i]
-                mine = path.split("?")[0].rstrip("/") == own
-                return (not mine, _natural(titles[i]), path)
-
-            members = sorted(groups[key], key=rank)
-            heading = _heading(key)
-            sections.append(
-                _Heading(_unique(_id(key), ids), heading, len(order), len(members))
+            members = groups[key]
+            ranked = sorted(
+                zip(
+                    [_natural(titles[i]) for i in members],
+                    [paths[i] for i in members],
+                    members,
+                    strict=True,
+                )
             )
-            order.extend(members)
+            # The section's own page first ("/", "/blog/"), then by title: a
+            # path that is its prefix, slashes after it at most.
+            own = ("/" + "/".join(key)).rstrip("/")
+            cut = len(own)
+            first = [
+                i
+                for _, path, i in ranked
+                if path.startswith(own) and not path[cut:].partition("?")[0].strip("/")
+            ]
+            order.extend(first)
+            if first:
+                mine = set(first)
+                order.extend(i for _, _, i in ranked if i not in mine)
+            else:
+                order.extend(i for _, _, i in ranked)
+            sections.append(
+                _Heading(
+                    _unique(_id(key), ids),
+                    _heading(key),
+                    len(order) - len(ranked),
+                    len(ranked),
+                )
+            )
         lastmods = [when for p in parts for when in p.lastmods]
         return cls(
             infos,
@@ -373,21 +408,18 @@ def _segments(path: str) -> list[str]:
     return [s for s in path.split("?")[0].split("/") if s]
 
 
-def _section_key(route: str | None, segments: list[str]) -> tuple[Key, bool]:
-    """A page's section, and whether it is a one-segment page that joins it
-    only if its children name it ("/blog" with "/blog/x": "Blog")."""
-    if route is not None and ("<" in route or "{" in route):
-        # The route's fixed segments before its first parameter:
-        # "/blog/<slug>" -> ("blog",), "/docs/{lang}/{page}" -> ("docs",).
-        fixed: list[str] = []
-        for segment in _segments(route):
-            if "<" in segment or "{" in segment:
-                break
-            fixed.append(segment)
-        return tuple(fixed), False
-    if len(segments) > 1:
-        return tuple(segments[:1]), False
-    return tuple(segments), True
+def _route_section(route: str) -> Key | None:
+    """The section of a route with a parameter: its fixed segments before the
+    first ("/blog/<slug>" -> ("blog",), "/docs/{lang}/{page}" -> ("docs",));
+    ``None`` for a route without one (its pages go by their path)."""
+    if "<" not in route and "{" not in route:
+        return None
+    fixed: list[str] = []
+    for segment in _segments(route):
+        if "<" in segment or "{" in segment:
+            break
+        fixed.append(segment)
+    return tuple(fixed)
 
 
 def _words(segment: str) -> str:
