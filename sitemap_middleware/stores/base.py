@@ -29,6 +29,7 @@ __all__ = [
     "Pushes",
     "Pushing",
     "Shared",
+    "Snapshot",
     "Store",
     "StoreBase",
 ]
@@ -167,6 +168,17 @@ class Epoch(Protocol):
 
     def epoch(self) -> str:
         """The data's identity now: one small read."""
+
+
+@runtime_checkable
+class Snapshot(Protocol):
+    """Reads that see one state of the store whatever its writers do
+    meanwhile (``export``). A store without it is read as it goes, and its
+    parts' versions checked before and after."""
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """The block in which this thread's reads through this store object
+        see one state of the store; no write goes through this object in it."""
 
 
 # A writer's decision about a page: (stored path, reason, when).

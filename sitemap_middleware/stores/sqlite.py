@@ -12,6 +12,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
+from ..errors import StoreError
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from . import layout
@@ -322,6 +323,23 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
         with self._busy:
             return self._connection().execute(sql, params).fetchall()
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read transaction: in WAL mode its reads see the database as of
+        the first of them, whatever commits after. The connection is this
+        object's, shared by its threads: their writes fail meanwhile."""
+        try:
+            self._query("BEGIN")
+        except self.errors as exc:
+            raise StoreError(f"{self.label}: {exc}") from exc
+        try:
+            yield
+        finally:
+            try:
+                self._query("COMMIT")  # it wrote nothing: it only ends the read
+            except self.errors as exc:
+                raise StoreError(f"{self.label}: {exc}") from exc
 
     def epoch(self) -> str:
         rows = self._query("SELECT value FROM sitemap_meta WHERE key = 'epoch'")
