@@ -29,6 +29,8 @@ _DIGITS = re.compile(r"(\d+)")
 _SEPARATORS = re.compile(r"[-_+\s]+")
 _NOT_ID = re.compile(r"[^a-z0-9]+")
 _EXTENSIONS = (".html", ".htm", ".php", ".aspx")
+# A title's own NUL in a sort key: above every mark _number writes.
+_TEXT_NUL = "\0\U0010ffff"
 
 # A section: the path segments it stands for, () the general one.
 Key = tuple[str, ...]
@@ -447,11 +449,23 @@ def _title(entry: Entry) -> str:
     return words or entry.path
 
 
-def _natural(text: str) -> tuple[object, ...]:
-    # str at even positions, int at odd: any two keys compare.
-    parts: list[object] = _DIGITS.split(text.casefold())
-    parts[1::2] = map(int, parts[1::2])  # type: ignore[arg-type]
-    return tuple(parts)
+def _natural(text: str) -> str:
+    """The key that sorts ``text`` case-insensitively with its numbers in
+    numeric order ("part 2" before "Part 10"), as one string (a tuple of
+    texts and ints sorts the same, at several times the memory): each number
+    becomes a NUL, its length as one character, its decimal digits; the text
+    ends with a NUL; a NUL of the text itself sorts after those marks."""
+    folded = text.casefold()
+    if "\0" in folded:
+        folded = folded.replace("\0", _TEXT_NUL)
+    return _DIGITS.sub(_number, folded) + "\0"
+
+
+def _number(match: re.Match[str]) -> str:
+    # int() reads any Unicode digits; str() writes them ASCII, without zeros
+    # in front. A path is at most 2,047 characters: its length fits in one.
+    digits = str(int(match.group()))
+    return f"\0{chr(1 + len(digits))}{digits}"
 
 
 def _id(key: tuple[str, ...]) -> str:
