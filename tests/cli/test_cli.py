@@ -230,6 +230,9 @@ def test_export_is_one_state_of_the_store_while_a_writer_adds_urls(
     seeded = open_store(uri)  # 100 parts: an export long enough to write during
     seeded.upsert([Entry(f"/w/{n}", _at(n)) for n in range(SEEDED)])
     stop, wrote = threading.Event(), threading.Event()
+    # SQLite and PostgreSQL export from one read transaction: the writer may
+    # never pause. Redis is read again where it moved: a pause now and then.
+    pause = 0.02 if kind == "redis" else 0.001
 
     def write() -> None:
         writer, n = open_store(uri), SEEDED
@@ -238,7 +241,7 @@ def test_export_is_one_state_of_the_store_while_a_writer_adds_urls(
                 writer.upsert([Entry(f"/w/{n + i}", _at(n + i)) for i in range(7)])
                 n += 7
                 wrote.set()
-                time.sleep(0.02)
+                time.sleep(pause)
         finally:
             writer.close()
 
