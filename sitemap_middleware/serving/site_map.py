@@ -155,8 +155,6 @@ def site_map(
         store = source
     if base_url is None:
         raise TypeError("site_map() needs base_url when given a store")
-    if per_page < 1:
-        raise ValueError(f"per_page must be at least 1, got {per_page}")
     arranged = (SiteMaps(store) if maps is None else maps).arrangement()
     return arranged.page(page, per_page, base_url.rstrip("/"))
 
