@@ -10,6 +10,7 @@ import csv
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
@@ -23,13 +24,13 @@ import click
 from .. import render
 from ..config import DEFAULT_STORE, Config
 from ..errors import ConfigError, StoreError
-from ..model import Entry, dated
+from ..model import Entry, PartInfo, dated
 from ..paths import INDEX, PART, TEXT_INDEX, TEXT_PART
 from ..recording.recheck import SETTING, ConfigJudge, Judge, Recheck, config_digest
 from ..routes import Route, Routes
 from ..serving.server import Server
 from ..stores import Store, batches, open_store
-from ..stores.base import Decisions, Shared
+from ..stores.base import Decisions, Shared, Snapshot
 from ..urls import canonical_target
 from ..watching.policy import Policy
 from .replay import Answer, AppError, Replay, load, replay
@@ -280,34 +281,103 @@ def export(
     store_uri: str, base_url: str, directory: str, text: bool, schema_location: bool
 ) -> None:
     """Write sitemap.xml and every part into DIRECTORY, byte for byte what the
-    middleware serves, for a static host or a CDN."""
+    middleware serves, for a static host or a CDN: one state of the store,
+    whatever its writers do meanwhile."""
     with _site(store_uri, base_url, existing=True) as site:
         config = replace(
             site.config, text_sitemap=text, schema_location=schema_location
         )
-        server = Server(config, site.store)
-        parts = site.store.parts()
-        if not parts:
-            _fail("the store holds no URLs: nothing to export", Exit.PROBLEMS)
-        os.makedirs(directory, exist_ok=True)
-        paths = [INDEX.build(), *(PART.build(p.number) for p in parts)]
-        if text:
-            paths.extend(TEXT_PART.build(p.number) for p in parts)
-            if len(parts) == 1:
-                paths.append(TEXT_INDEX.build())
-        with _progress(paths, "exporting", len(paths)) as bar:
-            for path in bar:
-                response = server.serve("GET", path, lambda name: None)
-                if response.status != 200:
-                    _fail(
-                        f"{path} answered {response.status}: "
-                        f"{response.body.decode('utf-8', 'replace').strip()}",
-                        Exit.STORE,
-                    )
-                _write(os.path.join(directory, path[1:]), response.body)
-    click.echo(f"wrote {len(paths)} files to {directory}")
+        store = site.store
+        # One state by the store's own means where it has them (SQLite,
+        # PostgreSQL: one read transaction); the versions are checked anyway.
+        with store.snapshot() if isinstance(store, Snapshot) else nullcontext():
+            files = _snapshot(store, config)
+    os.makedirs(directory, exist_ok=True)
+    # The parts before the index that names them: a host serving the folder
+    # meanwhile never lists a part it does not have yet.
+    for path in sorted(files, key=lambda path: path == INDEX.build()):
+        _write(os.path.join(directory, path[1:]), files[path])
+    click.echo(f"wrote {len(files)} files to {directory}")
     click.echo("add this line to the site's robots.txt:")
     click.echo(f"Sitemap: {site.url(INDEX.build())}")
+
+
+# Reads of a store that keeps changing before export gives up, and the pause
+# before the second (doubling after): enough to find a writer's lull, bounded.
+EXPORT_ROUNDS = 8
+EXPORT_PAUSE = 0.05
+
+
+def _snapshot(store: Store, config: Config) -> dict[str, bytes]:
+    """Every file of the export, by path, from one state of the store.
+
+    Each part is served at the version its summary names; the index and the
+    parts are one state when the summaries read after them are those read
+    before (a version changes exactly when its part changes, never back).
+    Else another round serves again what changed, up to
+    :data:`EXPORT_ROUNDS`; a store that never stays still is an error.
+    """
+    held: dict[int, tuple[str, dict[str, bytes]]] = {}  # part: version, files
+    for round_ in range(EXPORT_ROUNDS):
+        if round_:
+            time.sleep(EXPORT_PAUSE * 2 ** (round_ - 1))
+        # A new server each round: nothing cached, so no older bytes served.
+        server = Server(config, store)
+        before = store.parts()
+        if not before:
+            _fail("the store holds no URLs: nothing to export", Exit.PROBLEMS)
+        for number in held.keys() - {p.number for p in before}:
+            del held[number]  # a part gone since the last round
+        stale = [p for p in before if held.get(p.number, ("",))[0] != p.version]
+        label = "exporting" if round_ == 0 else "exporting what changed"
+        with _progress(stale, label, len(stale)) as bar:
+            for part in bar:
+                paths = [PART.build(part.number)]
+                if config.text_sitemap:
+                    paths.append(TEXT_PART.build(part.number))
+                files = _served(server, paths)
+                if files is not None:
+                    held[part.number] = (part.version, files)
+        whole = [INDEX.build()]
+        if config.text_sitemap and len(before) == 1:
+            whole.append(TEXT_INDEX.build())
+        files = _served(server, whole)
+        after = store.parts()
+        if (
+            files is not None
+            and _versions(after) == _versions(before)
+            and all(held.get(p.number, ("",))[0] == p.version for p in before)
+        ):
+            for part in before:
+                files.update(held[part.number][1])
+            return files
+    _fail(
+        f"the store changed during each of {EXPORT_ROUNDS} reads of it: run export"
+        " again, or while its writers are stopped",
+        Exit.STORE,
+    )
+
+
+def _versions(parts: list[PartInfo]) -> list[tuple[int, str]]:
+    return [(p.number, p.version) for p in parts]
+
+
+def _served(server: Server, paths: list[str]) -> dict[str, bytes] | None:
+    """The bodies the server answers for ``paths``; ``None`` if one is a 404
+    (what the summaries named is gone: the round does not count)."""
+    files: dict[str, bytes] = {}
+    for path in paths:
+        response = server.serve("GET", path, lambda name: None)
+        if response.status == 404:
+            return None
+        if response.status != 200:
+            _fail(
+                f"{path} answered {response.status}: "
+                f"{response.body.decode('utf-8', 'replace').strip()}",
+                Exit.STORE,
+            )
+        files[path] = response.body
+    return files
 
 
 def _write(path: str, body: bytes) -> None:

@@ -112,8 +112,9 @@ class Server:
             paths.SITE_MAP.kind: self._site_map_page,
             paths.KEY_FILE.kind: self._key_file,
         }
-        # The sections of the last store versions read, for every page of them.
-        self._arranged: tuple[object, list[site_map.Section]] | None = None
+        # The site map page's arrangement, once per store version, shared by
+        # every thread (and by site_map() given the middleware).
+        self.site_maps = site_map.SiteMaps(store)
         # version key -> body; bounded in bytes, least recently used out first.
         self._cache: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
         self._cache_bytes = 0
@@ -238,10 +239,13 @@ class Server:
         )
 
     def _site_map_page(self, document: Document, page: int, header: Header) -> Response:
-        parts = self._store.parts()
+        arranged = self.site_maps.arrangement(self._store.parts())
+        # The versions the arrangement shows (the previous ones while another
+        # thread arranges the newest): its validators say what it holds.
+        parts = list(arranged.parts)
         key = (document.kind, page, *(p.version for p in parts))
         if not parts:  # nothing yet: say so, and keep no copy of that
-            body = self._site_map_body(key, page, parts)
+            body = self._site_map_body(arranged, key, page)
             if body is None:
                 return _not_found()
             headers = [
@@ -251,7 +255,11 @@ class Server:
             ]
             return Response(200, headers, body)
         return self._validated(
-            document, key, parts, header, lambda: self._site_map_body(key, page, parts)
+            document,
+            key,
+            parts,
+            header,
+            lambda: self._site_map_body(arranged, key, page),
         )
 
     def _validated(
@@ -294,21 +302,14 @@ class Server:
         return Response(200, headers, built)
 
     def _site_map_body(
-        self, key: tuple[object, ...], page: int, parts: list[PartInfo]
+        self, arranged: site_map.Arrangement, key: tuple[object, ...], page: int
     ) -> bytes | None:
         """Page ``page`` of the site map, ``None`` for one it does not have."""
-        versions = tuple(p.version for p in parts)
-        arranged = self._arranged
-        if arranged is None or arranged[0] != versions:
-            # Every entry, in the sitemap's order: the page lists what it lists.
-            entries = (e for p in parts for e in self._store.entries(p.number))
-            sections = site_map.arrange(entries, self._config.base_url)
-            self._arranged = arranged = (versions, sections)
+        config = self._config
         try:
-            listing = site_map.paginate(arranged[1], page, site_map.PAGE_LINKS)
+            listing = arranged.page(page, site_map.PAGE_LINKS, config.base_url)
         except LookupError:
             return None
-        config = self._config
         return self._cached(
             key,
             lambda: site_map.render(

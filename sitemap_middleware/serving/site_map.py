@@ -1,19 +1,21 @@
 """The site map for people: the stored pages grouped by section, titled, sorted and
-split into pages (:func:`site_map`), and that map as one accessible HTML page
+split into pages (:func:`site_map`; :class:`SiteMaps` keeps the arrangement of one
+store, once per version of it), and that map as one accessible HTML page
 (:func:`render`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+import threading
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from html import escape
 from typing import Protocol, runtime_checkable
 from urllib.parse import unquote
 
-from ..model import Entry, dated
+from ..model import Entry, PartInfo, dated
 from ..stores.base import Store
 
 # Links on one page: a person scans a few thousand, a browser renders them at
@@ -27,6 +29,11 @@ _DIGITS = re.compile(r"(\d+)")
 _SEPARATORS = re.compile(r"[-_+\s]+")
 _NOT_ID = re.compile(r"[^a-z0-9]+")
 _EXTENSIONS = (".html", ".htm", ".php", ".aspx")
+# A title's own NUL in a sort key: above every mark _number writes.
+_TEXT_NUL = "\0\U0010ffff"
+
+# A section: the path segments it stands for, () the general one.
+Key = tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +99,20 @@ class _HasBaseURL(Protocol):
     def base_url(self) -> str: ...
 
 
+@runtime_checkable
+class _Served(Protocol):
+    """A middleware: its server keeps the arrangement of its store."""
+
+    @property
+    def server(self) -> object: ...
+
+
+@runtime_checkable
+class _Arranges(Protocol):
+    @property
+    def site_maps(self) -> SiteMaps: ...
+
+
 def site_map(
     source: Store | _Source,
     base_url: str | None = None,
@@ -107,7 +128,8 @@ def site_map(
     and with numbers in numeric order ("Part 2" before "Part 10").
 
     :param source: a store, or a middleware (whose store and ``base_url`` are
-        used).
+        used, and whose arrangement of the store is shared with the served
+        page: read again only when a part changed).
     :param base_url: the site's public URL; by default the middleware's.
     :param page: which page of the map, from 1.
     :param per_page: links on one page.
@@ -123,98 +145,283 @@ def site_map(
                 "site_map.html", site_map=site_map(app.extensions["sitemap"])
             )
     """
+    maps: SiteMaps | None = None
     if isinstance(source, _Source):  # a middleware, not a store
         store = source.store
         base_url = source.config.base_url if base_url is None else base_url
+        server = source.server if isinstance(source, _Served) else None
+        if isinstance(server, _Arranges):
+            maps = server.site_maps
     else:
         store = source
     if base_url is None:
         raise TypeError("site_map() needs base_url when given a store")
-    return paginate(arrange(read(store), base_url.rstrip("/")), page, per_page)
+    arranged = (SiteMaps(store) if maps is None else maps).arrangement()
+    return arranged.page(page, per_page, base_url.rstrip("/"))
 
 
-def read(store: Store) -> Iterator[Entry]:
-    """Every listed entry, in the sitemap's order: part by part."""
-    for part in store.parts():
-        yield from store.entries(part.number)
+class SiteMaps:
+    """The arrangement of one store's map, computed once per store version and
+    shared by every request and thread (one per :class:`Server`).
+
+    A store version is the parts' versions (``store.parts()``, read for every
+    served document anyway). Each part's pages are read once per version of
+    that part: a change re-reads the parts it changed, then sorts again.
+    One arrangement at a time: while a thread computes a new one, the others
+    serve the previous (at most one computation behind, with its own
+    validators) rather than wait, so a busy site's workers never queue behind
+    it; only the first ever waits, having nothing to serve.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._arranging = threading.Lock()  # one computation at a time
+        self._parts: dict[int, _Part] = {}  # guarded by _arranging
+        self._current: Arrangement | None = None
+
+    def arrangement(self, parts: Sequence[PartInfo] | None = None) -> Arrangement:
+        """The map of the store as ``parts`` (its summaries, read now if not
+        given) describe it, or the previous one while another thread arranges
+        that."""
+        if parts is None:
+            parts = self._store.parts()
+        versions = _versions(parts)
+        current = self._current
+        if current is not None and current.versions == versions:
+            return current
+        if current is not None:
+            if not self._arranging.acquire(blocking=False):
+                return current  # being arranged: the previous one meanwhile
+        else:
+            self._arranging.acquire()
+        try:
+            if self._current is not None and self._current is not current:
+                return self._current  # arranged while this thread waited
+            arranged = self._arrange(parts)
+            self._current = arranged
+            return arranged
+        finally:
+            self._arranging.release()
+
+    def _arrange(self, infos: Sequence[PartInfo]) -> Arrangement:
+        held = self._parts
+        for number in held.keys() - {p.number for p in infos}:
+            del held[number]  # a part no longer listed
+        for info in infos:
+            kept = held.get(info.number)
+            if kept is None or kept.version != info.version:
+                # The summary was read first: a part changed meanwhile is
+                # held under the older version and read again next time.
+                entries = self._store.entries(info.number)
+                held[info.number] = _Part.read(info.version, entries)
+        return Arrangement.of(tuple(infos), [held[p.number] for p in infos])
 
 
-def arrange(entries: Iterable[Entry], base_url: str) -> list[Section]:
-    """Every entry in its section, the sections and their links sorted."""
-    listed = list(entries)
-    # A single-segment page ("/blog") joins the section its children name.
-    deep = {_path_key(e.path) for e in listed if _segments(e.path)[1:]}
-    groups: dict[tuple[str, ...], list[Entry]] = {}
-    for entry in listed:
-        groups.setdefault(_section_key(entry, deep), []).append(entry)
-    sections: list[Section] = []
-    ids: set[str] = set()
-    for key in sorted(groups, key=lambda k: (bool(k), _natural(_heading(k)), k)):
-        prefix = "/" + "/".join(key)
+def _versions(parts: Iterable[PartInfo]) -> tuple[tuple[int, str], ...]:
+    return tuple((p.number, p.version) for p in parts)
 
-        def order(entry: Entry, prefix: str = prefix) -> tuple[object, ...]:
-            # The section's own page first ("/", "/blog/"), then by title.
-            own = entry.path.split("?")[0].rstrip("/") == prefix.rstrip("/")
-            return (not own, _natural(_title(entry)), entry.path)
 
-        links = tuple(
-            Link(base_url + e.path, e.path, _title(e), dated(e.lastmod))
-            for e in sorted(groups[key], key=order)
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """One part's pages as the map shows them, in columns: path, title (the
+    stored one, else a readable form of the path), lastmod, and the section
+    each falls in. ``loose`` marks a one-segment page outside a route with a
+    parameter: it joins its section only if another page lies deeper in it
+    (``deep`` holds the first segments of this part's deeper pages)."""
+
+    version: str
+    paths: tuple[str, ...]
+    titles: tuple[str, ...]
+    lastmods: tuple[datetime | None, ...]
+    keys: tuple[Key, ...]
+    loose: bytes
+    deep: frozenset[Key]
+
+    @classmethod
+    def read(cls, version: str, entries: Iterable[Entry]) -> _Part:
+        paths: list[str] = []
+        titles: list[str] = []
+        lastmods: list[datetime | None] = []
+        keys: list[Key] = []
+        loose = bytearray()
+        deep: set[Key] = set()
+        # Pages share their section's key and often their lastmod: one object
+        # each, not one per page.
+        dates: dict[datetime | None, datetime | None] = {}
+        heads: dict[str, Key] = {}
+        routed: dict[str, Key | None] = {}
+        for entry in entries:
+            path = entry.path
+            bare = path.partition("?")[0]
+            if "//" in bare:  # empty segments count for nothing
+                segments = _segments(bare)
+                first, deeper = (segments or [""])[0], len(segments) > 1
+            else:
+                first, _, rest = bare.strip("/").partition("/")
+                deeper = bool(rest)
+            head = heads.get(first)
+            if head is None:
+                head = heads[first] = (first,) if first else ()
+            if deeper:
+                deep.add(head)
+            route = entry.route
+            key: Key | None = None
+            if route is not None:
+                if route not in routed:
+                    routed[route] = _route_section(route)
+                key = routed[route]
+            paths.append(path)
+            titles.append(_title(entry))
+            lastmod = dated(entry.lastmod)  # None for a page that claims none
+            lastmods.append(dates.setdefault(lastmod, lastmod))
+            keys.append(head if key is None else key)
+            # A one-segment page joins its section only if children name it.
+            loose.append(key is None and not deeper)
+        return cls(
+            version,
+            tuple(paths),
+            tuple(titles),
+            tuple(lastmods),
+            tuple(keys),
+            bytes(loose),
+            frozenset(deep),
         )
-        sections.append(Section(_unique(_id(key), ids), _heading(key), links))
-    return sections
 
 
-def paginate(sections: list[Section], page: int, per_page: int) -> SiteMap:
-    """Page ``page`` of the sections, ``per_page`` links a page; a section
-    that does not fit goes on, ``continued``, on the next."""
-    if per_page < 1:
-        raise ValueError(f"per_page must be at least 1, got {per_page}")
-    total = sum(len(s.links) for s in sections)
-    pages = max(1, -(-total // per_page))
-    if not 1 <= page <= pages:
-        raise LookupError(f"the site map has no page {page} (it has {pages})")
-    start, end = (page - 1) * per_page, page * per_page
-    index: list[IndexEntry] = []
-    shown: list[Section] = []
-    seen = 0
-    for section in sections:
-        size = len(section.links)
-        index.append(
-            IndexEntry(section.id, section.heading, seen // per_page + 1, size)
+@dataclass(frozen=True, slots=True)
+class _Heading:
+    """A section of the arranged map: links ``start`` to ``start + size``."""
+
+    id: str
+    heading: str
+    start: int
+    size: int
+
+
+@dataclass(frozen=True, slots=True)
+class Arrangement:
+    """The whole map in its order, held compactly: the pages' paths, titles and
+    lastmods in the order they are shown, and where each section starts; a
+    page of it is a slice (:meth:`page`). ``parts`` are the summaries it was
+    arranged from (the page's validators)."""
+
+    parts: tuple[PartInfo, ...]
+    versions: tuple[tuple[int, str], ...]
+    paths: tuple[str, ...]
+    titles: tuple[str, ...]
+    lastmods: tuple[datetime | None, ...]
+    sections: tuple[_Heading, ...]
+
+    @classmethod
+    def of(cls, infos: tuple[PartInfo, ...], parts: Sequence[_Part]) -> Arrangement:
+        """Every page in its section, the sections and their links sorted."""
+        deep: set[Key] = set().union(*(p.deep for p in parts))
+        paths = [path for p in parts for path in p.paths]
+        titles = [title for p in parts for title in p.titles]
+        groups: dict[Key, list[int]] = {}
+        at = 0
+        for part in parts:
+            for key, single in zip(part.keys, part.loose, strict=True):
+                if single and key not in deep:
+                    key = ()
+                groups.setdefault(key, []).append(at)
+                at += 1
+        order: list[int] = []
+        sections: list[_Heading] = []
+        ids: set[str] = set()
+        for key in sorted(groups, key=lambda k: (bool(k), _natural(_heading(k)), k)):
+            members = groups[key]
+            ranked = sorted(
+                zip(
+                    [_natural(titles[i]) for i in members],
+                    [paths[i] for i in members],
+                    members,
+                    strict=True,
+                )
+            )
+            # The section's own page first ("/", "/blog/"), then by title: a
+            # path that is its prefix, slashes after it at most.
+            own = ("/" + "/".join(key)).rstrip("/")
+            cut = len(own)
+            first = [
+                i
+                for _, path, i in ranked
+                if path.startswith(own) and not path[cut:].partition("?")[0].strip("/")
+            ]
+            order.extend(first)
+            if first:
+                mine = set(first)
+                order.extend(i for _, _, i in ranked if i not in mine)
+            else:
+                order.extend(i for _, _, i in ranked)
+            sections.append(
+                _Heading(
+                    _unique(_id(key), ids),
+                    _heading(key),
+                    len(order) - len(ranked),
+                    len(ranked),
+                )
+            )
+        lastmods = [when for p in parts for when in p.lastmods]
+        return cls(
+            infos,
+            _versions(infos),
+            tuple(paths[i] for i in order),
+            tuple(titles[i] for i in order),
+            tuple(lastmods[i] for i in order),
+            tuple(sections),
         )
-        low, high = max(start - seen, 0), min(end - seen, size)
-        if low < high:
-            links = section.links[low:high]
-            shown.append(Section(section.id, section.heading, links, low > 0))
-        seen += size
-    return SiteMap(tuple(shown), tuple(index), page, pages, total)
+
+    def page(self, page: int, per_page: int, base_url: str) -> SiteMap:
+        """Page ``page`` of the map, ``per_page`` links a page, links under
+        ``base_url``; a section that does not fit goes on, ``continued``, on
+        the next."""
+        if per_page < 1:
+            raise ValueError(f"per_page must be at least 1, got {per_page}")
+        total = len(self.paths)
+        pages = max(1, -(-total // per_page))
+        if not 1 <= page <= pages:
+            raise LookupError(f"the site map has no page {page} (it has {pages})")
+        start, end = (page - 1) * per_page, page * per_page
+        index: list[IndexEntry] = []
+        shown: list[Section] = []
+        for section in self.sections:
+            seen, size = section.start, section.size
+            index.append(
+                IndexEntry(section.id, section.heading, seen // per_page + 1, size)
+            )
+            low, high = max(start - seen, 0), min(end - seen, size)
+            if low < high:
+                span = slice(seen + low, seen + high)
+                links = tuple(
+                    Link(base_url + path, path, title, lastmod)
+                    for path, title, lastmod in zip(
+                        self.paths[span],
+                        self.titles[span],
+                        self.lastmods[span],
+                        strict=True,
+                    )
+                )
+                shown.append(Section(section.id, section.heading, links, low > 0))
+        return SiteMap(tuple(shown), tuple(index), page, pages, total)
 
 
 def _segments(path: str) -> list[str]:
     return [s for s in path.split("?")[0].split("/") if s]
 
 
-def _path_key(path: str) -> tuple[str, ...]:
-    return tuple(_segments(path)[:1])
-
-
-def _section_key(entry: Entry, deep: set[tuple[str, ...]]) -> tuple[str, ...]:
-    template = entry.route
-    if template is not None and ("<" in template or "{" in template):
-        # The route's fixed segments before its first parameter:
-        # "/blog/<slug>" -> ("blog",), "/docs/{lang}/{page}" -> ("docs",).
-        fixed: list[str] = []
-        for segment in _segments(template):
-            if "<" in segment or "{" in segment:
-                break
-            fixed.append(segment)
-        return tuple(fixed)
-    segments = _segments(entry.path)
-    if len(segments) > 1:
-        return tuple(segments[:1])
-    key = tuple(segments)
-    return key if key in deep else ()
+def _route_section(route: str) -> Key | None:
+    """The section of a route with a parameter: its fixed segments before the
+    first ("/blog/<slug>" -> ("blog",), "/docs/{lang}/{page}" -> ("docs",));
+    ``None`` for a route without one (its pages go by their path)."""
+    if "<" not in route and "{" not in route:
+        return None
+    fixed: list[str] = []
+    for segment in _segments(route):
+        if "<" in segment or "{" in segment:
+            break
+        fixed.append(segment)
+    return tuple(fixed)
 
 
 def _words(segment: str) -> str:
@@ -242,10 +449,23 @@ def _title(entry: Entry) -> str:
     return words or entry.path
 
 
-def _natural(text: str) -> tuple[object, ...]:
-    # str at even positions, int at odd: any two keys compare.
-    parts = _DIGITS.split(text.casefold())
-    return tuple(int(p) if i % 2 else p for i, p in enumerate(parts))
+def _natural(text: str) -> str:
+    """The key that sorts ``text`` case-insensitively with its numbers in
+    numeric order ("part 2" before "Part 10"), as one string (a tuple of
+    texts and ints sorts the same, at several times the memory): each number
+    becomes a NUL, its length as one character, its decimal digits; the text
+    ends with a NUL; a NUL of the text itself sorts after those marks."""
+    folded = text.casefold()
+    if "\0" in folded:
+        folded = folded.replace("\0", _TEXT_NUL)
+    return _DIGITS.sub(_number, folded) + "\0"
+
+
+def _number(match: re.Match[str]) -> str:
+    # int() reads any Unicode digits; str() writes them ASCII, without zeros
+    # in front. A path is at most 2,047 characters: its length fits in one.
+    digits = str(int(match.group()))
+    return f"\0{chr(1 + len(digits))}{digits}"
 
 
 def _id(key: tuple[str, ...]) -> str:

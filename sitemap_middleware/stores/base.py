@@ -40,6 +40,7 @@ __all__ = [
     "Removals",
     "Removed",
     "Shared",
+    "Snapshot",
     "Store",
     "StoreBase",
 ]
@@ -262,6 +263,17 @@ class Checked(Protocol):
             message names it and what to do).
         :raises StoreError: an outage (recording waits for the store).
         """
+
+
+@runtime_checkable
+class Snapshot(Protocol):
+    """Reads that see one state of the store whatever its writers do
+    meanwhile (``export``). A store without it is read as it goes, and its
+    parts' versions checked before and after."""
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """The block in which this thread's reads through this store object
+        see one state of the store; no write goes through this object in it."""
 
 
 # A writer's decision about a page: (stored path, reason, when).

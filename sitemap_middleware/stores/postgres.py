@@ -5,6 +5,7 @@ through three PostgreSQL tables, written one transaction per batch.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
@@ -178,15 +179,38 @@ class PostgresStore(StoreBase[ConnectionPool]):
         params["options"] = options.strip()
         self._params = params
         self._epoch = ""
+        self._pinned = threading.local()  # conn: this thread's snapshot's
 
     def _sql(self, statement: str) -> str:
         return statement.replace("{p}", self.prefix)
 
     @contextmanager
     def _borrow(self) -> Iterator[psycopg.Connection[Any]]:
-        """A connection of this process's pool, for one statement or transaction."""
+        """A connection of this process's pool, for one statement or transaction
+        (this thread's snapshot's, inside :meth:`snapshot`)."""
+        pinned: psycopg.Connection[Any] | None = getattr(self._pinned, "conn", None)
+        if pinned is not None:
+            yield pinned
+            return
         with self._connection().connection() as conn:
             yield conn
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One REPEATABLE READ, READ ONLY transaction on one connection of the
+        pool, which this thread's reads use until the block ends."""
+        try:
+            with self._borrow() as conn, conn.transaction():
+                conn.execute(
+                    "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+                )
+                self._pinned.conn = conn
+                try:
+                    yield
+                finally:
+                    self._pinned.conn = None
+        except self.errors as exc:
+            raise StoreError(f"{self.label}: {exc}") from exc
 
     def _connect(self) -> ConnectionPool:
         # One plain connection first: a server that is down fails at once

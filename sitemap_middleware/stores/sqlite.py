@@ -750,6 +750,23 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         with self._busy:
             return self._use().execute(sql, params).fetchall()
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """One read transaction: in WAL mode its reads see the database as of
+        the first of them, whatever commits after. The connection is this
+        object's, shared by its threads: their writes fail meanwhile."""
+        try:
+            self._query("BEGIN")
+        except self.errors as exc:
+            raise StoreError(f"{self.label}: {exc}") from exc
+        try:
+            yield
+        finally:
+            try:
+                self._query("COMMIT")  # it wrote nothing: it only ends the read
+            except self.errors as exc:
+                raise StoreError(f"{self.label}: {exc}") from exc
+
     def epoch(self) -> str:
         rows = self._query("SELECT value FROM sitemap_meta WHERE key = 'epoch'")
         return _of_file(str(rows[0][0]), self._file) if rows else ""

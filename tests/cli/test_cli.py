@@ -8,19 +8,31 @@ import gzip
 import http.server
 import json
 import os
+import secrets
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from support.helpers import gunzip_once, locs, serve_in_thread, validate
+from support.helpers import NS, gunzip_once, locs, serve_in_thread, validate
+from support.store_kinds import Fresh
 from werkzeug.test import Client
 
-from sitemap_middleware import Entry, SitemapMiddleware, open_store
+from sitemap_middleware import (
+    Entry,
+    SitemapMiddleware,
+    cli,
+    open_store,
+    register_store,
+)
 from sitemap_middleware.cli import Exit, main
+from sitemap_middleware.stores.memory import MemoryStore
 
 BASE = "https://www.example.com"
 ROOT = Path(__file__).resolve().parents[2]
@@ -203,6 +215,107 @@ def test_export_with_text_and_schema_location(uri: str, tmp_path: Path) -> None:
         f"{BASE}/blog/a",
         f"{BASE}/about",
     ]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["sqlite", "redis", "postgres"])
+def test_export_is_one_state_of_the_store_while_a_writer_adds_urls(
+    kind: str, fresh: Fresh, tmp_path: Path
+) -> None:
+    """A writer adds URLs, in batches of 7 with newer lastmods, opening new
+    parts, while export runs: the index names exactly the parts written, its
+    lastmod of each is that part's newest, full parts hold part_size URLs,
+    and the URLs are those of one moment: whole batches, each URL once."""
+    uri = fresh.uri(kind, tmp_path, part_size=20)
+    seeded = open_store(uri)  # 100 parts: an export long enough to write during
+    seeded.upsert([Entry(f"/w/{n}", _at(n)) for n in range(SEEDED)])
+    stop, wrote = threading.Event(), threading.Event()
+    # SQLite and PostgreSQL export from one read transaction: the writer may
+    # never pause. Redis is read again where it moved: a pause now and then.
+    pause = 0.02 if kind == "redis" else 0.001
+
+    def write() -> None:
+        writer, n = open_store(uri), SEEDED
+        try:
+            while not stop.is_set():
+                writer.upsert([Entry(f"/w/{n + i}", _at(n + i)) for i in range(7)])
+                n += 7
+                wrote.set()
+                time.sleep(pause)
+        finally:
+            writer.close()
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    try:
+        assert wrote.wait(10)
+        out_dir = tmp_path / "public"
+        started = seeded.count()
+        code, _, err = _run("export", "--store", uri, "--base-url", BASE, str(out_dir))
+        assert code == Exit.OK, err
+        assert seeded.count() > started  # the writer wrote meanwhile
+    finally:
+        stop.set()
+        thread.join(10)
+        seeded.close()
+    index = validate((out_dir / "sitemap.xml").read_bytes())
+    named = {loc.rpartition("/")[2]: _lastmod(entry) for loc, entry in _listed(index)}
+    files = {p.name for p in out_dir.iterdir()} - {"sitemap.xml"}
+    assert set(named) == files and len(files) > SEEDED // 20
+    numbers = sorted(int(name.split("-")[1].split(".")[0]) for name in files)
+    paths: list[str] = []
+    for number in numbers:
+        body = gunzip_once((out_dir / f"sitemap-{number}.xml.gz").read_bytes())
+        urls = _listed(validate(body))
+        assert named[f"sitemap-{number}.xml.gz"] == max(
+            map(_lastmod, dict(urls).values())
+        )
+        if number != numbers[-1]:
+            assert len(urls) == 20
+        paths += [loc.removeprefix(BASE) for loc, _ in urls]
+    assert (len(paths) - SEEDED) % 7 == 0
+    assert sorted(paths) == sorted(f"/w/{n}" for n in range(len(paths)))
+
+
+class _Busy(MemoryStore):
+    """A store whose writers never stop: each read of a part adds a URL."""
+
+    def fragments(self, number: int) -> Iterator[bytes]:
+        yield from super().fragments(number)
+        self.upsert([Entry(f"/more/{secrets.token_hex(4)}", WHEN)])
+
+
+def test_export_of_a_store_that_never_stays_still_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    busy = _Busy()
+    busy.upsert([Entry("/a", WHEN)])
+    register_store("busy+test", lambda uri: busy)
+    monkeypatch.setattr(cli, "EXPORT_PAUSE", 0)
+    out_dir = tmp_path / "public"
+    code, _, err = _run(
+        "export", "--store", "busy+test://", "--base-url", BASE, str(out_dir)
+    )
+    assert code == Exit.STORE
+    assert f"the store changed during each of {cli.EXPORT_ROUNDS} reads" in err
+    assert "run export again, or while its writers are stopped" in err
+    assert not out_dir.exists()  # nothing half-written
+
+
+SEEDED = 2000
+
+
+def _at(n: int) -> datetime:
+    return WHEN + timedelta(seconds=n)
+
+
+def _listed(root: Any) -> list[tuple[str, Any]]:
+    """(loc, element) of each ``<url>`` or ``<sitemap>`` of a document."""
+    return [(element.findtext("sm:loc", namespaces=NS), element) for element in root]
+
+
+def _lastmod(element: Any) -> datetime:
+    return datetime.fromisoformat(element.findtext("sm:lastmod", namespaces=NS))
 
 
 def test_export_of_an_empty_store_is_refused(tmp_path: Path) -> None:

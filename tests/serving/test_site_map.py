@@ -6,7 +6,9 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -24,10 +26,12 @@ from sitemap_middleware import (
     site_map,
 )
 from sitemap_middleware.serving.site_map import PAGE_LINKS
+from sitemap_middleware.stores.memory import MemoryStore
 
 SITE_MAP = {"html_sitemap": "/site-map"}
 BASE = "http://localhost"
 WHEN = datetime(2026, 1, 2, tzinfo=timezone.utc)
+LATER = datetime(2026, 1, 3, tzinfo=timezone.utc)
 
 
 def _store(entries: Iterable[Entry]) -> Any:
@@ -331,3 +335,124 @@ def test_html_sitemap_forms() -> None:
     plain = Config.from_mapping({"base_url": BASE, "html_sitemap": "/sitemap.html"})
     assert (plain.html_sitemap, plain.html_sitemap_lang) == ("/sitemap.html", "en")
     assert plain.html_sitemap_title == "Site map"
+
+
+# -- the arrangement: once per store version, shared ---------------------------
+
+
+class _Counted(MemoryStore):
+    """A memory store that counts its ``entries()`` reads; while ``hold`` is
+    set, each read waits for it to clear (``reading`` tells one started)."""
+
+    def __init__(self, part_size: int) -> None:
+        super().__init__(part_size=part_size)
+        self.reads: list[int] = []
+        self.hold = threading.Event()
+        self.reading = threading.Event()
+        self.go = threading.Event()
+
+    def entries(self, number: int) -> Iterator[Entry]:
+        self.reads.append(number)
+        if self.hold.is_set():
+            self.reading.set()
+            assert self.go.wait(10)
+        yield from super().entries(number)
+
+
+def _middleware(store: _Counted) -> SitemapMiddleware:
+    middleware = SitemapMiddleware(_app, {"base_url": BASE, "store": store, **SITE_MAP})
+    # The writer's first run checks the stored pages against the config, by
+    # entries(): done now, those reads are not the site map's.
+    assert middleware.flush()
+    store.reads.clear()
+    return middleware
+
+
+def _get(middleware: SitemapMiddleware, target: str = "/site-map") -> Any:
+    reply = Client(middleware).get(target)
+    reply.get_data()
+    return reply
+
+
+def _titles(reply: Any) -> list[str]:
+    return [title for _, title in parse_page(reply.get_data()).links["main"]]
+
+
+def test_the_store_is_read_once_per_version_and_only_the_changed_part() -> None:
+    """A second request, another page, HEAD and site_map() on the middleware
+    read no entry again; a change is shown at the next request, having read
+    only the part it changed."""
+    store = _Counted(part_size=3)
+    store.upsert([Entry(f"/p/{n}", WHEN, title=f"P {n}") for n in range(6)])
+    middleware = _middleware(store)
+    try:
+        first = _get(middleware)
+        assert sorted(store.reads) == [1, 2]
+        assert _get(middleware).headers["etag"] == first.headers["etag"]
+        Client(middleware).head("/site-map").close()
+        mapped = site_map(middleware, page=1, per_page=2)
+        assert (mapped.pages, mapped.links) == (3, 6)
+        assert sorted(store.reads) == [1, 2]
+        # Part 2 only (a title alone moves no version: a new content does).
+        store.upsert([Entry("/p/5", LATER, "new", title="Changed")])
+        changed = _get(middleware)
+        assert changed.headers["etag"] != first.headers["etag"]
+        assert "Changed" in _titles(changed) and "P 5" not in _titles(changed)
+        assert sorted(store.reads) == [1, 2, 2]
+        store.remove(["/p/0", "/p/1", "/p/2"])  # part 1 goes
+        assert _titles(_get(middleware)) == ["Changed", "P 3", "P 4"]
+        assert sorted(store.reads) == [1, 2, 2]
+    finally:
+        middleware.close()
+
+
+def test_concurrent_requests_arrange_once() -> None:
+    """Requests arriving together while nothing is arranged wait for one
+    computation: each part is read once."""
+    store = _Counted(part_size=50)
+    store.upsert([Entry(f"/p/{n}", WHEN) for n in range(120)])
+    middleware = _middleware(store)
+    store.hold.set()
+    replies: list[Any] = []
+    try:
+
+        def ask() -> None:
+            replies.append(_get(middleware))
+
+        threads = [threading.Thread(target=ask) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        assert store.reading.wait(10)
+        time.sleep(0.2)  # the others are at the lock by now
+        store.go.set()
+        for thread in threads:
+            thread.join(10)
+        assert [r.status_code for r in replies] == [200] * 8
+        assert len({r.headers["etag"] for r in replies}) == 1
+        assert sorted(store.reads) == [1, 2, 3]
+    finally:
+        middleware.close()
+
+
+def test_while_one_request_arranges_a_change_the_others_serve_the_previous() -> None:
+    """Stale while arranging: the previous map with its own validators, not a
+    queue of workers behind one computation; then the change."""
+    store = _Counted(part_size=50)
+    store.upsert([Entry("/a", WHEN, title="A")])
+    middleware = _middleware(store)
+    try:
+        before = _get(middleware)
+        store.upsert([Entry("/b", WHEN, title="B")])
+        store.hold.set()
+        slow = threading.Thread(target=_get, args=(middleware,))
+        slow.start()
+        assert store.reading.wait(10)
+        meanwhile = _get(middleware)  # does not wait for the read held above
+        assert meanwhile.headers["etag"] == before.headers["etag"]
+        assert _titles(meanwhile) == ["A"]
+        store.go.set()
+        slow.join(10)
+        assert _titles(_get(middleware)) == ["A", "B"]
+        assert store.reads == [1, 1]
+    finally:
+        middleware.close()

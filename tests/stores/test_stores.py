@@ -36,7 +36,13 @@ from sitemap_middleware import (
 )
 from sitemap_middleware.render import urlset
 from sitemap_middleware.sitemaps import MAX_ORIGIN_BYTES
-from sitemap_middleware.stores.base import MAX_COUNT, Removals, Removed, Shared
+from sitemap_middleware.stores.base import (
+    MAX_COUNT,
+    Removals,
+    Removed,
+    Shared,
+    Snapshot,
+)
 from sitemap_middleware.stores.layout import BATCH
 from sitemap_middleware.stores.memory import MemoryStore
 from sitemap_middleware.stores.sqlite import SQLiteStore
@@ -1088,3 +1094,29 @@ def test_a_removal_is_read_by_another_process(two_stores: tuple[Store, Store]) -
     seq = second.removed_since(None).seq
     first.remove(["/b"])
     assert second.removed_since(seq).paths == ("/b",)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgres"])
+def test_reads_in_a_snapshot_see_one_state(
+    kind: str, fresh: Fresh, tmp_path: Path
+) -> None:
+    """Inside ``snapshot()`` the parts, their summaries and their rows stay
+    as they were at its first read, whatever another writer commits; after
+    it, the writes are there."""
+    uri = fresh.uri(kind, tmp_path, part_size=2)
+    reader, writer = open_store(uri), open_store(uri)
+    try:
+        writer.upsert([Entry(f"/{n}", T0) for n in range(3)])
+        assert isinstance(reader, Snapshot)
+        with reader.snapshot():
+            before = reader.parts()
+            writer.upsert([Entry(f"/{n}", T0) for n in range(3, 6)])
+            writer.remove(["/0"])
+            assert reader.parts() == before and reader.part(3) is None
+            assert paths(reader) == ["/0", "/1", "/2"]
+            assert b"/0<" in b"".join(reader.fragments(1))
+        assert [p.number for p in reader.parts()] == [1, 2, 3]
+        assert paths(reader) == ["/1", "/2", "/3", "/4", "/5"]
+    finally:
+        reader.close()
+        writer.close()

@@ -1,0 +1,229 @@
+"""The site map page (``html_sitemap``) beside a cold XML part, in one run.
+
+A store of 100,000 URLs (two parts: products under a route with parameters,
+a blog, a few top pages; titles with numbers). Each round, side by side:
+
+1. the floor: ``GET /sitemap-1.xml.gz``, 50,000 URLs, on a new middleware
+   (nothing cached: a crawler's first fetch; the store connected beforehand);
+2. ``GET /site-map?page=N`` (2,000 links) on a middleware that served the map
+   before: (a) the first request after a change of one part (one page's
+   content changed: that part is read again, the map sorted again),
+   (b) warm: a page not served yet of the arrangement already made;
+3. the first request of a new middleware (both parts read).
+
+Then the memory (tracemalloc) of a new middleware's first page: the peak while
+it arranges, and what it keeps (the arrangement and the parts' columns),
+beside what the 100,000 ``Entry`` objects alone take.
+
+Target: (2b) <= 2x (1). (2a) and (3) are read-bound: reported.
+
+    python tests/benchmarks/site_map.py                       # SQLite, ~30 s
+    python tests/benchmarks/site_map.py --only sqlite,redis,postgres
+
+Redis and PostgreSQL need the test suite's servers (``REDIS_URL``,
+``DATABASE_URL``); their keys and tables are removed after. A measurement, not
+a test: the exit status is 0 whatever the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import statistics
+import sys
+import tempfile
+import time
+import tracemalloc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from support.services import DATABASE_URL, REDIS_URL  # noqa: E402
+
+from sitemap_middleware import Entry, SitemapMiddleware, open_store  # noqa: E402
+
+BASE = "https://www.example.com"
+T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+N = 100_000
+
+
+def entries(n: int) -> list[Entry]:
+    out = [Entry("/", T0, title="Home"), Entry("/about", T0, title="About us")]
+    for i in range(n - len(out)):
+        if i % 5:
+            path, route, title = (
+                f"/products/{i}/item-{i}",
+                "/products/<int:id>/<slug>",
+                f"Product {i} in size {i % 40}",
+            )
+        else:
+            path, route, title = f"/blog/note-{i}", "/blog/<slug>", f"Note {i}"
+        out.append(Entry(path, T0, f"{i:016x}", route=route, title=title))
+    return out
+
+
+def timed(app: SitemapMiddleware, path: str) -> float:
+    """Seconds to answer ``GET path``."""
+    gc.collect()
+    started = time.perf_counter()
+    get(app, path)
+    return time.perf_counter() - started
+
+
+def _nothing(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+    start_response("404 Not Found", [("Content-Type", "text/plain")])
+    return [b""]
+
+
+def middleware(uri: str) -> SitemapMiddleware:
+    built = SitemapMiddleware(
+        _nothing, {"base_url": BASE, "store": uri, "html_sitemap": "/site-map"}
+    )
+    built.store.count()  # connected, like a serving process
+    return built
+
+
+def get(app: SitemapMiddleware, path: str) -> bytes:
+    target, _, query = path.partition("?")
+    environ = {
+        "REQUEST_METHOD": "GET",
+        "PATH_INFO": target,
+        "QUERY_STRING": query,
+        "wsgi.url_scheme": "https",
+        "SERVER_NAME": "www.example.com",
+        "SERVER_PORT": "443",
+        "HTTP_HOST": "www.example.com",
+    }
+    status: list[str] = []
+    body = b"".join(app(environ, lambda s, h, *a: status.append(s)))
+    assert status == ["200 OK"], (path, status)
+    return body
+
+
+def measure(uri: str, rounds: int) -> dict[str, float]:
+    served = middleware(uri)
+    pages = -(-N // 2000)
+    get(served, "/site-map")  # arranged once: (2) starts from a served map
+    changed = served.store.part(2)
+    assert changed is not None and changed.urls == N - 50_000
+    figures: dict[str, list[float]] = {"1": [], "2a": [], "2b": [], "3": []}
+    for r in range(rounds):
+        fresh = middleware(uri)
+        figures["1"].append(timed(fresh, "/sitemap-1.xml.gz"))
+        fresh.close()
+        # One page's content changes, in part 2: a new version of that part.
+        when = T0 + timedelta(days=r + 1)
+        served.store.upsert([Entry("/blog/note-99995", when, f"new-{r}")])
+        page = 2 + r % (pages - 2)
+        figures["2a"].append(timed(served, f"/site-map?page={page}"))
+        figures["2b"].append(timed(served, f"/site-map?page={page + 1}"))
+        first = middleware(uri)
+        figures["3"].append(timed(first, f"/site-map?page={page}"))
+        first.close()
+    served.close()
+    return {name: statistics.median(times) for name, times in figures.items()}
+
+
+def memory(uri: str) -> tuple[float, float, float]:
+    """(peak, kept) of a new middleware's first page, and the size of the
+    store's entries as ``Entry`` objects, in MiB."""
+    fresh = middleware(uri)
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    body = get(fresh, "/site-map?page=2")
+    current, peak = tracemalloc.get_traced_memory()
+    kept = current - base - len(body)  # the page's bytes are cached: not kept
+    tracemalloc.stop()
+    gc.collect()
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    held = [e for p in fresh.store.parts() for e in fresh.store.entries(p.number)]
+    listed = tracemalloc.get_traced_memory()[0] - base
+    tracemalloc.stop()
+    assert len(held) == N
+    fresh.close()
+    mib = 2**20
+    return (peak - base) / mib, kept / mib, listed / mib
+
+
+@contextmanager
+def sqlite_uri() -> Iterator[str]:
+    with tempfile.TemporaryDirectory() as folder:
+        yield f"sqlite:///{folder}/s.sqlite3"
+
+
+@contextmanager
+def redis_uri() -> Iterator[str]:
+    import redis
+
+    prefix = f"{{bench-map-{os.getpid()}}}:"
+    try:
+        yield f"{REDIS_URL}?prefix={prefix}&timeout=10"
+    finally:
+        client = redis.Redis.from_url(REDIS_URL)
+        keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
+        for i in range(0, len(keys), 1000):
+            client.delete(*keys[i : i + 1000])
+
+
+@contextmanager
+def postgres_uri() -> Iterator[str]:
+    import psycopg
+
+    prefix = f"bench_map_{os.getpid()}_"
+    try:
+        yield f"{DATABASE_URL}?table_prefix={prefix}&statement_timeout=60000"
+    finally:
+        with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
+            for table in ("url", "page", "meta", "count", "setting", "decision"):
+                conn.execute(f"DROP TABLE IF EXISTS {prefix}{table}")
+            conn.execute(f"DROP TABLE IF EXISTS {prefix}push")
+            conn.execute(f"DROP SEQUENCE IF EXISTS {prefix}decision_seq")
+
+
+URIS = {"sqlite": sqlite_uri, "redis": redis_uri, "postgres": postgres_uri}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--only", default="sqlite", help="sqlite,redis,postgres")
+    args = parser.parse_args()
+    data = entries(N)
+    print(f"{N:,} URLs in 2 parts; a site map page: 2,000 links; medians of rounds")
+    for name in args.only.split(","):
+        with URIS[name]() as uri:
+            with open_store(uri) as store:
+                for i in range(0, N, 10_000):
+                    store.upsert(data[i : i + 10_000])
+            figures = measure(uri, args.rounds)
+            peak, kept, listed = memory(uri)
+        floor = figures["1"]
+        print(f"{name}:")
+        rows = [
+            ("1", "cold XML part, 50,000 URLs (the floor)", ""),
+            ("2a", "site map page, first after a change", ""),
+            ("2b", "site map page, warm", "  target <= 2"),
+            ("3", "site map page, first of a new middleware", ""),
+        ]
+        for key, label, target in rows:
+            seconds = figures[key]
+            print(
+                f"  ({key:2}) {label:42} {seconds * 1e3:8.1f} ms"
+                f" {seconds / floor:6.2f}x (1){target}"
+            )
+        print(
+            f"  memory of the first page: peak {peak:.1f} MiB, kept {kept:.1f} MiB;"
+            f" the {N:,} entries as Entry objects: {listed:.1f} MiB"
+        )
+
+
+if __name__ == "__main__":
+    main()
