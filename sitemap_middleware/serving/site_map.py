@@ -6,6 +6,7 @@ store, once per version of it), and that map as one accessible HTML page
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 from collections.abc import Iterable, Sequence
@@ -17,6 +18,14 @@ from urllib.parse import unquote
 
 from ..model import Entry, PartInfo, dated
 from ..stores.base import Store
+
+logger = logging.getLogger("sitemap_middleware")
+
+# Seconds a request waits for a change to be arranged before it serves the
+# previous map: less than serving a cold 50,000-URL part twice takes (25 ms
+# each from SQLite, tests/benchmarks/site_map.py), so that a small site's
+# change shows at once and a large site's page never costs more.
+FRESH_WAIT = 0.04
 
 # Links on one page: a person scans a few thousand, a browser renders them at
 # once, and a site of a million pages still needs only 500 pages.
@@ -156,7 +165,7 @@ def site_map(
         store = source
     if base_url is None:
         raise TypeError("site_map() needs base_url when given a store")
-    arranged = (SiteMaps(store) if maps is None else maps).arrangement()
+    arranged = (SiteMaps(store) if maps is None else maps).arrangement(latest=True)
     return arranged.page(page, per_page, base_url.rstrip("/"))
 
 
@@ -167,10 +176,13 @@ class SiteMaps:
     A store version is the parts' versions (``store.parts()``, read for every
     served document anyway). Each part's pages are read once per version of
     that part: a change re-reads the parts it changed, then sorts again.
-    One arrangement at a time: while a thread computes a new one, the others
-    serve the previous (at most one computation behind, with its own
-    validators) rather than wait, so a busy site's workers never queue behind
-    it; only the first ever waits, having nothing to serve.
+    Only the first arrangement is made on a request, which waits for it,
+    having nothing to serve. A change is arranged on a thread of its own,
+    one at a time; a request waits for it ``FRESH_WAIT`` at most, then serves
+    the previous arrangement with its own validators: a site map page costs
+    about what a cold part costs, whatever the store's size, and no worker
+    queues behind a computation (the page is cached for ``cache_max_age``
+    anyway).
     """
 
     def __init__(self, store: Store) -> None:
@@ -178,30 +190,54 @@ class SiteMaps:
         self._arranging = threading.Lock()  # one computation at a time
         self._parts: dict[int, _Part] = {}  # guarded by _arranging
         self._current: Arrangement | None = None
+        self._done = threading.Event()  # the last arrangement started is over
+        self._done.set()
 
-    def arrangement(self, parts: Sequence[PartInfo] | None = None) -> Arrangement:
+    def arrangement(
+        self, parts: Sequence[PartInfo] | None = None, *, latest: bool = False
+    ) -> Arrangement:
         """The map of the store as ``parts`` (its summaries, read now if not
-        given) describe it, or the previous one while another thread arranges
-        that."""
+        given) describe it; the previous one while that is being arranged,
+        unless ``latest`` asks to wait for it.
+
+        :raises StoreError: the store failed while the first (or the
+            ``latest``) arrangement was made.
+        """
         if parts is None:
             parts = self._store.parts()
         versions = _versions(parts)
         current = self._current
         if current is not None and current.versions == versions:
             return current
-        if current is not None:
-            if not self._arranging.acquire(blocking=False):
-                return current  # being arranged: the previous one meanwhile
-        else:
-            self._arranging.acquire()
-        try:
-            if self._current is not None and self._current is not current:
-                return self._current  # arranged while this thread waited
-            arranged = self._arrange(parts)
-            self._current = arranged
-            return arranged
-        finally:
-            self._arranging.release()
+        if current is not None and not latest:
+            # Most changes are arranged before a cold part would have been
+            # served: then the request shows them; else the previous map.
+            self._refresh(parts).wait(FRESH_WAIT)
+            return self._current or current
+        with self._arranging:
+            current = self._current
+            if current is None or current.versions != versions:
+                current = self._current = self._arrange(parts)
+            return current
+
+    def _refresh(self, parts: Sequence[PartInfo]) -> threading.Event:
+        """Arrange ``parts`` on a thread of its own, unless one is at it; the
+        event that says the arrangement under way is done."""
+        if not self._arranging.acquire(blocking=False):
+            return self._done  # under way: its result, or the next one's
+        done = self._done = threading.Event()
+
+        def arrange() -> None:
+            try:
+                self._current = self._arrange(parts)
+            except Exception:  # the store failed, or a bug: the next request retries
+                logger.warning("arranging the site map failed", exc_info=True)
+            finally:
+                self._arranging.release()
+                done.set()
+
+        threading.Thread(target=arrange, name="sitemap-site-map", daemon=True).start()
+        return done
 
     def _arrange(self, infos: Sequence[PartInfo]) -> Arrangement:
         held = self._parts
