@@ -559,7 +559,9 @@ def render(
     title: str = "Site map",
 ) -> str:
     """The HTML page of ``site_map``, served at ``path``. Every title and URL
-    is escaped; there is no script."""
+    is escaped; there is no script. Titles and headings are isolated
+    (``dir="auto"``, HTML's bidirectional isolation): one in a right-to-left
+    script never reorders the text around it."""
     heading = title if site_map.pages == 1 else f"{title}, page {site_map.page}"
     out = [
         "<!doctype html>",
@@ -583,7 +585,7 @@ def render(
             if href is None:
                 href = f"{_page_href(path, entry.page)}#{entry.id}"
             out.append(
-                f'<li><a href="{_attr(href)}">{_text(entry.heading)}</a>'
+                f'<li><a href="{_attr(href)}" dir="auto">{_text(entry.heading)}</a>'
                 f' <span class="count">({entry.links})</span></li>'
             )
         out.append("</ul></div></nav>")
@@ -596,10 +598,10 @@ def render(
             name += " (continued)"
         out.append(
             f'<section aria-labelledby="{section.id}">'
-            f'<h2 id="{section.id}">{name}</h2><ul>'
+            f'<h2 id="{section.id}" dir="auto">{name}</h2><ul>'
         )
         out.extend(
-            f'<li><a href="{_attr(link.url)}">{_text(link.title)}</a></li>'
+            f'<li><a href="{_attr(link.url)}" dir="auto">{_text(link.title)}</a></li>'
             for link in section.links
         )
         out.append("</ul></section>")

@@ -188,6 +188,23 @@ def test_every_title_and_url_is_escaped(make: Callable[..., Site]) -> None:
     assert "<script>alert(1)</script>" in titles
 
 
+def test_titles_are_isolated_from_the_text_around_them(
+    make: Callable[..., Site],
+) -> None:
+    """A title in a right-to-left script sits in an element of its own
+    direction (dir="auto"), as do section names: it never reorders the link
+    count or the next title."""
+    site = make(SITE_MAP)
+    _seed(site, Entry("/a", WHEN, title="\u05e9\u05dc\u05d5\u05dd 12"))
+    body = site.get("/site-map").body.decode()
+    assert (
+        '<a href="http://localhost/a" dir="auto">\u05e9\u05dc\u05d5\u05dd 12</a>'
+        in body
+    )
+    assert re.search(r'<h2 id="[^"]+" dir="auto">', body)
+    assert re.search(r'<li><a href="#[^"]+" dir="auto">', body)
+
+
 def test_validators_304_head_and_405(make: Callable[..., Site]) -> None:
     site = _served(make)
     first = site.get("/site-map")
