@@ -211,5 +211,5 @@ def test_the_readme_is_short_and_keeps_the_set_up_commands() -> None:
     install = (ROOT / "docs" / "getting-started" / "install.md").read_text("utf-8")
     assert SETUP["demo"] in install
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
-    assert "-e '.[test,lint,docs]'" in ci
+    assert "-e '.[test,lint,docs,release]'" in ci
     assert '\n"$py" -m pytest\n' in ci
