@@ -213,3 +213,13 @@ def test_the_readme_is_short_and_keeps_the_set_up_commands() -> None:
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "-e '.[test,lint,docs,release]'" in ci
     assert '\n"$py" -m pytest\n' in ci
+
+
+def test_the_readme_links_to_pages_that_exist() -> None:
+    """The README is read on the repository host, outside the docs build that
+    checks the site's links: its relative links point at files of the checkout."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", readme)
+    local = [t for t in targets if "://" not in t]
+    assert "docs/index.md" in local
+    assert [t for t in local if not (ROOT / t).is_file()] == []
