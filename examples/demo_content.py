@@ -14,11 +14,20 @@ from dataclasses import dataclass
 from datetime import datetime
 from html import escape
 from html.parser import HTMLParser
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urljoin, urlsplit
 
 if TYPE_CHECKING:
     from sitemap_middleware import SiteMap
+
+#: Where every demo keeps its store, however it is started (from the checkout,
+#: from examples/, or imported by ``sitemap-middleware --app``): the Flask demo's
+#: instance folder, so that the three demos and the command line share one file.
+INSTANCE = Path(__file__).resolve().parent / "instance"
+STORE_FILE = INSTANCE / "sitemap.sqlite3"
+#: The store URI of the Starlette and FastAPI demos: an absolute path.
+STORE = f"sqlite:///{STORE_FILE.as_posix()}"
 
 #: Characters a browser leaves alone when it percent-encodes a path or query.
 URL_SAFE = "/%:@!$&'()*+,;=~"
@@ -374,15 +383,39 @@ def posts_json() -> list[dict[str, str]]:
     return [{"slug": p.slug, "title": p.title, "path": p.path} for p in POSTS]
 
 
-def banner(base_url: str, visited: list[str], store: object) -> str:
-    """What a demo prints before serving: where to look, and where the store is."""
+def with_store_folder(config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` unchanged, the instance folder made when its store is the demo's
+    (SQLite makes the file, not the folder)."""
+    if config.get("store") == STORE:
+        INSTANCE.mkdir(exist_ok=True)
+    return config
+
+
+def banner(base_url: str, visited: list[str], middleware: Any) -> str:
+    """What a demo prints before serving: every document it serves, and where
+    the store is. ``middleware`` is the demo's sitemap middleware."""
+    store = middleware.store
+    config = middleware.config
     path = getattr(store, "path", None)
     where = os.path.abspath(path) if isinstance(path, str) else repr(store)
-    return f"""Crawled {len(visited)} paths in process; the sitemap store is {where}
-  Home page:  {base_url}/
-  robots.txt: {base_url}/robots.txt
-  Sitemap:    {base_url}/sitemap.xml
-"""
+    parts = [part.number for part in store.parts()]
+    first = parts[0] if parts else 1
+    lines = [
+        f"Crawled {len(visited)} paths in process; the sitemap store is {where}",
+        f"  Home page:         {base_url}/",
+        f"  robots.txt:        {base_url}/robots.txt",
+        f"  Sitemap index:     {base_url}/sitemap.xml",
+        f"  Sitemap part:      {base_url}/sitemap-{first}.xml.gz"
+        f" ({len(parts)} part{'' if len(parts) == 1 else 's'})",
+    ]
+    if config.text_sitemap:
+        lines.append(f"  Text sitemap:      {base_url}/sitemap-{first}.txt")
+    if config.html_sitemap:
+        lines.append(f"  Site map page:     {base_url}{config.html_sitemap}")
+    lines.append(f"  The app's own map: {base_url}/pages")
+    if config.indexnow is not None:
+        lines.append(f"  IndexNow key:      {base_url}{config.indexnow.key_location}")
+    return "\n".join(lines) + "\n"
 
 
 # -- crawler -----------------------------------------------------------------

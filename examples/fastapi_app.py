@@ -18,10 +18,11 @@ from sitemap_middleware import site_map, sitemap
 from sitemap_middleware.starlette import add_sitemap, get_sitemap
 
 # The middleware serves a site map for people at /site-map; /pages is the same
-# map rendered by the app inside its own layout.
+# map rendered by the app inside its own layout. The store is examples/instance/
+# sitemap.sqlite3 however the app is started, as for the Flask demo.
 DEFAULTS: dict[str, Any] = {
     "base_url": "http://127.0.0.1:8000",
-    "store": "sqlite:///sitemap.sqlite3",
+    "store": demo_content.STORE,
     "html_sitemap": "/site-map",
 }
 
@@ -135,7 +136,7 @@ def create_app(config: dict[str, Any] | None = None) -> FastAPI:
     """Build the app; ``config`` overrides the sitemap defaults key by key.
     ``add_sitemap`` checks the config here: a mistake stops the factory, not
     the first request."""
-    config = {**DEFAULTS, **(config or {})}
+    config = demo_content.with_store_folder({**DEFAULTS, **(config or {})})
     app = FastAPI(
         title=demo_content.SITE_NAME,
         docs_url="/api/docs",

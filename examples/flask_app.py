@@ -7,7 +7,6 @@ Run: ``python examples/flask_app.py`` (serves http://127.0.0.1:8000, or ``$PORT`
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import demo_content
@@ -131,9 +130,7 @@ def create_app(config: dict[str, Any] | None = None) -> Flask:
     """Build the app; ``config`` overrides the sitemap defaults key by key."""
     # The store lives in examples/instance however the app is started: as a
     # script from the checkout, or imported by "sitemap-middleware --app".
-    app = Flask(
-        __name__, instance_path=str(Path(__file__).resolve().parent / "instance")
-    )
+    app = Flask(__name__, instance_path=str(demo_content.INSTANCE))
     app.config["SITEMAP"] = {**DEFAULTS, **(config or {})}
     app.register_blueprint(site)
     Sitemap(app)
@@ -154,7 +151,7 @@ def main() -> None:
     visited = demo_content.crawl(fetch)
     sitemap = app.extensions["sitemap"]
     sitemap.flush()
-    print(demo_content.banner(base_url, visited, sitemap.store))
+    print(demo_content.banner(base_url, visited, sitemap))
     app.run(host=demo_content.HOST, port=demo_content.port())
 
 

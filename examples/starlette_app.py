@@ -22,10 +22,11 @@ from sitemap_middleware import site_map, sitemap
 from sitemap_middleware.starlette import get_sitemap, middleware
 
 # The middleware serves a site map for people at /site-map; /pages is the same
-# map rendered by the app inside its own layout.
+# map rendered by the app inside its own layout. The store is examples/instance/
+# sitemap.sqlite3 however the app is started, as for the Flask demo.
 DEFAULTS: dict[str, Any] = {
     "base_url": "http://127.0.0.1:8000",
-    "store": "sqlite:///sitemap.sqlite3",
+    "store": demo_content.STORE,
     "html_sitemap": "/site-map",
 }
 
@@ -133,7 +134,7 @@ def create_app(config: dict[str, Any] | None = None) -> Starlette:
     """Build the app; ``config`` overrides the sitemap defaults key by key.
     ``middleware(config)`` checks the config here: a mistake stops the
     factory, not the first request."""
-    config = {**DEFAULTS, **(config or {})}
+    config = demo_content.with_store_folder({**DEFAULTS, **(config or {})})
     app = Starlette(
         routes=routes,
         middleware=[middleware(config)],
@@ -163,7 +164,7 @@ def main(factory: Callable[[dict[str, Any]], Any] = create_app) -> None:
         visited = demo_content.crawl(fetch)
         sitemap = get_sitemap(app)
         sitemap.flush()
-    print(demo_content.banner(base_url, visited, sitemap.store))
+    print(demo_content.banner(base_url, visited, sitemap))
     uvicorn.run(app, host=demo_content.HOST, port=demo_content.port())
 
 

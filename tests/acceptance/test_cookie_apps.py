@@ -198,7 +198,7 @@ def _log_line(log: Path, needle: str, timeout: float) -> str | None:
 def test_a_base_url_on_another_host_is_warned_about_within_seconds(
     tmp_path: Path,
 ) -> None:
-    """Started locally with the README's base_url, every request is for
+    """Started locally with the quick start's base_url, every request is for
     another host: nothing is queued, yet the warning naming
     ``allowed_hosts`` comes from the writer's periodic check within seconds
     (before anyone asks for the sitemap), and says what the 404 of the empty

@@ -4,6 +4,10 @@ pages in the sitemap."""
 from __future__ import annotations
 
 import importlib
+import re
+import shutil
+import subprocess
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -12,6 +16,7 @@ from support.helpers import parse_page, sitemap_lastmods, sitemap_urls
 from support.sites import Site
 
 EXAMPLES = {"flask_app": "wsgi", "starlette_app": "asgi", "fastapi_app": "asgi"}
+FOLDER = Path(__file__).resolve().parents[2] / "examples"
 
 
 @pytest.fixture(params=sorted(EXAMPLES))
@@ -115,3 +120,97 @@ def test_the_app_renders_the_site_map_the_middleware_serves(example: Site) -> No
     assert example.get("/pages?page=2").status == 404
     example.recorded()
     assert "http://localhost/site-map" not in sitemap_urls(example)
+
+
+def test_every_demo_names_the_same_store() -> None:
+    """The three demos and the command line share one file, whatever the
+    working directory: examples/instance/sitemap.sqlite3, an absolute path."""
+    import demo_content
+    import fastapi_app
+    import starlette_app
+
+    assert demo_content.STORE_FILE == FOLDER / "instance" / "sitemap.sqlite3"
+    uri = f"sqlite:///{demo_content.STORE_FILE.as_posix()}"
+    assert uri == demo_content.STORE
+    assert starlette_app.DEFAULTS["store"] == demo_content.STORE
+    assert fastapi_app.DEFAULTS["store"] == demo_content.STORE
+
+
+# Run from another folder, on a copy of examples/ (the checkout's own store is
+# left alone): each demo opens <copy>/instance/sitemap.sqlite3.
+STORE_PATHS = """
+import flask_app, starlette_app, fastapi_app
+from starlette.testclient import TestClient
+from sitemap_middleware.starlette import get_sitemap
+
+print(flask_app.create_app().extensions["sitemap"].store.path)
+for module in (starlette_app, fastapi_app):
+    app = module.create_app()
+    with TestClient(app):
+        print(get_sitemap(app).store.path)
+"""
+
+
+@pytest.mark.slow
+def test_every_demo_keeps_its_store_in_examples_instance(tmp_path: Path) -> None:
+    copy = tmp_path / "examples"
+    copy.mkdir()
+    for source in FOLDER.glob("*.py"):
+        shutil.copy(source, copy)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import sys; sys.path.insert(0, {str(copy)!r})\n" + STORE_PATHS,
+        ],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    expected = str(copy / "instance" / "sitemap.sqlite3")
+    assert result.stdout.split() == [expected] * 3
+    assert not list(elsewhere.iterdir())
+
+
+@pytest.mark.parametrize("text_sitemap", [False, True])
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_the_banner_names_every_document_served(
+    name: str, text_sitemap: bool, tmp_path: Path
+) -> None:
+    """What a demo prints before serving: the store's file and every document
+    the site serves (the index, a part, robots.txt, the site map page, the text
+    sitemap when on), each of which answers 200."""
+    import demo_content
+
+    module = importlib.import_module(name)
+    store = tmp_path / "s.sqlite3"
+    config = {
+        "base_url": "http://localhost",
+        "store": f"sqlite:///{store}",
+        "text_sitemap": text_sitemap,
+    }
+    example = Site(EXAMPLES[name], module.create_app(config))
+    try:
+
+        def fetch(path: str) -> tuple[int, str, bytes]:
+            reply = example.get(path)
+            return reply.status, reply.headers.get("content-type", ""), reply.body
+
+        visited = demo_content.crawl(fetch)
+        example.recorded()
+        text = demo_content.banner("http://localhost", visited, example.middleware)
+        assert str(store) in text.splitlines()[0]
+        urls = re.findall(r"http://localhost(/\S*)", text)
+        expected = {"/", "/robots.txt", "/sitemap.xml", "/sitemap-1.xml.gz"}
+        expected |= {"/site-map", "/pages"}
+        if text_sitemap:
+            expected.add("/sitemap-1.txt")
+        assert set(urls) == expected
+        for path in urls:
+            assert example.get(path).status == 200, path
+    finally:
+        example.close()

@@ -132,7 +132,7 @@ def test_foreign_malformed_and_duplicated_hosts_are_not_recorded(make: Make) -> 
 def test_forwarded_headers_are_ignored(make: Make) -> None:
     """The project has no trusted-proxy option (no "trust" setting): every
     X-Forwarded-* and Forwarded header is ignored, for the host check and for
-    <loc>; base_url always wins (README, base_url)."""
+    <loc>; base_url always wins (docs/configuration.md, base_url)."""
     site = make({"base_url": "https://www.example.com"})
     forwarded = [
         ("X-Forwarded-Host", "evil.test"),
@@ -213,7 +213,7 @@ def _path_of(length: int) -> str:
 def test_urls_longer_than_2047_characters_are_skipped(
     make: Make, absolute: int, kept: bool
 ) -> None:
-    """At most 2,047 characters as an absolute URL (README); longer is
+    """At most 2,047 characters as an absolute URL (docs/recording.md); longer is
     skipped.too_long. Lengths are of the encoded URL."""
     site = make()
     path = _path_of(absolute - len(ORIGIN))
@@ -544,7 +544,7 @@ def test_a_private_looking_response_is_not_recorded(
     make: Make, headers: dict[str, str], reason: str
 ) -> None:
     """A private-looking response is not recorded. A page recorded before that
-    turns private STAYS listed: the README removes on 301/308/404/410 and
+    turns private STAYS listed: docs/recording.md removes on 301/308/404/410 and
     noindex only (no tombstone). Pinned as documented."""
     site = make({"recheck_interval": 0})
     serve("/x", **headers)

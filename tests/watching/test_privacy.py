@@ -108,7 +108,7 @@ def test_a_harmless_name_for_a_session_is_the_sites_own_choice(make: Make) -> No
     """``harmless_cookies`` must not name a session: a site that does so (here
     its session cookie is called "_pk_session", which a default prefix covers,
     and "prefs", which it declared harmless) has its signed-in pages recorded.
-    The rule cannot know better; the README says so."""
+    The rule cannot know better; docs/configuration.md says so."""
     site = make({"harmless_cookies": ["prefs"]})
     site.get("/about", {"Cookie": "_pk_session=alice"})
     site.get("/", {"Cookie": "prefs=alice"})
