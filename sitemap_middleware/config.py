@@ -346,10 +346,11 @@ def _strings(key: str, value: Any) -> tuple[str, ...]:
 def _patterns(key: str, value: Any) -> tuple[str, ...]:
     patterns = _strings(key, value)
     for pattern in patterns:
-        if not pattern.startswith("/"):
+        # "*/word/*", the defaults' form, is a whole segment anywhere.
+        if not pattern.startswith(("/", "*/")):
             raise ConfigError(
-                f"{key!r} patterns are globs on the path and start with '/', "
-                f"got {pattern!r}"
+                f"{key!r} patterns are globs on the path and start with '/' (or"
+                f" '*/' for a segment anywhere, as '*/admin/*'), got {pattern!r}"
             )
     return patterns
 

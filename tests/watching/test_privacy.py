@@ -513,6 +513,21 @@ def test_default_exclude_turns_defaults_off(make: Make) -> None:
     ]
 
 
+def test_exclude_takes_the_defaults_segment_form(make: Make) -> None:
+    """A pattern of ``exclude`` in the defaults' ``*/word/*`` form excludes
+    the segment anywhere, as the defaults do (it was refused); any other
+    pattern not starting with '/' still is."""
+    paths = ("/drafts", "/en/drafts/x", "/drafts-guide", "/blog/drafting")
+    for path in paths:
+        serve(path)
+    site = make({"exclude": ["*/drafts/*"]})
+    for path in paths:
+        site.get(path)
+    assert sorted(site.recorded()) == ["/blog/drafting", "/drafts-guide"]
+    with pytest.raises(ConfigError, match="start with '/'"):
+        Config.from_mapping({**BASE, "exclude": ["*drafts"]})
+
+
 def test_default_exclude_refuses_patterns_of_its_own() -> None:
     with pytest.raises(ConfigError, match="put patterns of your own in 'exclude'"):
         Config.from_mapping({**BASE, "default_exclude": ["/login/*"]})
