@@ -213,7 +213,13 @@ class Config:
     html_sitemap_lang: str = "en"
     """Its ``<html lang>``, a BCP 47 language tag."""
     html_sitemap_title: str = "Site map"
-    """Its ``<title>`` and ``<h1>``."""
+    """Its ``<h1>``, and its ``<title>`` before the site's name."""
+    html_sitemap_site_name: str | None = None
+    """The site's name in its ``<title>`` (``None``: the name the site's own
+    titles repeat, as the writers learned it, if any)."""
+    html_sitemap_newest_first: tuple[str, ...] = ()
+    """Globs of the sections (by their path, such as ``/blog``) listed newest
+    first with their dates; the others go by title."""
 
     documents: Documents = field(init=False, repr=False, compare=False)
     """The documents the middleware answers itself, in place of the app (and
@@ -253,6 +259,8 @@ class Config:
                 values["html_sitemap"],
                 values["html_sitemap_lang"],
                 values["html_sitemap_title"],
+                values["html_sitemap_site_name"],
+                values["html_sitemap_newest_first"],
             ) = html
         defaults = values.setdefault("default_exclude", DEFAULT_EXCLUDE)
         values["exclude"] = defaults + values.get("exclude", ())
@@ -553,10 +561,16 @@ _SITE_MAP_PATH = re.compile(r"(/[A-Za-z0-9._~!$&'()*+,;=:@-]+)+/?")
 _LANGUAGE_TAG = re.compile(r"[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*")
 
 
-def _html_sitemap(key: str, value: Any) -> tuple[str, str, str] | None:
+_SITE_MAP_OPTIONS = ("path", "lang", "title", "site_name", "newest_first")
+# path, lang, title, site_name, newest_first
+_SiteMapPage = tuple[str, str, str, str | None, tuple[str, ...]]
+
+
+def _html_sitemap(key: str, value: Any) -> _SiteMapPage | None:
     expected = (
         "a path such as '/site-map', or a dict with 'path', 'lang' (such as "
-        "'en') and 'title'"
+        "'en'), 'title', 'site_name' and 'newest_first' (section paths such as"
+        " ['/blog'])"
     )
     if value is None or value is False:
         return None
@@ -564,7 +578,7 @@ def _html_sitemap(key: str, value: Any) -> tuple[str, str, str] | None:
     if not isinstance(options, Mapping):
         raise ConfigError(f"{key!r} must be {expected}, got {value!r}")
     for sub in options:
-        if sub not in ("path", "lang", "title"):
+        if sub not in _SITE_MAP_OPTIONS:
             raise ConfigError(f"unknown key {sub!r} in {key!r}; expected {expected}")
     path = options.get("path")
     if not isinstance(path, str) or not _SITE_MAP_PATH.fullmatch(path):
@@ -586,17 +600,23 @@ def _html_sitemap(key: str, value: Any) -> tuple[str, str, str] | None:
         raise ConfigError(
             f"'{key}.lang' must be a language tag such as 'en' or 'nb-NO', got {lang!r}"
         )
-    title = options.get("title", "Site map")
+    title = _line(f"{key}.title", options.get("title", "Site map"))
+    site_name = options.get("site_name")
+    if site_name is not None:
+        site_name = _line(f"{key}.site_name", site_name)
+    newest = _patterns(f"{key}.newest_first", options.get("newest_first", []))
+    return path, lang, title, site_name, newest
+
+
+def _line(key: str, value: Any) -> str:
     if (
-        not isinstance(title, str)
-        or not title.strip()
-        or "\n" in title
-        or "\r" in title
+        not isinstance(value, str)
+        or not value.strip()
+        or "\n" in value
+        or "\r" in value
     ):
-        raise ConfigError(
-            f"'{key}.title' must be a non-empty single line, got {title!r}"
-        )
-    return path, lang, title.strip()
+        raise ConfigError(f"{key!r} must be a non-empty single line, got {value!r}")
+    return value.strip()
 
 
 _ROUTE_KEYS: dict[str, Callable[[str, Any], Any]] = {

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from .apps import RouteTable, check_spelling, unknown_routes
@@ -15,6 +16,7 @@ from .config import Config
 from .errors import ConfigError, StoreError, StoreFault
 from .recording.recheck import ConfigJudge
 from .recording.recorder import Recorder
+from .recording.sharing import site_name
 from .routes import Routes
 from .serving.server import Server
 from .stores import Store, open_store
@@ -61,7 +63,12 @@ class SitemapBase:
             self.config, self.policy, self.routes.resolve, view_for=self._view_for
         )
         self.recorder = Recorder(self.config, self.policy, self.store, self.judge)
-        self.server = Server(self.config, self.store, self.recorder.check_hints)
+        self.server = Server(
+            self.config,
+            self.store,
+            self.recorder.check_hints,
+            site_name=partial(site_name, self.store),
+        )
         self.watcher = Watcher(
             self.policy, self.routes, self.recorder, locate, find_route, cookie
         )

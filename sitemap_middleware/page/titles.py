@@ -43,6 +43,18 @@ class Affix(NamedTuple):
             return title
         return rest.strip() or title
 
+    @property
+    def name(self) -> str:
+        """The affix without its separator: the site's name (" | Acme" and
+        "Acme · " -> "Acme")."""
+        text = self.text
+        for separator in SEPARATORS:
+            if self.prefix and text.endswith(separator):
+                return text[: -len(separator)].strip() or text.strip()
+            if not self.prefix and text.startswith(separator):
+                return text[len(separator) :].strip() or text.strip()
+        return text.strip()
+
     def pack(self) -> str:
         return ("prefix " if self.prefix else "suffix ") + self.text
 

@@ -119,6 +119,19 @@ class SiteTitles:
         ]
 
 
+def site_name(store: Store) -> str | None:
+    """The site's name as its titles repeat it (the affix the writers learned
+    and share), ``None`` before they learned one or without a store that
+    shares it.
+
+    :raises StoreError: the store failed.
+    """
+    if not isinstance(store, Shared):
+        return None
+    affix = Affix.unpack(store.setting(TITLE_AFFIX))
+    return None if affix is None else affix.name
+
+
 class DecisionLog:
     """The writer's decisions about stored spellings, waiting for the store's
     log (:class:`Decisions`); nothing is kept for a store without one."""

@@ -90,6 +90,7 @@ class Server:
         config: Config,
         store: Store,
         on_empty: Callable[[], object] | None = None,
+        site_name: Callable[[], str | None] | None = None,
     ) -> None:
         self._config = config
         self._store = store
@@ -114,7 +115,14 @@ class Server:
         }
         # The site map page's arrangement, once per store version, shared by
         # every thread (and by site_map() given the middleware).
-        self.site_maps = site_map.SiteMaps(store)
+        # Its title names the site: as the config says, else as the site's
+        # titles repeat it (``site_name``, read once per arrangement).
+        named = config.html_sitemap_site_name
+        self.site_maps = site_map.SiteMaps(
+            store,
+            newest_first=config.html_sitemap_newest_first,
+            site_name=site_name if named is None else (lambda: named),
+        )
         # version key -> body; bounded in bytes, least recently used out first.
         self._cache: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
         self._cache_bytes = 0
@@ -243,7 +251,7 @@ class Server:
         # The versions the arrangement shows (the previous ones while another
         # thread arranges the newest): its validators say what it holds.
         parts = list(arranged.parts)
-        key = (document.kind, page, *(p.version for p in parts))
+        key = (document.kind, page, arranged.site_name, *(p.version for p in parts))
         if not parts:  # nothing yet: say so, and keep no copy of that
             body = self._site_map_body(arranged, key, page)
             if body is None:
@@ -317,6 +325,7 @@ class Server:
                 path=config.base_url + (self._site_map or ""),
                 lang=config.html_sitemap_lang,
                 title=config.html_sitemap_title,
+                site_name=arranged.site_name,
             ).encode("utf-8"),
         )
 

@@ -7,11 +7,13 @@ store, once per version of it), and that map as one accessible HTML page
 from __future__ import annotations
 
 import logging
+import math
 import re
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from fnmatch import fnmatchcase
 from html import escape
 from typing import Protocol, runtime_checkable
 from urllib.parse import unquote
@@ -62,13 +64,16 @@ class Section:
     """A heading and its links, as they fall on one page of the map.
 
     ``id`` is the section's fragment identifier, the same on every page;
-    ``continued`` tells that the section began on an earlier page.
+    ``continued`` tells that the section began on an earlier page; ``newest``
+    that its links go newest first, with their dates (``newest_first``),
+    else by title.
     """
 
     id: str
     heading: str
     links: tuple[Link, ...]
     continued: bool = False
+    newest: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +97,9 @@ class SiteMap:
     page: int
     pages: int
     links: int
+    site_name: str | None = None
+    """The site's name, when known (the config's, else the one its titles
+    repeat)."""
 
 
 @runtime_checkable
@@ -185,8 +193,16 @@ class SiteMaps:
     anyway).
     """
 
-    def __init__(self, store: Store) -> None:
+    def __init__(
+        self,
+        store: Store,
+        newest_first: Sequence[str] = (),
+        site_name: Callable[[], str | None] | None = None,
+    ) -> None:
         self._store = store
+        globs = tuple(newest_first)
+        self._newest = lambda path: any(fnmatchcase(path, g) for g in globs)
+        self._site_name = site_name
         self._arranging = threading.Lock()  # one computation at a time
         self._parts: dict[int, _Part] = {}  # guarded by _arranging
         self._current: Arrangement | None = None
@@ -250,7 +266,9 @@ class SiteMaps:
                 # held under the older version and read again next time.
                 entries = self._store.entries(info.number)
                 held[info.number] = _Part.read(info.version, entries)
-        return Arrangement.of(tuple(infos), [held[p.number] for p in infos])
+        name = None if self._site_name is None else self._site_name()
+        parts = [held[p.number] for p in infos]
+        return Arrangement.of(tuple(infos), parts, self._newest, name)
 
 
 def _versions(parts: Iterable[PartInfo]) -> tuple[tuple[int, str], ...]:
@@ -332,6 +350,7 @@ class _Heading:
     heading: str
     start: int
     size: int
+    newest: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -347,13 +366,23 @@ class Arrangement:
     titles: tuple[str, ...]
     lastmods: tuple[datetime | None, ...]
     sections: tuple[_Heading, ...]
+    site_name: str | None = None
 
     @classmethod
-    def of(cls, infos: tuple[PartInfo, ...], parts: Sequence[_Part]) -> Arrangement:
-        """Every page in its section, the sections and their links sorted."""
+    def of(
+        cls,
+        infos: tuple[PartInfo, ...],
+        parts: Sequence[_Part],
+        newest: Callable[[str], bool] = lambda path: False,
+        site_name: str | None = None,
+    ) -> Arrangement:
+        """Every page in its section, the sections and their links sorted:
+        by title, or newest first where ``newest`` says so of the section's
+        path (``/blog``; ``/`` for the general one)."""
         deep: set[Key] = set().union(*(p.deep for p in parts))
         paths = [path for p in parts for path in p.paths]
         titles = [title for p in parts for title in p.titles]
+        lastmods = [when for p in parts for when in p.lastmods]
         groups: dict[Key, list[int]] = {}
         at = 0
         for part in parts:
@@ -367,17 +396,23 @@ class Arrangement:
         ids: set[str] = set()
         for key in sorted(groups, key=lambda k: (bool(k), _natural(_heading(k)), k)):
             members = groups[key]
+            own = ("/" + "/".join(key)).rstrip("/")
+            dated = newest(own or "/")
             ranked = sorted(
                 zip(
-                    [_natural(titles[i]) for i in members],
+                    [
+                        (_age(lastmods[i]), _natural(titles[i]))
+                        if dated
+                        else _natural(titles[i])
+                        for i in members
+                    ],
                     [paths[i] for i in members],
                     members,
                     strict=True,
                 )
             )
-            # The section's own page first ("/", "/blog/"), then by title: a
-            # path that is its prefix, slashes after it at most.
-            own = ("/" + "/".join(key)).rstrip("/")
+            # The section's own page first ("/", "/blog/"), then by title (or
+            # newest first): a path that is its prefix, slashes after it at most.
             cut = len(own)
             first = [
                 i
@@ -396,9 +431,9 @@ class Arrangement:
                     _heading(key),
                     len(order) - len(ranked),
                     len(ranked),
+                    dated,
                 )
             )
-        lastmods = [when for p in parts for when in p.lastmods]
         return cls(
             infos,
             _versions(infos),
@@ -406,6 +441,7 @@ class Arrangement:
             tuple(titles[i] for i in order),
             tuple(lastmods[i] for i in order),
             tuple(sections),
+            site_name,
         )
 
     def page(self, page: int, per_page: int, base_url: str) -> SiteMap:
@@ -438,8 +474,15 @@ class Arrangement:
                         strict=True,
                     )
                 )
-                shown.append(Section(section.id, section.heading, links, low > 0))
-        return SiteMap(tuple(shown), tuple(index), page, pages, total)
+                shown.append(
+                    Section(section.id, section.heading, links, low > 0, section.newest)
+                )
+        return SiteMap(tuple(shown), tuple(index), page, pages, total, self.site_name)
+
+
+def _age(lastmod: datetime | None) -> float:
+    """A sort key putting the newest first, pages without a date last."""
+    return math.inf if lastmod is None else -lastmod.timestamp()
 
 
 def _segments(path: str) -> list[str]:
@@ -557,12 +600,16 @@ def render(
     path: str,
     lang: str = "en",
     title: str = "Site map",
+    site_name: str | None = None,
 ) -> str:
-    """The HTML page of ``site_map``, served at ``path``. Every title and URL
-    is escaped; there is no script. Titles and headings are isolated
-    (``dir="auto"``, HTML's bidirectional isolation): one in a right-to-left
-    script never reorders the text around it."""
+    """The HTML page of ``site_map``, served at ``path``, its ``<title>``
+    naming the site after the page. Every title and URL is escaped; there is
+    no script. Titles and headings are isolated (``dir="auto"``, HTML's
+    bidirectional isolation): one in a right-to-left script never reorders
+    the text around it."""
     heading = title if site_map.pages == 1 else f"{title}, page {site_map.page}"
+    if site_name:
+        heading = f"{heading} – {site_name}"
     out = [
         "<!doctype html>",
         f'<html lang="{_attr(lang)}">',
@@ -601,7 +648,8 @@ def render(
             f'<h2 id="{section.id}" dir="auto">{name}</h2><ul>'
         )
         out.extend(
-            f'<li><a href="{_attr(link.url)}" dir="auto">{_text(link.title)}</a></li>'
+            f'<li><a href="{_attr(link.url)}" dir="auto">{_text(link.title)}</a>'
+            f"{_date(link.lastmod) if section.newest else ''}</li>"
             for link in section.links
         )
         out.append("</ul></section>")
@@ -610,6 +658,14 @@ def render(
         out.append(_pager(site_map, path))
     out.append("</body>\n</html>\n")
     return "\n".join(out)
+
+
+def _date(lastmod: datetime | None) -> str:
+    """A link's date, as a newest-first section shows it (none without one)."""
+    if lastmod is None:
+        return ""
+    day = lastmod.date().isoformat()
+    return f' <time datetime="{day}">{day}</time>'
 
 
 def _summary(site_map: SiteMap) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from support.helpers import gunzip_once, locs, parse_page, validate
-from support.sites import Site
+from support.sites import HTML, ROUTES, Site, html
 from werkzeug.test import Client
 
 from sitemap_middleware import (
@@ -25,6 +25,7 @@ from sitemap_middleware import (
     open_store,
     site_map,
 )
+from sitemap_middleware.model import UNDATED
 from sitemap_middleware.serving.site_map import PAGE_LINKS
 from sitemap_middleware.stores.memory import MemoryStore
 
@@ -205,6 +206,76 @@ def test_titles_are_isolated_from_the_text_around_them(
     assert re.search(r'<li><a href="#[^"]+" dir="auto">', body)
 
 
+def _visited(site: Site, *pages: tuple[str, str]) -> None:
+    """Serve and visit each (path, title) page, then wait for the writer."""
+    for path, title in pages:
+        ROUTES[path] = (200, {"Content-Type": HTML}, [html(title)])
+        assert site.get(path).status == 200
+    assert site.middleware.flush(5.0)
+
+
+def test_the_title_names_the_site_its_titles_repeat(make: Callable[..., Site]) -> None:
+    """The writers learn the name the site's titles repeat: the page's
+    <title> gives it after the page's own; the config's name goes first."""
+    site = make(SITE_MAP)
+    _visited(site, *((f"/{w}", f"{w.title()} | Acme") for w in ("a", "b", "c", "d")))
+    page = parse_page(site.get("/site-map").body)
+    assert page.title == "Site map – Acme"
+    assert page.headings[0] == ("h1", "Site map")
+    assert "a | Acme" not in _titles_of(site)  # the affix is out of the links too
+    named = make({"html_sitemap": {"path": "/site-map", "site_name": "Acme Corp"}})
+    assert parse_page(named.get("/site-map").body).title == "Site map – Acme Corp"
+    assert site_map(named.middleware).site_name == "Acme Corp"
+
+
+def _titles_of(site: Site) -> list[str]:
+    return [t for _, t in parse_page(site.get("/site-map").body).links["main"]]
+
+
+def test_newest_first_sections_show_their_dates(make: Callable[..., Site]) -> None:
+    """A section named in newest_first lists its pages newest first with
+    their dates (undated ones last, by title); the others go by title."""
+    site = make({"html_sitemap": {"path": "/site-map", "newest_first": ["/blog"]}})
+    _seed(
+        site,
+        Entry("/blog/", WHEN, title="Blog"),
+        Entry("/blog/old", datetime(2023, 1, 5, tzinfo=timezone.utc), title="A old"),
+        Entry("/blog/new", datetime(2025, 3, 9, tzinfo=timezone.utc), title="Z new"),
+        Entry("/blog/undated", UNDATED, title="M undated"),
+        Entry("/docs/b", LATER, title="B"),
+        Entry("/docs/a", WHEN, title="A"),
+    )
+    mapped = site_map(site.middleware)
+    blog, docs = (section for section in mapped.sections if section.heading != "Pages")
+    assert (blog.newest, docs.newest) == (True, False)
+    assert [link.title for link in blog.links] == [
+        "Blog",
+        "Z new",
+        "A old",
+        "M undated",
+    ]
+    assert [link.title for link in docs.links] == ["A", "B"]
+    body = site.get("/site-map").body.decode()
+    assert 'Z new</a> <time datetime="2025-03-09">2025-03-09</time></li>' in body
+    assert "M undated</a></li>" in body
+    assert "<time" not in body.split('id="section-docs"')[1]
+
+
+def test_a_page_stored_without_a_title_is_titled_by_a_visit(
+    make: Callable[..., Site],
+) -> None:
+    """Imported or seeded without a title, a page is named after its path
+    until a visit reads its title."""
+    site = make(SITE_MAP)
+    _seed(site, Entry("/about", WHEN))
+    assert _titles_of(site) == ["About"]  # from the path
+    _visited(site, ("/about", "About the company"))
+    deadline = time.monotonic() + 10
+    while _titles_of(site) != ["About the company"]:
+        assert time.monotonic() < deadline, _titles_of(site)
+        time.sleep(0.01)
+
+
 def test_validators_304_head_and_405(make: Callable[..., Site]) -> None:
     site = _served(make)
     first = site.get("/site-map")
@@ -339,6 +410,9 @@ def test_a_stored_page_at_the_path_goes_once_it_is_the_site_map(
         ({"path": "/m", "lang": "english!"}, "'html_sitemap.lang' must be a language"),
         ({"path": "/m", "title": ""}, "'html_sitemap.title' must be a non-empty"),
         ({"path": "/m", "heading": "x"}, "unknown key 'heading' in 'html_sitemap'"),
+        ({"path": "/m", "site_name": "A\nB"}, "'html_sitemap.site_name' must be"),
+        ({"path": "/m", "newest_first": "/blog"}, "'html_sitemap.newest_first' must"),
+        ({"path": "/m", "newest_first": ["blog"]}, "start with '/'"),
         (["/m"], "'html_sitemap' must be a path such as"),
     ],
 )

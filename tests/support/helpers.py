@@ -223,11 +223,13 @@ def asgi_exchange(app: Any, scope: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 class _Page(HTMLParser):
-    """The links of a page by landmark, its headings and its lang."""
+    """The links of a page by landmark, its headings, its title and its lang."""
 
     def __init__(self) -> None:
         super().__init__()
         self.lang: str | None = None
+        self.title = ""
+        self._in_title = False
         self.where: list[str] = []
         self.links: dict[str, list[tuple[str, str]]] = {}
         self.headings: list[tuple[str, str]] = []
@@ -245,8 +247,12 @@ class _Page(HTMLParser):
             self._href, self._text = values.get("href") or "", []
         elif tag in ("h1", "h2", "h3"):
             self._heading, self._text = tag, []
+        elif tag == "title":
+            self._in_title = True
 
     def handle_endtag(self, tag: str) -> None:
+        if tag == "title":
+            self._in_title = False
         if tag in ("header", "nav", "main"):
             self.where.pop()
         elif tag == "a" and self._href is not None:
@@ -258,6 +264,8 @@ class _Page(HTMLParser):
             self._heading = None
 
     def handle_data(self, data: str) -> None:
+        if self._in_title:
+            self.title += data
         self._text.append(data)
 
 
