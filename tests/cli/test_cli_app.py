@@ -392,7 +392,10 @@ def test_verify_removes_a_page_that_turned_404(example: str, uri: str) -> None:
     args = ("--app", f"{example}:create_app", "--store", uri)
     code, out, _ = _run("verify", *args)
     assert code == Exit.OK
-    assert f"removed: {BASE}/blog/deleted-post: it answers an anonymous GET with 404" in out
+    assert (
+        f"removed: {BASE}/blog/deleted-post: it answers an anonymous GET with 404"
+        in out
+    )
     assert f"removed: {BASE}/old: it answers an anonymous GET with 301" in out
     assert f"{PUBLIC + 2} URLs: 2 removed" in out
     assert _paths(uri) == demo_content.PUBLIC_PATHS
