@@ -10,6 +10,7 @@ import errno
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
@@ -182,12 +183,36 @@ def _check_exists(uri: str) -> None:
 
 
 def _progress(
-    items: Iterable[T], label: str, length: int | None
+    items: Iterable[T], label: str, length: int | None, unit: str | None = None
 ) -> AbstractContextManager[Iterable[T]]:
-    """A progress bar on a terminal; elsewhere (a pipe, a log) nothing."""
+    """A progress bar on a terminal; elsewhere (a pipe, a log) nothing. With
+    ``unit``, it shows the count and the rate too, and is drawn about a
+    hundred times in all (a draw per item costs more than an entry)."""
     if not sys.stderr.isatty():
         return nullcontext(items)
-    return click.progressbar(items, length=length, label=label, file=sys.stderr)
+    if unit is None:
+        return click.progressbar(items, length=length, label=label, file=sys.stderr)
+    started = time.monotonic()
+    done = [0]
+
+    def rate(item: object) -> str:
+        seconds = time.monotonic() - started
+        return f"{done[0] / seconds:,.0f} {unit}/s" if seconds > 0.5 else ""
+
+    def counted() -> Iterator[T]:
+        for item in items:
+            done[0] += 1
+            yield item
+
+    return click.progressbar(
+        counted(),
+        length=length,
+        label=label,
+        file=sys.stderr,
+        show_pos=True,
+        item_show_func=rate,
+        update_min_steps=max(1, (length or 0) // 100),
+    )
 
 
 def _entries(site: Site) -> Iterator[Entry]:
@@ -401,7 +426,7 @@ def import_(store_uri: str, base_url: str, source: str, query: tuple[str, ...]) 
     reported and skipped."""
     # Imported here: the command line is loaded with every Flask app (``flask
     # sitemap``), and only this command needs an XML parser and an HTTP client.
-    from .sources import Problem, SourceError, count_problems, read
+    from .sources import Problem, SourceError, count_problems, reading
 
     problems: list[Problem] = []
 
@@ -412,15 +437,19 @@ def import_(store_uri: str, base_url: str, source: str, query: tuple[str, ...]) 
     kept: list[int] = []
     with _site(store_uri, base_url, existing=False) as site:
         before = site.store.count()
-        items = read(source, site.config.base_url, frozenset(query))
         try:
-            with _progress(count_problems(items, report), "importing", None) as bar:
-                written = site.store.upsert(_new(site.store, bar, kept))
+            with reading(source, site.config.base_url, frozenset(query)) as found:
+                items = found.items()
+                # The total is known once every document is checked.
+                with _progress(items, "importing", found.total, "URLs") as bar:
+                    entries = count_problems(iter(bar), report)
+                    written = site.store.upsert(_new(site.store, entries, kept))
         except SourceError as exc:
             _fail(str(exc), Exit.SOURCE)
         added = site.store.count() - before
+    imported = _plural(written, "entry", "entries")
     click.echo(
-        f"imported {written:,} entries ({added:,} new URLs); {sum(kept):,} already"
+        f"imported {imported} ({_plural(added, 'new URL')}); {sum(kept):,} already"
         f" in the store, kept as they are; {len(problems):,} skipped"
     )
     if problems:
