@@ -434,5 +434,7 @@ def test_progress_shows_on_a_terminal_only(tmp_path: Path) -> None:
     source.write_text("".join(f"{BASE}/p{n}\n" for n in range(2000)))
     shown = _stderr_of_import(source, f"sqlite:///{tmp_path / 'a.sqlite3'}", True)
     assert "importing" in shown
+    # The total is known once the source is checked: the bar counts to it.
+    assert "2000/2000" in shown
     piped = _stderr_of_import(source, f"sqlite:///{tmp_path / 'b.sqlite3'}", False)
     assert piped == ""
