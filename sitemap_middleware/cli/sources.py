@@ -8,6 +8,7 @@ half-way adds nothing.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 import os
@@ -550,33 +551,30 @@ class _Reader:
         children = {child.tag: child.text for child in url}
         if len(children) != len(url) or not children.keys() <= self._simple:
             return self.full(url)
-        fields = {
-            tag: None if text is None else text.strip()
-            for tag, text in children.items()
-        }
-        loc = fields.get(self._loc)
-        path = None if not loc else self._plain(loc)
+        loc = children.get(self._loc)
+        path = None if loc is None else self._plain(loc.strip())
         if path is None:
             return self.full(url)
+        text = children.get(self._lastmod)
         try:
-            lastmod = _lastmod(fields.get(self._lastmod), self.now)
+            lastmod = None if text is None else _dated(text.strip(), self.now)
         except ValueError:
             return self.full(url)
-        changefreq = fields.get(self._changefreq)
-        if changefreq is not None and changefreq not in CHANGEFREQS:
-            return self.full(url)
-        text = fields.get(self._priority)
+        changefreq = children.get(self._changefreq)
+        if changefreq is not None:
+            changefreq = changefreq.strip()
+            if changefreq not in CHANGEFREQS:
+                return self.full(url)
+        text = children.get(self._priority)
         try:
             priority = None if text is None else float(text)
         except ValueError:
             return self.full(url)
         if priority is not None and not 0.0 <= priority <= 1.0:
             return self.full(url)
+        # Positional: a frozen dataclass's keywords cost more than the rest.
         return Entry(
-            path,
-            UNDATED if lastmod is None else lastmod,
-            changefreq=changefreq,
-            priority=priority,
+            path, UNDATED if lastmod is None else lastmod, None, changefreq, priority
         )
 
     def _plain(self, loc: str) -> str | None:
@@ -677,8 +675,12 @@ def _names(query: str) -> set[str]:
 
 def _lastmod(text: str | None, now: datetime) -> datetime | None:
     """A W3C datetime as an aware datetime, never later than ``now``."""
-    if text is None:
-        return None
+    return None if text is None else _dated(text, now)
+
+
+@functools.lru_cache(maxsize=4096)
+def _dated(text: str, now: datetime) -> datetime:
+    """:func:`_lastmod` of a text, read once: a sitemap's dates repeat."""
     moment = None
     # A year, or a year and month: longer text is neither (and the common
     # date and datetime skip two failed strptime calls).
