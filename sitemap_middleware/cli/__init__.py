@@ -562,16 +562,18 @@ class Acted:
         return f"{words}: {self.url}" + (f": {self.reason}" if self.reason else "")
 
 
-def _report(acted: Iterable[Acted], totals: dict[str, Any], as_json: bool) -> None:
-    """The URLs acted on, a line each, then ``summary``; or with ``--json``
-    one object: the totals and ``urls``, each with its action and reason."""
+def _report(
+    acted: Iterable[Acted], totals: dict[str, Any], as_json: bool, indent: str = ""
+) -> None:
+    """The URLs acted on, a line each; or with ``--json`` one object: the
+    totals and ``urls``, each with its action and reason."""
     rows = list(acted)
     if as_json:
         urls = [{"url": a.url, "action": a.action, "reason": a.reason} for a in rows]
         click.echo(json.dumps({**totals, "urls": urls}, indent=2))
         return
     for row in rows:
-        click.echo(f"  {row.line()}" if totals.get("indent") else row.line())
+        click.echo(f"{indent}{row.line()}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -778,7 +780,8 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
             for path in asked:
                 if path in recorded:
                     continue
-                why_not = _why_removed(config, store, path, answers[path], None)
+                served = ready.route(path.partition("?")[0])
+                why_not = _why_removed(config, store, path, answers[path], served)
                 acted.append(Acted(f"{base}{path}", "not_recorded", why_not))
         totals: dict[str, Any] = {
             "requested": len(asked),
@@ -787,7 +790,9 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
             "recorded": len(recorded),
         }
         if as_json:
-            recorded_rows = [Acted(f"{base}{p}", "recorded") for p in recorded]
+            recorded_rows = [
+                Acted(f"{base}{p}", "recorded") for p in asked if p in recorded
+            ]
             _report([*recorded_rows, *acted], totals, True)
         else:
             click.echo(
@@ -795,7 +800,7 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
                 f"listed, left as they are; {len(refused):,} refused by the "
                 f"config, not requested); recorded {len(recorded):,}"
             )
-            _report(acted, {"indent": True}, False)
+            _report(acted, totals, False, indent="  ")
             for group in ("skipped", "dropped"):
                 for reason, number in sorted(counts[group].items()):
                     click.echo(f"  {group} {reason}: {number:,}")
