@@ -26,7 +26,7 @@ import click
 # imports what it needs (the recorder, the server, the app's replay, the XML
 # parser); tests/cli/test_startup.py holds it.
 from .. import render
-from ..config import DEFAULT_STORE, Config
+from ..config import DEFAULT_STORE, Config, store_hint
 from ..errors import ConfigError, StoreError
 from ..model import Entry, dated
 from ..paths import INDEX, PART, TEXT_INDEX, TEXT_PART
@@ -159,13 +159,19 @@ def _site(store_uri: str, base_url: str | None, *, existing: bool) -> Iterator[S
             _check_exists(store_uri)
         store = open_store(config.store)
     except ConfigError as exc:
-        _fail(str(exc), Exit.USAGE)
+        _fail(_hinted(exc, store_uri), Exit.USAGE)
     try:
         yield Site(config, store)
     except StoreError as exc:
         _fail(f"the store {store_uri} failed: {exc}", Exit.STORE)
     finally:
         store.close()
+
+
+def _hinted(exc: ConfigError, store_uri: str | None) -> str:
+    """The config's words, and the fix of a store URI's known slip."""
+    hint = store_hint(store_uri) if store_uri else None
+    return f"{exc}; {hint}" if hint else str(exc)
 
 
 def _check_exists(uri: str) -> None:
@@ -611,7 +617,7 @@ def _replayed(
     except AppError as exc:
         _fail(str(exc), Exit.APP)
     except ConfigError as exc:
-        _fail(str(exc), Exit.USAGE)
+        _fail(_hinted(exc, store_uri), Exit.USAGE)
     except StoreError as exc:
         _fail(f"the store failed: {exc}", Exit.STORE)
 

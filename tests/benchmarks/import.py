@@ -74,7 +74,8 @@ def _urlset(entries: list[Entry]) -> str:
             f"<url><loc>{BASE}{entry.path}</loc><lastmod>{stamp}</lastmod>"
             "<changefreq>weekly</changefreq><priority>0.5</priority></url>\n"
         )
-    return f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{NS}">\n{"".join(rows)}</urlset>\n'
+    head = f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{NS}">\n'
+    return f"{head}{''.join(rows)}</urlset>\n"
 
 
 def _sitemap(folder: str, entries: list[Entry]) -> str:
