@@ -444,7 +444,10 @@ def import_(store_uri: str, base_url: str, source: str, query: tuple[str, ...]) 
     with _site(store_uri, base_url, existing=False) as site:
         before = site.store.count()
         try:
-            with reading(source, site.config.base_url, frozenset(query)) as found:
+            with (
+                _paused_gc(),
+                reading(source, site.config.base_url, frozenset(query)) as found,
+            ):
                 items = found.items()
                 # The total is known once every document is checked.
                 with _progress(items, "importing", found.total, "URLs") as bar:
@@ -460,6 +463,24 @@ def import_(store_uri: str, base_url: str, source: str, query: tuple[str, ...]) 
     )
     if problems:
         sys.exit(Exit.PROBLEMS)
+
+
+@contextmanager
+def _paused_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused: an import allocates an element
+    and an entry per URL, none in a cycle (elements know no parent, entries
+    are frozen), and the collector's passes over them cost a sixth of an
+    import's time. Reference counting frees them all the same."""
+    import gc
+
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _new(store: Store, entries: Iterable[Entry], kept: list[int]) -> Iterator[Entry]:
