@@ -342,6 +342,19 @@ def _store(key: str, value: Any) -> Any:
     )
 
 
+def store_hint(uri: str) -> str | None:
+    """The fix of a store URI with a known slip, in words, or ``None``: an
+    SQLite file named as a host (``sqlite://x.db``, two slashes where a
+    relative path takes three)."""
+    parts = urlsplit(uri)
+    if parts.scheme.lower() == "sqlite" and parts.netloc:
+        fixed = f"sqlite:///{parts.netloc}{parts.path}"
+        if parts.query:
+            fixed += f"?{parts.query}"
+        return f"did you mean {fixed!r} (three slashes before a relative path)?"
+    return None
+
+
 def _strings(key: str, value: Any) -> tuple[str, ...]:
     if isinstance(value, str) or not isinstance(value, list | tuple | set | frozenset):
         raise ConfigError(f"{key!r} must be a list of strings, got {value!r}")

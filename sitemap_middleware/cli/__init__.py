@@ -6,35 +6,40 @@ one from elsewhere; with the app, seed, verify, prune and explain its pages (als
 
 from __future__ import annotations
 
-import csv
+import errno
 import json
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import IntEnum
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import click
 
+# Only what the package itself loads, and click: ``--version``, ``--help`` and
+# ``flask sitemap`` (loaded with every Flask app) start fast. Each command
+# imports what it needs (the recorder, the server, the app's replay, the XML
+# parser); tests/cli/test_startup.py holds it.
 from .. import render
-from ..config import DEFAULT_STORE, Config
+from ..config import DEFAULT_STORE, Config, store_hint
 from ..errors import ConfigError, StoreError
 from ..model import Entry, PartInfo, dated
 from ..paths import INDEX, PART, TEXT_INDEX, TEXT_PART
-from ..recording.recheck import SETTING, ConfigJudge, Judge, Recheck, config_digest
-from ..routes import Route, Routes
-from ..serving.server import Server
 from ..stores import Store, batches, open_store
 from ..stores.base import Decisions, Shared, Snapshot
 from ..urls import canonical_target
-from ..watching.policy import Policy
-from .replay import Answer, AppError, Replay, load, replay
-from .verdict import NOT_REFUSED, answered, refusal, said
+
+if TYPE_CHECKING:
+    from ..recording.recheck import Judge
+    from ..routes import Route
+    from ..serving.server import Server
+    from .held import Held
+    from .replay import Answer, Replay
 
 T = TypeVar("T")
 
@@ -54,11 +59,61 @@ class Exit(IntEnum):
     APP = 5
     """The app could not be imported or built, holds no sitemap middleware, or
     failed while its pages were listed."""
+    REFUSED = 6
+    """A run of verify or prune would remove more than :data:`BRAKE_SHARE` of
+    the store (and more than :data:`BRAKE_URLS` URLs), and it was not
+    confirmed (no terminal to ask, an answer no, no ``--yes``): nothing
+    removed."""
 
 
-def _fail(message: str, code: Exit) -> NoReturn:
+# A run that would remove more than this share of the stored URLs, and more
+# than this many, asks first: a config or an app that is wrong (a new
+# exclude, a base URL of another site, the app's database empty) turns most
+# pages into removals, and it is rarely what was meant.
+BRAKE_SHARE = 0.10
+BRAKE_URLS = 10
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    """One line on stderr, and the exit code: a user's mistake is no traceback."""
     click.echo(f"Error: {message}", err=True)
     sys.exit(code)
+
+
+def _plural(number: int, word: str, many: str | None = None) -> str:
+    return f"{number:,} {word if number == 1 else many or word + 's'}"
+
+
+class _Main(click.Group):
+    """The command group, whose errors are one line each: a usage error
+    names the help to read, an unreadable or unwritable path its reason."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, False, **extra)
+        try:
+            code = super().main(args, prog_name, complete_var, False, **extra)
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx else "sitemap-middleware"
+            _fail(f"{exc.format_message()} (see '{where} --help')", exc.exit_code)
+        except click.ClickException as exc:
+            _fail(exc.format_message(), exc.exit_code)
+        except click.Abort:
+            _fail("aborted", Exit.PROBLEMS)
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:  # the reader left (| head): not an error
+                sys.exit(Exit.OK)
+            # A file or folder named on the command line (export's DIRECTORY).
+            where = f"{exc.filename}: " if exc.filename else ""
+            _fail(f"{where}{exc.strerror or exc}", Exit.USAGE)
+        sys.exit(code if isinstance(code, int) else Exit.OK)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +160,7 @@ def _site(store_uri: str, base_url: str | None, *, existing: bool) -> Iterator[S
             _check_exists(store_uri)
         store = open_store(config.store)
     except ConfigError as exc:
-        _fail(str(exc), Exit.USAGE)
+        _fail(_hinted(exc, store_uri), Exit.USAGE)
     try:
         yield Site(config, store)
     except StoreError as exc:
@@ -114,9 +169,20 @@ def _site(store_uri: str, base_url: str | None, *, existing: bool) -> Iterator[S
         store.close()
 
 
+def _hinted(exc: ConfigError, store_uri: str | None) -> str:
+    """The config's words, and the fix of a store URI's known slip."""
+    hint = store_hint(store_uri) if store_uri else None
+    return f"{exc}; {hint}" if hint else str(exc)
+
+
 def _check_exists(uri: str) -> None:
     parts = urlsplit(uri)
-    if parts.scheme == "sqlite" and not os.path.exists(unquote(parts.path[1:])):
+    # A host ('sqlite://x.db') is refused by open_store, naming the fix.
+    if (
+        parts.scheme == "sqlite"
+        and not parts.netloc
+        and not os.path.exists(unquote(parts.path[1:]))
+    ):
         _fail(
             f"no store at {uri} (nothing recorded there yet, or another --store?)",
             Exit.STORE,
@@ -124,12 +190,36 @@ def _check_exists(uri: str) -> None:
 
 
 def _progress(
-    items: Iterable[T], label: str, length: int | None
+    items: Iterable[T], label: str, length: int | None, unit: str | None = None
 ) -> AbstractContextManager[Iterable[T]]:
-    """A progress bar on a terminal; elsewhere (a pipe, a log) nothing."""
+    """A progress bar on a terminal; elsewhere (a pipe, a log) nothing. With
+    ``unit``, it shows the count and the rate too, and is drawn about a
+    hundred times in all (a draw per item costs more than an entry)."""
     if not sys.stderr.isatty():
         return nullcontext(items)
-    return click.progressbar(items, length=length, label=label, file=sys.stderr)
+    if unit is None:
+        return click.progressbar(items, length=length, label=label, file=sys.stderr)
+    started = time.monotonic()
+    done = [0]
+
+    def rate(item: object) -> str:
+        seconds = time.monotonic() - started
+        return f"{done[0] / seconds:,.0f} {unit}/s" if seconds > 0.5 else ""
+
+    def counted() -> Iterator[T]:
+        for item in items:
+            done[0] += 1
+            yield item
+
+    return click.progressbar(
+        counted(),
+        length=length,
+        label=label,
+        file=sys.stderr,
+        show_pos=True,
+        item_show_func=rate,
+        update_min_steps=max(1, (length or 0) // 100),
+    )
 
 
 def _entries(site: Site) -> Iterator[Entry]:
@@ -137,7 +227,7 @@ def _entries(site: Site) -> Iterator[Entry]:
         yield from site.store.entries(part.number)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="sitemap-middleware")
 def main() -> None:
     """Look into a sitemap store, export it as files, import a sitemap into it."""
@@ -209,6 +299,8 @@ def list_(store_uri: str, base_url: str, form: str) -> None:
             for entry in entries:
                 out.write(site.url(entry.path) + "\n")
         elif form == "csv":
+            import csv
+
             writer = csv.writer(out, lineterminator="\n")
             writer.writerow(["url", "lastmod", "route"])
             for entry in entries:
@@ -254,7 +346,10 @@ def remove(store_uri: str, base_url: str, urls: tuple[str, ...]) -> None:
         stored = site.store.known(paths)
         site.store.remove(stored)
     for path, url in paths.items():
-        click.echo(f"{'removed' if path in stored else 'not listed'}: {url}")
+        if path in stored:
+            click.echo(f"removed: {url}")
+        else:
+            click.echo(f"not listed: {url}", err=True)
     if len(stored) < len(paths):
         sys.exit(Exit.PROBLEMS)
 
@@ -317,6 +412,8 @@ def _snapshot(store: Store, config: Config) -> dict[str, bytes]:
     Else another round serves again what changed, up to
     :data:`EXPORT_ROUNDS`; a store that never stays still is an error.
     """
+    from ..serving.server import Server
+
     held: dict[int, tuple[str, dict[str, bytes]]] = {}  # part: version, files
     for round_ in range(EXPORT_ROUNDS):
         if round_:
@@ -405,7 +502,7 @@ def import_(store_uri: str, base_url: str, source: str, query: tuple[str, ...]) 
     reported and skipped."""
     # Imported here: the command line is loaded with every Flask app (``flask
     # sitemap``), and only this command needs an XML parser and an HTTP client.
-    from .sources import Problem, SourceError, count_problems, read
+    from .sources import Problem, SourceError, count_problems, reading
 
     problems: list[Problem] = []
 
@@ -416,19 +513,44 @@ def import_(store_uri: str, base_url: str, source: str, query: tuple[str, ...]) 
     kept: list[int] = []
     with _site(store_uri, base_url, existing=False) as site:
         before = site.store.count()
-        items = read(source, site.config.base_url, frozenset(query))
         try:
-            with _progress(count_problems(items, report), "importing", None) as bar:
-                written = site.store.upsert(_new(site.store, bar, kept))
+            with (
+                _paused_gc(),
+                reading(source, site.config.base_url, frozenset(query)) as found,
+            ):
+                items = found.items()
+                # The total is known once every document is checked.
+                with _progress(items, "importing", found.total, "URLs") as bar:
+                    entries = count_problems(iter(bar), report)
+                    written = site.store.upsert(_new(site.store, entries, kept))
         except SourceError as exc:
             _fail(str(exc), Exit.SOURCE)
         added = site.store.count() - before
+    imported = _plural(written, "entry", "entries")
     click.echo(
-        f"imported {written:,} entries ({added:,} new URLs); {sum(kept):,} already"
+        f"imported {imported} ({_plural(added, 'new URL')}); {sum(kept):,} already"
         f" in the store, kept as they are; {len(problems):,} skipped"
     )
     if problems:
         sys.exit(Exit.PROBLEMS)
+
+
+@contextmanager
+def _paused_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused: an import allocates an element
+    and an entry per URL, none in a cycle (elements know no parent, entries
+    are frozen), and the collector's passes over them cost a sixth of an
+    import's time. Reference counting frees them all the same."""
+    import gc
+
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _new(store: Store, entries: Iterable[Entry], kept: list[int]) -> Iterator[Entry]:
@@ -451,6 +573,8 @@ AppSource = Callable[[str | None], object | None]
 def _load(spec: str | None) -> object | None:
     if spec is None:
         return None
+    from .replay import AppError, load
+
     try:
         return load(spec)
     except AppError as exc:
@@ -470,6 +594,83 @@ def _overrides(command: Callable[..., Any]) -> Any:
         help="The store URI; default: the app's config, else "
         f"{DEFAULT_STORE} (env SITEMAP_STORE).",
     )(command)
+
+
+def _json_option(command: Callable[..., Any]) -> Any:
+    return click.option(
+        "--json",
+        "as_json",
+        is_flag=True,
+        help="One JSON object on stdout: the totals, and each URL acted on with "
+        "its action and reason.",
+    )(command)
+
+
+def _removal_options(command: Callable[..., Any]) -> Any:
+    """``--dry-run``, ``--check`` and ``--yes`` of the commands that remove."""
+    command = click.option(
+        "--yes",
+        "-y",
+        is_flag=True,
+        help=f"Remove without asking, even more than {BRAKE_SHARE:.0%} of the store.",
+    )(command)
+    command = click.option(
+        "--check",
+        is_flag=True,
+        help="Change nothing; exit 1 if a URL would be removed (for CI).",
+    )(command)
+    return click.option(
+        "--dry-run",
+        is_flag=True,
+        help="Print what would be removed, and why; change nothing.",
+    )(command)
+
+
+def _brake(removing: int, stored: int, yes: bool) -> None:
+    """Go on only when removing ``removing`` of ``stored`` URLs is small
+    (:data:`BRAKE_SHARE`, :data:`BRAKE_URLS`), given ``--yes``, or confirmed
+    on a terminal; else stop with :attr:`Exit.REFUSED`, nothing removed."""
+    if yes or removing <= BRAKE_URLS or removing <= stored * BRAKE_SHARE:
+        return
+    what = (
+        f"this would remove {removing:,} of the {_plural(stored, 'URL')} stored "
+        f"({removing / max(stored, 1):.0%})"
+    )
+    if sys.stdin.isatty() and sys.stderr.isatty():
+        if click.confirm(f"{what}. Remove them?", err=True):
+            return
+        _fail("nothing removed", Exit.REFUSED)
+    _fail(
+        f"{what}: nothing removed; see them with --dry-run, remove them with --yes",
+        Exit.REFUSED,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Acted:
+    """A URL a command acted on (or would), as its output says it."""
+
+    url: str
+    action: str
+    reason: str | None = None
+
+    def line(self) -> str:
+        words = self.action.replace("_", " ")
+        return f"{words}: {self.url}" + (f": {self.reason}" if self.reason else "")
+
+
+def _report(
+    acted: Iterable[Acted], totals: dict[str, Any], as_json: bool, indent: str = ""
+) -> None:
+    """The URLs acted on, a line each; or with ``--json`` one object: the
+    totals and ``urls``, each with its action and reason."""
+    rows = list(acted)
+    if as_json:
+        urls = [{"url": a.url, "action": a.action, "reason": a.reason} for a in rows]
+        click.echo(json.dumps({**totals, "urls": urls}, indent=2))
+        return
+    for row in rows:
+        click.echo(f"{indent}{row.line()}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -494,9 +695,12 @@ def _replayed(
     *,
     existing: bool,
     limited: bool = True,
+    hold: Callable[[Config], Config] | None = None,
 ) -> Iterator[Replay]:
+    from .replay import AppError, replay
+
     try:
-        with replay(app, store_uri, base_url, limited) as ready:
+        with replay(app, store_uri, base_url, limited, hold) as ready:
             store = ready.sitemap.config.store
             if existing and isinstance(store, str):
                 _check_exists(store)
@@ -504,7 +708,7 @@ def _replayed(
     except AppError as exc:
         _fail(str(exc), Exit.APP)
     except ConfigError as exc:
-        _fail(str(exc), Exit.USAGE)
+        _fail(_hinted(exc, store_uri), Exit.USAGE)
     except StoreError as exc:
         _fail(f"the store failed: {exc}", Exit.STORE)
 
@@ -522,10 +726,64 @@ def _judged(
         return
     if base_url is None:
         _fail("give --app, or --base-url (and --store)", Exit.USAGE)
+    from ..recording.recheck import ConfigJudge
+    from ..routes import Routes
+    from ..watching.policy import Policy
+
     with _site(store_uri or DEFAULT_STORE, base_url, existing=True) as site:
         config = site.config
         judge = ConfigJudge(config, Policy(config), Routes(config).resolve)
         yield Judged(config, site.store, judge, lambda path: None)
+
+
+class _Holding:
+    """The held store of a verify run (``cli.held``), made when the replay
+    knows its config: the store the config names, opened here, kept open
+    until the run is decided and applied."""
+
+    def __init__(self, writes: bool) -> None:
+        self.writes = writes
+        self.held: Held | None = None
+        self._opened: Store | None = None
+
+    def __call__(self, config: Config) -> Config:
+        from .held import held
+
+        store = config.store
+        if isinstance(store, str):
+            _check_exists(store)
+            store = self._opened = open_store(store)
+        self.held = held(store, self.writes)
+        return replace(config, store=self.held)
+
+    def close(self) -> None:
+        if self._opened is not None:
+            self._opened.close()
+
+
+def _why_removed(
+    config: Config,
+    store: Store,
+    path: str,
+    answer: Answer | None,
+    route: Route | None,
+) -> str:
+    """Why a stored page goes, in explain's words: the rule of the config
+    that refuses it (the re-check), else the rule its answer falls under,
+    else what the writer decided from its body."""
+    from .verdict import answered, decided, refusal
+
+    words = refusal(config, path, route)
+    if words is None and answer is not None:
+        status, headers = answer
+        words = answered(config, status, headers, path)
+    if words is None and isinstance(store, Decisions):
+        noted = store.decisions(path.partition("?")[0])
+        if noted:
+            words = decided(noted[-1][0])
+    if words is None and answer is not None:
+        words = f"it answers an anonymous GET with {answer[0]}"
+    return words or "more than the caps allow (max_urls, a route's max_urls)"
 
 
 def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
@@ -552,14 +810,21 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
     @click.command()
     @app_option(required=True)
     @_overrides
+    @_json_option
     def seed(
-        store_uri: str | None, base_url: str | None, app_spec: str | None = None
+        store_uri: str | None,
+        base_url: str | None,
+        as_json: bool,
+        app_spec: str | None = None,
     ) -> None:
         """Request the app's pages in process (GET routes without parameters,
         and the pages @sitemap(params=...) lists) and record those that answer
         as public pages. Pages the config refuses (excluded paths and routes,
         the middleware's own, framework pages) are never requested; pages
-        already stored are left as they are."""
+        already stored are left as they are. Each page not recorded is named
+        with the reason."""
+        from .verdict import said
+
         problems = 0
         refused: dict[str, str] = {}
         app = source(app_spec)
@@ -597,99 +862,199 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
                 _fail(f"listing the pages of the app failed: {exc!r}", Exit.APP)
             listed = store.known(paths)
             asked = [path for path in paths if path not in listed]
-            answers: dict[str, int] = {}
+            answers: dict[str, Answer] = {}
             with _progress(asked, "seeding", len(asked)) as bar:
                 for path in bar:
                     answers[path] = ready.get(path)
             ready.sitemap.flush(None)
             counts = ready.sitemap.stats()
             recorded = store.known(asked)
-        click.echo(
-            f"requested {len(asked):,} pages ({len(listed):,} already listed, left "
-            f"as they are; {len(refused):,} refused by the config, not requested); "
-            f"recorded {len(recorded):,}"
-        )
-        base = ready.sitemap.config.base_url
-        for path, why_not in refused.items():
-            click.echo(f"  not requested: {base}{path}: {why_not}")
-        for path in asked:
-            if path not in recorded:
-                click.echo(f"  not recorded: {base}{path} (answered {answers[path]})")
-        for group in ("skipped", "dropped"):
-            for reason, number in sorted(counts[group].items()):
-                click.echo(f"  {group} {reason}: {number:,}")
+            base = config.base_url
+            acted = [
+                Acted(f"{base}{path}", "not_requested", why_not)
+                for path, why_not in refused.items()
+            ]
+            for path in asked:
+                if path in recorded:
+                    continue
+                served = ready.route(path.partition("?")[0])
+                why_not = _why_removed(config, store, path, answers[path], served)
+                acted.append(Acted(f"{base}{path}", "not_recorded", why_not))
+        totals: dict[str, Any] = {
+            "requested": len(asked),
+            "already_listed": len(listed),
+            "refused": len(refused),
+            "recorded": len(recorded),
+        }
+        if as_json:
+            recorded_rows = [
+                Acted(f"{base}{p}", "recorded") for p in asked if p in recorded
+            ]
+            _report([*recorded_rows, *acted], totals, True)
+        else:
+            click.echo(
+                f"requested {_plural(len(asked), 'page')} ({len(listed):,} already "
+                f"listed, left as they are; {len(refused):,} refused by the "
+                f"config, not requested); recorded {len(recorded):,}"
+            )
+            _report(acted, totals, False, indent="  ")
+            for group in ("skipped", "dropped"):
+                for reason, number in sorted(counts[group].items()):
+                    click.echo(f"  {group} {reason}: {number:,}")
         if problems:
             sys.exit(Exit.PROBLEMS)
 
     @click.command()
     @app_option(required=True)
     @_overrides
-    @click.option(
-        "--check", is_flag=True, help="Exit 1 if a page was removed (for CI)."
-    )
+    @_removal_options
+    @_json_option
     def verify(
         store_uri: str | None,
         base_url: str | None,
+        dry_run: bool,
         check: bool,
+        yes: bool,
+        as_json: bool,
         app_spec: str | None = None,
     ) -> None:
         """Request every stored URL in process, as stored; those that no longer
         answer as public pages (404, 410, 301, 308, 401, noindex, a redirect
-        to a login page) are removed by the middleware's own rules."""
-        with _replayed(source(app_spec), store_uri, base_url, existing=True) as ready:
-            store = ready.sitemap.store
-            paths = [
-                entry.path
-                for part in store.parts()
-                for entry in store.entries(part.number)
-            ]
-            answers: dict[str, int] = {}
-            with _progress(paths, "verifying", len(paths)) as bar:
-                for path in bar:
-                    answers[path] = ready.get(path)
-            ready.sitemap.flush(None)
-            kept = store.known(paths)
-            base = ready.sitemap.config.base_url
-        removed = [path for path in paths if path not in kept]
-        for path in removed:
-            click.echo(f"removed: {base}{path} (answered {answers[path]})")
-        click.echo(f"verified {len(paths):,} URLs: {len(removed):,} removed")
+        to a login page) are removed by the middleware's own rules, each named
+        with the reason. Nothing is removed before the whole store is
+        verified; a run that would remove more than a tenth of it asks first
+        (or needs --yes)."""
+        preview = dry_run or check
+        holding = _Holding(writes=not preview)
+        app = source(app_spec)
+        try:
+            with _replayed(
+                app, store_uri, base_url, existing=True, hold=holding
+            ) as ready:
+                held = holding.held
+                assert held is not None
+                paths = [
+                    entry.path
+                    for part in held.parts()
+                    for entry in held.entries(part.number)
+                ]
+                answers: dict[str, Answer] = {}
+                with _progress(paths, "verifying", len(paths)) as bar:
+                    for path in bar:
+                        answers[path] = ready.get(path)
+                ready.sitemap.flush(None)
+                config = ready.sitemap.config
+                removed = list(held.removed)
+                action = "would_remove" if preview else "removed"
+                acted = [
+                    Acted(
+                        f"{config.base_url}{path}",
+                        action,
+                        _why_removed(
+                            config,
+                            held,
+                            path,
+                            answers.get(path),
+                            ready.route(path.partition("?")[0]),
+                        ),
+                    )
+                    for path in removed
+                ]
+            if not preview:
+                if removed:
+                    _brake(len(removed), len(paths), yes)
+                try:
+                    held.apply(config.indexnow is not None)
+                except StoreError as exc:
+                    _fail(f"the store failed: {exc}", Exit.STORE)
+        finally:
+            holding.close()
+        totals = {
+            "verified": len(paths),
+            ("would_remove" if preview else "removed"): len(removed),
+            "changed": not preview,
+        }
+        _report(acted, totals, as_json)
+        if not as_json:
+            done = "would be removed (nothing changed)" if preview else "removed"
+            verified = _plural(len(paths), "URL")
+            click.echo(f"verified {verified}: {len(removed):,} {done}")
         if check and removed:
             sys.exit(Exit.PROBLEMS)
 
     @click.command()
     @app_option(required=False)
     @_overrides
+    @_removal_options
+    @_json_option
     def prune(
-        store_uri: str | None, base_url: str | None, app_spec: str | None = None
+        store_uri: str | None,
+        base_url: str | None,
+        dry_run: bool,
+        check: bool,
+        yes: bool,
+        as_json: bool,
+        app_spec: str | None = None,
     ) -> None:
         """Apply the current config to what is stored, now: what it refuses is
         removed (excluded paths and routes, queries no longer kept, lowered
-        caps), changed changefreq and priority rewritten."""
+        caps), each named with the reason; changed changefreq and priority
+        rewritten. Nothing is removed before every URL is checked; a run that
+        would remove more than a tenth of the store asks first (or needs
+        --yes)."""
+        from ..recording.recheck import SETTING, Recheck, config_digest
+        from .held import held
+
+        preview = dry_run or check
         with _judged(source(app_spec), store_uri, base_url) as judged:
-            store = judged.store
-            if not isinstance(store, Shared):
+            if not isinstance(judged.store, Shared):
                 _fail(
-                    f"{type(store).__name__} keeps no settings: it cannot be pruned",
+                    f"{type(judged.store).__name__} keeps no settings: it cannot "
+                    "be pruned",
                     Exit.STORE,
                 )
+            store = held(judged.store, writes=not preview)
             # Forget the digest: the pass runs whatever the store says it
-            # followed, and stores the current one once done.
+            # followed, and stores the current one once done (both held
+            # until the removals are made).
+            assert isinstance(store, Shared)
             store.set_setting(SETTING, "")
             recheck = Recheck(store, judged.judge, config_digest(judged.config))
-            removed: list[str] = []
             rewritten = 0
             while not recheck.done:
-                paths, changed = recheck.step()
-                removed += paths
+                _, changed = recheck.step()
                 rewritten += changed
-            base = judged.config.base_url
-        for path in removed:
-            click.echo(f"removed: {base}{path}")
-        click.echo(
-            f"checked {recheck.checked:,} URLs: {len(removed):,} removed, "
-            f"{rewritten:,} rewritten"
-        )
+            config = judged.config
+            removed = list(store.removed)
+            action = "would_remove" if preview else "removed"
+            acted = [
+                Acted(
+                    f"{config.base_url}{path}",
+                    action,
+                    _why_removed(config, judged.store, path, None, judged.route(path)),
+                )
+                for path in removed
+            ]
+            if not preview:
+                if removed:
+                    _brake(len(removed), recheck.checked, yes)
+                store.apply(config.indexnow is not None)
+        would = "would be " if preview else ""
+        totals = {
+            "checked": recheck.checked,
+            ("would_remove" if preview else "removed"): len(removed),
+            ("would_rewrite" if preview else "rewritten"): rewritten,
+            "changed": not preview,
+        }
+        _report(acted, totals, as_json)
+        if not as_json:
+            click.echo(
+                f"checked {_plural(recheck.checked, 'URL')}: {len(removed):,} "
+                f"{would}removed, {rewritten:,} {would}rewritten"
+                + (" (nothing changed)" if preview else "")
+            )
+        if check and removed:
+            sys.exit(Exit.PROBLEMS)
 
     @click.command()
     @app_option(required=False)
@@ -706,6 +1071,8 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
         app, the rule its answer to an anonymous GET falls under (the app is
         asked, beneath the middleware: nothing is recorded); then the last
         decisions the writers recorded for it."""
+        from .verdict import NOT_REFUSED, answered, refusal
+
         with _judged(source(app_spec), store_uri, base_url) as judged:
             config, store = judged.config, judged.store
             target = canonical_target(url, config.base_url, "/", _any_query(url))

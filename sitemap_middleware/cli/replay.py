@@ -74,12 +74,21 @@ def load(spec: str) -> object:
     raise AppError(f"{module_name!r} has no {' or '.join(map(repr, names))}")
 
 
+Hold = Callable[[Config], Config]
+"""What a run that removes does to the config it replays with: its store put
+behind one that holds the removals (``cli.held``)."""
+
+
 def overridden(
-    config: Config, store: str | None, base_url: str | None, limited: bool = True
+    config: Config,
+    store: str | None,
+    base_url: str | None,
+    limited: bool = True,
+    hold: Hold | None = None,
 ) -> Config:
     """``config`` with another store URI or base URL (checked as the config
     checks them; the allowed hosts follow a new base URL when they were its),
-    and without the rate of new URLs unless ``limited``."""
+    without the rate of new URLs unless ``limited``, and through ``hold``."""
     changes: dict[str, Any] = {}
     if store is not None or base_url is not None:
         given = Config.from_mapping(
@@ -94,7 +103,8 @@ def overridden(
     if not limited and config.new_urls_per_minute is not None:
         # The rate guards against made-up URLs; the app's own routes are not.
         changes["new_urls_per_minute"] = None
-    return dataclasses.replace(config, **changes) if changes else config
+    made = dataclasses.replace(config, **changes) if changes else config
+    return made if hold is None else hold(made)
 
 
 @dataclasses.dataclass
@@ -105,8 +115,9 @@ class Replay:
     table: RouteTable
     spelling: str
     """How the routes spell parameters: ``"werkzeug"`` or ``"starlette"``."""
-    get: Callable[[str], int]
-    """Request a stored path (query included) anonymously: its status."""
+    get: Callable[[str], Answer]
+    """Request a stored path (query included) anonymously, through the
+    middleware: the status and headers answered."""
     match: Callable[[str], str | None]
     """The route template serving a path, if any."""
     answer: Callable[[str], Answer]
@@ -183,12 +194,13 @@ def replay(
     store: str | None = None,
     base_url: str | None = None,
     limited: bool = True,
+    hold: Hold | None = None,
 ) -> Iterator[Replay]:
     """The app ready for replayed requests: a Flask app, a Starlette or
     FastAPI app, or a sitemap middleware. With ``store`` or ``base_url``, a
     middleware with those replaces the app's own, in this process only; so
     does one without the rate of new URLs (``new_urls_per_minute``) unless
-    ``limited``.
+    ``limited``, and one with the config ``hold`` gives.
     Everything recorded is flushed before this returns.
 
     :raises AppError: when no sitemap middleware is found.
@@ -200,10 +212,10 @@ def replay(
     from ..wsgi import SitemapMiddleware
 
     if isinstance(app, SitemapMiddleware) or find_flask(app) is not None:
-        with _wsgi(app, store, base_url, limited) as ready:
+        with _wsgi(app, store, base_url, limited, hold) as ready:
             yield ready
     elif isinstance(app, ASGISitemapMiddleware) or hasattr(app, "routes"):
-        with _asgi(app, store, base_url, limited) as ready:
+        with _asgi(app, store, base_url, limited, hold) as ready:
             yield ready
     else:
         raise AppError(
@@ -218,7 +230,7 @@ def _origin(config: Config) -> tuple[str, str]:
 
 @contextmanager
 def _wsgi(
-    app: Any, store: str | None, base_url: str | None, limited: bool
+    app: Any, store: str | None, base_url: str | None, limited: bool, hold: Hold | None
 ) -> Iterator[Replay]:
     from werkzeug.test import Client
 
@@ -229,7 +241,7 @@ def _wsgi(
         raise AppError("the middleware wraps no Flask app: its routes are unknown")
     root: Any = app
     found = app if isinstance(app, SitemapMiddleware) else _flask_sitemap(flask)
-    config = overridden(found.config, store, base_url, limited)
+    config = overridden(found.config, store, base_url, limited, hold)
     made = config is not found.config
     if made:
         replacement = SitemapMiddleware(found.app, config)
@@ -246,13 +258,13 @@ def _wsgi(
     client = Client(root, use_cookies=False)
     home, prefix = _origin(config)
 
-    def get(path: str) -> int:
+    def get(path: str) -> Answer:
         try:
             with client.get(path, base_url=home + prefix + "/") as response:
                 response.get_data()  # read in full: the response was sent
-                return response.status_code
+                return response.status_code, list(response.headers.items())
         except Exception:  # the app raised (Flask propagates when testing)
-            return 500  # as its server would answer: nothing is recorded
+            return 500, []  # as its server would answer: nothing is recorded
 
     # The app beneath the middleware: what the middleware is answered.
     bare = Client(found.app, use_cookies=False)
@@ -319,7 +331,7 @@ def _swap(owner: Any, attribute: str, old: object, new: object) -> None:
 
 @contextmanager
 def _asgi(
-    app: Any, store: str | None, base_url: str | None, limited: bool
+    app: Any, store: str | None, base_url: str | None, limited: bool, hold: Hold | None
 ) -> Iterator[Replay]:
     # Imported here: the package needs no framework, and the test client needs
     # httpx (FastAPI and Starlette installs for testing have it).
@@ -332,14 +344,16 @@ def _asgi(
     root = app
     made: list[SitemapBase] = []
     if isinstance(app, ASGISitemapMiddleware):
-        config = overridden(app.config, store, base_url, limited)
+        config = overridden(app.config, store, base_url, limited, hold)
         if config is not app.config:
             root = ASGISitemapMiddleware(app.app, config)
             made.append(root)
     with TestClient(root):  # lifespan startup: the middleware exists, routes known
         found = get_sitemap(root)
         config = (
-            found.config if made else overridden(found.config, store, base_url, limited)
+            found.config
+            if made
+            else overridden(found.config, store, base_url, limited, hold)
         )
         if config is not found.config:
             # Starlette builds its middleware at startup: it is replaced now.
@@ -362,10 +376,10 @@ def _asgi(
         # router strips it); older releases leave it out of the path.
         sent = prefix if prefix and _path_holds_root(TestClient) else ""
 
-        def get(path: str) -> int:
+        def get(path: str) -> Answer:
             client.cookies.clear()  # anonymous, whatever an answer set
             response = client.get(sent + path, follow_redirects=False)
-            return response.status_code
+            return response.status_code, list(response.headers.multi_items())
 
         # The app beneath the middleware, asked through the layers above it
         # (they put the app and its state in the scope): the middleware is

@@ -1,15 +1,18 @@
 """Reading sitemaps that exist elsewhere: an XML sitemap, a sitemap index (its parts
 followed, from the source's own origin or folder only), gzip or not, or a text
 sitemap, from a file or an http(s) URL, turned into the entries of one site, each
-bad one reported rather than fatal. Every document is read through once before any
-entry is given, so a source refused half-way adds nothing.
+bad one reported rather than fatal. Every document is read through once (by expat,
+counting, building nothing) before any entry is given, so a source refused
+half-way adds nothing.
 """
 
 from __future__ import annotations
 
+import functools
 import gzip
 import io
 import os
+import re
 import shutil
 import tempfile
 import urllib.error
@@ -19,18 +22,23 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import IO, Any, Protocol
+from typing import IO, Any, Literal, Protocol
 from urllib.parse import parse_qsl, urljoin, urlsplit
 from xml.etree.ElementTree import Element, ParseError, XMLPullParser
+from xml.parsers import expat
 
 from .. import render
 from ..model import UNDATED, Entry
-from ..sitemaps import CHANGEFREQS, is_language_tag
-from ..urls import canonical_target
+from ..render import MAX_PATH_LENGTH
+from ..sitemaps import CHANGEFREQS, MAX_URL_LENGTH, is_language_tag
+from ..urls import canonical_origin, canonical_target, split_base_url
 
 SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 URLSET = f"{SITEMAP_NS}urlset"
 INDEX = f"{SITEMAP_NS}sitemapindex"
+# A root without the namespace is read the same way, its children without it
+# too: some generators leave the xmlns out, and the document is plainly one.
+ROOTS = {URLSET: SITEMAP_NS, INDEX: SITEMAP_NS, "urlset": "", "sitemapindex": ""}
 IMAGE_NS = "{http://www.google.com/schemas/sitemap-image/1.1}"
 XHTML_NS = "{http://www.w3.org/1999/xhtml}"
 # A read from a URL gives up after this many seconds without data.
@@ -73,12 +81,61 @@ class Problem:
 Item = Entry | Problem
 
 
-def read(
+@dataclass(frozen=True, slots=True)
+class _Document:
+    """A document read through: where it came from, its file, what its root
+    says (the namespace of its elements), and the entries it holds."""
+
+    where: str
+    local: _Local
+    ns: str
+    urls: int
+
+
+class Reading:
+    """A source read through (every document checked): :attr:`total`, the
+    entries its documents hold, and :meth:`items`."""
+
+    def __init__(
+        self,
+        documents: list[_Document],
+        problems: list[Problem],
+        base_url: str,
+        query: frozenset[str],
+    ) -> None:
+        self._documents = documents
+        self._problems = problems
+        self._base_url = base_url
+        self._query = query
+        self.total = sum(document.urls for document in documents)
+        """The ``<url>`` elements (or lines) of the documents: the entries
+        given, and the problems among them."""
+
+    def items(self) -> Iterator[Item]:
+        """The problems found checking, then each document's entries and
+        problems, in order."""
+        yield from self._problems
+        for document in self._documents:
+            with _opened(document.local.path, document.where) as stream:
+                if _is_text(stream):
+                    yield from _text(
+                        document.where, stream, self._base_url, self._query
+                    )
+                else:
+                    reader = _Reader(
+                        document.where, self._base_url, self._query, document.ns
+                    )
+                    yield from reader.read(stream)
+
+
+@contextmanager
+def reading(
     source: str, base_url: str, query: frozenset[str] = frozenset()
-) -> Iterator[Item]:
-    """The entries of ``source`` (a path or an http(s) URL) for the site at
-    ``base_url``, and a :class:`Problem` for each one left out: another site,
-    an unreadable ``<loc>``, a bad ``lastmod``, ``changefreq`` or ``priority``.
+) -> Iterator[Reading]:
+    """``source`` (a path or an http(s) URL) read through, for the site at
+    ``base_url``: its :class:`Reading` gives the entries and a
+    :class:`Problem` for each one left out: another site, an unreadable
+    ``<loc>``, a bad ``lastmod``, ``changefreq`` or ``priority``.
 
     A sitemap index is followed one level down, as the protocol allows no
     deeper: its parts are fetched from the source's own origin when ``source``
@@ -94,27 +151,35 @@ def read(
     """
     with ExitStack() as stack:
         top = _fetch(source, None, stack)
-        parts = _check(source, top)
-        documents = [(source, top)]
-        for loc in parts or ():
+        checked = _check(source, top)
+        documents = [_Document(source, top, checked.ns, checked.urls)]
+        problems: list[Problem] = []
+        for loc in checked.parts or ():
             part = _part(source, top, loc)
             if isinstance(part, Problem):
-                yield part
+                problems.append(part)
                 continue
             try:
                 local = _fetch(part, _origin(top.url), stack)
-                if _check(part, local) is not None:
+                found = _check(part, local)
+                if found.parts is not None:
                     raise SourceError("a sitemap index inside a sitemap index")
             except SourceError as exc:
-                yield Problem(part, str(exc))
+                problems.append(Problem(part, str(exc)))
                 continue
-            documents.append((part, local))
-        for where, local in documents:
-            with _opened(local.path, where) as stream:
-                if _is_text(stream):
-                    yield from _text(where, stream, base_url, query)
-                else:
-                    yield from _xml(where, stream, base_url, query)
+            documents.append(_Document(part, local, found.ns, found.urls))
+        yield Reading(documents, problems, base_url, query)
+
+
+def read(
+    source: str, base_url: str, query: frozenset[str] = frozenset()
+) -> Iterator[Item]:
+    """The items of :func:`reading` ``source``: entries and problems.
+
+    :raises SourceError: when ``source`` itself cannot be read.
+    """
+    with reading(source, base_url, query) as found:
+        yield from found.items()
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,27 +262,110 @@ def _part(source: str, top: _Local, loc: str) -> str | Problem:
     return os.path.join(os.path.dirname(source), name)
 
 
-def _check(source: str, local: _Local) -> list[str] | None:
-    """Read the document through: the ``<loc>`` of its parts if it is a
-    sitemap index, else ``None``.
+@dataclass(frozen=True, slots=True)
+class _Checked:
+    """What the checking pass learns of a document."""
+
+    parts: list[str] | None
+    """The ``<loc>`` of its parts if it is a sitemap index, else ``None``."""
+    ns: str
+    """The namespace of its elements, as ElementTree spells it (``{...}``), or
+    ``""`` for a root without one."""
+    urls: int
+    """Its ``<url>`` elements (lines of a text sitemap)."""
+
+
+def _check(source: str, local: _Local) -> _Checked:
+    """Read the document through, checking its shape (:func:`_shape`).
 
     :raises SourceError: it cannot be read, or is no sitemap.
     """
     with _opened(local.path, source) as stream:
         if _is_text(stream):
-            for _ in stream:  # gunzipped and bounded on the way
-                pass
-            return None
+            # Gunzipped and bounded on the way.
+            return _Checked(None, "", sum(1 for line in stream if line.strip()))
+        root, urls = _shape(source, stream)
+    ns = ROOTS[root]
+    if root not in (INDEX, "sitemapindex"):
+        return _Checked(None, ns, urls)
+    # An index is small (50,000 parts at most): read again for its <loc>s.
+    with _opened(local.path, source) as stream:
         elements = _children(source, stream)
-        root = next(elements)
-        if root.tag == INDEX:
-            locs = (
-                _child(e, "loc") for e in elements if e.tag == f"{SITEMAP_NS}sitemap"
+        next(elements)
+        locs = (_child(e, "loc", ns) for e in elements if e.tag == f"{ns}sitemap")
+        return _Checked([loc for loc in locs if loc], ns, 0)
+
+
+def _shape(source: str, stream: IO[bytes]) -> tuple[str, int]:
+    """The root's tag (as ElementTree spells it) and the ``<url>`` children
+    of a document read through by expat, which builds nothing: only start and
+    end handlers count depth and elements, so that this pass costs a fraction
+    of the entries' one. Fed as :func:`_events` feeds.
+
+    :raises SourceError: not well-formed, not a sitemap, nested deeper than
+        :data:`MAX_DEPTH`, a child of more than :data:`MAX_ELEMENTS`, a
+        ``<url>`` below another element, or more than :data:`MAX_ELEMENTS`
+        elements outside any ``<url>`` (the entries' pass keeps those).
+    """
+    parser = expat.ParserCreate(namespace_separator="}")
+    root = url = ""
+    depth = elements = urls = stray = starts = 0
+    inside = False
+
+    def start(name: str, attributes: object) -> None:
+        nonlocal root, url, depth, elements, urls, stray, starts, inside
+        depth += 1
+        starts += 1
+        if depth == 1:
+            root = "{" + name if "}" in name else name
+            if root not in ROOTS:
+                raise SourceError(_not_a_sitemap(source, root))
+            url = ROOTS[root][1:] + "url" if ROOTS[root] else "url"
+            return
+        elements += 1
+        if depth == 2:
+            inside = name == url
+            urls += inside
+        elif name == url:
+            raise SourceError(f"{source} is not a sitemap: a <url> below the top")
+        if not inside:
+            stray += 1
+        if depth > MAX_DEPTH or elements > MAX_ELEMENTS or stray > MAX_ELEMENTS:
+            raise SourceError(
+                f"{source} is not a sitemap: elements nested deeper than"
+                f" {MAX_DEPTH} or more than {MAX_ELEMENTS:,} in one entry"
             )
-            return [loc for loc in locs if loc]
-        for _ in elements:
-            pass
-        return None
+
+    def end(name: str) -> None:
+        nonlocal depth, elements
+        depth -= 1
+        if depth == 1:
+            elements = 0
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    size = CHUNK
+    try:
+        while data := stream.read(size):
+            seen = starts
+            parser.Parse(data, False)
+            size = CHUNK if starts != seen else size * 2
+        parser.Parse(b"", True)
+    except expat.ExpatError as exc:
+        raise SourceError(f"{source} is not well-formed XML: {exc}") from exc
+    if not root:
+        raise SourceError(f"{source} is not well-formed XML: no element found")
+    return root, urls if root in (URLSET, "urlset") else 0
+
+
+def _not_a_sitemap(source: str, root: str) -> str:
+    ns, _, name = root[1:].rpartition("}") if root.startswith("{") else ("", "", root)
+    if name in ("urlset", "sitemapindex"):
+        return (
+            f"{source} is not a sitemap: its root <{name}> is in the namespace "
+            f"{ns!r}, not {SITEMAP_NS[1:-1]!r}"
+        )
+    return f"{source} is not a sitemap (root {root!r})"
 
 
 def _is_text(stream: io.BufferedReader[Any]) -> bool:
@@ -289,58 +437,39 @@ def _text(
         yield Entry(path, UNDATED)
 
 
-def _xml(
-    source: str, stream: IO[bytes], base_url: str, query: frozenset[str]
-) -> Iterator[Item]:
-    """The entries of a ``<urlset>`` (none of an index: its parts give them)."""
-    elements = _children(source, stream)
-    if next(elements).tag == URLSET:
-        for element in elements:
-            if element.tag == f"{SITEMAP_NS}url":
-                yield _entry(source, element, base_url, query)
-
-
 def _children(source: str, stream: IO[bytes]) -> Iterator[Element]:
-    """The root element of a sitemap or sitemap index, then each child of the
-    root once read whole, cleared when the next is asked for: memory holds
-    one ``<url>`` at a time, whatever the document's size.
+    """The root element of a sitemap index, then each child of the root once
+    read whole, cleared when the next is asked for (the document was checked
+    by :func:`_shape`).
 
-    :raises SourceError: not well-formed, not a sitemap, nested deeper than
-        :data:`MAX_DEPTH` or a child of more than :data:`MAX_ELEMENTS`.
+    :raises SourceError: not well-formed.
     """
     try:
-        events = _events(stream)
+        events = _events(stream, ("start", "end"))
         _, root = next(events)
-        if root.tag not in (URLSET, INDEX):
-            raise SourceError(f"{source} is not a sitemap (root {root.tag!r})")
         yield root
-        depth, elements = 1, 0
+        depth = 1
         for event, element in events:
             if event == "start":
                 depth += 1
-                elements += 1
-                if depth > MAX_DEPTH or elements > MAX_ELEMENTS:
-                    raise SourceError(
-                        f"{source} is not a sitemap: elements nested deeper than"
-                        f" {MAX_DEPTH} or more than {MAX_ELEMENTS:,} in one entry"
-                    )
                 continue
             depth -= 1
             if depth == 1:
                 yield element
                 root.clear()
-                elements = 0
     except ParseError as exc:
         raise SourceError(f"{source} is not well-formed XML: {exc}") from exc
 
 
-def _events(stream: IO[bytes]) -> Iterator[tuple[str, Element]]:
-    """The parser's start and end events, fed :data:`CHUNK` bytes at a time,
-    doubling while a feed brings no event: expat before 2.6 reads an
-    unfinished token again from its start at every feed, so that equal feeds
-    cost the square of a long token's size (a comment of megabytes took
-    minutes) and doubling ones stay linear."""
-    parser: XMLPullParser[Element] = XMLPullParser(events=("start", "end"))
+def _events(
+    stream: IO[bytes], events: tuple[Literal["start", "end"], ...]
+) -> Iterator[tuple[str, Element]]:
+    """The parser's ``events``, fed :data:`CHUNK` bytes at a time, doubling
+    while a feed brings no event: expat before 2.6 reads an unfinished token
+    again from its start at every feed, so that equal feeds cost the square of
+    a long token's size (a comment of megabytes took minutes) and doubling
+    ones stay linear."""
+    parser: XMLPullParser[Element] = XMLPullParser(events=events)
     size = CHUNK
     while data := stream.read(size):
         parser.feed(data)
@@ -364,54 +493,162 @@ def _child(element: Element, name: str, ns: str = SITEMAP_NS) -> str | None:
     return found.text.strip()
 
 
-def _entry(source: str, url: Element, base_url: str, query: frozenset[str]) -> Item:
-    loc = _child(url, "loc")
-    if not loc:
-        return Problem(source, "a <url> without <loc>")
-    where = f"{source}: {_shown(loc)}"
-    path = _path(loc, base_url, query)
-    if isinstance(path, Problem):
-        return Problem(where, path.reason)
-    try:
-        lastmod = _lastmod(_child(url, "lastmod"))
-    except ValueError:
-        return Problem(where, f"lastmod {_child(url, 'lastmod')!r} is no W3C datetime")
-    changefreq = _child(url, "changefreq")
-    if changefreq is not None and changefreq not in CHANGEFREQS:
-        return Problem(where, f"changefreq {changefreq!r} is not one of the protocol's")
-    priority_text = _child(url, "priority")
-    try:
-        priority = None if priority_text is None else float(priority_text)
-    except ValueError:
-        return Problem(where, f"priority {priority_text!r} is no number")
-    images: list[str] = []
-    for image in url.iter(f"{IMAGE_NS}image"):
-        src = _child(image, "loc", IMAGE_NS)
-        if src:
-            # Images on the site are stored as paths, others as given.
-            own = _path(src, base_url, frozenset())
-            images.append(src if isinstance(own, Problem) else own)
-    alternates: list[tuple[str, str]] = []
-    for link in url.iter(f"{XHTML_NS}link"):
-        hreflang, href = link.get("hreflang"), link.get("href")
-        if link.get("rel") != "alternate" or not hreflang or not href:
-            continue
-        target = _path(href, base_url, query)
-        if not isinstance(target, Problem) and is_language_tag(hreflang):
-            alternates.append((hreflang, target))
-    entry = Entry(
-        path,
-        UNDATED if lastmod is None else lastmod,  # no <lastmod>: no date
-        changefreq=changefreq,
-        priority=priority,
-        alternates=tuple(alternates),
-        images=tuple(dict.fromkeys(images)),
-    )
-    try:
-        render.fragment(entry, 0)  # what no sitemap may hold fails here
-    except ValueError as exc:
-        return Problem(where, str(exc))
-    return entry
+# The paths the fast path takes as they are: what normalise_path keeps
+# unchanged (RFC 3986 pchar and "/", no percent-encoding, no query), its dot
+# segments aside.
+_PLAIN_PATH = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*").fullmatch
+
+
+class _Reader:
+    """The entries of one ``<urlset>`` document of ``source`` (checked by
+    :func:`_shape`) for the site at ``base_url``: each ``<url>`` taken whole
+    from the parser's end events, then cleared, so that memory holds one at a
+    time. The common ``<url>`` (``loc``, ``lastmod``, ``changefreq``,
+    ``priority``, each once, an absolute URL on the base URL's origin with a
+    plain path) takes :meth:`entry`'s fast path; the rest :meth:`full`, with
+    the same result (tests/cli/test_sources.py proves it)."""
+
+    def __init__(
+        self, source: str, base_url: str, query: frozenset[str], ns: str
+    ) -> None:
+        self.source = source
+        self.base_url = base_url
+        self.query = query
+        self.ns = ns
+        self.now = datetime.now(timezone.utc)
+        """No lastmod is later than this (the read's start)."""
+        self._url = f"{ns}url"
+        self._loc = f"{ns}loc"
+        self._lastmod = f"{ns}lastmod"
+        self._changefreq = f"{ns}changefreq"
+        self._priority = f"{ns}priority"
+        self._simple = {self._loc, self._lastmod, self._changefreq, self._priority}
+        home, prefix = split_base_url(base_url)
+        # The fast path compares text: only for a base URL in canonical form.
+        canonical = canonical_origin(urlsplit(home)) == home
+        self._start = f"{home}{prefix}/" if canonical else None
+        self._cut = len(home) + len(prefix)
+
+    def read(self, stream: IO[bytes]) -> Iterator[Item]:
+        """The entries and problems of the document in ``stream``.
+
+        :raises SourceError: not well-formed (it was when checked: the file
+            changed).
+        """
+        url = self._url
+        try:
+            for _, element in _events(stream, ("end",)):
+                if element.tag == url:
+                    yield self.entry(element)
+                    element.clear()
+        except ParseError as exc:
+            raise SourceError(f"{self.source} is not well-formed XML: {exc}") from exc
+
+    def entry(self, url: Element) -> Item:
+        """The entry of one ``<url>``, or its problem."""
+        # Each element once, none but the four (the first of a repeated one
+        # is what find() gives: the full path reads those).
+        children = {child.tag: child.text for child in url}
+        if len(children) != len(url) or not children.keys() <= self._simple:
+            return self.full(url)
+        loc = children.get(self._loc)
+        path = None if loc is None else self._plain(loc.strip())
+        if path is None:
+            return self.full(url)
+        text = children.get(self._lastmod)
+        try:
+            lastmod = None if text is None else _dated(text.strip(), self.now)
+        except ValueError:
+            return self.full(url)
+        changefreq = children.get(self._changefreq)
+        if changefreq is not None:
+            changefreq = changefreq.strip()
+            if changefreq not in CHANGEFREQS:
+                return self.full(url)
+        text = children.get(self._priority)
+        try:
+            priority = None if text is None else float(text)
+        except ValueError:
+            return self.full(url)
+        if priority is not None and not 0.0 <= priority <= 1.0:
+            return self.full(url)
+        # Positional: a frozen dataclass's keywords cost more than the rest.
+        return Entry(
+            path, UNDATED if lastmod is None else lastmod, None, changefreq, priority
+        )
+
+    def _plain(self, loc: str) -> str | None:
+        """The stored form of ``loc`` when it is plainly one of the site's
+        (what :func:`canonical_target` would give, unchanged), else ``None``:
+        the full path decides."""
+        start = self._start
+        if start is None or not loc.startswith(start):
+            return None
+        path = loc[self._cut :]
+        if (
+            "/." in path
+            or len(path) > MAX_PATH_LENGTH
+            or len(self.base_url) + len(path) > MAX_URL_LENGTH
+            or not _PLAIN_PATH(path)
+        ):
+            return None
+        return path
+
+    def full(self, url: Element) -> Item:
+        """The entry of any ``<url>``, read in full (images, alternates, any
+        URL), or its problem."""
+        source, base_url, query, ns = self.source, self.base_url, self.query, self.ns
+        loc = _child(url, "loc", ns)
+        if not loc:
+            return Problem(source, "a <url> without <loc>")
+        where = f"{source}: {_shown(loc)}"
+        path = _path(loc, base_url, query)
+        if isinstance(path, Problem):
+            return Problem(where, path.reason)
+        try:
+            lastmod = _lastmod(_child(url, "lastmod", ns), self.now)
+        except ValueError:
+            return Problem(
+                where, f"lastmod {_child(url, 'lastmod', ns)!r} is no W3C datetime"
+            )
+        changefreq = _child(url, "changefreq", ns)
+        if changefreq is not None and changefreq not in CHANGEFREQS:
+            return Problem(
+                where, f"changefreq {changefreq!r} is not one of the protocol's"
+            )
+        priority_text = _child(url, "priority", ns)
+        try:
+            priority = None if priority_text is None else float(priority_text)
+        except ValueError:
+            return Problem(where, f"priority {priority_text!r} is no number")
+        images: list[str] = []
+        for image in url.iter(f"{IMAGE_NS}image"):
+            src = _child(image, "loc", IMAGE_NS)
+            if src:
+                # Images on the site are stored as paths, others as given.
+                own = _path(src, base_url, frozenset())
+                images.append(src if isinstance(own, Problem) else own)
+        alternates: list[tuple[str, str]] = []
+        for link in url.iter(f"{XHTML_NS}link"):
+            hreflang, href = link.get("hreflang"), link.get("href")
+            if link.get("rel") != "alternate" or not hreflang or not href:
+                continue
+            target = _path(href, base_url, query)
+            if not isinstance(target, Problem) and is_language_tag(hreflang):
+                alternates.append((hreflang, target))
+        entry = Entry(
+            path,
+            UNDATED if lastmod is None else lastmod,  # no <lastmod>: no date
+            changefreq=changefreq,
+            priority=priority,
+            alternates=tuple(alternates),
+            images=tuple(dict.fromkeys(images)),
+        )
+        try:
+            render.fragment(entry, 0)  # what no sitemap may hold fails here
+        except ValueError as exc:
+            return Problem(where, str(exc))
+        return entry
 
 
 def _path(url: str, base_url: str, query: frozenset[str]) -> str | Problem:
@@ -436,17 +673,24 @@ def _names(query: str) -> set[str]:
     return {name for name, _ in parse_qsl(query, keep_blank_values=True)}
 
 
-def _lastmod(text: str | None) -> datetime | None:
-    """A W3C datetime as an aware datetime, never later than now."""
-    if text is None:
-        return None
+def _lastmod(text: str | None, now: datetime) -> datetime | None:
+    """A W3C datetime as an aware datetime, never later than ``now``."""
+    return None if text is None else _dated(text, now)
+
+
+@functools.lru_cache(maxsize=4096)
+def _dated(text: str, now: datetime) -> datetime:
+    """:func:`_lastmod` of a text, read once: a sitemap's dates repeat."""
     moment = None
-    for form in _SHORT_FORMS:
-        try:
-            moment = datetime.strptime(text, form)
-            break
-        except ValueError:
-            pass
+    # A year, or a year and month: longer text is neither (and the common
+    # date and datetime skip two failed strptime calls).
+    if len(text) <= len("2024-01"):
+        for form in _SHORT_FORMS:
+            try:
+                moment = datetime.strptime(text, form)
+                break
+            except ValueError:
+                pass
     if moment is None:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
     if moment.tzinfo is None:
@@ -454,7 +698,7 @@ def _lastmod(text: str | None) -> datetime | None:
         if len(text) > 10:
             raise ValueError(f"{text!r} has a time but no zone")
         moment = moment.replace(tzinfo=timezone.utc)
-    return min(moment, datetime.now(timezone.utc))
+    return min(moment, now)
 
 
 def count_problems(

@@ -11,8 +11,9 @@ from collections.abc import Callable
 from typing import Final, NamedTuple
 
 from ..config import Config
-from ..reasons import DEPENDS, RECORD, Skipped
+from ..reasons import DEPENDS, RECORD, Dropped, Skipped
 from ..recording.refusal import Query, Refusal, refuse
+from ..recording.writer import NOTED_NOT_ADMITTED, NOTED_REMOVED
 from ..routes import Route, Routes
 from ..sitemaps import MAX_URL_LENGTH
 from ..watching.policy import REMOVAL_STATUSES, Policy
@@ -151,6 +152,36 @@ ANSWERS: Final[dict[str, Callable[[int, Headers], str]]] = {
     ),
 }
 """The words of each reason ``Policy.response_action`` gives a response."""
+
+DECIDED: Final[dict[str, str]] = {
+    Skipped.NOINDEX: "the page says noindex (a robots meta tag or X-Robots-Tag)",
+    Skipped.CANONICAL_OTHER: "its canonical link names another URL",
+    Skipped.HREFLANG_INCOMPLETE: (
+        "its hreflang alternates do not all name it back: written without them"
+    ),
+    Skipped.HREFLANG_MISMATCH: "its hreflang alternates disagree with another page's",
+    Skipped.HEAD_TOO_LONG: (
+        "its <head> goes on past what is read (a noindex may follow): not recorded"
+    ),
+    Skipped.UNSTORABLE: "a value no sitemap may hold (its entry does not render)",
+    Skipped.NOT_EXACT: "the request was not the stored spelling of its URL",
+    Dropped.CAP: "the store holds max_urls pages already",
+    Dropped.ROUTE_CAP: "its route holds its max_urls pages already",
+    Dropped.RATE: "more new pages than new_urls_per_minute allows",
+    Dropped.QUEUE_FULL: "the recording queue was full",
+    Dropped.STORE_DOWN: "the store could not be written",
+    Dropped.READ_ONLY: "the store can only be read",
+    NOTED_NOT_ADMITTED: "not admitted: the store or its route holds its max_urls pages",
+    NOTED_REMOVED: "the middleware's removal rules took it out",
+}
+"""The words of what a writer decided about a page (the decisions log's
+codes: the body's rules, the caps), for a page its status and headers do
+not explain."""
+
+
+def decided(code: str) -> str:
+    """The words of a writer's decision (:data:`DECIDED`), else the code."""
+    return DECIDED.get(code, code.replace("_", " "))
 
 
 def answered(config: Config, status: int, headers: Headers, target: str) -> str | None:

@@ -151,12 +151,13 @@ def test_list_needs_the_base_url(uri: str) -> None:
 
 
 def test_remove_takes_stored_urls_out_and_says_which_were_not_there(uri: str) -> None:
-    code, out, _ = _run(
+    code, out, err = _run(
         "remove", "--store", uri, "--base-url", BASE, f"{BASE}/about", f"{BASE}/nope"
     )
     assert code == Exit.PROBLEMS
-    assert f"removed: {BASE}/about" in out
-    assert f"not listed: {BASE}/nope" in out
+    assert out == f"removed: {BASE}/about\n"
+    # A refusal goes to stderr, as every error does: stdout lists what was done.
+    assert err == f"not listed: {BASE}/nope\n"
     _, out, _ = _run("list", "--store", uri, "--base-url", BASE)
     assert out.splitlines() == [f"{BASE}/", f"{BASE}/blog/a"]
 
@@ -549,5 +550,7 @@ def test_progress_shows_on_a_terminal_only(tmp_path: Path) -> None:
     source.write_text("".join(f"{BASE}/p{n}\n" for n in range(2000)))
     shown = _stderr_of_import(source, f"sqlite:///{tmp_path / 'a.sqlite3'}", True)
     assert "importing" in shown
+    # The total is known once the source is checked: the bar counts to it.
+    assert "2000/2000" in shown
     piped = _stderr_of_import(source, f"sqlite:///{tmp_path / 'b.sqlite3'}", False)
     assert piped == ""

@@ -150,7 +150,9 @@ def test_seed_does_not_record_private_pages(example: str, uri: str) -> None:
     assert code == Exit.OK
     assert not set(PRIVATE) & set(_paths(uri))
     assert f"not requested: {BASE}/account: excluded" in out
-    assert f"not recorded: {BASE}/gone (answered 410)" in out
+    # Each page not recorded is named with the reason, in explain's words.
+    assert f"not recorded: {BASE}/gone: it answers an anonymous GET with 410" in out
+    assert f"not recorded: {BASE}/draft: the page says noindex" in out
 
 
 SIDE_EFFECTS = """
@@ -362,7 +364,7 @@ def test_seed_reports_params_that_name_no_page(
     code, out, err = _run("seed", "--app", name)
     assert code == Exit.PROBLEMS
     assert "skipped /tags/<tag>: a parameter without a value" in err
-    assert f"not recorded: {BASE}/boom (answered 500)" in out
+    assert f"not recorded: {BASE}/boom: it answers an anonymous GET with 500" in out
     assert _paths(uri) == ["/tags/a%20b"]
     assert "recorded 1" in out
 
@@ -390,24 +392,35 @@ def test_verify_removes_a_page_that_turned_404(example: str, uri: str) -> None:
     args = ("--app", f"{example}:create_app", "--store", uri)
     code, out, _ = _run("verify", *args)
     assert code == Exit.OK
-    assert f"removed: {BASE}/blog/deleted-post (answered 404)" in out
-    assert f"removed: {BASE}/old (answered 301)" in out
+    assert (
+        f"removed: {BASE}/blog/deleted-post: it answers an anonymous GET with 404"
+        in out
+    )
+    assert f"removed: {BASE}/old: it answers an anonymous GET with 301" in out
     assert f"{PUBLIC + 2} URLs: 2 removed" in out
     assert _paths(uri) == demo_content.PUBLIC_PATHS
     code, out, _ = _run("verify", "--check", *args)
-    assert (code, out.strip()) == (Exit.OK, f"verified {PUBLIC} URLs: 0 removed")
+    assert (code, out.strip()) == (
+        Exit.OK,
+        f"verified {PUBLIC} URLs: 0 would be removed (nothing changed)",
+    )
 
 
-def test_verify_check_exits_1_as_a_real_process(example: str, uri: str) -> None:
+def test_verify_check_changes_nothing_and_exits_1_as_a_real_process(
+    example: str, uri: str
+) -> None:
+    """As ruff --check and black --check: what would change is said, nothing
+    is changed, the exit code tells."""
     store = open_store(uri)
-    store.upsert([Entry("/about", OLD), Entry("/gone", OLD)])
+    store.upsert([Entry("/about", OLD, "stale"), Entry("/gone", OLD)])
     store.close()
     code, out, _ = _process(
         "verify", "--check", "--app", f"{example}:create_app", "--store", uri
     )
     assert code == Exit.PROBLEMS
-    assert f"removed: {BASE}/gone (answered 410)" in out
-    assert _paths(uri) == ["/about"]
+    assert f"would remove: {BASE}/gone: it answers an anonymous GET with 410" in out
+    assert _paths(uri) == ["/about", "/gone"]
+    assert _entry(uri, "/about").fingerprint == "stale"  # not even a visit's update
 
 
 def test_verify_requests_the_stored_spelling_only(example: str, uri: str) -> None:
@@ -749,7 +762,8 @@ def test_flask_sitemap_as_a_real_process(uri: str) -> None:
         *args, "verify", "--check", "--store", uri, program="flask"
     )
     assert code == Exit.PROBLEMS, err
-    assert "removed: http://127.0.0.1:8000/blog/deleted-post (answered 404)" in out
+    assert f"would remove: {BASE}/blog/deleted-post: it answers an anonymous GET" in out
+    assert "/blog/deleted-post" in _paths(uri)
     code, out, _ = _process(*args, "prune", "--store", uri, program="flask")
     assert code == Exit.OK
     assert "0 removed" in out

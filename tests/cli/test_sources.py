@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from support.helpers import serve_in_thread
 
 from sitemap_middleware import Entry, open_store
@@ -247,3 +249,179 @@ def test_an_import_never_overrules_what_visits_recorded(
     assert sorted(entries) == ["/kept", "/new"]
     kept = entries["/kept"]
     assert (kept.lastmod, kept.fingerprint, kept.title) == (WHEN, "f", "Kept")
+
+
+# -- the fast path of an entry -------------------------------------------------------
+
+_SEGMENTS = st.sampled_from(
+    ["a", "b-c.html", ".", "..", ".well-known", "", "%41", "%2f", "é", "x?y=1", "#f",
+     ";p=1", "a b", "A~_!$&'()*+,;=:@", "\t", "token123abcdef4567890xyz", "shop"]
+)  # fmt: skip
+_LOCS = st.one_of(
+    st.builds(
+        lambda origin, segments: origin + "".join("/" + s for s in segments),
+        st.sampled_from(
+            [
+                f"{BASE}",
+                f"{BASE}/shop",
+                "https://WWW.example.com",
+                "https://www.example.com:443",
+                "http://www.example.com",
+                "https://www.example.org",
+                "https://user@www.example.com",
+                "",
+                " ",
+            ]
+        ),
+        st.lists(_SEGMENTS, max_size=5),
+    ),
+    st.text(max_size=20),
+)
+_LASTMODS = st.one_of(
+    st.none(),
+    st.builds(
+        "{:04d}-{:02d}-{:02d}".format,
+        st.integers(1, 9999),
+        st.integers(0, 13),
+        st.integers(0, 32),
+    ),
+    st.builds(
+        lambda day, time, zone: f"{day}T{time}{zone}",
+        st.sampled_from(["2024-05-01", "2099-01-01", "1999-12-31", "2024-5-1"]),
+        st.sampled_from(["10:00", "10:00:30", "10:00:30.25", "25:00", ""]),
+        st.sampled_from(["Z", "+02:00", "-05:30", "", "+2", " "]),
+    ),
+    st.sampled_from(["2024", "2024-05", "2024-5", "24", "", " ", "now"]),
+    st.text(max_size=12),
+)
+_CHANGEFREQS = st.one_of(st.none(), st.sampled_from(["daily", "weekly", "Daily", ""]))
+_PRIORITIES = st.one_of(
+    st.none(),
+    st.sampled_from(["0.5", "1.0", "1", "0", "2", "-0.1", "nan", "x", "1e-1", ""]),
+)
+
+
+def _element(tag: str, text: str | None) -> str:
+    from xml.sax.saxutils import escape
+
+    if text is None:
+        return ""
+    return (
+        f"<{tag}>{escape(''.join(c for c in text if c >= ' ' or c in chr(9)))}</{tag}>"
+    )
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    _LOCS,
+    _LASTMODS,
+    _CHANGEFREQS,
+    _PRIORITIES,
+    st.sampled_from(["", "<loc>second</loc>", "<other/>", "<image:image/>"]),
+    st.sampled_from(["", "/shop"]),
+)
+def test_the_fast_path_gives_what_the_full_reading_gives(
+    loc: str,
+    lastmod: str | None,
+    changefreq: str | None,
+    priority: str | None,
+    extra: str,
+    prefix: str,
+) -> None:
+    """Any <url>, plain or not: the same entry, or the same problem."""
+    from xml.etree.ElementTree import fromstring
+
+    from sitemap_middleware.cli.sources import SITEMAP_NS, _Reader
+
+    body = (
+        _element("loc", loc)
+        + _element("lastmod", lastmod)
+        + _element("changefreq", changefreq)
+        + _element("priority", priority)
+        + extra
+    )
+    url = fromstring(
+        f'<url xmlns="{NS}" xmlns:image="http://www.google.com/schemas/'
+        f'sitemap-image/1.1">{body}</url>'
+    )
+    reader = _Reader("s.xml", BASE + prefix, frozenset(), SITEMAP_NS)
+    assert reader.entry(url) == reader.full(url)
+
+
+def test_the_fast_path_takes_the_common_entry() -> None:
+    from xml.etree.ElementTree import fromstring
+
+    from sitemap_middleware.cli.sources import SITEMAP_NS, _Reader
+
+    reader = _Reader("s.xml", BASE, frozenset(), SITEMAP_NS)
+    url = fromstring(
+        f'<url xmlns="{NS}"><loc>{BASE}/a/b-c</loc><lastmod>2024-05-01</lastmod>'
+        "<priority>0.5</priority></url>"
+    )
+    assert reader._plain(f"{BASE}/a/b-c") == "/a/b-c"
+    entry = reader.entry(url)
+    assert isinstance(entry, Entry)
+    assert (entry.path, entry.lastmod, entry.priority) == (
+        "/a/b-c",
+        datetime(2024, 5, 1, tzinfo=timezone.utc),
+        0.5,
+    )
+
+
+# -- the namespace --------------------------------------------------------------------
+
+
+def test_a_sitemap_without_the_namespace_is_read(tmp_path: Path, store: str) -> None:
+    source = tmp_path / "plain.xml"
+    source.write_text(f"<urlset><url><loc>{BASE}/plain</loc></url></urlset>")
+    code, out, _ = _import(store, str(source))
+    assert code == Exit.OK
+    assert out.startswith("imported 1 entry (1 new URL);")
+    assert paths(store) == ["/kept", "/plain"]
+
+
+def test_a_root_in_another_namespace_is_named(tmp_path: Path, store: str) -> None:
+    source = tmp_path / "other.xml"
+    source.write_text(
+        f'<urlset xmlns="http://example.com/ns"><url><loc>{BASE}/a</loc></url></urlset>'
+    )
+    code, _, err = _import(store, str(source))
+    assert code == Exit.SOURCE
+    assert err == (
+        f"Error: {source} is not a sitemap: its root <urlset> is in the namespace "
+        "'http://example.com/ns', not 'http://www.sitemaps.org/schemas/sitemap/0.9'\n"
+    )
+
+
+def _both(body: str, prefix: str = "") -> tuple[object, object]:
+    from xml.etree.ElementTree import fromstring
+
+    from sitemap_middleware.cli.sources import SITEMAP_NS, _Reader
+
+    reader = _Reader("s.xml", BASE + prefix, frozenset(), SITEMAP_NS)
+    url = fromstring(f'<url xmlns="{NS}">{body}</url>')
+    return reader.entry(url), reader.full(url)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_LOCS, st.sampled_from(["", "/shop"]))
+def test_the_fast_path_reads_each_loc_as_the_full_reading(
+    loc: str, prefix: str
+) -> None:
+    fast, full = _both(_element("loc", loc), prefix)
+    assert fast == full
+
+
+@settings(max_examples=300, deadline=None)
+@given(_LASTMODS, _CHANGEFREQS, _PRIORITIES)
+def test_the_fast_path_reads_each_date_as_the_full_reading(
+    lastmod: str | None, changefreq: str | None, priority: str | None
+) -> None:
+    body = (
+        _element("loc", f"{BASE}/a")
+        + _element("lastmod", lastmod)
+        + _element("changefreq", changefreq)
+        + _element("priority", priority)
+    )
+    fast, full = _both(body)
+    assert fast == full

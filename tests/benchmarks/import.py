@@ -1,0 +1,139 @@
+"""``sitemap-middleware import`` of a sitemap file against ``store.upsert`` of the
+same entries into a new SQLite store, side by side in the same run: what reading
+the file costs (the checking pass, the parse of each entry's URL and dates, the
+``known`` read of each batch) beyond the store's own writing.
+
+The sitemap: N URLs on the base URL's origin, each with a ``<lastmod>`` (every
+third a date alone, the rest full W3C datetimes), a ``<changefreq>`` and a
+``<priority>``, in one ``<urlset>`` (parts of 50,000 URLs under an index when N
+is larger, as the protocol wants). The import runs in process through click's
+test runner (no terminal: no progress bar); the upsert gets the entries the
+import stores, built beforehand. Each is timed on a fresh store, best of 3.
+
+Target: import <= 1.3x upsert.
+
+Run it from the repository root with the project's virtualenv::
+
+    python tests/benchmarks/import.py             # 100,000 URLs, ~1 minute
+    python tests/benchmarks/import.py --n 20000   # a quick look
+
+It is a measurement, not a test: the exit status is 0 whatever the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path[:0] = [str(ROOT)]
+
+from click.testing import CliRunner  # noqa: E402
+
+from sitemap_middleware import Entry, open_store  # noqa: E402
+from sitemap_middleware.cli import main  # noqa: E402
+
+BASE = "https://www.example.com"
+NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+PART = 50_000
+
+
+def _entries(n: int) -> list[Entry]:
+    entries = []
+    for i in range(n):
+        when = T0 + timedelta(minutes=i)
+        if i % 3 == 0:
+            when = when.replace(hour=0, minute=0)
+        entries.append(
+            Entry(
+                f"/blog/{i // 100}/post-{i}",
+                when,
+                changefreq="weekly",
+                priority=0.5,
+            )
+        )
+    return entries
+
+
+def _urlset(entries: list[Entry]) -> str:
+    rows = []
+    for n, entry in enumerate(entries):
+        assert entry.lastmod is not None
+        stamp = (
+            entry.lastmod.strftime("%Y-%m-%d")
+            if n % 3 == 0
+            else entry.lastmod.strftime("%Y-%m-%dT%H:%M:%S+00:00")
+        )
+        rows.append(
+            f"<url><loc>{BASE}{entry.path}</loc><lastmod>{stamp}</lastmod>"
+            "<changefreq>weekly</changefreq><priority>0.5</priority></url>\n"
+        )
+    head = f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{NS}">\n'
+    return f"{head}{''.join(rows)}</urlset>\n"
+
+
+def _sitemap(folder: str, entries: list[Entry]) -> str:
+    if len(entries) <= PART:
+        path = os.path.join(folder, "sitemap.xml")
+        Path(path).write_text(_urlset(entries))
+        return path
+    locs = []
+    for start in range(0, len(entries), PART):
+        name = f"sitemap-{start // PART + 1}.xml"
+        Path(folder, name).write_text(_urlset(entries[start : start + PART]))
+        locs.append(f"<sitemap><loc>{BASE}/{name}</loc></sitemap>")
+    path = os.path.join(folder, "sitemap.xml")
+    Path(path).write_text(f'<sitemapindex xmlns="{NS}">{"".join(locs)}</sitemapindex>')
+    return path
+
+
+def _timed_import(source: str, uri: str) -> float:
+    start = time.perf_counter()
+    result = CliRunner().invoke(
+        main, ["import", "--store", uri, "--base-url", BASE, source]
+    )
+    took = time.perf_counter() - start
+    assert result.exit_code == 0, result.output
+    return took
+
+
+def _timed_upsert(entries: list[Entry], uri: str) -> float:
+    store = open_store(uri)
+    try:
+        start = time.perf_counter()
+        for begin in range(0, len(entries), 1000):
+            store.upsert(entries[begin : begin + 1000])
+        return time.perf_counter() - start
+    finally:
+        store.close()
+
+
+def main_() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    n, rounds = parser.parse_args().n, parser.parse_args().rounds
+    entries = _entries(n)
+    with tempfile.TemporaryDirectory() as folder:
+        source = _sitemap(folder, entries)
+        imports, upserts = [], []
+        for round_ in range(rounds):
+            uri = f"sqlite:///{folder}/import-{round_}.sqlite3"
+            imports.append(_timed_import(source, uri))
+            uri = f"sqlite:///{folder}/upsert-{round_}.sqlite3"
+            upserts.append(_timed_upsert(entries, uri))
+    best_import, best_upsert = min(imports), min(upserts)
+    print(f"{n:,} URLs, best of {rounds}")
+    print(f"  store.upsert: {best_upsert:6.2f} s  ({n / best_upsert:,.0f} URLs/s)")
+    print(f"  import:       {best_import:6.2f} s  ({n / best_import:,.0f} URLs/s)")
+    print(f"  ratio:        {best_import / best_upsert:6.2f}x (target <= 1.3x)")
+
+
+if __name__ == "__main__":
+    main_()

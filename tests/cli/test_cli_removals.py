@@ -1,0 +1,231 @@
+"""The commands that remove, verify and prune: a preview (--dry-run), a check that
+changes nothing (--check), a brake before a run removes much of the store (asked
+on a terminal, refused elsewhere, --yes), nothing removed before the whole run is
+decided, each URL named with its reason, and --json for scripts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import demo_content
+import pytest
+from click.testing import CliRunner
+
+from sitemap_middleware import Entry, open_store
+from sitemap_middleware.cli import BRAKE_URLS, Exit, main
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE = "http://127.0.0.1:8000"  # the examples' base_url
+OLD = datetime(2020, 1, 1, tzinfo=timezone.utc)
+
+
+@pytest.fixture(params=["flask_app", "fastapi_app"])
+def example(request: pytest.FixtureRequest) -> str:
+    name: str = request.param
+    return name
+
+
+@pytest.fixture
+def uri(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'site.sqlite3'}"
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+def _paths(uri: str) -> list[str]:
+    store = open_store(uri)
+    try:
+        return sorted(e.path for p in store.parts() for e in store.entries(p.number))
+    finally:
+        store.close()
+
+
+def _stored(uri: str, *paths: str) -> None:
+    store = open_store(uri)
+    store.upsert([Entry(path, OLD, "print", route="/blog/<slug>") for path in paths])
+    store.close()
+
+
+def _gone(count: int) -> list[str]:
+    """Posts that were public and answer 404 now."""
+    return [f"/blog/deleted-{n}" for n in range(count)]
+
+
+# -- verify ------------------------------------------------------------------------
+
+
+def test_verify_dry_run_names_what_would_go_and_changes_nothing(
+    example: str, uri: str
+) -> None:
+    _stored(uri, *demo_content.PUBLIC_PATHS, *_gone(3))
+    before = _paths(uri)
+    args = ("--app", f"{example}:create_app", "--store", uri)
+    code, out, _ = _run("verify", "--dry-run", *args)
+    assert code == Exit.OK
+    assert (
+        f"would remove: {BASE}/blog/deleted-0: it answers an anonymous GET with 404"
+        in out
+    )
+    assert out.endswith(
+        f"verified {len(before)} URLs: 3 would be removed (nothing changed)\n"
+    )
+    assert _paths(uri) == before
+
+
+def test_verify_stops_before_removing_much_of_the_store(example: str, uri: str) -> None:
+    """Past a tenth of the store (and more than BRAKE_URLS URLs), a run with
+    no terminal to ask fails with one line and its own exit code, having
+    removed nothing; --yes goes on."""
+    gone = _gone(BRAKE_URLS + 1)
+    _stored(uri, *demo_content.PUBLIC_PATHS, *gone)
+    before = _paths(uri)
+    args = ("--app", f"{example}:create_app", "--store", uri)
+    code, out, err = _run("verify", *args)
+    assert code == Exit.REFUSED
+    assert out == ""
+    assert err.count("\n") == 1
+    assert f"would remove {len(gone)} of the {len(before)} URLs stored" in err
+    assert "--dry-run" in err and "--yes" in err
+    assert _paths(uri) == before
+    code, out, _ = _run("verify", "--yes", *args)
+    assert code == Exit.OK
+    assert f"{len(gone)} removed" in out
+    assert _paths(uri) == demo_content.PUBLIC_PATHS
+
+
+def test_verify_removes_a_few_without_asking(uri: str) -> None:
+    _stored(uri, *demo_content.PUBLIC_PATHS, *_gone(BRAKE_URLS))
+    code, out, _ = _run("verify", "--app", "flask_app:create_app", "--store", uri)
+    assert code == Exit.OK
+    assert f"{BRAKE_URLS} removed" in out
+    assert _paths(uri) == demo_content.PUBLIC_PATHS
+
+
+def test_verify_json_gives_each_url_its_action_and_reason(uri: str) -> None:
+    _stored(uri, "/about", "/gone", "/draft")
+    args = ("--app", "flask_app:create_app", "--store", uri, "--json")
+    code, out, _ = _run("verify", "--check", *args)
+    assert code == Exit.PROBLEMS
+    found = json.loads(out)
+    assert (found["verified"], found["would_remove"], found["changed"]) == (
+        3,
+        2,
+        False,
+    )
+    urls = {row["url"]: row for row in found["urls"]}
+    assert urls[f"{BASE}/gone"]["action"] == "would_remove"
+    assert "410" in urls[f"{BASE}/gone"]["reason"]
+    assert "noindex" in urls[f"{BASE}/draft"]["reason"]
+    assert _paths(uri) == ["/about", "/draft", "/gone"]
+
+
+@pytest.mark.slow
+def test_verify_asks_on_a_terminal(uri: str) -> None:
+    """On a terminal the brake is a question: no keeps the store, yes removes."""
+    import pty
+
+    gone = _gone(BRAKE_URLS + 1)
+    _stored(uri, *demo_content.PUBLIC_PATHS, *gone)
+    command = [
+        sys.executable,
+        "-m",
+        "sitemap_middleware",
+        "verify",
+        "--app",
+        "flask_app:create_app",
+        "--store",
+        uri,
+    ]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "examples")]),
+    }
+    for answer, code, left in (
+        (b"n\n", Exit.REFUSED, len(demo_content.PUBLIC_PATHS) + len(gone)),
+        (b"y\n", Exit.OK, len(demo_content.PUBLIC_PATHS)),
+    ):
+        leader, follower = pty.openpty()
+        process = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            env=env,
+            stdin=follower,
+            stdout=subprocess.DEVNULL,
+            stderr=follower,
+        )
+        os.close(follower)
+        seen = b""
+        while b"Remove them?" not in seen:
+            chunk = os.read(leader, 4096)
+            assert chunk, seen
+            seen += chunk
+        os.write(leader, answer)
+        assert process.wait(timeout=60) == code
+        try:
+            while os.read(leader, 4096):
+                pass
+        except OSError:  # the terminal closed with the process
+            pass
+        os.close(leader)
+        assert len(_paths(uri)) == left
+
+
+# -- prune -------------------------------------------------------------------------
+
+
+def test_prune_previews_checks_and_brakes(uri: str) -> None:
+    admin = [f"/admin/page-{n}" for n in range(BRAKE_URLS + 5)]
+    _stored(uri, "/about", *admin)
+    before = _paths(uri)
+    args = ("--store", uri, "--base-url", BASE)
+    code, out, _ = _run("prune", "--dry-run", *args)
+    assert code == Exit.OK
+    assert (
+        f"would remove: {BASE}/admin/page-0: excluded by exclude pattern "
+        "'*/admin/*' (from default_exclude)" in out
+    )
+    assert f"{len(admin)} would be removed" in out and "(nothing changed)" in out
+    assert _paths(uri) == before
+    code, _, _ = _run("prune", "--check", *args)
+    assert code == Exit.PROBLEMS
+    assert _paths(uri) == before
+    code, out, err = _run("prune", *args)
+    assert (code, out, err.count("\n")) == (Exit.REFUSED, "", 1)
+    assert _paths(uri) == before
+    code, out, _ = _run("prune", "--yes", "--json", *args)
+    assert code == Exit.OK
+    found = json.loads(out)
+    assert (found["checked"], found["removed"]) == (len(before), len(admin))
+    assert {row["action"] for row in found["urls"]} == {"removed"}
+    assert _paths(uri) == ["/about"]
+    # The config's digest is stored once the removals are made.
+    code, out, _ = _run("prune", "--check", *args)
+    assert code == Exit.OK
+
+
+# -- seed --------------------------------------------------------------------------
+
+
+def test_seed_json(uri: str) -> None:
+    code, out, _ = _run(
+        "seed", "--app", "flask_app:create_app", "--store", uri, "--json"
+    )
+    assert code == Exit.OK
+    found = json.loads(out)
+    assert found["recorded"] == len(demo_content.PUBLIC_PATHS)
+    actions = {row["url"]: (row["action"], row["reason"]) for row in found["urls"]}
+    assert actions[f"{BASE}/about"] == ("recorded", None)
+    action, reason = actions[f"{BASE}/admin/"]
+    assert action == "not_requested"
+    assert "excluded by exclude pattern '*/admin/*'" in reason
+    action, reason = actions[f"{BASE}/draft"]
+    assert (action, "noindex" in reason) == ("not_recorded", True)

@@ -1,0 +1,98 @@
+"""Every error of the command line is one line on stderr, with its documented exit
+code and, where one is known, the fix: no traceback for a user's mistake.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sitemap_middleware import Entry, open_store
+from sitemap_middleware.cli import Exit, main
+
+BASE = "https://www.example.com"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def uri(tmp_path: Path) -> str:
+    uri = f"sqlite:///{tmp_path / 'site.sqlite3'}"
+    store = open_store(uri)
+    store.upsert([Entry("/", datetime(2024, 5, 1, tzinfo=timezone.utc))])
+    store.close()
+    return uri
+
+
+def _one_line(err: str) -> str:
+    assert err.startswith("Error: ")
+    assert err.count("\n") == 1, err
+    return err
+
+
+def test_export_into_a_folder_that_cannot_be_made(uri: str, tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    target = tmp_path / "file" / "sitemaps"
+    code, _, err = _run("export", "--store", uri, "--base-url", BASE, str(target))
+    assert code == Exit.USAGE
+    assert _one_line(err) == f"Error: {target}: Not a directory\n"
+
+
+def test_a_sqlite_uri_with_two_slashes_names_the_fix() -> None:
+    """The hint the config check gives, not 'no store at ...'."""
+    for args in (("stats",), ("list", "--base-url", BASE)):
+        code, _, err = _run(*args, "--store", "sqlite://x.db")
+        assert code == Exit.USAGE
+        assert _one_line(err).endswith(
+            "; did you mean 'sqlite:///x.db' (three slashes before a relative path)?\n"
+        )
+
+
+def test_a_usage_error_is_one_line_naming_the_help() -> None:
+    code, _, err = _run("list", "--store", "memory://")
+    assert code == Exit.USAGE
+    assert _one_line(err) == (
+        "Error: Missing option '--base-url'. (see 'main list --help')\n"
+    )
+    code, _, err = _run("nothing")
+    assert code == Exit.USAGE
+    assert "No such command 'nothing'" in _one_line(err)
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (("stats", "--store", "bogus://x"), Exit.USAGE),
+        (("list", "--store", "memory://", "--base-url", "nope"), Exit.USAGE),
+        (("stats", "--store", "sqlite:///does/not/exist.db"), Exit.STORE),
+        (
+            ("import", "--store", "memory://", "--base-url", BASE, "/nope.xml"),
+            Exit.SOURCE,
+        ),
+        (("import", "--store", "memory://", "--base-url", BASE, "."), Exit.SOURCE),
+        (("verify", "--app", "no_such_module:app"), Exit.APP),
+        (("prune", "--store", "memory://"), Exit.USAGE),
+    ],
+)
+def test_a_bad_input_is_one_line_as_a_real_process(
+    args: tuple[str, ...], code: int, tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "sitemap_middleware", *args],
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(ROOT), "PATH": ""},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == code, done.stderr
+    _one_line(done.stderr)
