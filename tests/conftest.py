@@ -33,20 +33,6 @@ STORE_PARAMETERS = frozenset({"kind", "make_store", "store", "store_uri"})
 SERVICE_KINDS = frozenset({"redis", "postgres"})
 # Fixtures that start a redis-server of the test's own.
 REDIS_SERVER_FIXTURES = frozenset({"redis_server"})
-# Slow tests (a second or more: Python processes started, a timeout waited out)
-# in files that other branches are editing; their marks move into the files once
-# those merge.
-SLOW_ELSEWHERE = frozenset(
-    {
-        "tests/cli/test_cli_app.py::test_seed_as_a_real_process",
-        "tests/cli/test_cli_app.py::test_verify_check_exits_1_as_a_real_process",
-        "tests/cli/test_cli_app.py::test_prune_with_the_defaults_only",
-        "tests/cli/test_cli_app.py::test_explain_names_the_rule_that_refuses",
-        "tests/cli/test_cli_app.py::test_a_store_that_cannot_be_opened_is_exit_3",
-        "tests/cli/test_cli_app.py::test_flask_sitemap_as_a_real_process",
-        "tests/recording/test_recorder.py::test_flush_and_close_never_raise",
-    }
-)
 
 
 class _Closable(Protocol):
@@ -78,8 +64,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if REDIS_SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.services)
             item.add_marker(pytest.mark.servers)
-        if item.nodeid.partition("[")[0] in SLOW_ELSEWHERE:
-            item.add_marker(pytest.mark.slow)
 
 
 @pytest.fixture(params=["wsgi", "asgi"])

@@ -239,6 +239,7 @@ def test_seed_requests_nothing_the_config_refuses(
     assert _paths(uri) == ["/", "/sitemap.xml.bak"]
 
 
+@pytest.mark.slow
 def test_seed_as_a_real_process(example: str, uri: str) -> None:
     code, out, err = _process("seed", "--app", f"{example}:create_app", "--store", uri)
     assert code == Exit.OK, err
@@ -406,6 +407,7 @@ def test_verify_removes_a_page_that_turned_404(example: str, uri: str) -> None:
     )
 
 
+@pytest.mark.slow
 def test_verify_check_changes_nothing_and_exits_1_as_a_real_process(
     example: str, uri: str
 ) -> None:
@@ -459,6 +461,7 @@ def test_prune_applies_the_app_config_now(
     assert _paths(uri) == ["/", "/about", "/blog/", "/de/", "/en/", "/pages", "/search"]
 
 
+@pytest.mark.slow
 def test_prune_with_the_defaults_only(uri: str) -> None:
     store = open_store(uri)
     store.upsert([Entry("/about", OLD), Entry("/admin/users", OLD)])
@@ -485,6 +488,7 @@ def test_explain_a_listed_url(example: str, uri: str) -> None:
     assert "lastmod: 20" in out
 
 
+@pytest.mark.slow
 def test_explain_names_the_rule_that_refuses(example: str, uri: str) -> None:
     args = ("--app", f"{example}:create_app", "--store", uri)
     assert _run("seed", *args)[0] == 0
@@ -704,6 +708,7 @@ def test_a_url_on_another_host_is_exit_2(example: str, uri: str) -> None:
     assert f"not a URL under {BASE}" in err
 
 
+@pytest.mark.slow
 def test_a_store_that_cannot_be_opened_is_exit_3(example: str, tmp_path: Path) -> None:
     missing = f"sqlite:///{tmp_path / 'none.sqlite3'}"
     code, _, err = _run("verify", "--app", f"{example}:create_app", "--store", missing)
@@ -750,6 +755,7 @@ def test_flask_sitemap_store_commands_use_the_app_config(uri: str) -> None:
     assert "/about" not in _paths(uri)
 
 
+@pytest.mark.slow
 def test_flask_sitemap_as_a_real_process(uri: str) -> None:
     args = ("--app", "flask_app:create_app", "sitemap")
     code, out, err = _process(*args, "seed", "--store", uri, program="flask")

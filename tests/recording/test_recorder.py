@@ -330,6 +330,7 @@ def test_a_digest_bug_drops_only_its_observation(
     assert len(logged) == 1 and "the digest" in logged[0].getMessage()
 
 
+@pytest.mark.slow
 def test_flush_and_close_never_raise(monkeypatch: pytest.MonkeyPatch) -> None:
     """A bug in the writer's own bookkeeping makes flush() return False, not
     raise; a store whose close() raises does not make close() raise."""
