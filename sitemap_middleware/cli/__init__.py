@@ -34,7 +34,7 @@ from ..stores.base import Decisions, Shared, Snapshot
 from ..urls import canonical_target
 from ..watching.policy import Policy
 from .replay import Answer, AppError, Replay, load, replay
-from .verdict import NOT_REFUSED, answered, refusal, said
+from .verdict import NOT_REFUSED, answered, decided, refusal, said
 
 T = TypeVar("T")
 
@@ -719,6 +719,9 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
             if isinstance(store, Decisions):
                 recent = store.decisions(stored.partition("?")[0])
             why_not = None
+            # The body's rules (noindex, a canonical elsewhere) are the
+            # writers': their last decision says which kept it out.
+            last = decided([decision for decision, _ in recent])
             if found is None:
                 why_not = refusal(config, target, route)
                 if why_not is None and judged.answer is not None:
@@ -727,10 +730,14 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
                     # app what it answers a crawler now (only a URL the config
                     # does not refuse is requested, as seed does).
                     status, headers = judged.answer(stored)
-                    why_not = answered(config, status, headers, stored) or (
-                        f"no rule of the config refuses it, and it answers an "
-                        f"anonymous GET with {status} as a public page; it is "
-                        "listed once it answers a visitor (or seed)"
+                    why_not = (
+                        answered(config, status, headers, stored)
+                        or last
+                        or (
+                            f"no rule of the config refuses it, and it answers an "
+                            f"anonymous GET with {status} as a public page; it is "
+                            "listed once it answers a visitor (or seed)"
+                        )
                     )
         click.echo(f"{config.base_url}{stored}")
         if target != stored:
@@ -748,7 +755,7 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
             click.echo("  listed: no")
             if route is not None and route.template is not None:
                 click.echo(f"  route: {route.template}")
-            click.echo(f"  why: {why_not or NOT_REFUSED}")
+            click.echo(f"  why: {why_not or last or NOT_REFUSED}")
         for decision, when in recent[-5:]:
             click.echo(f"  decided {render.w3c_datetime(when)}: {decision}")
         if found is None:

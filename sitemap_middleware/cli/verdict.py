@@ -153,6 +153,26 @@ ANSWERS: Final[dict[str, Callable[[int, Headers], str]]] = {
 """The words of each reason ``Policy.response_action`` gives a response."""
 
 
+DECIDED: Final[dict[str, str]] = {
+    Skipped.NOINDEX: "its page says noindex (a robots meta tag or X-Robots-Tag)",
+    Skipped.CANONICAL_OTHER: "its page names another URL as its canonical",
+    Skipped.HEAD_TOO_LONG: (
+        "its <head> goes on past what is read (64 KiB): a noindex may follow"
+    ),
+    Skipped.UNSTORABLE: "its page holds a value no sitemap may hold",
+}
+"""The words of the body's rules, which only the writers apply: read from the
+last decision they logged for the path."""
+
+
+def decided(decisions: list[str]) -> str | None:
+    """The body's rule that kept the page out at the writers' last decision
+    about it (oldest first), in words; ``None`` when that was no such rule."""
+    if not decisions or decisions[-1] not in DECIDED:
+        return None
+    return f"the last time a writer read it: {DECIDED[decisions[-1]]}"
+
+
 def answered(config: Config, status: int, headers: Headers, target: str) -> str | None:
     """The rule of the watcher that keeps out a page answering an anonymous
     GET of ``target`` (a stored spelling) with ``status`` and ``headers``, in
