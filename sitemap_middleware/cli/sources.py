@@ -7,6 +7,7 @@ entry is given, so a source refused half-way adds nothing.
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import os
@@ -96,11 +97,17 @@ def read(
         top = _fetch(source, None, stack)
         parts = _check(source, top)
         documents = [(source, top)]
+        # Each part once, however often the index names it: read again, a
+        # large part would cost its size once per <loc> of a small index.
+        followed: set[str] = set()
         for loc in parts or ():
             part = _part(source, top, loc)
             if isinstance(part, Problem):
                 yield part
                 continue
+            if part in followed:
+                continue
+            followed.add(part)
             try:
                 local = _fetch(part, _origin(top.url), stack)
                 if _check(part, local) is not None:
@@ -221,7 +228,8 @@ def _check(source: str, local: _Local) -> list[str] | None:
 
 
 def _is_text(stream: io.BufferedReader[Any]) -> bool:
-    return stream.peek(64).lstrip()[:1] != b"<"
+    # A UTF-8 file may start with a byte order mark (editors on Windows).
+    return stream.peek(64).removeprefix(codecs.BOM_UTF8).lstrip()[:1] != b"<"
 
 
 @contextmanager
@@ -272,7 +280,7 @@ def _text(
 ) -> Iterator[Item]:
     # A text sitemap: one URL a line, UTF-8 (sitemaps.org, "Text file").
     for number, raw in enumerate(stream, 1):
-        line = raw.strip()
+        line = (raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw).strip()
         if not line:
             continue
         where = f"{source}:{number}"
