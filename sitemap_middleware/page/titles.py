@@ -151,24 +151,34 @@ class _Read(Exception):
     """Raised by the parser at the end of the first ``<h1>``."""
 
 
+# Elements whose content is never shown as text: code, styles, inert markup.
+_UNSHOWN = frozenset({"script", "style", "template"})
+
+
 class _Heading(HTMLParser):
-    """The text of the first ``<h1>``."""
+    """The text of the first ``<h1>``, as shown: without the content of its
+    scripts, styles and templates."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.inside = False
+        self.unshown = 0  # depth in elements whose content is not shown
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "h1":
             self.inside = True
+        elif tag in _UNSHOWN and self.inside:
+            self.unshown += 1
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "h1" and self.inside:
             raise _Read
+        if tag in _UNSHOWN and self.unshown:
+            self.unshown -= 1
 
     def handle_data(self, data: str) -> None:
-        if self.inside:
+        if self.inside and not self.unshown:
             self.parts.append(data)
 
 
