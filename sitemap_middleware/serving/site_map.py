@@ -20,6 +20,7 @@ from urllib.parse import unquote
 
 from ..model import Entry, PartInfo, dated
 from ..stores.base import Store
+from ..visible import visible
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -504,7 +505,8 @@ def _route_section(route: str) -> Key | None:
 
 
 def _words(segment: str) -> str:
-    text = unquote(segment)
+    # A path's escapes may hold what is no text (a right-to-left override).
+    text = visible(unquote(segment))
     for extension in _EXTENSIONS:
         if text.lower().endswith(extension):
             text = text[: -len(extension)]
@@ -518,13 +520,15 @@ def _heading(key: tuple[str, ...]) -> str:
 
 def _title(entry: Entry) -> str:
     title = (entry.title or "").strip()
+    if not title.isprintable():  # stored by a release that kept controls
+        title = visible(title)
     if title:
         return title
     path, _, query = entry.path.partition("?")
     segments = _segments(path)
     words = _words(segments[-1]) if segments else HOME
     if query:
-        words = f"{words} ({unquote(query.replace('&', ', '))})"
+        words = f"{words} ({visible(unquote(query.replace('&', ', ')))})"
     return words or entry.path
 
 
