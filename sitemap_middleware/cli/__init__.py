@@ -32,6 +32,7 @@ from ..serving.server import Server
 from ..stores import Store, batches, open_store
 from ..stores.base import Decisions, Shared, Snapshot
 from ..urls import canonical_target
+from ..visible import visible
 from ..watching.policy import Policy
 from .replay import Answer, AppError, Replay, load, replay
 from .verdict import NOT_REFUSED, answered, decided, refusal, said
@@ -748,7 +749,8 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
             click.echo(f"  listed: yes, in part {part} ({PART.build(part)})")
             click.echo(f"  lastmod: {_stamp(entry) or 'none'}")
             click.echo(f"  route: {entry.route or 'unknown'}")
-            title = getattr(entry, "title", None)
+            # Visible text: a row of an earlier release may hold controls.
+            title = visible(getattr(entry, "title", None) or "")
             if title:
                 click.echo(f"  title: {title}")
         else:

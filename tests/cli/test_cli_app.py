@@ -785,3 +785,14 @@ def test_explain_names_the_body_rule_the_writers_applied(uri: str) -> None:
         why = next(line for line in out.splitlines() if "why:" in line)
         assert "noindex" in why, out
         assert "public page" not in why, out
+
+
+def test_explain_shows_a_stored_title_as_visible_text(uri: str) -> None:
+    """A title an earlier release stored with its controls (an ESC that a
+    terminal reads as a command, a right-to-left override) prints as text."""
+    store = open_store(uri)
+    store.upsert([Entry("/old", OLD, title="Red\x1b[31m \u202etitle\x07")])
+    store.close()
+    code, out, _ = _run("explain", "--store", uri, "--base-url", BASE, f"{BASE}/old")
+    assert code == Exit.OK
+    assert "  title: Red[31m title\n" in out
