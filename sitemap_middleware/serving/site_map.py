@@ -520,8 +520,6 @@ def _heading(key: tuple[str, ...]) -> str:
 
 def _title(entry: Entry) -> str:
     title = (entry.title or "").strip()
-    if not title.isprintable():  # stored by a release that kept controls
-        title = visible(title)
     if title:
         return title
     path, _, query = entry.path.partition("?")
