@@ -14,7 +14,16 @@ PACKAGE = Path(__file__).resolve().parent.parent / "sitemap_middleware"
 # The top level: the face and adapters, and below them the shared vocabulary.
 ADAPTERS = {"__init__", "__main__", "wsgi", "asgi", "flask", "starlette", "core"}
 # Leaves import nothing of the package.
-LEAVES = {"_types", "errors", "model", "reasons", "sitemaps", "tracking", "paths"}
+LEAVES = {
+    "_types",
+    "errors",
+    "model",
+    "reasons",
+    "sitemaps",
+    "tracking",
+    "paths",
+    "visible",
+}
 # The vocabulary every layer shares: leaves and what is built only on them.
 VOCABULARY = LEAVES | {"urls", "render", "config", "apps", "routes"}
 # Each folder, and the layers it may import besides the shared vocabulary.

@@ -33,6 +33,7 @@ from ..paths import INDEX, PART, TEXT_INDEX, TEXT_PART
 from ..stores import Store, batches, open_store
 from ..stores.base import Decisions, Shared, Snapshot
 from ..urls import canonical_target
+from ..visible import visible
 
 if TYPE_CHECKING:
     from ..recording.recheck import Judge
@@ -1071,7 +1072,7 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
         app, the rule its answer to an anonymous GET falls under (the app is
         asked, beneath the middleware: nothing is recorded); then the last
         decisions the writers recorded for it."""
-        from .verdict import NOT_REFUSED, answered, refusal
+        from .verdict import NOT_REFUSED, answered, kept_out, refusal
 
         with _judged(source(app_spec), store_uri, base_url) as judged:
             config, store = judged.config, judged.store
@@ -1086,6 +1087,9 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
             if isinstance(store, Decisions):
                 recent = store.decisions(stored.partition("?")[0])
             why_not = None
+            # The body's rules (noindex, a canonical elsewhere) are the
+            # writers': their last decision says which kept it out.
+            last = kept_out([decision for decision, _ in recent])
             if found is None:
                 why_not = refusal(config, target, route)
                 if why_not is None and judged.answer is not None:
@@ -1094,10 +1098,14 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
                     # app what it answers a crawler now (only a URL the config
                     # does not refuse is requested, as seed does).
                     status, headers = judged.answer(stored)
-                    why_not = answered(config, status, headers, stored) or (
-                        f"no rule of the config refuses it, and it answers an "
-                        f"anonymous GET with {status} as a public page; it is "
-                        "listed once it answers a visitor (or seed)"
+                    why_not = (
+                        answered(config, status, headers, stored)
+                        or last
+                        or (
+                            f"no rule of the config refuses it, and it answers an "
+                            f"anonymous GET with {status} as a public page; it is "
+                            "listed once it answers a visitor (or seed)"
+                        )
                     )
         click.echo(f"{config.base_url}{stored}")
         if target != stored:
@@ -1108,14 +1116,15 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
             click.echo(f"  listed: yes, in part {part} ({PART.build(part)})")
             click.echo(f"  lastmod: {_stamp(entry) or 'none'}")
             click.echo(f"  route: {entry.route or 'unknown'}")
-            title = getattr(entry, "title", None)
+            # Visible text: a row of an earlier release may hold controls.
+            title = visible(getattr(entry, "title", None) or "")
             if title:
                 click.echo(f"  title: {title}")
         else:
             click.echo("  listed: no")
             if route is not None and route.template is not None:
                 click.echo(f"  route: {route.template}")
-            click.echo(f"  why: {why_not or NOT_REFUSED}")
+            click.echo(f"  why: {why_not or last or NOT_REFUSED}")
         for decision, when in recent[-5:]:
             click.echo(f"  decided {render.w3c_datetime(when)}: {decision}")
         if found is None:

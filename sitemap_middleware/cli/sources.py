@@ -8,6 +8,7 @@ half-way adds nothing.
 
 from __future__ import annotations
 
+import codecs
 import functools
 import gzip
 import io
@@ -154,11 +155,17 @@ def reading(
         checked = _check(source, top)
         documents = [_Document(source, top, checked.ns, checked.urls)]
         problems: list[Problem] = []
+        # Each part once, however often the index names it: read again, a
+        # large part would cost its size once per <loc> of a small index.
+        followed: set[str] = set()
         for loc in checked.parts or ():
             part = _part(source, top, loc)
             if isinstance(part, Problem):
                 problems.append(part)
                 continue
+            if part in followed:
+                continue
+            followed.add(part)
             try:
                 local = _fetch(part, _origin(top.url), stack)
                 found = _check(part, local)
@@ -369,7 +376,8 @@ def _not_a_sitemap(source: str, root: str) -> str:
 
 
 def _is_text(stream: io.BufferedReader[Any]) -> bool:
-    return stream.peek(64).lstrip()[:1] != b"<"
+    # A UTF-8 file may start with a byte order mark (editors on Windows).
+    return stream.peek(64).removeprefix(codecs.BOM_UTF8).lstrip()[:1] != b"<"
 
 
 @contextmanager
@@ -420,7 +428,7 @@ def _text(
 ) -> Iterator[Item]:
     # A text sitemap: one URL a line, UTF-8 (sitemaps.org, "Text file").
     for number, raw in enumerate(stream, 1):
-        line = raw.strip()
+        line = (raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw).strip()
         if not line:
             continue
         where = f"{source}:{number}"

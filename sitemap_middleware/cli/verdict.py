@@ -184,6 +184,26 @@ def decided(code: str) -> str:
     return DECIDED.get(code, code.replace("_", " "))
 
 
+# The rules only the writers apply, reading the body: explain names the one
+# their last decision about a path applied.
+BODY_RULES: Final = frozenset(
+    {
+        Skipped.NOINDEX,
+        Skipped.CANONICAL_OTHER,
+        Skipped.HEAD_TOO_LONG,
+        Skipped.UNSTORABLE,
+    }
+)
+
+
+def kept_out(decisions: list[str]) -> str | None:
+    """The body's rule that kept the page out at the writers' last decision
+    about it (oldest first), in words; ``None`` when that was no such rule."""
+    if not decisions or decisions[-1] not in BODY_RULES:
+        return None
+    return f"the last time a writer read it: {DECIDED[decisions[-1]]}"
+
+
 def answered(config: Config, status: int, headers: Headers, target: str) -> str | None:
     """The rule of the watcher that keeps out a page answering an anonymous
     GET of ``target`` (a stored spelling) with ``status`` and ``headers``, in

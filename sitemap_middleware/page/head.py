@@ -188,21 +188,52 @@ def encoding_of(charset: str | None, start: bytes) -> str:
     return "utf-8"
 
 
+# The codecs the WHATWG Encoding Standard reads a label's pages with, where
+# Python's codec of that name is narrower: browsers read each label as the
+# superset its sites write in (ISO-8859-1 and ASCII as windows-1252,
+# Shift_JIS with the NEC and IBM characters of windows-31j, EUC-KR as
+# windows-949, GB2312 and GBK as GB18030, Big5 with HKSCS), so a page
+# labelled with the narrower name holds characters only the wider one reads.
+_WHATWG = {
+    "iso8859-1": "cp1252",
+    "ascii": "cp1252",
+    "iso8859-9": "cp1254",
+    "tis-620": "cp874",
+    "iso8859-11": "cp874",
+    "shift_jis": "cp932",
+    "euc_kr": "cp949",
+    "gb2312": "gb18030",
+    "gbk": "gb18030",
+    "big5": "big5hkscs",
+}
+# Labels of the Encoding Standard that Python does not know by that name.
+_LABELS = {
+    "windows-31j": "cp932",
+    "x-sjis": "cp932",
+    "x-euc-jp": "euc_jp",
+    "x-gbk": "gb18030",
+    "windows-874": "cp874",
+    "x-cp1252": "cp1252",
+    "x-mac-cyrillic": "mac-cyrillic",
+    "iso-8859-8-i": "iso8859-8",
+    "unicode-1-1-utf-8": "utf-8",
+}
+
+
 @functools.lru_cache(maxsize=64)
 def _codec(label: str) -> str | None:
     """The codec of a charset label, or ``None`` (unknown, not text, not
-    the web's). The WHATWG Encoding Standard reads ISO-8859-1 and ASCII
-    labels as windows-1252, as browsers do (sites mislabel it)."""
+    the web's), read as browsers read it (:data:`_WHATWG`)."""
+    label = label.strip()
+    label = _LABELS.get(label.lower(), label)
     try:
-        name = codecs.lookup(label.strip()).name
+        name = codecs.lookup(label).name
         "<".encode(name)  # LookupError for a codec of bytes to bytes (base64)
     except (LookupError, ValueError):  # ValueError: a NUL in the label
         return None
     if name in _NOT_WEB or name.startswith("utf-32"):
         return None
-    if name in ("iso8859-1", "ascii"):
-        return "cp1252"
-    return name
+    return _WHATWG.get(name, name)
 
 
 @functools.lru_cache(maxsize=64)

@@ -5,12 +5,12 @@ with whitespace collapsed and length bounded, and the affix the whole site repea
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
 from html.parser import HTMLParser
 from typing import NamedTuple
 
+from ..visible import visible
 from .head import decode
 
 # Characters kept of a title, cut at a word: longer ones are not titles a
@@ -66,27 +66,12 @@ class Affix(NamedTuple):
         return cls(text, kind == "prefix")
 
 
-# The zero-width joiners: part of how some scripts (Persian, Indic) and emoji
-# sequences are written, so kept where they join two visible characters.
-_JOINERS = "\u200c\u200d"
-_loose_joiners = re.compile(f"(?<!\\S)[{_JOINERS}]+|[{_JOINERS}]+(?!\\S)")
-
-
 def clean(text: str | None) -> str | None:
-    """Visible text only, whitespace collapsed, at most ``MAX_TITLE``
-    characters (cut at a word); ``None`` for nothing.
-
-    Controls (BEL, ESC), invisible format characters (zero-width spaces, soft
-    hyphens, the bidirectional overrides and isolates that would reorder the
-    text around a title) and unassigned or private code points are taken out:
-    ``str.isprintable`` is false for exactly those (Unicode categories C and
-    Z but the space, and Z is whitespace, collapsed first)."""
+    """Visible text only (:func:`~sitemap_middleware.visible.visible`),
+    at most ``MAX_TITLE`` characters (cut at a word); ``None`` for nothing."""
     if text is None:
         return None
-    text = " ".join(text.split())
-    if not text.isprintable():
-        text = "".join(c for c in text if c.isprintable() or c in _JOINERS)
-        text = " ".join(_loose_joiners.sub("", text).split())
+    text = visible(text)
     if len(text) > MAX_TITLE:
         cut = text[: MAX_TITLE - 1]
         text = (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
@@ -151,24 +136,34 @@ class _Read(Exception):
     """Raised by the parser at the end of the first ``<h1>``."""
 
 
+# Elements whose content is never shown as text: code, styles, inert markup.
+_UNSHOWN = frozenset({"script", "style", "template"})
+
+
 class _Heading(HTMLParser):
-    """The text of the first ``<h1>``."""
+    """The text of the first ``<h1>``, as shown: without the content of its
+    scripts, styles and templates."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.inside = False
+        self.unshown = 0  # depth in elements whose content is not shown
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag == "h1":
             self.inside = True
+        elif tag in _UNSHOWN and self.inside:
+            self.unshown += 1
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "h1" and self.inside:
             raise _Read
+        if tag in _UNSHOWN and self.unshown:
+            self.unshown -= 1
 
     def handle_data(self, data: str) -> None:
-        if self.inside:
+        if self.inside and not self.unshown:
             self.parts.append(data)
 
 

@@ -67,10 +67,27 @@ HINTS: dict[str, tuple[int, str]] = {
         2,
         "no response was HTML (Content-Type text/html or application/xhtml+xml)",
     ),
+    Skipped.NOINDEX: (
+        3,
+        "every page said noindex (a robots meta tag or X-Robots-Tag), as a "
+        "staging site does: a sitemap lists only what may be indexed",
+    ),
+    Skipped.CANONICAL_OTHER: (
+        3,
+        "every page named another URL as its canonical (on a staging site, "
+        "often production's): a sitemap lists only pages that are their own "
+        "canonical; set 'base_url' to the canonicals' site",
+    ),
+    Skipped.HEAD_TOO_LONG: (
+        3,
+        "every page's <head> went on past the 64 KiB that is read (inline "
+        "styles, scripts or icons), and a noindex may follow: move them to "
+        "files or below the head",
+    ),
 }
 # What a request reaches after each step: counted there, it got past the
 # steps before. Step 1 is the request, step 2 the response's status and
-# headers, step 3 the route and the body.
+# headers, step 3 the route and the body (read in the writer).
 _STEP2 = {
     Skipped.STATUS,
     Skipped.SET_COOKIE,

@@ -205,7 +205,8 @@ class Pusher:
         if retry_after is None:
             return None
         text = retry_after.strip()
-        if text.isdigit():
+        # ASCII digits only: str.isdigit takes superscripts for digits too.
+        if text.isascii() and text.isdigit():
             return float(text)
         when = parse_date(text)
         if when is None:

@@ -20,6 +20,7 @@ from urllib.parse import unquote
 
 from ..model import Entry, PartInfo, dated
 from ..stores.base import Store
+from ..visible import visible
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -32,6 +33,10 @@ FRESH_WAIT = 0.04
 # Links on one page: a person scans a few thousand, a browser renders them at
 # once, and a site of a million pages still needs only 500 pages.
 PAGE_LINKS = 2000
+# Sections a page's index names at most. Beyond, a site of many small
+# sections (a profile per user) would carry its whole index on every page,
+# many times its links: the index then names the sections on the page.
+MAX_INDEX = 200
 # The section of the pages no section claims (the home page, "/about").
 GENERAL = "Pages"
 HOME = "Home"
@@ -504,7 +509,8 @@ def _route_section(route: str) -> Key | None:
 
 
 def _words(segment: str) -> str:
-    text = unquote(segment)
+    # A path's escapes may hold what is no text (a right-to-left override).
+    text = visible(unquote(segment))
     for extension in _EXTENSIONS:
         if text.lower().endswith(extension):
             text = text[: -len(extension)]
@@ -524,7 +530,7 @@ def _title(entry: Entry) -> str:
     segments = _segments(path)
     words = _words(segments[-1]) if segments else HOME
     if query:
-        words = f"{words} ({unquote(query.replace('&', ', '))})"
+        words = f"{words} ({visible(unquote(query.replace('&', ', ')))})"
     return words or entry.path
 
 
@@ -625,9 +631,14 @@ def render(
         f"<p>{_summary(site_map)}</p>",
         "</div></header>",
     ]
-    if site_map.index:
-        out.append('<nav class="sections" aria-label="Sections"><div class="wrap"><ul>')
-        for entry in site_map.index:
+    index, label = site_map.index, "Sections"
+    if len(index) > MAX_INDEX:
+        here = {section.id for section in site_map.sections}
+        index = tuple(entry for entry in index if entry.id in here)
+        label = "Sections on this page"
+    if index:
+        out.append(f'<nav class="sections" aria-label="{label}"><div class="wrap"><ul>')
+        for entry in index:
             href = f"#{entry.id}" if entry.page == site_map.page else None
             if href is None:
                 href = f"{_page_href(path, entry.page)}#{entry.id}"

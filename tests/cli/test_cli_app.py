@@ -792,3 +792,27 @@ def test_explain_tells_the_title_and_the_writers_decisions(uri: str) -> None:
     assert code == Exit.OK
     assert "title: Hello, world" in out  # " · Field Notes" is the site's affix
     assert out.rstrip().endswith(": recorded"), out
+
+
+def test_explain_names_the_body_rule_the_writers_applied(uri: str) -> None:
+    """A page whose own head says noindex answers 200 with nothing against it in
+    its headers: the why names the writers' noindex, never "a public page"."""
+    code, _, err = _run("seed", "--app", "flask_app:create_app", "--store", uri)
+    assert code == Exit.OK, err
+    for app in ("--app", "flask_app:create_app"), ("--base-url", BASE):
+        code, out, _ = _run("explain", *app, "--store", uri, f"{BASE}/draft")
+        assert code == Exit.PROBLEMS
+        why = next(line for line in out.splitlines() if "why:" in line)
+        assert "noindex" in why, out
+        assert "public page" not in why, out
+
+
+def test_explain_shows_a_stored_title_as_visible_text(uri: str) -> None:
+    """A title an earlier release stored with its controls (an ESC that a
+    terminal reads as a command, a right-to-left override) prints as text."""
+    store = open_store(uri)
+    store.upsert([Entry("/old", OLD, title="Red\x1b[31m \u202etitle\x07")])
+    store.close()
+    code, out, _ = _run("explain", "--store", uri, "--base-url", BASE, f"{BASE}/old")
+    assert code == Exit.OK
+    assert "  title: Red[31m title\n" in out

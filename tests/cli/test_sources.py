@@ -12,6 +12,7 @@ import sys
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -165,6 +166,68 @@ def test_a_file_index_reads_only_files_beside_it(tmp_path: Path, store: str) -> 
     assert "names no file to look for beside the index" in err
     assert "cannot read" in err  # secret.xml is not beside the index
     assert paths(store) == ["/kept", "/part"]
+
+
+def test_a_part_an_index_names_many_times_is_read_once(
+    sites: tuple[Site, Site], store: str
+) -> None:
+    """An index of a few kilobytes naming one large part 50,000 times (the
+    protocol's limit) would cost 50,000 reads of it: each part is read once,
+    however it is spelled."""
+    site, _ = sites
+    site.documents["/part.xml"] = urlset("/a")
+    site.documents["/sitemap.xml"] = index(
+        *[f"{site.url}/part.xml"] * 3, "/part.xml", "part.xml"
+    )
+    code, _, err = _import(store, f"{site.url}/sitemap.xml")
+    assert code == Exit.OK, err
+    assert site.asked == ["/sitemap.xml", "/part.xml"]
+    assert paths(store) == ["/a", "/kept"]
+
+
+def test_a_file_index_naming_a_part_many_times_reads_it_once(
+    tmp_path: Path, store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Beside a file index, every ``<loc>`` of the same file name is one file:
+    read once."""
+    from sitemap_middleware.cli import sources
+
+    (tmp_path / "part.xml").write_text(urlset("/a"))
+    (tmp_path / "sitemap.xml").write_text(
+        index(*(f"https://{n}.example/part.xml" for n in range(5)))
+    )
+    opened: list[str] = []
+    real = sources._opened
+
+    def counting(path: str, source: str) -> Any:
+        opened.append(path)
+        return real(path, source)
+
+    monkeypatch.setattr(sources, "_opened", counting)
+    code, _, err = _import(store, str(tmp_path / "sitemap.xml"))
+    assert code == Exit.OK, err
+    assert opened.count(str(tmp_path / "part.xml")) == 2  # checked, then read
+    assert paths(store) == ["/a", "/kept"]
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        "\ufeff" + urlset("/a", "/b"),
+        f"\ufeff{BASE}/a\n{BASE}/b\n",  # a text sitemap
+    ],
+    ids=["xml", "text"],
+)
+def test_a_byte_order_mark_is_no_part_of_the_document(
+    tmp_path: Path, store: str, document: str
+) -> None:
+    """Editors on Windows start UTF-8 files with a byte order mark: an XML
+    sitemap so written is XML, a text sitemap's first URL a URL."""
+    source = tmp_path / "sitemap.txt"
+    source.write_text(document, encoding="utf-8")
+    code, _, err = _import(store, str(source))
+    assert (code, err) == (Exit.OK, "")
+    assert paths(store) == ["/a", "/b", "/kept"]
 
 
 # -- hostile shapes ----------------------------------------------------------------

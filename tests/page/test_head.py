@@ -739,12 +739,12 @@ def test_json_ld_dates_are_capped() -> None:
         # Browsers read ISO-8859-1 and ASCII labels as windows-1252 (WHATWG).
         ("iso-8859-1", b"", "cp1252"),
         ("us-ascii", b"", "cp1252"),
-        ("Shift_JIS", b"", "shift_jis"),
+        ("Shift_JIS", b"", "cp932"),
         ("utf-16", b"", "utf-16-le"),
         # The header's charset before the page's <meta>.
         ("koi8-r", b'<meta charset="windows-1252">', "koi8-r"),
         (None, b'<meta charset="windows-1252">', "cp1252"),
-        (None, b"<META CHARSET = 'shift_jis' >", "shift_jis"),
+        (None, b"<META CHARSET = 'shift_jis' >", "cp932"),
         (
             None,
             b'<meta http-equiv="Content-Type" content="text/html; charset=EUC-JP">',
@@ -774,7 +774,7 @@ def test_encoding_of(charset: str | None, start: bytes, expected: str) -> None:
     ("text", "charset", "encoding"),
     [
         ("é", "windows-1252", "cp1252"),
-        ("日本語", "shift_jis", "shift_jis"),
+        ("日本語", "shift_jis", "cp932"),
         ("日本語", "euc-jp", "euc_jp"),
         ("日本語 é", "utf-16-le", "utf-16-le"),
     ],
@@ -801,6 +801,32 @@ def test_every_declaration_is_read_in_the_page_s_charset(
     )
     # Read as UTF-8, the same bytes say something else.
     assert scan_head([page.encode(encoding)]).title != text
+
+
+@pytest.mark.parametrize(
+    ("text", "label", "written"),
+    [
+        # What sites labelled with the narrower name write: the superset
+        # browsers read that label as (WHATWG Encoding Standard).
+        ("① 髙橋", "Shift_JIS", "cp932"),
+        ("① 髙橋", "x-sjis", "cp932"),
+        ("똠방각하", "EUC-KR", "cp949"),
+        ("镕 €", "gb2312", "gb18030"),
+        ("㗎", "big5", "big5hkscs"),
+        ("€ Ğ", "iso-8859-9", "cp1254"),
+        ("€ ไทย", "tis-620", "cp874"),
+    ],
+)
+def test_a_label_is_read_as_browsers_read_it(
+    text: str, label: str, written: str
+) -> None:
+    """A title in a character only the wider encoding has (a circled digit
+    of windows-31j, a Hangul syllable of windows-949...) reads as written,
+    from the header's charset and from the page's <meta> alike."""
+    page = f"<html><head><title>{text}</title></head><body>".encode(written)
+    assert scan_head([page], charset=label).title == text
+    declared = f'<meta charset="{label}">'.encode("ascii") + page
+    assert scan_head([declared]).title == text
 
 
 def test_noindex_in_utf_16() -> None:

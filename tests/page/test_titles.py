@@ -59,6 +59,21 @@ def test_the_first_h1_when_the_head_has_no_title() -> None:
     assert heading([b"<html><body><p>none</p>"]) is None
 
 
+@pytest.mark.parametrize(
+    "h1",
+    [
+        "<h1>Hello <script>track('h1')</script>world</h1>",
+        "<h1>Hello <style>.x{color:red}</style>world</h1>",
+        "<h1>Hello <template><b>later</b><template>x</template></template>world</h1>",
+        "<h1>Hello <script>if (a</b) {}</script>world</h1>",
+    ],
+)
+def test_a_heading_is_the_text_it_shows(h1: str) -> None:
+    """A script, style or template in the first heading shows nothing: its
+    code is no part of the title."""
+    assert heading([f"<html><body>{h1}<p>more</p>".encode()]) == "Hello world"
+
+
 def test_titles_are_bounded_at_a_word() -> None:
     long = "word " * 100
     cut = clean(long)

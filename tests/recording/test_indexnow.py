@@ -442,6 +442,27 @@ def test_429_and_5xx_are_retried_after_retry_after(
     assert store.pending_pushes() == 0
 
 
+@pytest.mark.parametrize("retry_after", ["\xb2", "\xb9\xb2", "-1", "1e9", "9" * 400])
+def test_a_retry_after_of_any_shape_is_an_answer_not_a_bug(
+    endpoint: Endpoint, retry_after: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A Retry-After the pusher cannot read (a superscript digit, which
+    ``str.isdigit`` takes for one, a sign, an exponent) is no Retry-After: the
+    batch is leased to the backoff's retry, nothing is logged as a bug."""
+    store = open_store("memory://")
+    store.queue_pushes(["/a"])
+    clock = Clock()
+    endpoint.answers.append((503, retry_after))
+    pusher = Pusher(options(endpoint), ORIGIN, store, clock=clock)
+    with caplog.at_level(logging.DEBUG, "sitemap_middleware"):
+        wait = pusher.push()
+    assert 1.0 <= wait <= 3600.0
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+    clock.now += wait + 1
+    pusher.push()  # retried at the backoff, not when a lease ends
+    assert store.pending_pushes() == 0
+
+
 def test_the_backoff_doubles_without_retry_after(endpoint: Endpoint) -> None:
     """500, 500, 500: waits of 1, 2 and 4 seconds; one WARNING for the
     outage, one INFO when it ends."""

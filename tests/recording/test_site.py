@@ -435,6 +435,49 @@ def test_a_response_rule_that_skips_every_page_is_named(
         middleware.close()
 
 
+@pytest.mark.parametrize(
+    ("head", "reason", "words"),
+    [
+        # A staging site that keeps search engines out...
+        ('<meta name="robots" content="noindex">', "'noindex'", "noindex"),
+        # ...or names production's pages as the canonical ones.
+        (
+            '<link rel="canonical" href="https://www.example.org/elsewhere">',
+            "'canonical_other'",
+            "canonical",
+        ),
+        # Inline styles and icons that fill the head past what is read.
+        (f"<style>{'a{}' * 30_000}</style>", "'head_too_long'", "64 KiB"),
+    ],
+)
+def test_a_body_rule_that_skips_every_page_is_named(
+    head: str, reason: str, words: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The rules the writer applies to the page's head count as much as
+    the request's and the headers': every page kept out by one is a site
+    whose sitemap stays empty, and the warning says which."""
+    caplog.set_level(logging.WARNING, "sitemap_middleware")
+    body = f"<html><head><title>t</title>{head}</head><body>p</body></html>"
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        start_response("200 OK", [("Content-Type", HTML)])
+        return [body.encode()]
+
+    config = {"base_url": "http://localhost", "store": "memory://"}
+    middleware = SitemapMiddleware(app, config)
+    client = Client(middleware, use_cookies=False)
+    try:
+        for n in range(WARN_AFTER):
+            with client.get(f"/post/{n}") as response:
+                response.get_data()  # sent whole: read by the writer
+        assert middleware.flush()
+        assert client.get("/sitemap.xml").status_code == 404
+        (warning,) = warnings_of(caplog)
+        assert reason in warning and words in warning
+    finally:
+        middleware.close()
+
+
 @pytest.mark.parametrize("stack", ["wsgi", "asgi"])
 def test_the_warning_comes_from_the_writer_without_anyone_asking(
     stack: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch

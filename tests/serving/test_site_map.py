@@ -26,7 +26,7 @@ from sitemap_middleware import (
     site_map,
 )
 from sitemap_middleware.model import UNDATED
-from sitemap_middleware.serving.site_map import PAGE_LINKS
+from sitemap_middleware.serving.site_map import MAX_INDEX, PAGE_LINKS
 from sitemap_middleware.stores.memory import MemoryStore
 
 SITE_MAP = {"html_sitemap": "/site-map"}
@@ -85,6 +85,26 @@ def test_sections_by_route_else_first_segment_and_titles_sorted_naturally() -> N
         "section-pages",
         "section-blog",
         "section-docs",
+    ]
+
+
+def test_names_made_from_paths_are_visible_text_only() -> None:
+    """A page without a title is named from its path, a section from a path
+    segment: what the path's escapes hold that is not shown as text (a
+    right-to-left override that would show "gnp.exe" as "exe.png", zero-width
+    spaces, C1 controls) is left out, as from a title."""
+    store = _store(
+        [
+            Entry("/", WHEN, title="Home"),
+            Entry("/%E2%80%AEgnp.exe", WHEN),
+            Entry("/zero%E2%80%8Bwidth%C2%85", WHEN),
+            Entry("/kept?q=%E2%80%AEx", WHEN),
+            *(Entry(f"/%E2%80%AEdocs/{n}", WHEN) for n in range(3)),
+        ]
+    )
+    assert _listing(store) == [
+        ("Pages", ["Home", "Gnp.exe", "Kept (q=x)", "Zerowidth"]),
+        ("Docs", ["0", "1", "2"]),
     ]
 
 
@@ -322,6 +342,27 @@ def test_an_empty_store_says_so_and_keeps_no_copy(make: Callable[..., Site]) -> 
     assert reply.status == 200
     assert reply.headers["cache-control"] == "no-store"
     assert b"No pages are listed yet." in reply.body
+
+
+def test_a_page_of_many_small_sections_carries_a_bounded_index(
+    make: Callable[..., Site],
+) -> None:
+    """A site of a few pages per user has a section per user: each page of
+    the map names the sections it shows, not all of them, so that it stays
+    about its links' size."""
+    site = make(SITE_MAP)
+    users = 3 * PAGE_LINKS // 2  # 3 pages of the map, a thousand sections each
+    _seed(site, *(Entry(f"/u{n}/{k}", WHEN) for n in range(users) for k in "ab"))
+    body = site.get("/site-map?page=2").body.decode()
+    nav, _, main = body.partition('<main id="main"')
+    assert f"{2 * users} pages in {users} sections; page 2 of 3" in nav
+    assert nav.count("<li>") == main.count("<h2 ") > MAX_INDEX
+    assert body.count("<li>") <= 2 * PAGE_LINKS  # the whole index: 5,000
+    assert 'aria-label="Sections on this page"' in nav
+    few = make(SITE_MAP)
+    _seed(few, *(Entry(f"/u{n}/{k}", WHEN) for n in range(3) for k in "ab"))
+    body = few.get("/site-map").body.decode()
+    assert 'aria-label="Sections"' in body
 
 
 def test_lang_and_title_are_configurable(make: Callable[..., Site]) -> None:
