@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from ..serving.server import Server
     from .held import Held
     from .replay import Answer, Replay
+    from .sources import Problem
 
 T = TypeVar("T")
 
@@ -503,7 +504,7 @@ def import_(store_uri: str, base_url: str, source: str, query: tuple[str, ...]) 
     reported and skipped."""
     # Imported here: the command line is loaded with every Flask app (``flask
     # sitemap``), and only this command needs an XML parser and an HTTP client.
-    from .sources import Problem, SourceError, count_problems, reading
+    from .sources import SourceError, count_problems, reading
 
     problems: list[Problem] = []
 
@@ -523,7 +524,8 @@ def import_(store_uri: str, base_url: str, source: str, query: tuple[str, ...]) 
                 # The total is known once every document is checked.
                 with _progress(items, "importing", found.total, "URLs") as bar:
                     entries = count_problems(iter(bar), report)
-                    written = site.store.upsert(_new(site.store, entries, kept))
+                    allowed = _allowed(site.config, frozenset(query), entries, report)
+                    written = site.store.upsert(_new(site.store, allowed, kept))
         except SourceError as exc:
             _fail(str(exc), Exit.SOURCE)
         added = site.store.count() - before
@@ -534,6 +536,35 @@ def import_(store_uri: str, base_url: str, source: str, query: tuple[str, ...]) 
     )
     if problems:
         sys.exit(Exit.PROBLEMS)
+
+
+def _allowed(
+    config: Config,
+    query: frozenset[str],
+    entries: Iterable[Entry],
+    report: Callable[[Problem], None],
+) -> Iterator[Entry]:
+    """The entries the config does not refuse, each refused one reported in
+    explain's words: an import publishes nothing a visit could not record
+    (an excluded path, a secret link, the middleware's own paths). Without
+    the app, its routes are unknown: the config's defaults apply, with the
+    query parameters the import keeps."""
+    from ..recording.refusal import refuse
+    from ..routes import Routes
+    from ..watching.policy import Policy
+    from .sources import Problem
+    from .verdict import said
+
+    policy, base = Policy(config), config.base_url
+    unknown = Routes(config).unknown
+    route = replace(unknown, query=unknown.query | query)
+    for entry in entries:
+        path, _, kept = entry.path.partition("?")
+        refused = refuse(policy, base, path, kept, route)
+        if refused is None:
+            yield entry
+        else:
+            report(Problem(base + entry.path, said(refused, config, path, route)))
 
 
 @contextmanager
@@ -924,7 +955,11 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
         to a login page) are removed by the middleware's own rules, each named
         with the reason. Nothing is removed before the whole store is
         verified; a run that would remove more than a tenth of it asks first
-        (or needs --yes)."""
+        (or needs --yes). A URL the config refuses is never requested (its GET
+        may have side effects): it goes by the config's rule, as prune
+        removes it."""
+        from .verdict import refusal
+
         preview = dry_run or check
         holding = _Holding(writes=not preview)
         app = source(app_spec)
@@ -940,11 +975,15 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
                     for entry in held.entries(part.number)
                 ]
                 answers: dict[str, Answer] = {}
+                config = ready.sitemap.config
                 with _progress(paths, "verifying", len(paths)) as bar:
                     for path in bar:
+                        route = ready.route(path.partition("?")[0])
+                        if refusal(config, path, route) is not None:
+                            held.remove([path])
+                            continue
                         answers[path] = ready.get(path)
                 ready.sitemap.flush(None)
-                config = ready.sitemap.config
                 removed = list(held.removed)
                 action = "would_remove" if preview else "removed"
                 acted = [

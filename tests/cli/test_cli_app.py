@@ -239,6 +239,27 @@ def test_seed_requests_nothing_the_config_refuses(
     assert _paths(uri) == ["/", "/sitemap.xml.bak"]
 
 
+def test_verify_never_requests_what_the_config_refuses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uri: str
+) -> None:
+    """Stored pages the config refuses (imported, or stored before an
+    exclude): verify never sends their GET, which may act; they go by the
+    config's rule, as prune would take them out."""
+    name = _module(tmp_path, monkeypatch, SIDE_EFFECTS.format(uri=uri))
+    refused = ["/auth/logout", "/admin/rebuild", "/reports/send", "/ping", "/hidden"]
+    store = open_store(uri)
+    when = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    store.upsert([Entry(path, when) for path in ["/", *refused]])
+    store.close()
+    code, out, err = _run("verify", "--app", name, "--yes")
+    assert code == Exit.OK, err
+    module = __import__(name)
+    assert module.CALLS == ["home"]
+    assert f"removed: {BASE}/reports/send: excluded by exclude pattern" in out
+    assert f"removed: {BASE}/ping: its route '/ping' is excluded" in out
+    assert _paths(uri) == ["/"]
+
+
 @pytest.mark.slow
 def test_seed_as_a_real_process(example: str, uri: str) -> None:
     code, out, err = _process("seed", "--app", f"{example}:create_app", "--store", uri)

@@ -287,6 +287,27 @@ def test_one_long_token_costs_time_in_proportion(tmp_path: Path, store: str) -> 
     assert paths(store) == ["/a", "/kept"]
 
 
+def test_an_import_publishes_nothing_the_config_refuses(
+    tmp_path: Path, store: str
+) -> None:
+    """What a visit could never record is reported and skipped: an excluded
+    path, a secret link, the middleware's own path, an empty segment."""
+    source = tmp_path / "sitemap.xml"
+    refused = {
+        "/admin/users": "excluded by exclude pattern '*/admin/*'",
+        "/invite/550e8400-e29b-41d4-a716-446655440000": "a path segment looks like",
+        "/sitemap.xml": "a path the middleware answers itself",
+        "/a//b": "an empty path segment",
+    }
+    source.write_text(urlset("/fine", *refused))
+    code, out, err = _import(store, str(source))
+    assert code == Exit.PROBLEMS
+    assert f"{len(refused)} skipped" in out
+    for path, words in refused.items():
+        assert f"skipped {BASE}{path}: {words}" in err
+    assert paths(store) == ["/fine", "/kept"]
+
+
 # -- adds, never overrules -----------------------------------------------------------
 
 
