@@ -57,6 +57,11 @@ MAX_DEPTH = 16
 # Elements one <url> or <sitemap> holds at most: 1,000 images of a few
 # elements each and the alternates of a large hreflang cluster fit.
 MAX_ELEMENTS = 20_000
+# Bytes without a ">" at most: no tag of a sitemap, nor a value of one, comes
+# near (a <loc> is under 2,048 characters). Past it the checking pass refuses
+# the document before the parser holds the token whole: a start tag of
+# 800,000 attributes (7 MB) would otherwise cost 40 times its size to read.
+MAX_RUN = 1024 * 1024
 # Characters of a refused value a report shows.
 SHOWN = 200
 
@@ -352,8 +357,19 @@ def _shape(source: str, stream: IO[bytes]) -> tuple[str, int]:
     parser.StartElementHandler = start
     parser.EndElementHandler = end
     size = CHUNK
+    run = 0  # bytes since the last ">"
     try:
         while data := stream.read(size):
+            first, last = data.find(b">"), data.rfind(b">")
+            longest = run + (len(data) if first < 0 else first)
+            if first != last:
+                longest = max(longest, *map(len, data[first + 1 : last].split(b">")))
+            if longest > MAX_RUN:
+                raise SourceError(
+                    f"{source} is not a sitemap: {longest:,} bytes without a '>'"
+                    f" (a tag or a value of a sitemap takes far less than {MAX_RUN:,})"
+                )
+            run = longest if first < 0 else len(data) - last - 1
             seen = starts
             parser.Parse(data, False)
             size = CHUNK if starts != seen else size * 2
