@@ -163,7 +163,7 @@ class Policy:
         # Header names (str or bytes, as sent) -> the watched name or "", and
         # Content-Type values -> whether HTML: both chosen by the app, so few.
         self._names: dict[str | bytes, str] = {}
-        self._html_types: dict[str, bool] = {}
+        self._html_types: dict[str | bytes, bool] = {}
         # Cookies: None (any cookie but the harmless ones identifies), the
         # names that do, or "*" (any cookie at all does).
         named = config.session_cookies
@@ -257,6 +257,7 @@ class Policy:
                 return REMOVE
             return DEPENDS if status in TEMPORARY_REDIRECTS else Skipped.STATUS
         names = self._names
+        html_types = self._html_types
         html = False
         depends = False
         for raw_name, raw_value in headers:
@@ -265,15 +266,16 @@ class Policy:
                 name = self._name(raw_name)
             if not name:
                 continue
+            if name == "content-type":  # on every response: its value as sent
+                known = html_types.get(raw_value)
+                html = self._is_html(raw_value) if known is None else known
+                continue
             value = (
                 raw_value.decode("latin-1")
                 if isinstance(raw_value, bytes)
                 else raw_value
             )
-            if name == "content-type":
-                known = self._html_types.get(value)
-                html = self._is_html(value) if known is None else known
-            elif name == "x-robots-tag":
+            if name == "x-robots-tag":
                 if is_noindex(value):
                     return REMOVE
             elif name == "set-cookie":
@@ -376,12 +378,15 @@ class Policy:
             self._names[raw] = name
         return name
 
-    def _is_html(self, content_type: str) -> bool:
+    def _is_html(self, raw: str | bytes) -> bool:
+        """Whether a ``Content-Type`` value (str or bytes, as sent) is HTML;
+        remembered."""
+        content_type = raw.decode("latin-1") if isinstance(raw, bytes) else raw
         # The media type is what precedes the parameters (RFC 9110 §8.3.1); a
         # full parse_options_header costs more than the rest of this method.
         html = content_type.partition(";")[0].strip().lower() in HTML_TYPES
         if len(self._html_types) < _NAME_CACHE:
-            self._html_types[content_type] = html
+            self._html_types[raw] = html
         return html
 
     def _host_allowed(self, host: str) -> bool:

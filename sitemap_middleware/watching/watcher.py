@@ -19,6 +19,8 @@ from ..sitemaps import BODY_BUDGET
 from .policy import Policy
 
 logger = logging.getLogger("sitemap_middleware")
+# The actions of a response that the watcher acts on (any other is a reason).
+_ACTING = frozenset({RECORD, REMOVE, DEPENDS})
 
 State = Mapping[str, Any]
 """The WSGI environ or the ASGI scope: where the app and its router leave notes."""
@@ -97,7 +99,7 @@ class Watcher:
         body to, or ``None`` when nothing more is to be seen (what it decided,
         a removal included, is settled and counted)."""
         action = self._action(status, headers)
-        if action != RECORD and action != REMOVE and action != DEPENDS:
+        if action not in _ACTING:
             next(self._tally[action])  # count(action), without a call
             return None
         # One frame from here on: this runs for every page served, and each
