@@ -53,8 +53,8 @@ class Intake:
         return True
 
     def take(self) -> list[Observation]:
-        """Up to a batch of the oldest observations, out of the queue (the
-        writer's thread only)."""
+        """Up to a batch of the oldest observations, out of the queue (one
+        taker at a time: the writer's thread or a flush, under its lock)."""
         queue = self._queue
         popleft = queue.popleft
         batch = [popleft() for _ in range(min(self._batch, len(queue)))]
