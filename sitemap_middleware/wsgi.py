@@ -215,7 +215,7 @@ class _Noted:
         for chunk in self._body:
             recording.body(chunk)
             yield chunk
-        recording.end(complete=True)
+        recording.end(True)
 
     def close(self) -> None:
         try:
@@ -223,7 +223,8 @@ class _Noted:
             if close is not None:
                 close()
         finally:
-            self._recording.end(complete=False)  # nothing if sent in full
+            if not self._recording.done:  # sent in full: nothing to settle
+                self._recording.end(False)
 
 
 class _NotedList(_Noted):

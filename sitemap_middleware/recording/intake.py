@@ -35,6 +35,7 @@ class Intake:
         self._queue: deque[Observation] = deque()
         self._bytes = 0
         self._ready = threading.Event()
+        self._signalled = False  # _ready set since the writer's last wait
         self._stopped = False
 
     def __len__(self) -> int:
@@ -48,7 +49,9 @@ class Intake:
             return False
         queue.append(observation)
         self._bytes += size
-        if len(queue) >= self._batch and not self._ready.is_set():
+        if len(queue) >= self._batch and not self._signalled:
+            # A flag, not Event.is_set(): a full queue asks it of every put.
+            self._signalled = True
             self._ready.set()
         return True
 
@@ -72,6 +75,7 @@ class Intake:
         if not self._stopped:
             # What is queued from here on is taken by the drain that follows
             # or wakes the next wait.
+            self._signalled = False
             ready.clear()
 
     def wake(self, stop: bool = False) -> None:
