@@ -78,6 +78,7 @@ class Watcher:
         self._is_fresh = recorder.is_fresh
         self.count = recorder.count
         self._tally = recorder.tally
+        self._fresh = recorder.tally[Seen.FRESH]  # the known pages' counter
 
     def _arm(self) -> None:
         self.request_skip = self._first_request
@@ -121,7 +122,7 @@ class Watcher:
                 ):
                     # Recorded lately, so its route is not excluded: no need
                     # to look.
-                    next(self._tally[Seen.FRESH])  # count(), without a call
+                    next(self._fresh)  # count(Seen.FRESH), without a call
                     return None
                 if self._excluded_deeper(path):
                     # The rest of request_skip's exclude check, for pages only.
