@@ -126,7 +126,10 @@ class SitemapMiddleware(SitemapBase):
             watcher.count(Skipped.FILE_BODY)
             return body
 
-        # A page to record, or an app that starts its response lazily.
+        if type(recording) is Recording:  # the app started before it returned
+            noted = _NotedList if isinstance(body, (list, tuple)) else _Noted
+            return noted(body, recording)
+        # An app that starts its response lazily: its recording comes later.
         kind = _ObservedList if isinstance(body, (list, tuple)) else _Observed
         return kind(body, lambda: recording, watcher.count)
 
@@ -135,7 +138,7 @@ class SitemapMiddleware(SitemapBase):
         if find_route is not None:
             return lambda environ, root: find_route(environ)
         if flask is None:
-            return lambda environ, root: self._named_route(environ)
+            return self._named_route
         find = flask_finder(flask)
 
         def find_flask_route(environ: Mapping[str, Any], root: str) -> Found:
@@ -145,7 +148,7 @@ class SitemapMiddleware(SitemapBase):
 
         return find_flask_route
 
-    def _named_route(self, environ: Mapping[str, Any]) -> Found:
+    def _named_route(self, environ: Mapping[str, Any], root: str = "") -> Found:
         template = environ.get(ROUTE_KEY)
         if isinstance(template, str):
             self._named = True
@@ -192,6 +195,46 @@ class SitemapMiddleware(SitemapBase):
 
 # The recording of a response the app has not started yet.
 _LATER = object()
+
+
+class _Noted:
+    """The app's iterable, passed through chunk by chunk while the body is
+    noted, for a response already started (the recording known): the page
+    counts as sent once the iterable is exhausted; ``close()`` closes the
+    app's iterable first (PEP 3333), then settles a response cut short.
+    """
+
+    __slots__ = ("_body", "_recording")
+
+    def __init__(self, body: Iterable[bytes], recording: Recording) -> None:
+        self._body = body
+        self._recording = recording
+
+    def __iter__(self) -> Iterator[bytes]:
+        recording = self._recording
+        for chunk in self._body:
+            recording.body(chunk)
+            yield chunk
+        recording.end(True)
+
+    def close(self) -> None:
+        try:
+            close = getattr(self._body, "close", None)
+            if close is not None:
+                close()
+        finally:
+            if not self._recording.done:  # sent in full: nothing to settle
+                self._recording.end(False)
+
+
+class _NotedList(_Noted):
+    """The same around a list or tuple body, whose length it keeps: a server may
+    set Content-Length from a one-item list (wsgiref does)."""
+
+    __slots__ = ()
+
+    def __len__(self) -> int:
+        return len(self._body)  # type: ignore[arg-type]
 
 
 class _Observed:

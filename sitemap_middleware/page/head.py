@@ -1,7 +1,8 @@
 """The head scanner: what a page's ``<head>`` and its ``Link`` header declare
 about it (robots noindex, the canonical, hreflang alternates, the modified
-time, the title), read within a budget with the standard library's HTML
-tokenizer, in the character encoding the page declares.
+time, the title), read within a budget in the character encoding the page
+declares: a plain head by a few regexes, any other with the standard
+library's HTML tokenizer, whose reading the regexes keep.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, replace
+from html import unescape
 from html.parser import HTMLParser
 from urllib.parse import urljoin
 
@@ -39,6 +41,9 @@ MODIFIED_PROPERTY = "article:modified_time"
 # @graph (the way Yoast and most CMS plugins write a page's WebPage and
 # Article). At most this many values are kept a page.
 MAX_DATES = 16
+# The quick scan decodes this much of the body first: most heads end within
+# it, and decoding the whole budget would cost more than reading them.
+QUICK_BYTES = 8 * 1024
 # HTML, "prescan a byte stream to determine its encoding": a <meta> charset
 # counts in the first 1024 bytes only (where HTML requires it to be).
 PRESCAN_BYTES = 1024
@@ -82,7 +87,11 @@ NOTHING = Head()
 
 
 def scan_head(
-    chunks: Iterable[bytes], budget: int = HEAD_BUDGET, charset: str | None = None
+    chunks: Iterable[bytes],
+    budget: int = HEAD_BUDGET,
+    charset: str | None = None,
+    *,
+    quick: bool = True,
 ) -> Head:
     """Read the ``<head>`` at the start of an HTML body.
 
@@ -96,7 +105,8 @@ def scan_head(
     still open where the budget cuts the body is ``truncated``. Attribute
     values are read as HTML decodes them (``&#110;oindex`` is ``noindex``).
     The result depends on the bytes only, not on how they are split into
-    chunks.
+    chunks. ``quick=False`` reads every head with html.parser (what the
+    quick scan is checked against).
     Raises on no markup: where the tokenizer gives up (see
     :func:`_tokenizer_gave_up`), what it read before stands. Any other
     exception is a bug in the scanner and propagates.
@@ -117,19 +127,35 @@ def scan_head(
     # Without a declaration or a title in the part read, a body that goes on past it
     # still needs the tokenizer: only it tells where the head ends. The search
     # is on bytes: it holds for an encoding that writes ASCII as ASCII.
-    if _ascii_compatible(encoding):
+    # A "<title" as most pages write it sends the page on without the
+    # lowering (a copy of the whole budget) that the searches need.
+    if _ascii_compatible(encoding) and not cut and b"<title" not in start:
         lowered = start.lower()
         if not _may_declare(lowered) and b"<title" not in lowered and not cut:
             return NOTHING if plain else Head(encoding=encoding)
-    parser = _HeadParser()
+    # The plain head most pages have is read by a few regexes, from the
+    # first few KiB decoded, then from all if the head goes on; whatever they
+    # are not sure to read as html.parser does goes to html.parser itself.
     ended = False
-    try:
-        parser.feed(decode(start, encoding))
-    except _HeadEnd:
-        ended = True
-    except AssertionError as exc:
-        if not _tokenizer_gave_up(exc):
-            raise
+    text = None
+    if quick:
+        parser = _HeadParser()
+        ended = _quick_scan(parser, decode(start[:QUICK_BYTES], encoding))
+        if not ended and len(start) > QUICK_BYTES:
+            text = decode(start, encoding)
+            parser = _HeadParser()
+            ended = _quick_scan(parser, text)
+    if not ended:
+        text = decode(start, encoding) if text is None else text
+        parser = _HeadParser()
+        ended = False
+        try:
+            parser.feed(text)
+        except _HeadEnd:
+            ended = True
+        except AssertionError as exc:
+            if not _tokenizer_gave_up(exc):
+                raise
     head = parser.result()
     if not plain:
         head = replace(head, encoding=encoding)
@@ -346,11 +372,13 @@ def _may_declare(lowered: bytes) -> bool:
     them sends the page to the tokenizer. Each search costs a pass over the
     bytes when the word is absent, the common case, so there are few.
     """
-    if b"&" in lowered and _WORD_REFERENCE.search(lowered):
-        return True
+    # The searches for words first: a page that declares something is sent
+    # on by one of them, before the regex reads the whole budget.
     if b"canonical" in lowered or b"hreflang" in lowered:
         return True
     if b"modified_time" in lowered or b"datemodified" in lowered:
+        return True
+    if b"&" in lowered and _WORD_REFERENCE.search(lowered):
         return True
     if _NO_WORDS.search(lowered) is None:
         return False
@@ -420,6 +448,11 @@ class _HeadParser(HTMLParser):
         self.dates: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.start(tag, _first(attrs) if tag in _READ_ATTRIBUTES else _NONE)
+
+    def start(self, tag: str, attributes: dict[str, str]) -> None:
+        """A start tag, its attributes as :func:`_first` gives them (read for
+        the tags of :data:`_READ_ATTRIBUTES` only)."""
         if self._inert is not None:
             if tag == self._inert == "template":
                 self._depth += 1
@@ -428,16 +461,16 @@ class _HeadParser(HTMLParser):
             raise _HeadEnd
         if tag in _INERT:
             self._inert, self._depth = tag, 1
-            if tag == "script" and _is_json_ld(_first(attrs).get("type", "")):
+            if tag == "script" and _is_json_ld(attributes.get("type", "")):
                 self._json = []
         elif tag == "meta":
-            self._meta(_first(attrs))
+            self._meta(attributes)
         elif tag == "link":
-            self._link(_first(attrs))
+            self._link(attributes)
         elif tag == "base" and self.base is None:
             # The document's base URL is the first base with an href (HTML,
             # "document base URL").
-            href = _first(attrs).get("href", "")
+            href = attributes.get("href", "")
             self.base = href if href.strip() else None
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
@@ -559,6 +592,7 @@ def _first(attrs: list[tuple[str, str | None]]) -> dict[str, str]:
     return values
 
 
+@functools.lru_cache(maxsize=256)
 def _tokens(value: str) -> frozenset[str]:
     """The lower-cased words of a rel value: split on ASCII whitespace, both
     in HTML and in RFC 8288, and compared without case (RFC 8288 §2.1.1)."""
@@ -597,3 +631,144 @@ def _resolve(base: str | None, href: str) -> str:
         return urljoin(base.strip(), href.strip())
     except ValueError:  # an unparsable URL, left for the caller to refuse
         return href
+
+
+# -- the quick scan ------------------------------------------------------------
+#
+# html.parser spends most of a head's time in its generic loop. A head written
+# plainly (tags whose attributes are separated by whitespace and quoted or
+# plain words, comments without "--" inside, scripts and styles without "</" or
+# "<!--" inside) is read here by a few regexes, which hand the same tokens to
+# the same handlers (_HeadParser's), so that what is found has one home.
+# Everything else, and any construct on which releases of html.parser differ
+# (a bare "<", "<?", "<![", "/>" on an element with content, noscript and
+# template, whose content some releases read as text, markup inside a title),
+# makes the quick scan give up, and html.parser reads the head from the start.
+# tests/page/test_head_quick.py compares the two on generated heads.
+
+_WS = "\t\n\f\r "  # ASCII whitespace: html.parser's \s takes Unicode's too
+# A start tag, after whitespace if any: its name, its attributes, "/" if
+# self-closing. Between attributes only ASCII whitespace; a plain value ends
+# at any whitespace and is followed by ASCII whitespace or ">" (html.parser
+# would read "x\xa0y" as "x" then "y", and "x/>" as "x/" then ">").
+_START_TAG = re.compile(
+    f"[{_WS}]*<([a-zA-Z][a-zA-Z0-9]*)"
+    f"((?:[{_WS}]+[a-zA-Z_:][-a-zA-Z0-9_:.]*"
+    f"(?:[{_WS}]*=[{_WS}]*(?:\"[^\"]*\"|'[^']*'|[^\\s\"'=<>`/]+(?=[{_WS}>])))?)*)"
+    f"[{_WS}]*(/?)>"
+)
+_ATTRIBUTE = re.compile(
+    f"([a-zA-Z_:][-a-zA-Z0-9_:.]*)"
+    f"(?:[{_WS}]*=[{_WS}]*(?:\"([^\"]*)\"|'([^']*)'|([^\\s\"'=<>`/]+)))?"
+)
+# The attributes of a tag whose attributes are not read (never written to).
+_NONE: dict[str, str] = {}
+_END_TAG = re.compile("</([a-zA-Z][a-zA-Z0-9]*)>")
+_COMMENT = re.compile("<!--(?!-?>)(?:[^-]|-(?!-))*-->")
+_DOCTYPE = re.compile("<![dD][oO][cC][tT][yY][pP][eE][^<>]*>")
+# html.parser's raw text elements: their content is read up to their end tag.
+_RAW_TEXT = frozenset({"script", "style"})
+# What "/>" may close: elements without content, and the head's own tags
+# (any other element ends the head, closed or not).
+_VOID = frozenset({"meta", "link", "base", "html", "head"})
+# The elements whose attributes a handler reads.
+_READ_ATTRIBUTES = frozenset({"meta", "link", "base", "script"})
+# A <meta> or <link> the handlers act on holds one of these words (or a
+# character reference, which may spell one): the others are passed over
+# without reading their attributes (most of a head's tags).
+# Searched in the lowered attributes (IGNORECASE would cost five times as much).
+_TELLING = {
+    "meta": re.compile(
+        "|".join(map(re.escape, (*ROBOTS_NAMES, MODIFIED_PROPERTY, "&")))
+    ).search,
+    "link": re.compile("canonical|alternate|&").search,
+}
+# Elements whose content releases of html.parser read differently.
+_GIVE_UP = frozenset({"noscript", "template"})
+
+
+def _quick_scan(parser: _HeadParser, text: str) -> bool:
+    """Feed ``text``'s head to ``parser``'s handlers: ``True`` where the head
+    ends, ``False`` where the quick scan gives up or the text ends first
+    (the parser's state then meaningless)."""
+    find = text.find
+    i = 0
+    try:
+        while True:
+            # Whitespace and a start tag, most steps of a head, in one match
+            # (whitespace outside a title is nothing to the handlers).
+            start = _START_TAG.match(text, i) if parser._inert is None else None
+            if start is None:
+                j = find("<", i)
+                if j < 0:
+                    return False  # the end, where html.parser keeps what it holds
+                if i < j:
+                    data = text[i:j]
+                    if parser._inert is not None or data.strip(_WS):
+                        parser.handle_data(unescape(data) if "&" in data else data)
+                if parser._inert is not None:  # in a title: only its end tag
+                    end = _END_TAG.match(text, j)
+                    if end is None or end.group(1).lower() != "title":
+                        return False
+                    parser.handle_endtag("title")
+                    i = end.end()
+                    continue
+                start = _START_TAG.match(text, j)
+            if start is not None:
+                name, written, closed = start.groups()
+                tag = name.lower()
+                if tag in _GIVE_UP or (
+                    closed and tag not in _VOID and tag in _HEAD_ELEMENTS
+                ):
+                    return False
+                i = start.end()
+                if tag in _READ_ATTRIBUTES:
+                    telling = _TELLING.get(tag)
+                    if telling is not None and telling(written.lower()) is None:
+                        continue  # a <meta> or <link> the handlers ignore
+                    parser.start(tag, _attributes(written))
+                else:
+                    parser.start(tag, _NONE)
+                if tag in _RAW_TEXT:
+                    i = _raw_text(parser, text, i, tag)
+                    if i < 0:
+                        return False
+                continue
+            end = _END_TAG.match(text, j)
+            if end is not None:
+                parser.handle_endtag(end.group(1).lower())
+                i = end.end()
+                continue
+            other = _COMMENT.match(text, j) or _DOCTYPE.match(text, j)
+            if other is None:
+                return False
+            i = other.end()
+    except _HeadEnd:
+        return True
+
+
+def _attributes(written: str) -> dict[str, str]:
+    """A start tag's attributes, as :func:`_first` gives html.parser's: the
+    first of each name, a bare one empty, character references decoded."""
+    values: dict[str, str] = {}
+    for name, double, single, plain in _ATTRIBUTE.findall(written):
+        name = name.lower()
+        if name not in values:
+            value = double or single or plain  # the one that matched, or ""
+            values[name] = unescape(value) if "&" in value else value
+    return values
+
+
+def _raw_text(parser: _HeadParser, text: str, i: int, tag: str) -> int:
+    """Hand a script's or style's content to ``parser``, then its end tag;
+    where the text goes on from, or -1 to give up."""
+    j = text.find("</", i)
+    if j < 0 or "<!--" in text[i:j]:
+        return -1
+    end = _END_TAG.match(text, j)
+    if end is None or end.group(1).lower() != tag:
+        return -1
+    if i < j:
+        parser.handle_data(text[i:j])
+    parser.handle_endtag(tag)
+    return end.end()

@@ -1,5 +1,5 @@
 """The request side of recording: a bounded queue of observations that never
-blocks; beyond either bound it refuses, and the caller counts the drop
+blocks nor locks; beyond either bound it refuses, and the caller counts the drop
 (invariant 15).
 """
 
@@ -20,13 +20,22 @@ class Intake:
 
     ``put`` wakes the writer once a batch is ready; the writer waits on
     :meth:`wait` between batches and takes them with :meth:`take`.
+
+    ``put`` takes no lock: a lock (let alone a ``Condition``) costs a request
+    more than the rest of handing a page over. ``deque.append`` and
+    ``popleft`` are atomic, so nothing is lost or taken twice; the bounds are
+    checked without a lock, so concurrent puts may pass them by a few
+    observations, and the byte count, added to by every request thread, is
+    counted again from the queue at each :meth:`take` (an update lost between
+    two takes does not last).
     """
 
     def __init__(self, batch: int) -> None:
         self._batch = batch
         self._queue: deque[Observation] = deque()
         self._bytes = 0
-        self._cond = threading.Condition()
+        self._ready = threading.Event()
+        self._signalled = False  # _ready set since the writer's last wait
         self._stopped = False
 
     def __len__(self) -> int:
@@ -34,37 +43,43 @@ class Intake:
 
     def put(self, observation: Observation) -> bool:
         """Queue ``observation``; ``False`` (and nothing queued) when full."""
-        with self._cond:
-            queue = self._queue
-            if (
-                len(queue) >= MAX_QUEUED
-                or self._bytes + observation.size > MAX_QUEUED_BYTES
-            ):
-                return False
-            queue.append(observation)
-            self._bytes += observation.size
-            if len(queue) >= self._batch:
-                self._cond.notify()
+        queue = self._queue
+        size = observation.size
+        if len(queue) >= MAX_QUEUED or self._bytes + size > MAX_QUEUED_BYTES:
+            return False
+        queue.append(observation)
+        self._bytes += size
+        if len(queue) >= self._batch and not self._signalled:
+            # A flag, not Event.is_set(): a full queue asks it of every put.
+            self._signalled = True
+            self._ready.set()
         return True
 
     def take(self) -> list[Observation]:
-        """Up to a batch of the oldest observations, out of the queue."""
-        with self._cond:
-            queue = self._queue
-            batch = [queue.popleft() for _ in range(min(self._batch, len(queue)))]
-            self._bytes -= sum(observation.size for observation in batch)
+        """Up to a batch of the oldest observations, out of the queue (one
+        taker at a time: the writer's thread or a flush, under its lock)."""
+        queue = self._queue
+        popleft = queue.popleft
+        batch = [popleft() for _ in range(min(self._batch, len(queue)))]
+        if batch:
+            # list() copies the deque in one C call: puts may go on meanwhile.
+            self._bytes = sum(observation.size for observation in list(queue))
         return batch
 
     def wait(self, timeout: float) -> None:
         """Return when a batch is ready, :meth:`wake` is called or ``timeout``
-        seconds have passed."""
-        with self._cond:
-            if len(self._queue) < self._batch and not self._stopped:
-                self._cond.wait(timeout)
+        seconds have passed (the writer's thread only)."""
+        ready = self._ready
+        if len(self._queue) < self._batch and not self._stopped:
+            ready.wait(timeout)
+        if not self._stopped:
+            # What is queued from here on is taken by the drain that follows
+            # or wakes the next wait.
+            self._signalled = False
+            ready.clear()
 
     def wake(self, stop: bool = False) -> None:
         """Wake the waiting writer; with ``stop``, it waits no more (a wake-up
         sent before it started waiting is not lost)."""
-        with self._cond:
-            self._stopped = self._stopped or stop
-            self._cond.notify()
+        self._stopped = self._stopped or stop
+        self._ready.set()

@@ -246,15 +246,14 @@ class Writer:
         self._lock = threading.Lock()  # one drain and push at a time
         self._starting = threading.Lock()
         self._thread: threading.Thread | None = None
+        # Whether the thread was started: an attribute, not a property, since
+        # the request path asks it of every page it hands over.
+        self.started = False
         self._stopping = False
 
     def __len__(self) -> int:
         """Writes waiting for the store."""
         return len(self._pending)
-
-    @property
-    def started(self) -> bool:
-        return self._thread is not None
 
     def start(self, owner: object) -> None:
         """Start the thread (once). It holds ``owner`` (the recorder) while it
@@ -268,6 +267,7 @@ class Writer:
                 target=self._run, args=(owner,), name="sitemap-recorder", daemon=True
             )
             self._thread.start()
+            self.started = True
         if self._pusher is not None:
             self._pusher.start()
 

@@ -19,6 +19,8 @@ from ..sitemaps import BODY_BUDGET
 from .policy import Policy
 
 logger = logging.getLogger("sitemap_middleware")
+# The actions of a response that the watcher acts on (any other is a reason).
+_ACTING = frozenset({RECORD, REMOVE, DEPENDS})
 
 State = Mapping[str, Any]
 """The WSGI environ or the ASGI scope: where the app and its router leave notes."""
@@ -76,6 +78,7 @@ class Watcher:
         self._is_fresh = recorder.is_fresh
         self.count = recorder.count
         self._tally = recorder.tally
+        self._fresh = recorder.tally[Seen.FRESH]  # the known pages' counter
 
     def _arm(self) -> None:
         self.request_skip = self._first_request
@@ -97,16 +100,64 @@ class Watcher:
         body to, or ``None`` when nothing more is to be seen (what it decided,
         a removal included, is settled and counted)."""
         action = self._action(status, headers)
-        if action != RECORD and action != REMOVE and action != DEPENDS:
+        if action not in _ACTING:
             next(self._tally[action])  # count(action), without a call
             return None
+        # One frame from here on: this runs for every page served, and each
+        # Python call costs a fresh page about a tenth of what it adds.
         try:
             if action == DEPENDS:
                 action = self._depends(state, path, status, headers, root)
                 if action != RECORD and action != REMOVE:
                     self.count(action)
                     return None
-            return self._judge(action, state, path, headers, root)
+            if SKIP_KEY in state:  # the view called skip()
+                self.count(Skipped.OPTED_OUT)
+                return None
+            if action == RECORD:
+                if self._is_fresh(path) and not (
+                    # No query: the environ's QUERY_STRING or the scope's
+                    # query_string.
+                    state.get("QUERY_STRING") or state.get("query_string")
+                ):
+                    # Recorded lately, so its route is not excluded: no need
+                    # to look.
+                    next(self._fresh)  # count(Seen.FRESH), without a call
+                    return None
+                if self._excluded_deeper(path):
+                    # The rest of request_skip's exclude check, for pages only.
+                    self.count(Skipped.EXCLUDED)
+                    return None
+            wire, query, raw = self._locate(state, path, root)
+            found = self._find_route(state, root)
+            routes = self._routes
+            if found is not None and (action == RECORD or found[0] is not None):
+                route = routes.resolve(*found)
+            else:
+                route = routes.unknown if action == RECORD else routes.any
+            key = path
+            if query and route.query:
+                # Dropped parameters would make one page look like many.
+                key = f"{path}?{query}"
+            if action == REMOVE:
+                # A page going away is removed even from an excluded route: it
+                # may have been recorded before the route was excluded.
+                self._recorder.submit(
+                    _observation(
+                        (REMOVE, key, wire, query, raw, route, headers, [], 0, 0.0)
+                    )
+                )
+                return None
+            if route.framework:
+                self.count(Skipped.FRAMEWORK)
+                return None
+            if route.exclude:
+                self.count(Skipped.ROUTE_EXCLUDED)
+                return None
+            if key is not path and self._is_fresh(key):
+                self.count(Seen.FRESH)
+                return None
+            return Recording(self._recorder, key, wire, query, raw, route, headers)
         except Exception:
             # A bug here must not reach the app's response (invariant 15).
             logger.exception("sitemap watcher failed on %r", path)
@@ -123,53 +174,14 @@ class Watcher:
             return self._cookie_action(self._cookie(state), headers, query)
         return self._redirect_action(headers, wire, raw)
 
-    def _judge(
-        self, action: str, state: State, path: str, headers: Headers, root: str
-    ) -> Recording | None:
-        if SKIP_KEY in state:  # the view called skip()
-            self.count(Skipped.OPTED_OUT)
-            return None
-        if (
-            action == RECORD
-            and self._is_fresh(path)
-            # No query: the environ's QUERY_STRING or the scope's query_string.
-            and not (state.get("QUERY_STRING") or state.get("query_string"))
-        ):
-            # Recorded lately, so its route is not excluded: no need to look.
-            next(self._tally[Seen.FRESH])  # count(), without a call
-            return None
-        if action == RECORD and self._excluded_deeper(path):
-            # The rest of request_skip's exclude check, for pages only.
-            self.count(Skipped.EXCLUDED)
-            return None
-        wire, query, raw = self._locate(state, path, root)
-        found = self._find_route(state, root)
-        routes = self._routes
-        if found is not None and (action == RECORD or found[0] is not None):
-            route = routes.resolve(*found)
-        else:
-            route = routes.unknown if action == RECORD else routes.any
-        key = path
-        if query and route.query:
-            # Dropped parameters would make one page look like many.
-            key = f"{path}?{query}"
-        if action == REMOVE:
-            # A page going away is removed even from an excluded route: it may
-            # have been recorded before the route was excluded.
-            self._recorder.submit(
-                Observation(REMOVE, key, wire, query, raw, route, headers, [], 0, 0.0)
-            )
-            return None
-        if route.framework:
-            self.count(Skipped.FRAMEWORK)
-            return None
-        if route.exclude:
-            self.count(Skipped.ROUTE_EXCLUDED)
-            return None
-        if key is not path and self._is_fresh(key):
-            self.count(Seen.FRESH)
-            return None
-        return Recording(self._recorder, key, wire, query, raw, route, headers)
+
+# Observation(*fields) runs the named tuple's __new__, a Python frame: the
+# tuple's own constructor builds the same tuple in one C call.
+_tuple_new = tuple.__new__
+
+
+def _observation(fields: tuple[Any, ...]) -> Observation:
+    return _tuple_new(Observation, fields)
 
 
 class Recording:
@@ -226,16 +238,19 @@ class Recording:
             self._recorder.count(Skipped.INCOMPLETE)
             return
         self._recorder.submit(
-            Observation(
-                RECORD,
-                self._key,
-                self._wire,
-                self._query,
-                self._raw,
-                self._route,
-                self._headers,
-                self._body,
-                self._size,
-                time.time(),
+            _tuple_new(
+                Observation,
+                (
+                    RECORD,
+                    self._key,
+                    self._wire,
+                    self._query,
+                    self._raw,
+                    self._route,
+                    self._headers,
+                    self._body,
+                    self._size,
+                    time.time(),
+                ),
             )
         )
