@@ -23,7 +23,7 @@ from ..routes import Route
 from ..tracking import untracked
 from ..urls import filter_query, normalise_path, strip_secrets, wsgi_path
 from .clusters import Alternates, declared
-from .observation import Observation
+from .observation import Headers, Observation
 from .refusal import Rules as Rules
 from .refusal import refuse
 
@@ -134,6 +134,12 @@ def digest(
     body, headers, route = observation.body, observation.headers, observation.route
     raw = _sha1(body)
     stand_in = target.no_change
+    if stand_in == Seen.QUERY_DROPPED and _sets_cookie(headers):
+        # A GET that sets a cookie while its query carries a parameter the
+        # stored URL drops (a magic link's ?sesame=, a CAS ?ticket=, an
+        # add-to-basket ?item=) may answer what that parameter did, such as
+        # a signed-in page: the URL without it must not stand for that.
+        return Skip(Skipped.SET_COOKIE, path)
     if stand_in is not None and hit is not None:
         # Seen by this process: another spelling has nothing to add.
         return Skip(Seen.UNCHANGED if hit.raw == raw else stand_in, path)
@@ -235,6 +241,14 @@ def is_storable(entry: Entry, now: int) -> bool:
     except (ValueError, OverflowError, OSError):
         return False
     return True
+
+
+def _sets_cookie(headers: Headers) -> bool:
+    return any(
+        (name if isinstance(name, str) else name.decode("latin-1")).lower()
+        == "set-cookie"
+        for name, _ in headers
+    )
 
 
 def _sha1(chunks: list[bytes]) -> str:

@@ -270,7 +270,9 @@ SET_COOKIE = [
     ({}, "", "", True, None),  # a form's CSRF token in a new session
     ({}, "_ga=GA1.2.3; cookieconsent_status=dismiss", "", True, None),
     ({}, "session=abc", "", False, "session"),  # a visitor's own session
-    ({}, "", "page=2", True, None),  # a dropped query is no credential
+    # A parameter the URL drops may pick what the page answers: not from it.
+    ({}, "", "page=2", False, "set_cookie"),
+    ({}, "", "utm_source=news", True, None),  # tracking parameters pick nothing
     ({}, "", "token=9f8a7c6b5d", False, "set_cookie"),  # a magic link
     ({}, "", "code=4/0AX4&state=xyz", False, "set_cookie"),  # an OAuth callback
     ({}, "", "utm_source=news&auth_key=1", False, "set_cookie"),
@@ -301,9 +303,10 @@ def test_set_cookie_is_the_page_a_crawler_gets(
 ) -> None:
     """``Set-Cookie`` on the answer to a request without an identifying cookie
     and without ``Authorization`` is the page a crawler gets (crawlers keep no
-    cookies): recorded, unless ``skip_set_cookie``, or a credential in the query
-    may have signed the visitor in, or (named session cookies) another cookie
-    that is not harmless came with the request."""
+    cookies): recorded, unless ``skip_set_cookie``, or the query holds a
+    parameter the URL drops (a credential may have signed the visitor in), or
+    (named session cookies) another cookie that is not harmless came with the
+    request."""
     site = make(config)
     serve("/page", Set_Cookie=CSRF, Vary="Cookie")
     target = f"/page?{query}" if query else "/page"
@@ -350,6 +353,23 @@ def test_set_cookie_on_excluded_secret_and_redirecting_pages(make: Make) -> None
         assert site.get(path).status in (200, 302, 303)
     assert site.recorded() == []
     assert site.skipped() == {"excluded": 2, "secret": 1, "status": 1}
+
+
+def test_a_cookie_set_for_a_dropped_parameter_lists_nothing(make: Make) -> None:
+    """A GET that sets a cookie while its query carries a parameter the URL
+    drops answers what the parameter did (django-sesame's ?sesame=, a CAS
+    ?ticket=): the URL without it is not recorded from that answer; without
+    the parameter, or with tracking parameters only, the page is public."""
+    site = make()
+    serve("/welcome", body=html("Welcome back, ada"), Set_Cookie="session=ada")
+    serve("/sso/return", body=html("Hello ada"), Set_Cookie="session=ada")
+    site.get("/welcome?sesame=AAAABBBBCCCC")
+    site.get("/sso/return?ticket=ST-1234-abcd")
+    assert site.recorded() == []
+    assert site.skipped() == {"set_cookie": 2}
+    serve("/welcome", body=html("Welcome"), Set_Cookie="csrf=x")
+    site.get("/welcome?utm_source=news")
+    assert site.recorded() == ["/welcome"]
 
 
 def test_an_ab_assignment_lists_the_variant_a_crawler_got(make: Make) -> None:
