@@ -29,6 +29,10 @@ class Skipped:
     # The response's status and headers.
     STATUS: Final = "status"
     NOT_HTML: Final = "not_html"
+    GONE: Final = "gone"
+    """Answered as a page gone (404, 410, a permanent redirect, 401, a
+    ``noindex`` header, a redirect to a login page) at a URL the store does
+    not hold: nothing to add, nothing to remove."""
     SET_COOKIE: Final = "set_cookie"
     PRIVATE: Final = "private"
     VARY: Final = "vary"

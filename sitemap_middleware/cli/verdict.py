@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Final, NamedTuple
 
 from ..config import Config
-from ..reasons import DEPENDS, RECORD, Dropped, Skipped
+from ..reasons import DEPENDS, RECORD, REMOVE, Dropped, Skipped
 from ..recording.refusal import Query, Refusal, refuse
 from ..recording.writer import NOTED_NOT_ADMITTED, NOTED_REMOVED
 from ..routes import Route, Routes
@@ -117,7 +117,22 @@ def _header(headers: Headers, name: str) -> str:
     return ", ".join(v for k, v in headers if k.lower() == name)
 
 
+def _gone(status: int, headers: Headers) -> str:
+    if status in REMOVAL_STATUSES:
+        return (
+            f"it answers an anonymous GET with {status}: a page gone, moved for "
+            "good or wanting credentials is removed"
+        )
+    if status != 200:
+        return (
+            f"it answers with {status} to {_header(headers, 'location')}, an "
+            "excluded path (a login page): it wants a signed-in visitor"
+        )
+    return f"it answers with X-Robots-Tag: {_header(headers, 'x-robots-tag')} (noindex)"
+
+
 ANSWERS: Final[dict[str, Callable[[int, Headers], str]]] = {
+    Skipped.GONE: _gone,
     Skipped.STATUS: lambda status, headers: (
         f"it answers an anonymous GET with {status}: only a 200 is a page"
         + (
@@ -221,18 +236,5 @@ def answered(config: Config, status: int, headers: Headers, target: str) -> str 
             action = policy.redirect_action(headers, target.partition("?")[0], True)
     if action == RECORD:
         return None
-    words = ANSWERS.get(action)
-    if words is not None:
-        return words(status, headers)
-    # REMOVE: the answer takes a page out (the removals' rules).
-    if status in REMOVAL_STATUSES:
-        return (
-            f"it answers an anonymous GET with {status}: a page gone, moved for "
-            "good or wanting credentials is removed"
-        )
-    if status != 200:
-        return (
-            f"it answers with {status} to {_header(headers, 'location')}, an "
-            "excluded path (a login page): it wants a signed-in visitor"
-        )
-    return f"it answers with X-Robots-Tag: {_header(headers, 'x-robots-tag')} (noindex)"
+    # REMOVE: the answer takes a page out, or keeps a new one out (gone).
+    return ANSWERS[Skipped.GONE if action == REMOVE else action](status, headers)

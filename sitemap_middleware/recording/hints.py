@@ -90,6 +90,7 @@ HINTS: dict[str, tuple[int, str]] = {
 # headers, step 3 the route and the body (read in the writer).
 _STEP2 = {
     Skipped.STATUS,
+    Skipped.GONE,
     Skipped.SET_COOKIE,
     Skipped.PRIVATE,
     Skipped.VARY,

@@ -30,6 +30,7 @@ from ..reasons import (
     Dropped,
     Errors,
     Seen,
+    Skipped,
 )
 from ..stores.base import Hreflang, Pushes, Pushing, Store
 from .admission import Limits
@@ -568,9 +569,10 @@ class Writer:
         pending = self._pending
         removals = pending.removals
         # Only stored pages are noted as removed: 404s for made-up URLs would
-        # otherwise fill the log (one indexed read a batch).
+        # otherwise fill the log (one indexed read a batch). Those are counted
+        # as gone: every answer is counted somewhere (invariant 8).
         plain = [r.path for r in removals.values() if r.reason is None]
-        held = self._store.known(plain) if self._log.kept and plain else set()
+        held = self._store.known(plain) if plain else set()
         removed, _ = self._isolate("a store removal", self._store.remove, [*removals])
         for removal in removals.values():
             self._recent.forget(removal.key, removal.path)
@@ -580,6 +582,8 @@ class Writer:
                 self._log.note(removal.path, NOTED_REMOVED)
         self._limits.forget(removals)
         self._count(REMOVED, removed)
+        if len(plain) > len(held):
+            self._count(Skipped.GONE, len(plain) - len(held))
         removals.clear()
 
     def _isolate(

@@ -599,7 +599,8 @@ def test_every_noindex_spelling_keeps_out_and_removes(make: Make, variant: Any) 
     else:
         fields = Headers([("Content-Type", HTML), *variant])
         ROUTES["/x"] = ROUTES["/new"] = (200, fields, [html("x")])  # type: ignore[assignment]
-        reason = {}  # decided from the headers: a removal, no skip
+        # Decided from the headers: /x removed, /new never stored (gone).
+        reason = {"gone": 1}
     assert site.get("/x").status == 200
     assert site.get("/new").status == 200
     assert site.recorded() == []

@@ -37,6 +37,25 @@ def counts(site: Site) -> dict[str, Any]:
     return site.middleware.stats()
 
 
+def test_a_page_gone_at_a_url_never_stored_is_counted(make: Make) -> None:
+    """A 404, a 410, a noindex header or a redirect to a login page at a URL
+    the store does not hold removes nothing and is counted as gone (every
+    answer is counted: invariant 8); at a stored URL it is a removal."""
+    site = make()
+    ROUTES["/pricing"] = PRICING
+    site.get("/pricing")
+    assert site.recorded() == ["/pricing"]
+    ROUTES["/pricing"] = (404, {}, [b""])
+    ROUTES["/hidden"] = (200, {"Content-Type": HTML, "X-Robots-Tag": "none"}, [b"x"])
+    ROUTES["/members"] = (302, {"Location": "/auth/login"}, [b""])
+    ROUTES["/old"] = (410, {}, [b""])
+    for path in ("/pricing", "/nope", "/hidden", "/members", "/old"):
+        site.get(path)
+    assert site.recorded() == []
+    assert counts(site)["removed"] == 1
+    assert site.skipped() == {"gone": 4}
+
+
 # -- forged removals ---------------------------------------------------------------
 
 # (request target, what the app answers to it, the stored page it lands on)
