@@ -67,6 +67,12 @@ HINTS: dict[str, tuple[int, str]] = {
         2,
         "no response was HTML (Content-Type text/html or application/xhtml+xml)",
     ),
+    Skipped.GONE: (
+        2,
+        "every page answered as gone: a 404, a redirect to a login page, or an"
+        " 'X-Robots-Tag: noindex' header (a staging site's, a proxy's): drop the"
+        " header where the site is public",
+    ),
     Skipped.NOINDEX: (
         3,
         "every page said noindex (a robots meta tag or X-Robots-Tag), as a "

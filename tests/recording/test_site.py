@@ -478,6 +478,33 @@ def test_a_body_rule_that_skips_every_page_is_named(
         middleware.close()
 
 
+def test_a_noindex_header_on_every_page_is_named(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A staging site (or a proxy) sending X-Robots-Tag: noindex on every
+    page: nothing is recorded, every page is counted gone, and the warning
+    names the header."""
+    caplog.set_level(logging.WARNING, "sitemap_middleware")
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        start_response("200 OK", [("Content-Type", HTML), ("X-Robots-Tag", "noindex")])
+        return [b"<html><head><title>t</title></head><body>p</body></html>"]
+
+    config = {"base_url": "http://localhost", "store": "memory://"}
+    middleware = SitemapMiddleware(app, config)
+    client = Client(middleware, use_cookies=False)
+    try:
+        for n in range(WARN_AFTER):
+            with client.get(f"/post/{n}") as response:
+                response.get_data()
+        assert middleware.flush()
+        assert middleware.stats()["skipped"] == {"gone": WARN_AFTER}
+        (warning,) = warnings_of(caplog)
+        assert "'gone'" in warning and "X-Robots-Tag: noindex" in warning
+    finally:
+        middleware.close()
+
+
 @pytest.mark.parametrize("stack", ["wsgi", "asgi"])
 def test_the_warning_comes_from_the_writer_without_anyone_asking(
     stack: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
