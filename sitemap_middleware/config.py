@@ -48,6 +48,8 @@ DEFAULT_EXCLUDE = (
     "*/auth/*",
     "*/oauth/*",
     "*/cart/*",
+    "*/basket/*",
+    "*/wishlist/*",
     "*/checkout/*",
     "/api/*",
     "/static/*",

@@ -477,6 +477,8 @@ EXCLUDED = [
     "/en/account/settings",
     "/de/accounts",
     "/shop/cart",
+    "/basket/add/5",
+    "/en/wishlist/add/7",
     "/shop/checkout/step-1",
     "/oauth/callback",
     "/logout",
@@ -495,6 +497,7 @@ RECORDED = [
     "/docs/api/intro",
     "/author/jane",
     "/cartoons",
+    "/wishlists-for-charities",
     "/Admin",  # paths are case-sensitive; an app that folds case serves /admin
 ]
 
