@@ -396,9 +396,16 @@ def _element(tag: str, text: str | None) -> str:
 
     if text is None:
         return ""
-    return (
-        f"<{tag}>{escape(''.join(c for c in text if c >= ' ' or c in chr(9)))}</{tag}>"
+    # The characters XML 1.0 allows (§2.2): a sitemap holds no others.
+    kept = "".join(
+        c
+        for c in text
+        if c == "\t"
+        or " " <= c <= "\ud7ff"
+        or "\ue000" <= c <= "\ufffd"
+        or c >= "\U00010000"
     )
+    return f"<{tag}>{escape(kept)}</{tag}>"
 
 
 @settings(max_examples=400, deadline=None)
