@@ -61,6 +61,7 @@ class _Client(NamedTuple):
     write: Script
     note: Script
     removed: Script
+    forget: Script
 
 
 def tagged(prefix: str) -> str:
@@ -183,6 +184,7 @@ class RedisStore(StoreBase[_Client]):
             lua.WRITE,
             lua.NOTE,
             lua.REMOVED,
+            lua.FORGET,
         )
         return _Client(client, *(client.register_script(s) for s in scripts))
 
@@ -565,8 +567,8 @@ class RedisStore(StoreBase[_Client]):
             seq += 1
         self._write_rows(conn, pipe, updates)
         self._write_rows(conn, pipe, inserts)
-        for start in range(0, len(untitled), RUN):
-            pipe.hdel(self._titles, *untitled[start : start + RUN])
+        if untitled:
+            conn.forget(keys=[self._titles], args=[_nul_ended(untitled)], client=pipe)
         if titles:
             pipe.hset(self._titles, mapping=titles)
         self._summaries(pipe, state.parts, touched)
