@@ -5,15 +5,18 @@ through three PostgreSQL tables, written one transaction per batch.
 from __future__ import annotations
 
 import re
+import struct
 import threading
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from itertools import chain
+from typing import Any, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.types.array import ListBinaryDumper
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import StoreError
@@ -223,6 +226,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
             max_size=4,
             timeout=float(str(self._params["connect_timeout"])) + 1,
             check=ConnectionPool.check_connection,
+            configure=_configure,
             open=True,
         )
 
@@ -897,6 +901,44 @@ class PostgresStore(StoreBase[ConnectionPool]):
         for rows in self._runs(number, columns):
             for _, path, lastmod, fingerprint, route, title in rows:
                 yield Entry(path, lastmod, fingerprint, route=route, title=title)
+
+
+# A binary array's header (dimensions, has nulls, element oid), its one
+# dimension (length, lower bound), and an element's length.
+_ARRAY_HEAD = struct.Struct("!IIIII")
+_LENGTH = struct.Struct("!i").pack
+
+
+class _FlatListDumper(ListBinaryDumper):
+    """psycopg's binary array dumper, the same bytes out, with the loop over
+    a flat list's items run by builtins rather than a Python loop: a bulk
+    write sends its rows as a few arrays of hundreds of items each. Lists it
+    does not shortcut (nested, empty, or holding NULLs) go to psycopg's own
+    ``dump`` (a list of NULLs alone never comes here: psycopg sends it as
+    text)."""
+
+    def dump(self, obj: list[Any]) -> bytes | None:
+        sub = self.sub_dumper
+        if sub is None or not obj or isinstance(obj[0], list):
+            return super().dump(obj)  # type: ignore[return-value]
+        if None in obj:
+            return super().dump(obj)  # type: ignore[return-value]
+        dumped = list(map(sub.dump, obj))
+        if None in dumped:  # a value dumped as NULL: psycopg's loop marks it
+            return super().dump(obj)  # type: ignore[return-value]
+        items = cast("list[bytes]", dumped)
+        lengths = map(_LENGTH, map(len, items))
+        return b"".join(
+            [
+                _ARRAY_HEAD.pack(1, 0, sub.oid, len(items), 1),
+                *chain.from_iterable(zip(lengths, items, strict=True)),
+            ]
+        )
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    """Set up a pooled connection: lists dumped by :class:`_FlatListDumper`."""
+    conn.adapters.register_dumper(list, _FlatListDumper)
 
 
 def _one(cur: psycopg.Cursor[Any]) -> Any:
