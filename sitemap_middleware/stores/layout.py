@@ -321,7 +321,12 @@ def _plan_new(
     for path, entry in batch.items():
         if entry.lastmod is not moment:
             moment = entry.lastmod
-            seconds = epoch(moment, current)
+            if moment is None or moment.tzinfo is None:
+                seconds = epoch(moment, current)  # now, or epoch's refusal
+            else:  # epoch(), inlined: a bulk load's lastmods mostly differ
+                seconds = int(moment.timestamp())
+                if seconds > current:
+                    seconds = current
         if entry.alternates:
             piece = _piece(entry, seconds, path not in unlisted)
             declared = pack(entry.alternates)
