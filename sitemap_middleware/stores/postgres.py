@@ -111,9 +111,8 @@ CREATE TABLE IF NOT EXISTS {p}removal (
     path text NOT NULL
 )
 """
-# New rows of an upsert, copied in once its other statements are sent. They
-# need no ON CONFLICT: every writer holds the meta row, and none of these was
-# there when we looked.
+# New rows of an upsert, copied in once its other statements are sent (as
+# _write's inserts, with no ON CONFLICT: see there why none is needed).
 _COPY = (
     "COPY {p}url (path, seq, page, lastmod, fingerprint, route, fragment,"
     " declared, title) FROM STDIN (FORMAT BINARY)"
