@@ -6,8 +6,8 @@ through ``store.upsert`` and through the bare driver: sqlite3 ``executemany``
 INSERT into the same table in one transaction a batch; redis-py pipelined HSET
 (the same packed row) + ZADD; psycopg binary ``COPY ... FROM STDIN`` of the
 rows (``write_row``) in one transaction a batch, the fastest way in; and, for
-reference, one INSERT ... SELECT FROM unnest() of binary arrays (the store's own
-form of insert), whose rate is printed after the table. The
+reference, one INSERT ... SELECT FROM unnest() of binary arrays a batch, whose
+rate is printed after the table. The
 raw runs write precomputed rows, their ``<url>`` fragments rendered beforehand:
 no rendering, no read of old rows, no lastmod rules, no page summaries; that is
 the store's overhead being measured.
@@ -336,8 +336,8 @@ def run_postgres(data: list[Entry], raw: list[Row], size: int) -> dict[str, floa
         reader.execute("SELECT count(*) FROM bench_raw_page")
     fresh = iter(readers)
     try:
-        # The store's own form of insert, for reference; then emptied for the
-        # COPY that is the anchor (and whose rows the raw reads read).
+        # INSERT from arrays, for reference; then emptied for the COPY that
+        # is the anchor (and whose rows the raw reads read).
         unnest = timed(lambda: pg_write(conn, raw, size))
         conn.execute("TRUNCATE bench_raw_url")
         result = measure(
