@@ -89,10 +89,22 @@ def _image(value: str) -> str:
     return escape(value)
 
 
-@functools.lru_cache(maxsize=1024)
+# The seconds and zone that end a stamp ("07+00:00"), by second.
+_SECONDS = tuple(f"{second:02d}+00:00" for second in range(60))
+
+
 def _stamp(lastmod: int) -> str:
-    # Entries written together mostly share a lastmod: format it once.
-    return w3c_datetime(datetime.fromtimestamp(lastmod, timezone.utc))
+    """``w3c_datetime`` of epoch seconds in UTC. Entries written together
+    mostly share a lastmod, or have lastmods close together (a bulk load):
+    the date, hour and minute are formatted once a minute."""
+    minute, second = divmod(lastmod, 60)
+    return _minute(minute) + _SECONDS[second]
+
+
+@functools.lru_cache(maxsize=1024)
+def _minute(minute: int) -> str:
+    """``"YYYY-MM-DDTHH:MM:"`` of a minute since the epoch, UTC."""
+    return w3c_datetime(datetime.fromtimestamp(minute * 60, timezone.utc))[:-8]
 
 
 def fragment(entry: Entry, lastmod: int) -> bytes:

@@ -108,6 +108,12 @@ def test_w3c_datetime_with_zone() -> None:
     assert w3c_datetime(moment) == "2024-06-01T12:00:00+00:00"
 
 
+@given(st.integers(min_value=1, max_value=253402300799))
+def test_fragment_lastmod_is_the_w3c_datetime_of_its_second(seconds: int) -> None:
+    stamp = w3c_datetime(datetime.fromtimestamp(seconds, timezone.utc))
+    assert f"<lastmod>{stamp}</lastmod>".encode() in fragment(Entry("/"), seconds)
+
+
 paths = (
     st.text(min_size=0, max_size=200)
     .map(lambda t: normalise_path("/" + t))

@@ -227,6 +227,8 @@ def plan(
     # Bulk loads mostly share one lastmod object: convert it once.
     moment: datetime | None = None
     seconds = current
+    if not old and not rewrites:
+        return _plan_new(batch, unlisted, held, last, part_size, budget, current)
     items: Iterable[tuple[str, Entry | Row]] = batch.items()
     if rewrites:
         items = chain(items, ((p, r) for p, r in rewrites.items() if p not in batch))
@@ -293,6 +295,62 @@ def plan(
             totals.newest = lastmod
     empty = Totals()
     return Plan(changes, moved, {n: t for n, t in parts.items() if t != empty}, last)
+
+
+def _plan_new(
+    batch: dict[str, Entry],
+    unlisted: frozenset[str],
+    held: dict[int, Totals],
+    last: int,
+    part_size: int,
+    budget: int,
+    current: int,
+) -> Plan:
+    """:func:`plan` of a batch of new paths only (no stored row read: none
+    of the batch's paths is stored, nor any member of its clusters), the bulk
+    load. Each entry is what :func:`merge` makes of a new path, and it joins
+    the last part or opens the next: nothing is merged, moved or rewritten,
+    so the loop keeps the last part's fill in locals, not in records."""
+    extra = MAX_ORIGIN_BYTES - 1
+    changes: list[Change] = []
+    parts: dict[int, Totals] = {}
+    urls, size = held[last].urls, held[last].bytes
+    added = added_bytes = newest = 0
+    moment: datetime | None = None
+    seconds = current
+    for path, entry in batch.items():
+        if entry.lastmod is not moment:
+            moment = entry.lastmod
+            if moment is None or moment.tzinfo is None:
+                seconds = epoch(moment, current)  # now, or epoch's refusal
+            else:  # epoch(), inlined: a bulk load's lastmods mostly differ
+                seconds = int(moment.timestamp())
+                if seconds > current:
+                    seconds = current
+        if entry.alternates:
+            piece = _piece(entry, seconds, path not in unlisted)
+            declared = pack(entry.alternates)
+        else:
+            piece, declared = fragment(entry, seconds), ""
+        weighs = len(piece) + piece.count(ORIGIN) * extra  # weight(piece), inlined
+        if weighs > budget:
+            raise ValueError(f"{path}: {weighs} bytes do not fit in a sitemap page")
+        if urls >= part_size or size + weighs > budget:
+            if added:
+                parts[last] = Totals(added, added_bytes, newest)
+            last += 1
+            urls = size = added = added_bytes = newest = 0
+        urls += 1
+        size += weighs
+        added += 1
+        added_bytes += weighs
+        if seconds > newest:
+            newest = seconds
+        row = (seconds, entry.fingerprint, entry.route, piece, declared, entry.title)
+        changes.append(_make(Change, (path, last, _make(Row, row), True)))
+    if added:
+        parts[last] = Totals(added, added_bytes, newest)
+    return Plan(changes, [], parts, last)
 
 
 # -- hreflang clusters ----------------------------------------------------------

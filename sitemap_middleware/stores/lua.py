@@ -162,6 +162,19 @@ if KEYS[3] then call('zadd', KEYS[3], members) end
 return k
 """
 )
+# HDEL of many fields in one argument: KEYS[1] the hash, ARGV[1] the fields,
+# each ending in NUL (a bulk load's new paths cost one string, not an argument
+# each to encode and send).
+FORGET = (
+    _LUA_HMGET
+    + """
+local fields = split(ARGV[1])
+for i = 1, #fields, 1000 do
+  redis.call('hdel', KEYS[1], unpack(fields, i, math.min(i + 999, #fields)))
+end
+return #fields
+"""
+)
 # IndexNow pushes (a sorted set, path -> lease; 0: free). Claims up to ARGV[2]
 # paths whose lease ended by ARGV[1], leased until ARGV[3].
 CLAIM = """

@@ -5,15 +5,18 @@ through three PostgreSQL tables, written one transaction per batch.
 from __future__ import annotations
 
 import re
+import struct
 import threading
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from itertools import chain
+from typing import Any, cast
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
+from psycopg.types.array import ListBinaryDumper
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import StoreError
@@ -108,6 +111,13 @@ CREATE TABLE IF NOT EXISTS {p}removal (
     path text NOT NULL
 )
 """
+# New rows of an upsert, copied in once its other statements are sent (as
+# _write's inserts, with no ON CONFLICT: see there why none is needed).
+_COPY = (
+    "COPY {p}url (path, seq, page, lastmod, fingerprint, route, fragment,"
+    " declared, title) FROM STDIN (FORMAT BINARY)"
+)
+_COPY_TYPES = ["text", "int8", "int4", "int8", "text", "text", "bytea", "text", "text"]
 # Rows read per query when streaming a part (keyset pagination, no OFFSET):
 # more than sitemaps.RUN, since each run here is a round trip to the server
 # and a pooled connection taken and given back.
@@ -223,6 +233,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
             max_size=4,
             timeout=float(str(self._params["connect_timeout"])) + 1,
             check=ConnectionPool.check_connection,
+            configure=_configure,
             open=True,
         )
 
@@ -361,12 +372,31 @@ class PostgresStore(StoreBase[ConnectionPool]):
     def upsert(self, entries: Iterable[Entry]) -> int:
         changed = 0
         for batch in batches(entries):
-            # Pipelined: statements go out without waiting for the ones before.
-            with self._borrow() as conn, conn.pipeline(), conn.transaction():
+            with self._borrow() as conn, conn.transaction():
                 changed += self._upsert(conn, batch)
         return changed
 
     def _upsert(self, conn: psycopg.Connection[Any], batch: dict[str, Entry]) -> int:
+        # Pipelined: statements go out without waiting for the ones before;
+        # the new rows are copied in once it is over (COPY leaves pipeline
+        # mode), in the same transaction.
+        new: list[tuple[Any, ...]] = []
+        with conn.pipeline():
+            changed = self._pipelined(conn, batch, new)
+        if new:
+            with conn.cursor() as cur, cur.copy(self._sql(_COPY)) as copy:
+                copy.set_types(_COPY_TYPES)
+                for row in new:
+                    copy.write_row(row)
+        return changed
+
+    def _pipelined(
+        self,
+        conn: psycopg.Connection[Any],
+        batch: dict[str, Entry],
+        new: list[tuple[Any, ...]],
+    ) -> int:
+        """:meth:`_upsert` but for the new rows, which go to ``new``."""
         current = now()
         runs = _split(list(batch.items()))
         # In pipeline mode the server answers when asked to flush, once it has
@@ -425,7 +455,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
             todo = self._plan(run, old, sizes, number, current, in_runs)
             if not index and not eager:
                 found += [read.fetchall() for read in reads[1:]]
-            seq = self._apply(cur, todo, old, sizes, parts, seq, current)
+            seq = self._apply(cur, todo, old, sizes, parts, seq, current, new)
             number = todo.last_part
             changed += len(todo.changes)
         if not eager and any(stored.row.declared for stored in old.values()):
@@ -433,7 +463,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
             settled = self._settle(batch, old)
         if settled.rewrites:
             todo = self._plan({}, old, sizes, number, current, settled)
-            seq = self._apply(cur, todo, old, sizes, parts, seq, current)
+            seq = self._apply(cur, todo, old, sizes, parts, seq, current, new)
             changed += len(todo.changes)
         if changed:
             self._summaries(cur, parts, seq, current)
@@ -526,9 +556,11 @@ class PostgresStore(StoreBase[ConnectionPool]):
         parts: dict[int, Totals],
         seq: int,
         current: int,
+        new: list[tuple[Any, ...]] | None = None,
     ) -> int:
         """Send a plan's pushes and writes, noting what it adds to each part;
-        the last seq allocated."""
+        the last seq allocated. New rows go to ``new`` when given (the caller
+        copies them in), else are inserted."""
         self._queue(cur, self._pushes(todo, old))
         todo.advance(sizes, old)
         for part, totals in todo.parts.items():
@@ -536,7 +568,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
         if todo.moved:
             # Out of their parts first; written again as new rows.
             self._delete(cur, {path: old[path] for path in todo.moved}, current)
-        return self._write(cur, todo.changes, seq)
+        return self._write(cur, todo.changes, seq, new)
 
     def _queue(self, cur: psycopg.Cursor[Any], paths: Collection[str]) -> None:
         """Queue IndexNow pushes in the write's transaction."""
@@ -594,10 +626,19 @@ class PostgresStore(StoreBase[ConnectionPool]):
         cur: psycopg.Cursor[Any],
         changes: list[Change],
         seq: int,
+        new: list[tuple[Any, ...]] | None = None,
     ) -> int:
-        """Send the rows of planned changes; return the last seq allocated."""
+        """Send the rows of planned changes; return the last seq allocated.
+        New rows are inserted, or noted in ``new`` (``_COPY``'s columns)."""
         inserts = [change for change in changes if change.new]
         updates = [change for change in changes if not change.new]
+        if inserts and new is not None:
+            new += [
+                (path, seq + n, page, *row)
+                for n, (path, page, row, _) in enumerate(inserts, 1)
+            ]
+            seq += len(inserts)
+            inserts = []
         # De-duplicated (no row affected twice); updates sorted (one lock order
         # for every writer: no deadlocks). New paths need no ON CONFLICT: every
         # writer holds the meta row, and none of these was there when we
@@ -897,6 +938,44 @@ class PostgresStore(StoreBase[ConnectionPool]):
         for rows in self._runs(number, columns):
             for _, path, lastmod, fingerprint, route, title in rows:
                 yield Entry(path, lastmod, fingerprint, route=route, title=title)
+
+
+# A binary array's header (dimensions, has nulls, element oid), its one
+# dimension (length, lower bound), and an element's length.
+_ARRAY_HEAD = struct.Struct("!IIIII")
+_LENGTH = struct.Struct("!i").pack
+
+
+class _FlatListDumper(ListBinaryDumper):
+    """psycopg's binary array dumper, the same bytes out, with the loop over
+    a flat list's items run by builtins rather than a Python loop: a bulk
+    write sends its rows as a few arrays of hundreds of items each. Lists it
+    does not shortcut (nested, empty, or holding NULLs) go to psycopg's own
+    ``dump`` (a list of NULLs alone never comes here: psycopg sends it as
+    text)."""
+
+    def dump(self, obj: list[Any]) -> bytes | None:
+        sub = self.sub_dumper
+        if sub is None or not obj or isinstance(obj[0], list):
+            return super().dump(obj)  # type: ignore[return-value]
+        if None in obj:
+            return super().dump(obj)  # type: ignore[return-value]
+        dumped = list(map(sub.dump, obj))
+        if None in dumped:  # a value dumped as NULL: psycopg's loop marks it
+            return super().dump(obj)  # type: ignore[return-value]
+        items = cast("list[bytes]", dumped)
+        lengths = map(_LENGTH, map(len, items))
+        return b"".join(
+            [
+                _ARRAY_HEAD.pack(1, 0, sub.oid, len(items), 1),
+                *chain.from_iterable(zip(lengths, items, strict=True)),
+            ]
+        )
+
+
+def _configure(conn: psycopg.Connection[Any]) -> None:
+    """Set up a pooled connection: lists dumped by :class:`_FlatListDumper`."""
+    conn.adapters.register_dumper(list, _FlatListDumper)
 
 
 def _one(cur: psycopg.Cursor[Any]) -> Any:

@@ -61,6 +61,7 @@ class _Client(NamedTuple):
     write: Script
     note: Script
     removed: Script
+    forget: Script
 
 
 def tagged(prefix: str) -> str:
@@ -183,6 +184,7 @@ class RedisStore(StoreBase[_Client]):
             lua.WRITE,
             lua.NOTE,
             lua.REMOVED,
+            lua.FORGET,
         )
         return _Client(client, *(client.register_script(s) for s in scripts))
 
@@ -531,6 +533,7 @@ class RedisStore(StoreBase[_Client]):
         # and a run of rows goes to the write script in five arguments.
         seq = state.seq
         routes: dict[str | None, bytes] = {None: b"null"}  # a batch has a few
+        declared: dict[str | None, bytes] = {None: b"null", "": b'""'}  # mostly ""
         updates = _Rows(None, 0)
         inserts = _Rows(None, seq)
         titles: dict[str, str] = {}
@@ -546,27 +549,30 @@ class RedisStore(StoreBase[_Client]):
             route = routes.get(row.route)
             if route is None:
                 route = routes[row.route] = _json(row.route)
+            alternates = declared.get(row.declared)
+            if alternates is None:
+                alternates = _json(row.declared)
             packed = b"[%d,%d,%b,%b,%b]" % (
                 part,
                 row.lastmod,
                 _json(row.fingerprint),
                 route,
-                _json(row.declared),
+                alternates,
             )
             if not new:
                 updates.add(path, packed, row.fragment)
                 if len(updates) >= RUN:
                     updates = self._write_rows(conn, pipe, updates)
                 continue
-            if inserts.part != part or len(inserts) >= RUN:
+            if inserts.part != part or len(inserts.paths) >= RUN:
                 inserts = self._write_rows(conn, pipe, inserts)
                 inserts.part = part
             inserts.add(path, packed, row.fragment)
             seq += 1
         self._write_rows(conn, pipe, updates)
         self._write_rows(conn, pipe, inserts)
-        for start in range(0, len(untitled), RUN):
-            pipe.hdel(self._titles, *untitled[start : start + RUN])
+        if untitled:
+            conn.forget(keys=[self._titles], args=[_nul_ended(untitled)], client=pipe)
         if titles:
             pipe.hset(self._titles, mapping=titles)
         self._summaries(pipe, state.parts, touched)

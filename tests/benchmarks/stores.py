@@ -4,8 +4,10 @@ each beside its raw driver doing the equivalent work in the same run (the floor)
 Writes: N new entries (path, lastmod, fingerprint, route) in batches of 1,000,
 through ``store.upsert`` and through the bare driver: sqlite3 ``executemany``
 INSERT into the same table in one transaction a batch; redis-py pipelined HSET
-(the same packed row) + ZADD; psycopg one INSERT ... SELECT FROM unnest() of
-binary arrays (the store's own form of insert) in one transaction a batch. The
+(the same packed row) + ZADD; psycopg binary ``COPY ... FROM STDIN`` of the
+rows (``write_row``) in one transaction a batch, the fastest way in; and, for
+reference, one INSERT ... SELECT FROM unnest() of binary arrays a batch, whose
+rate is printed after the table. The
 raw runs write precomputed rows, their ``<url>`` fragments rendered beforehand:
 no rendering, no read of old rows, no lastmod rules, no page summaries; that is
 the store's overhead being measured.
@@ -15,7 +17,8 @@ store (connected beforehand), against the same keyset reads of (seq, fragment)
 by the bare driver (chunks of the store's size, rows fetched to tuples; psycopg
 in binary, each read on a new connection opened beforehand), median of 5.
 
-Targets: store >= 0.8x raw; SQLite >= 200k entries/s, Redis >= 40k/s;
+Targets: store >= 0.8x raw (PostgreSQL: >= 0.5x COPY); SQLite >= 200k entries/s,
+Redis >= 40k/s;
 page reads <= 1.2x raw.
 
 Run it from the repository root with the project's virtualenv, with the servers
@@ -213,6 +216,21 @@ def pg_write(conn: Any, data: list[Row], size: int) -> None:
             )
 
 
+def pg_copy(conn: Any, data: list[Row], size: int) -> None:
+    for batch in batches(data, size):
+        with (
+            conn.transaction(),
+            conn.cursor() as cur,
+            cur.copy(
+                "COPY bench_raw_url (path, seq, page, lastmod, fingerprint, route,"
+                " fragment) FROM STDIN (FORMAT BINARY)"
+            ) as copy,
+        ):
+            copy.set_types(["text", "int8", "int4", "int8", "text", "text", "bytea"])
+            for row in batch:
+                copy.write_row(row)
+
+
 def pg_read(conn: Any) -> list[Any]:
     out: list[Any] = []
     after = -1
@@ -318,9 +336,13 @@ def run_postgres(data: list[Entry], raw: list[Row], size: int) -> dict[str, floa
         reader.execute("SELECT count(*) FROM bench_raw_page")
     fresh = iter(readers)
     try:
-        return measure(
+        # INSERT from arrays, for reference; then emptied for the COPY that
+        # is the anchor (and whose rows the raw reads read).
+        unnest = timed(lambda: pg_write(conn, raw, size))
+        conn.execute("TRUNCATE bench_raw_url")
+        result = measure(
             f"{DATABASE_URL}?table_prefix=bench_&statement_timeout=60000",
-            lambda: pg_write(conn, raw, size),
+            lambda: pg_copy(conn, raw, size),
             lambda: pg_read(next(fresh)),
             data,
             size,
@@ -328,6 +350,7 @@ def run_postgres(data: list[Entry], raw: list[Row], size: int) -> dict[str, floa
             # reads get the planner's best plan, not one for an empty table.
             lambda: conn.execute("ANALYZE bench_url, bench_raw_url"),
         )
+        return {**result, "unnest_write": len(data) / unnest}
     finally:
         for reader in readers:
             reader.close()
@@ -337,6 +360,9 @@ def run_postgres(data: list[Entry], raw: list[Row], size: int) -> dict[str, floa
 
 RUNS = {"sqlite": run_sqlite, "redis": run_redis, "postgres": run_postgres}
 WRITE_FLOOR = {"sqlite": 200_000, "redis": 40_000}
+# The store's rate as a share of the raw one's: PostgreSQL's raw path is COPY,
+# which no upsert (reading old rows, updating part summaries) can match.
+WRITE_RATIO = {"sqlite": 0.8, "redis": 0.8, "postgres": 0.5}
 
 
 def main() -> None:
@@ -357,15 +383,21 @@ def main() -> None:
     for name in args.only.split(","):
         r = RUNS[name](data, raw, args.batch)
         ratio, read_ratio = r["write"] / r["raw_write"], r["read"] / r["raw_read"]
-        floor = WRITE_FLOOR.get(name)
-        target = ">=0.8x" + (f", >={floor // 1000}k/s" if floor else "")
-        ok = ratio >= 0.8 and (floor is None or r["write"] >= floor)
+        floor, least = WRITE_FLOOR.get(name), WRITE_RATIO[name]
+        target = f">={least}x" + (f", >={floor // 1000}k/s" if floor else "")
+        ok = ratio >= least and (floor is None or r["write"] >= floor)
         print(
             f"{name:<9} {r['write']:>10,.0f} {r['raw_write']:>10,.0f} {ratio:>5.2f}x"
             f" {target:>14} {'ok' if ok else '--'}"
             f"  {r['read'] * 1000:>8.1f} {r['raw_read'] * 1000:>8.1f}"
             f" {read_ratio:>5.2f}x <=1.2x {'ok' if read_ratio <= 1.2 else '--'}"
         )
+        if "unnest_write" in r:
+            unnest = r["unnest_write"]
+            print(
+                f"{'':<9} raw is binary COPY; INSERT ... unnest(): "
+                f"{unnest:,.0f}/s (store {r['write'] / unnest:.2f}x)"
+            )
 
 
 if __name__ == "__main__":
