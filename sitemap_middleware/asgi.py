@@ -56,6 +56,7 @@ class ASGISitemapMiddleware(SitemapBase):
     def __init__(self, app: ASGIApp, config: Mapping[str, Any] | Config) -> None:
         super().__init__(config, _locate, self._route, STARLETTE, _cookie)
         self.app = app
+        self.watcher.query_key = "query_string"
         self._looked = False
         # The middleware's own documents (paths.py): what their paths start
         # with, tested on every request; then whether it answers one alone or

@@ -204,7 +204,10 @@ class _Watch:
         if type(headers) is not list:  # a one-shot iterable is read once
             headers = list(headers)
         owner = self.owner
-        code = owner._codes.get(status) or _code(status, owner._codes)
+        try:  # a subscript costs less than a get() call
+            code = owner._codes[status]
+        except KeyError:
+            code = _code(status, owner._codes)
         noted = self.recording = owner.watcher.start(
             self.environ, self.path, code, headers
         )

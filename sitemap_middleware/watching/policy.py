@@ -199,8 +199,9 @@ class Policy:
             return Skipped.AUTHORIZATION
         if cookie and self._has_session(cookie):
             return Skipped.SESSION
-        verdict = self._host_verdicts.get(host)
-        if verdict is None:
+        try:  # a subscript costs less than a get() call
+            verdict = self._host_verdicts[host]
+        except KeyError:
             verdict = self._host_allowed(host)
             if len(self._host_verdicts) < _HOST_CACHE:
                 self._host_verdicts[host] = verdict
@@ -261,14 +262,19 @@ class Policy:
         html = False
         depends = False
         for raw_name, raw_value in headers:
-            name = names.get(raw_name)
-            if name is None:
+            # Subscripts, not get(): a method call costs more than the lookup,
+            # and a name or media type is new but a few times.
+            try:
+                name = names[raw_name]
+            except KeyError:
                 name = self._name(raw_name)
             if not name:
                 continue
             if name == "content-type":  # on every response: its value as sent
-                known = html_types.get(raw_value)
-                html = self._is_html(raw_value) if known is None else known
+                try:
+                    html = html_types[raw_value]
+                except KeyError:
+                    html = self._is_html(raw_value)
                 continue
             value = (
                 raw_value.decode("latin-1")
