@@ -59,9 +59,10 @@ class ASGISitemapMiddleware(SitemapBase):
         self.watcher.query_key = "query_string"
         self._looked = False
         # The middleware's own documents (paths.py): what their paths start
-        # with, tested on every request; then whether it answers one alone or
-        # amends the app's answer (robots.txt): two predicates, not the row,
-        # since a local more in __call__ costs every request its frame slot.
+        # with, tested on every request skipped; then whether it answers one
+        # alone or amends the app's answer (robots.txt): two predicates, not
+        # the row, since a local more in __call__ costs every request its
+        # frame slot.
         self._gate = self.config.documents.gate
         self._answers = self.config.documents.answers
         self._amends = self.config.documents.amends
@@ -101,17 +102,6 @@ class ASGISitemapMiddleware(SitemapBase):
             if not rest or rest[0] == "/":
                 path = rest or "/"
         method: str = scope["method"]
-        if path.startswith(self._gate):  # one C call for every other request
-            if self._answers(path):
-                headers = _headers(scope)
-                serve = self.server.serve
-                query = scope.get("query_string", b"").decode("latin-1")
-                response = await _blocking(serve, method, path, headers.get, query)
-                await _send(send, response)
-                return
-            if self._amends(path) and method in ("GET", "HEAD"):  # robots.txt
-                await self._robots(scope, receive, send, method)
-                return
         host = b""
         authorization = False
         cookie = b""
@@ -133,6 +123,20 @@ class ASGISitemapMiddleware(SitemapBase):
             cookie.decode("latin-1") if cookie else "",  # most requests: none
         )
         if reason is not None:
+            # The middleware's own paths are among these (the policy gives
+            # them a reason, OWN_ENDPOINT if no other): routed here, they cost
+            # the requests it watches nothing.
+            if path.startswith(self._gate):
+                if self._answers(path):
+                    headers = _headers(scope)
+                    serve = self.server.serve
+                    query = scope.get("query_string", b"").decode("latin-1")
+                    response = await _blocking(serve, method, path, headers.get, query)
+                    await _send(send, response)
+                    return
+                if self._amends(path) and method in ("GET", "HEAD"):  # robots.txt
+                    await self._robots(scope, receive, send, method)
+                    return
             watcher.count(reason)
             await self.app(scope, receive, send)
             return

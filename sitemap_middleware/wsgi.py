@@ -59,9 +59,10 @@ class SitemapMiddleware(SitemapBase):
         # the rest of a passed-through request's status handling.
         self._codes: dict[str, int] = {}
         # The middleware's own documents (paths.py): what their paths start
-        # with, tested on every request; then whether it answers one alone or
-        # amends the app's answer (robots.txt): two predicates, not the row,
-        # since a local more in __call__ costs every request its frame slot.
+        # with, tested on every request skipped; then whether it answers one
+        # alone or amends the app's answer (robots.txt): two predicates, not
+        # the row, since a local more in __call__ costs every request its
+        # frame slot.
         self._gate = self.config.documents.gate
         self._answers = self.config.documents.answers
         self._amends = self.config.documents.amends
@@ -71,23 +72,27 @@ class SitemapMiddleware(SitemapBase):
     ) -> Iterable[bytes]:
         path: str = environ.get("PATH_INFO") or "/"
         method: str = environ["REQUEST_METHOD"]
-        if path.startswith(self._gate):  # one C call for every other request
-            if self._answers(path):
-                header = _header_getter(environ)
-                query = environ.get("QUERY_STRING", "")
-                response = self.server.serve(method, path, header, query)
-                return _send(start_response, response)
-            if self._amends(path) and method in ("GET", "HEAD"):  # robots.txt
-                return self._robots(environ, start_response, method)
         watcher = self.watcher
         reason = watcher.request_skip(
             method,
             path,
             environ.get("HTTP_HOST") or environ.get("SERVER_NAME", ""),
             "HTTP_AUTHORIZATION" in environ,
-            environ.get("HTTP_COOKIE", ""),
+            # Most requests carry none: a test costs less than a get() call.
+            environ["HTTP_COOKIE"] if "HTTP_COOKIE" in environ else "",  # noqa: SIM401
         )
         if reason is not None:
+            # The middleware's own paths are among these (the policy gives
+            # them a reason, OWN_ENDPOINT if no other): routed here, they cost
+            # the requests it watches nothing.
+            if path.startswith(self._gate):
+                if self._answers(path):
+                    header = _header_getter(environ)
+                    query = environ.get("QUERY_STRING", "")
+                    response = self.server.serve(method, path, header, query)
+                    return _send(start_response, response)
+                if self._amends(path) and method in ("GET", "HEAD"):  # robots.txt
+                    return self._robots(environ, start_response, method)
             watcher.count(reason)
             return self.app(environ, start_response)
 

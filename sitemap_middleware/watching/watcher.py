@@ -75,7 +75,7 @@ class Watcher:
         recorder.on_reset(self._arm)
         self._excluded_deeper = policy.excluded_deeper
         self._action = policy.response_action
-        self._is_fresh = recorder.is_fresh
+        self._recent = recorder.fresh  # the keys recorded lately
         self.count = recorder.count
         self._tally = recorder.tally
         self._fresh = recorder.tally[Seen.FRESH]  # the known pages' counter
@@ -119,7 +119,7 @@ class Watcher:
                 self.count(Skipped.OPTED_OUT)
                 return None
             if action == RECORD:
-                if self._is_fresh(path) and not state.get(self.query_key):
+                if path in self._recent and not state.get(self.query_key):
                     # Recorded lately, so its route is not excluded: no need
                     # to look.
                     next(self._fresh)  # count(Seen.FRESH), without a call
@@ -154,7 +154,7 @@ class Watcher:
             if route.exclude:
                 self.count(Skipped.ROUTE_EXCLUDED)
                 return None
-            if key is not path and self._is_fresh(key):
+            if key is not path and key in self._recent:
                 self.count(Seen.FRESH)
                 return None
             # Its fields set here, not by an __init__: its frame would be a
