@@ -195,13 +195,16 @@ class _Watch:
     and keeps the answer in ``recording`` (``_LATER`` until then, then a
     :class:`Recording` or ``None``). Its fields are set by the adapter."""
 
-    __slots__ = ("environ", "owner", "path", "recording", "send")
+    __slots__ = ("environ", "noted", "owner", "path", "recording", "send", "write")
 
     environ: Environ
     owner: SitemapMiddleware
     path: str
     recording: Recording | object | None
     send: StartResponse
+    # For a page recorded: its recording, and the server's write.
+    noted: Recording
+    write: Callable[[bytes], object]
 
     def start_response(
         self, status: str, headers: ResponseHeaders, exc_info: Any = None
@@ -222,12 +225,15 @@ class _Watch:
             write = self.send(status, headers, exc_info)
         if noted is None:
             return write
+        self.noted = noted
+        self.write = write
+        return self.watching_write
 
-        def watching_write(chunk: bytes) -> object:
-            noted.body(chunk)
-            return write(chunk)
-
-        return watching_write
+    def watching_write(self, chunk: bytes) -> object:
+        """The ``write`` of a response being recorded (PEP 3333's legacy
+        path): the chunk is noted, then written."""
+        self.noted.body(chunk)
+        return self.write(chunk)
 
 
 class _Noted:
