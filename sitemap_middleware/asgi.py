@@ -16,7 +16,7 @@ from .config import Config
 from .core import SitemapBase, logger
 from .errors import ConfigError
 from .serving.server import Response
-from .watching.watcher import Found, Recording
+from .watching.watcher import Found, Recording, Watcher
 
 T = TypeVar("T")
 
@@ -56,11 +56,13 @@ class ASGISitemapMiddleware(SitemapBase):
     def __init__(self, app: ASGIApp, config: Mapping[str, Any] | Config) -> None:
         super().__init__(config, _locate, self._route, STARLETTE, _cookie)
         self.app = app
+        self.watcher.query_key = "query_string"
         self._looked = False
         # The middleware's own documents (paths.py): what their paths start
-        # with, tested on every request; then whether it answers one alone or
-        # amends the app's answer (robots.txt): two predicates, not the row,
-        # since a local more in __call__ costs every request its frame slot.
+        # with, tested on every request skipped; then whether it answers one
+        # alone or amends the app's answer (robots.txt): two predicates, not
+        # the row, since a local more in __call__ costs every request its
+        # frame slot.
         self._gate = self.config.documents.gate
         self._answers = self.config.documents.answers
         self._amends = self.config.documents.amends
@@ -100,17 +102,6 @@ class ASGISitemapMiddleware(SitemapBase):
             if not rest or rest[0] == "/":
                 path = rest or "/"
         method: str = scope["method"]
-        if path.startswith(self._gate):  # one C call for every other request
-            if self._answers(path):
-                headers = _headers(scope)
-                serve = self.server.serve
-                query = scope.get("query_string", b"").decode("latin-1")
-                response = await _blocking(serve, method, path, headers.get, query)
-                await _send(send, response)
-                return
-            if self._amends(path) and method in ("GET", "HEAD"):  # robots.txt
-                await self._robots(scope, receive, send, method)
-                return
         host = b""
         authorization = False
         cookie = b""
@@ -124,34 +115,42 @@ class ASGISitemapMiddleware(SitemapBase):
                 # §8.2.3 splits them), and any one may carry the session.
                 cookie = value if not cookie else cookie + b"; " + value
         watcher = self.watcher
-        latin = "latin-1"
         reason = watcher.request_skip(
-            method, path, host.decode(latin), authorization, cookie.decode(latin)
+            method,
+            path,
+            host.decode("latin-1"),
+            authorization,
+            cookie.decode("latin-1") if cookie else "",  # most requests: none
         )
         if reason is not None:
+            # The middleware's own paths are among these (the policy gives
+            # them a reason, OWN_ENDPOINT if no other): routed here, they cost
+            # the requests it watches nothing.
+            if path.startswith(self._gate):
+                if self._answers(path):
+                    headers = _headers(scope)
+                    serve = self.server.serve
+                    query = scope.get("query_string", b"").decode("latin-1")
+                    response = await _blocking(serve, method, path, headers.get, query)
+                    await _send(send, response)
+                    return
+                if self._amends(path) and method in ("GET", "HEAD"):  # robots.txt
+                    await self._robots(scope, receive, send, method)
+                    return
             watcher.count(reason)
             await self.app(scope, receive, send)
             return
-
-        recording: Recording | None = None
-
-        async def watching_send(message: Message) -> None:
-            nonlocal recording
-            kind = message["type"]
-            if kind == "http.response.start":
-                headers = message.get("headers") or ()
-                recording = watcher.start(scope, path, message["status"], headers, root)
-            elif kind == "http.response.body" and recording is not None:
-                recording.body(message.get("body", b""))
-                if not message.get("more_body", False):
-                    await send(message)
-                    # Sent in full: a client gone mid-body raised above instead.
-                    recording.end(complete=True)
-                    recording = None
-                    return
-            await send(message)
-
-        await self.app(scope, receive, watching_send)
+        # One slotted object per request, not a closure: its fields cost a
+        # store each where a closure's cells cost an allocation each, and it
+        # is built without an __init__ frame.
+        watch = _Watch()
+        watch.watcher = watcher
+        watch.scope = scope
+        watch.path = path
+        watch.root = root
+        watch.send = send
+        watch.recording = None
+        await self.app(scope, receive, watch.send_watched)
 
     def _flushing_on_shutdown(self, send: Send) -> Send:
         async def flushing_send(message: Message) -> None:
@@ -208,6 +207,44 @@ class ASGISitemapMiddleware(SitemapBase):
         await send(
             {"type": "http.response.body", "body": b"" if method == "HEAD" else body}
         )
+
+
+class _Watch:
+    """One request on its way through the app: :meth:`send_watched` is the
+    ``send`` the app is given; it asks the watcher about the response the app
+    starts and feeds the body to its recording, if any. Its fields are set by
+    the adapter."""
+
+    __slots__ = ("path", "recording", "root", "scope", "send", "watcher")
+
+    path: str
+    recording: Recording | None
+    root: str
+    scope: Scope
+    send: Send
+    watcher: Watcher
+
+    async def send_watched(self, message: Message) -> None:
+        kind = message["type"]
+        if kind == "http.response.start":
+            self.recording = self.watcher.start(
+                self.scope,
+                self.path,
+                message["status"],
+                message.get("headers") or (),
+                self.root,
+            )
+        elif kind == "http.response.body":
+            recording = self.recording
+            if recording is not None:
+                recording.body(message.get("body", b""))
+                if not message.get("more_body", False):
+                    await self.send(message)
+                    # Sent in full: a client gone mid-body raised above instead.
+                    recording.end(complete=True)
+                    self.recording = None
+                    return
+        await self.send(message)
 
 
 def _locate(scope: Mapping[str, Any], path: str, root: str) -> tuple[str, str, bool]:

@@ -59,9 +59,10 @@ class SitemapMiddleware(SitemapBase):
         # the rest of a passed-through request's status handling.
         self._codes: dict[str, int] = {}
         # The middleware's own documents (paths.py): what their paths start
-        # with, tested on every request; then whether it answers one alone or
-        # amends the app's answer (robots.txt): two predicates, not the row,
-        # since a local more in __call__ costs every request its frame slot.
+        # with, tested on every request skipped; then whether it answers one
+        # alone or amends the app's answer (robots.txt): two predicates, not
+        # the row, since a local more in __call__ costs every request its
+        # frame slot.
         self._gate = self.config.documents.gate
         self._answers = self.config.documents.answers
         self._amends = self.config.documents.amends
@@ -71,67 +72,58 @@ class SitemapMiddleware(SitemapBase):
     ) -> Iterable[bytes]:
         path: str = environ.get("PATH_INFO") or "/"
         method: str = environ["REQUEST_METHOD"]
-        if path.startswith(self._gate):  # one C call for every other request
-            if self._answers(path):
-                header = _header_getter(environ)
-                query = environ.get("QUERY_STRING", "")
-                response = self.server.serve(method, path, header, query)
-                return _send(start_response, response)
-            if self._amends(path) and method in ("GET", "HEAD"):  # robots.txt
-                return self._robots(environ, start_response, method)
         watcher = self.watcher
         reason = watcher.request_skip(
             method,
             path,
             environ.get("HTTP_HOST") or environ.get("SERVER_NAME", ""),
             "HTTP_AUTHORIZATION" in environ,
-            environ.get("HTTP_COOKIE", ""),
+            # Most requests carry none: a test costs less than a get() call.
+            environ["HTTP_COOKIE"] if "HTTP_COOKIE" in environ else "",  # noqa: SIM401
         )
         if reason is not None:
+            # The middleware's own paths are among these (the policy gives
+            # them a reason, OWN_ENDPOINT if no other): routed here, they cost
+            # the requests it watches nothing.
+            if path.startswith(self._gate):
+                if self._answers(path):
+                    header = _header_getter(environ)
+                    query = environ.get("QUERY_STRING", "")
+                    response = self.server.serve(method, path, header, query)
+                    return _send(start_response, response)
+                if self._amends(path) and method in ("GET", "HEAD"):  # robots.txt
+                    return self._robots(environ, start_response, method)
             watcher.count(reason)
             return self.app(environ, start_response)
 
-        codes = self._codes
-        # _LATER until the app starts its response, then its Recording or None.
-        recording: Recording | object | None = _LATER
-
-        def watching_start_response(
-            status: str, headers: ResponseHeaders, exc_info: Any = None
-        ) -> Callable[[bytes], object]:
-            nonlocal recording
-            if type(headers) is not list:  # a one-shot iterable is read once
-                headers = list(headers)
-            code = codes.get(status) or _code(status, codes)
-            noted = recording = watcher.start(environ, path, code, headers)
-            if exc_info is None:
-                write = start_response(status, headers)
-            else:
-                write = start_response(status, headers, exc_info)
-            if noted is None:
-                return write
-
-            def watching_write(chunk: bytes) -> object:
-                noted.body(chunk)
-                return write(chunk)
-
-            return watching_write
-
-        body = self.app(environ, watching_start_response)
+        # One slotted object per request, not a closure: its fields cost a
+        # store each where a closure's cells cost an allocation each, and it
+        # is built without an __init__ frame.
+        watch = _Watch()
+        watch.environ = environ
+        watch.path = path
+        watch.send = start_response
+        watch.owner = self
+        watch.recording = _LATER
+        body = self.app(environ, watch.start_response)
+        recording = watch.recording
         if recording is None:
             return body
         if type(body) is environ.get("wsgi.file_wrapper"):
             # Left unwrapped, so that the server may send the file itself.
-            if isinstance(recording, Recording):
+            if type(recording) is Recording:
                 recording.done = True
             watcher.count(Skipped.FILE_BODY)
             return body
-
         if type(recording) is Recording:  # the app started before it returned
-            noted = _NotedList if isinstance(body, (list, tuple)) else _Noted
-            return noted(body, recording)
+            # Built without an __init__ frame, as _Watch is.
+            noted = _NotedList() if isinstance(body, (list, tuple)) else _Noted()
+            noted._body = body
+            noted._recording = recording
+            return noted
         # An app that starts its response lazily: its recording comes later.
         kind = _ObservedList if isinstance(body, (list, tuple)) else _Observed
-        return kind(body, lambda: recording, watcher.count)
+        return kind(body, watch, watcher.count)
 
     def _finder(self, flask: Any, find_route: EnvironFinder | None) -> RouteFinder:
         # WSGI has no mount prefix of its own: the root is always "".
@@ -197,6 +189,53 @@ class SitemapMiddleware(SitemapBase):
 _LATER = object()
 
 
+class _Watch:
+    """One request on its way through the app: :meth:`start_response` is what
+    the app is given; it asks the watcher about the response the app starts
+    and keeps the answer in ``recording`` (``_LATER`` until then, then a
+    :class:`Recording` or ``None``). Its fields are set by the adapter."""
+
+    __slots__ = ("environ", "noted", "owner", "path", "recording", "send", "write")
+
+    environ: Environ
+    owner: SitemapMiddleware
+    path: str
+    recording: Recording | object | None
+    send: StartResponse
+    # For a page recorded: its recording, and the server's write.
+    noted: Recording
+    write: Callable[[bytes], object]
+
+    def start_response(
+        self, status: str, headers: ResponseHeaders, exc_info: Any = None
+    ) -> Callable[[bytes], object]:
+        if type(headers) is not list:  # a one-shot iterable is read once
+            headers = list(headers)
+        owner = self.owner
+        try:  # a subscript costs less than a get() call
+            code = owner._codes[status]
+        except KeyError:
+            code = _code(status, owner._codes)
+        noted = self.recording = owner.watcher.start(
+            self.environ, self.path, code, headers
+        )
+        if exc_info is None:
+            write = self.send(status, headers)
+        else:
+            write = self.send(status, headers, exc_info)
+        if noted is None:
+            return write
+        self.noted = noted
+        self.write = write
+        return self.watching_write
+
+    def watching_write(self, chunk: bytes) -> object:
+        """The ``write`` of a response being recorded (PEP 3333's legacy
+        path): the chunk is noted, then written."""
+        self.noted.body(chunk)
+        return self.write(chunk)
+
+
 class _Noted:
     """The app's iterable, passed through chunk by chunk while the body is
     noted, for a response already started (the recording known): the page
@@ -206,9 +245,9 @@ class _Noted:
 
     __slots__ = ("_body", "_recording")
 
-    def __init__(self, body: Iterable[bytes], recording: Recording) -> None:
-        self._body = body
-        self._recording = recording
+    # Set by the adapter, without an __init__ frame.
+    _body: Iterable[bytes]
+    _recording: Recording
 
     def __iter__(self) -> Iterator[bytes]:
         recording = self._recording
@@ -242,20 +281,20 @@ class _Observed:
 
     The page counts as sent once the iterable is exhausted; ``close()`` closes
     the app's iterable first (PEP 3333), then settles a response cut short.
-    ``probe`` gives the response's recording: ``_LATER`` until the app starts
-    its response, then a :class:`Recording` or ``None``.
+    ``watch.recording`` is the response's recording: ``_LATER`` until the app
+    starts its response, then a :class:`Recording` or ``None``.
     """
 
-    __slots__ = ("_body", "_count", "_probe")
+    __slots__ = ("_body", "_count", "_watch")
 
     def __init__(
         self,
         body: Iterable[bytes],
-        probe: Callable[[], object],
+        watch: _Watch,
         count: Callable[[str], None],
     ) -> None:
         self._body = body
-        self._probe = probe
+        self._watch = watch
         self._count = count
 
     def __iter__(self) -> Iterator[bytes]:
@@ -284,11 +323,11 @@ class _Observed:
             recording = self._recording()
             if recording is not None:
                 recording.end(complete=False)  # nothing if sent in full
-            elif self._probe() is _LATER:
+            elif self._watch.recording is _LATER:
                 self._count(Skipped.NO_RESPONSE)
 
     def _recording(self) -> Recording | None:
-        recording = self._probe()
+        recording = self._watch.recording
         return recording if isinstance(recording, Recording) else None
 
 

@@ -11,7 +11,7 @@ import os
 import threading
 import weakref
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Container
 
 from ..config import Config
 from ..reasons import Dropped
@@ -62,7 +62,9 @@ class Recorder:
         self.tally = self._counters.tally
         self.hints = Hints(self._counters.totals)
         self._recent = Recent(config.recheck_interval)
-        # is_fresh(key): on the request path, one C-level dict lookup.
+        # is_fresh(key): on the request path, one C-level dict lookup; or
+        # ``key in fresh``, which spares the call.
+        self.fresh: Container[str] = self._recent.fresh
         self.is_fresh: Callable[[str], bool] = self._recent.fresh.__contains__
         # The volume bounds, kept by the writer across forks (they re-read
         # the store's counts anyway).

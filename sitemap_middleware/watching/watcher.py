@@ -75,10 +75,14 @@ class Watcher:
         recorder.on_reset(self._arm)
         self._excluded_deeper = policy.excluded_deeper
         self._action = policy.response_action
-        self._is_fresh = recorder.is_fresh
+        self._recent = recorder.fresh  # the keys recorded lately
         self.count = recorder.count
         self._tally = recorder.tally
         self._fresh = recorder.tally[Seen.FRESH]  # the known pages' counter
+        self.query_key = "QUERY_STRING"
+        """The key of the state that holds the query string (the adapter sets
+        its own): a fresh page passes only without one, and one ``get`` of
+        this key is all it costs to know."""
 
     def _arm(self) -> None:
         self.request_skip = self._first_request
@@ -115,11 +119,7 @@ class Watcher:
                 self.count(Skipped.OPTED_OUT)
                 return None
             if action == RECORD:
-                if self._is_fresh(path) and not (
-                    # No query: the environ's QUERY_STRING or the scope's
-                    # query_string.
-                    state.get("QUERY_STRING") or state.get("query_string")
-                ):
+                if path in self._recent and not state.get(self.query_key):
                     # Recorded lately, so its route is not excluded: no need
                     # to look.
                     next(self._fresh)  # count(Seen.FRESH), without a call
@@ -154,10 +154,23 @@ class Watcher:
             if route.exclude:
                 self.count(Skipped.ROUTE_EXCLUDED)
                 return None
-            if key is not path and self._is_fresh(key):
+            if key is not path and key in self._recent:
                 self.count(Seen.FRESH)
                 return None
-            return Recording(self._recorder, key, wire, query, raw, route, headers)
+            # Its fields set here, not by an __init__: its frame would be a
+            # third of what building it costs.
+            recording = Recording()
+            recording._recorder = self._recorder
+            recording._key = key
+            recording._wire = wire
+            recording._query = query
+            recording._raw = raw
+            recording._route = route
+            recording._headers = headers
+            recording._body = []
+            recording._size = 0
+            recording.done = False
+            return recording
         except Exception:
             # A bug here must not reach the app's response (invariant 15).
             logger.exception("sitemap watcher failed on %r", path)
@@ -201,26 +214,17 @@ class Recording:
         "done",
     )
 
-    def __init__(
-        self,
-        recorder: Recorder,
-        key: str,
-        wire: str,
-        query: str,
-        raw: bool,
-        route: Route,
-        headers: Headers,
-    ) -> None:
-        self._recorder = recorder
-        self._key = key
-        self._wire = wire
-        self._query = query
-        self._raw = raw
-        self._route = route
-        self._headers = headers
-        self._body: list[bytes] = []
-        self._size = 0
-        self.done = False
+    # Set by Watcher.start, which builds it without an __init__ frame.
+    _recorder: Recorder
+    _key: str
+    _wire: str
+    _query: str
+    _raw: bool
+    _route: Route
+    _headers: Headers
+    _body: list[bytes]
+    _size: int
+    done: bool
 
     def body(self, chunk: bytes) -> None:
         """Note a body chunk as it passes."""

@@ -21,6 +21,10 @@ the minimal middleware's; the targets: json <= 1.6x, known <= 1.7x, new <= 2x
 
     python tests/benchmarks/instructions.py            # N = 2000, ~2 minutes
     python tests/benchmarks/instructions.py --n 500    # quicker, a little noisier
+    python tests/benchmarks/instructions.py --only wsgi --case known  # one figure
+
+``new`` varies by about 1k instructions between runs (the writer thread takes
+the GIL from the request thread at times).
 
 A measurement, not a test: the exit status is 0 whatever the figures. ``--child``
 is the entry point of the measured processes.
@@ -295,7 +299,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=2000)
     parser.add_argument("--child", nargs=4, metavar=("STACK", "VARIANT", "CASE", "N"))
-    parser.add_argument("--only", choices=STACKS)
+    parser.add_argument("--only", choices=STACKS, help="one stack")
+    parser.add_argument(
+        "--case", choices=CASES, action="append", help="a case (repeatable)"
+    )
     args = parser.parse_args()
     if args.child:
         stack, variant, case, n = args.child
@@ -306,7 +313,7 @@ def main() -> None:
     header = f"{'stack':6} {'case':6} {'bare':>8} {'+minimal':>9} {'+sitemap':>9}"
     print(f"{header}  ratio  target")
     for stack in [args.only] if args.only else STACKS:
-        for case in CASES:
+        for case in args.case or CASES:
             per = {}
             for variant in VARIANTS:
                 low = _instructions(stack, variant, case, n)
