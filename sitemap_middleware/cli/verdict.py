@@ -229,9 +229,8 @@ def answered(config: Config, status: int, headers: Headers, target: str) -> str 
     action = policy.response_action(status, headers)
     if action == DEPENDS:
         # The request explain sends carries no cookie.
-        _, _, query = target.partition("?")
         if status == 200:
-            action = policy.cookie_action("", headers, query)
+            action = policy.cookie_action("", headers)
         else:
             action = policy.redirect_action(headers, target.partition("?")[0], True)
     if action == RECORD:

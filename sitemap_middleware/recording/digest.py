@@ -134,11 +134,12 @@ def digest(
     body, headers, route = observation.body, observation.headers, observation.route
     raw = _sha1(body)
     stand_in = target.no_change
-    if stand_in == Seen.QUERY_DROPPED and _sets_cookie(headers):
+    if _drops(observation.query, path) and _sets_cookie(headers):
         # A GET that sets a cookie while its query carries a parameter the
-        # stored URL drops (a magic link's ?sesame=, a CAS ?ticket=, an
-        # add-to-basket ?item=) may answer what that parameter did, such as
-        # a signed-in page: the URL without it must not stand for that.
+        # stored URL drops (a magic link's ?token= or ?sesame=, an OAuth
+        # ?code=, a CAS ?ticket=, an add-to-basket ?item=) may answer what
+        # that parameter did, such as a signed-in page: the URL without it
+        # must not stand for that, however the path was spelt.
         return Skip(Skipped.SET_COOKIE, path)
     if stand_in is not None and hit is not None:
         # Seen by this process: another spelling has nothing to add.
@@ -241,6 +242,13 @@ def is_storable(entry: Entry, now: int) -> bool:
     except (ValueError, OverflowError, OSError):
         return False
     return True
+
+
+def _drops(query: str, stored: str) -> bool:
+    """Whether a request's raw ``query`` holds more than the ``stored``
+    spelling keeps, tracking parameters aside (as ``locate`` tells
+    ``seen.query_dropped``)."""
+    return bool(query) and untracked(query) != stored.partition("?")[2]
 
 
 def _sets_cookie(headers: Headers) -> bool:

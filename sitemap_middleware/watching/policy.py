@@ -7,12 +7,11 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Callable, Container, Iterable
-from urllib.parse import parse_qsl
 
 from ..config import Config
 from ..reasons import DEPENDS, RECORD, REMOVE, Skipped
 from ..sitemaps import is_noindex
-from ..urls import canonical_target, is_secret_name, wsgi_path
+from ..urls import canonical_target, wsgi_path
 
 # A known page that answers one of these to an anonymous visitor is gone, moved
 # for good, or wants credentials now (401: requests with Authorization or an
@@ -350,28 +349,23 @@ class Policy:
         self,
         cookie: str,
         headers: Iterable[tuple[str, str]] | Iterable[tuple[bytes, bytes]],
-        query: str,
     ) -> str:
         """For a page that sets a cookie, or varies on cookies with named
         session cookies: ``RECORD``, or why not. ``cookie`` is every ``Cookie``
-        line of the request joined, ``query`` its query string."""
-        sets = False
-        for raw_name, _ in headers:
-            name = raw_name if isinstance(raw_name, str) else raw_name.decode("latin-1")
-            if name.lower() == "set-cookie":
-                sets = True
-                break
-        if sets and query and _has_secret(query):
-            # A GET that signs a visitor in answers a credential in its query
-            # (a magic link's ?token=, an OAuth callback's ?code=) with a
-            # session cookie and, at times, the signed-in page itself, which
-            # the URL without that query would then stand for.
-            return Skipped.SET_COOKIE
+        line of the request joined. (A page that sets a cookie for a request
+        whose query holds a parameter its URL drops, a credential perhaps, is
+        the writer's to keep out: ``recording/digest.py``, where the route's
+        kept parameters are known.)"""
         if self._vary_depends and cookie and self._identifies(cookie):
             # Named session cookies, and the request carries another cookie
             # that is not harmless (cart=, ab=, theme=): the page may answer
             # that cookie (a variant, a refreshed session), not what a
             # crawler gets.
+            sets = any(
+                (name if isinstance(name, str) else name.decode("latin-1")).lower()
+                == "set-cookie"
+                for name, _ in headers
+            )
             return Skipped.SET_COOKIE if sets else Skipped.VARY
         return RECORD
 
@@ -468,10 +462,3 @@ class Policy:
             if name or pair.strip():
                 return True
         return False
-
-
-def _has_secret(query: str) -> bool:
-    """Whether a query string names a parameter like a credential."""
-    return any(
-        is_secret_name(name) for name, _ in parse_qsl(query, keep_blank_values=True)
-    )

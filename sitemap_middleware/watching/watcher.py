@@ -181,10 +181,10 @@ class Watcher:
     ) -> str:
         """The action of a response that depends on the request: a temporary
         redirect (where to), or a page setting a cookie or varying on cookies
-        (which were sent, and what the query holds)."""
-        wire, query, raw = self._locate(state, path, root)
+        (which were sent)."""
         if status == 200:
-            return self._cookie_action(self._cookie(state), headers, query)
+            return self._cookie_action(self._cookie(state), headers)
+        wire, _, raw = self._locate(state, path, root)
         return self._redirect_action(headers, wire, raw)
 
 
