@@ -27,11 +27,11 @@ from werkzeug.test import Client
 from sitemap_middleware import (
     Entry,
     SitemapMiddleware,
-    cli,
     open_store,
     register_store,
 )
 from sitemap_middleware.cli import Exit, main
+from sitemap_middleware.cli import store as store_commands
 from sitemap_middleware.stores.memory import MemoryStore
 
 BASE = "https://www.example.com"
@@ -295,13 +295,15 @@ def test_export_of_a_store_that_never_stays_still_is_a_clear_error(
     busy = _Busy()
     busy.upsert([Entry("/a", WHEN)])
     register_store("busy+test", lambda uri: busy)
-    monkeypatch.setattr(cli, "EXPORT_PAUSE", 0)
+    monkeypatch.setattr(store_commands, "EXPORT_PAUSE", 0)
     out_dir = tmp_path / "public"
     code, _, err = _run(
         "export", "--store", "busy+test://", "--base-url", BASE, str(out_dir)
     )
     assert code == Exit.STORE
-    assert f"the store changed during each of {cli.EXPORT_ROUNDS} reads" in err
+    assert (
+        f"the store changed during each of {store_commands.EXPORT_ROUNDS} reads" in err
+    )
     assert "run export again, or while its writers are stopped" in err
     assert not out_dir.exists()  # nothing half-written
 

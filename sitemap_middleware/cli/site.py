@@ -1,0 +1,193 @@
+"""What every command shares: the exit codes, a failure in one line, the site a
+store command works on (the config of its options and its store), progress bars,
+how a lastmod and a URL's query are read out.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass
+from datetime import datetime
+from enum import IntEnum
+from typing import Any, NoReturn, TypeVar
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+import click
+
+from .. import render
+from ..config import DEFAULT_STORE, Config, store_hint
+from ..errors import ConfigError, StoreError
+from ..model import Entry, dated
+from ..stores import Store, open_store
+
+T = TypeVar("T")
+
+
+class Exit(IntEnum):
+    """What a script may rely on: the command's exit status."""
+
+    OK = 0
+    PROBLEMS = 1
+    """Done, but some input was refused or not found (each one reported)."""
+    USAGE = 2
+    """A bad option, store URI or URL (click's own code for usage errors)."""
+    STORE = 3
+    """The store could not be opened or reached."""
+    SOURCE = 4
+    """The source to import could not be read."""
+    APP = 5
+    """The app could not be imported or built, holds no sitemap middleware, or
+    failed while its pages were listed."""
+    REFUSED = 6
+    """A run of verify or prune would remove more than :data:`BRAKE_SHARE` of
+    the store (and more than :data:`BRAKE_URLS` URLs), and it was not
+    confirmed (no terminal to ask, an answer no, no ``--yes``): nothing
+    removed."""
+
+
+# A run that would remove more than this share of the stored URLs, and more
+# than this many, asks first: a config or an app that is wrong (a new
+# exclude, a base URL of another site, the app's database empty) turns most
+# pages into removals, and it is rarely what was meant.
+BRAKE_SHARE = 0.10
+BRAKE_URLS = 10
+
+
+def fail(message: str, code: int) -> NoReturn:
+    """One line on stderr, and the exit code: a user's mistake is no traceback."""
+    click.echo(f"Error: {message}", err=True)
+    sys.exit(code)
+
+
+def plural(number: int, word: str, many: str | None = None) -> str:
+    return f"{number:,} {word if number == 1 else many or word + 's'}"
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """What a store command works on: the checked config and its store."""
+
+    config: Config
+    store: Store
+
+    def url(self, path: str) -> str:
+        return f"{self.config.base_url}{path}"
+
+
+def site_options(needs_base_url: bool) -> Callable[[Callable[..., Any]], Any]:
+    def decorate(command: Callable[..., Any]) -> Any:
+        command = click.option(
+            "--base-url",
+            envvar="SITEMAP_BASE_URL",
+            required=needs_base_url,
+            help="The site's public URL, as in the config's base_url "
+            "(env SITEMAP_BASE_URL).",
+        )(command)
+        return click.option(
+            "--store",
+            "store_uri",
+            envvar="SITEMAP_STORE",
+            default=DEFAULT_STORE,
+            show_default=True,
+            help="The store URI, as in the config (env SITEMAP_STORE).",
+        )(command)
+
+    return decorate
+
+
+@contextmanager
+def opened(store_uri: str, base_url: str | None, *, existing: bool) -> Iterator[Site]:
+    """The site of the options; ``existing``: refuse an SQLite file that is not
+    there, rather than create an empty store by looking at it."""
+    try:
+        config = Config.from_mapping(
+            {"base_url": base_url or "http://localhost", "store": store_uri}
+        )
+        if existing:
+            check_exists(store_uri)
+        store = open_store(config.store)
+    except ConfigError as exc:
+        fail(hinted(exc, store_uri), Exit.USAGE)
+    try:
+        yield Site(config, store)
+    except StoreError as exc:
+        fail(f"the store {store_uri} failed: {exc}", Exit.STORE)
+    finally:
+        store.close()
+
+
+def hinted(exc: ConfigError, store_uri: str | None) -> str:
+    """The config's words, and the fix of a store URI's known slip."""
+    hint = store_hint(store_uri) if store_uri else None
+    return f"{exc}; {hint}" if hint else str(exc)
+
+
+def check_exists(uri: str) -> None:
+    parts = urlsplit(uri)
+    # A host ('sqlite://x.db') is refused by open_store, naming the fix.
+    if (
+        parts.scheme == "sqlite"
+        and not parts.netloc
+        and not os.path.exists(unquote(parts.path[1:]))
+    ):
+        fail(
+            f"no store at {uri} (nothing recorded there yet, or another --store?)",
+            Exit.STORE,
+        )
+
+
+def progress(
+    items: Iterable[T], label: str, length: int | None, unit: str | None = None
+) -> AbstractContextManager[Iterable[T]]:
+    """A progress bar on a terminal; elsewhere (a pipe, a log) nothing. With
+    ``unit``, it shows the count and the rate too, and is drawn about a
+    hundred times in all (a draw per item costs more than an entry)."""
+    if not sys.stderr.isatty():
+        return nullcontext(items)
+    if unit is None:
+        return click.progressbar(items, length=length, label=label, file=sys.stderr)
+    started = time.monotonic()
+    done = [0]
+
+    def rate(item: object) -> str:
+        seconds = time.monotonic() - started
+        return f"{done[0] / seconds:,.0f} {unit}/s" if seconds > 0.5 else ""
+
+    def counted() -> Iterator[T]:
+        for item in items:
+            done[0] += 1
+            yield item
+
+    return click.progressbar(
+        counted(),
+        length=length,
+        label=label,
+        file=sys.stderr,
+        show_pos=True,
+        item_show_func=rate,
+        update_min_steps=max(1, (length or 0) // 100),
+    )
+
+
+def stored_entries(site: Site) -> Iterator[Entry]:
+    for part in site.store.parts():
+        yield from site.store.entries(part.number)
+
+
+def lastmod_text(moment: datetime) -> str | None:
+    """A W3C datetime, or ``None`` for a lastmod no page claims."""
+    lastmod = dated(moment)
+    return None if lastmod is None else render.w3c_datetime(lastmod)
+
+
+def stamp(entry: Entry) -> str | None:
+    return None if entry.lastmod is None else lastmod_text(entry.lastmod)
+
+
+def any_query(url: str) -> frozenset[str]:
+    # remove names a stored URL exactly: whatever parameters it holds were kept.
+    return frozenset(name for name, _ in parse_qsl(urlsplit(url).query))

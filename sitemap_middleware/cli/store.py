@@ -1,0 +1,397 @@
+"""The commands that need only a store and a base URL: stats, list, remove, export,
+import.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, nullcontext
+from dataclasses import replace
+from typing import TYPE_CHECKING, TypeVar
+
+import click
+
+from .. import render
+from ..config import Config
+from ..model import Entry, PartInfo
+from ..paths import INDEX, PART, TEXT_INDEX, TEXT_PART
+from ..stores import Store, batches
+from ..stores.base import Shared, Snapshot
+from ..urls import canonical_target
+from .site import (
+    Exit,
+    any_query,
+    fail,
+    lastmod_text,
+    opened,
+    plural,
+    progress,
+    site_options,
+    stamp,
+    stored_entries,
+)
+
+if TYPE_CHECKING:
+    from ..serving.server import Server
+    from .sources import Problem
+
+T = TypeVar("T")
+
+
+@click.command()
+@site_options(needs_base_url=False)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object.")
+def stats(store_uri: str, base_url: str | None, as_json: bool) -> None:
+    """Store totals, its parts, and the site-wide counters."""
+    with opened(store_uri, base_url, existing=True) as site:
+        parts = site.store.parts()
+        store = site.store
+        counters = store.counts() if isinstance(store, Shared) else {}
+    total = sum(p.urls for p in parts)
+    newest = max((p.changed for p in parts), default=None)
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "urls": total,
+                    "parts": [
+                        {
+                            "number": p.number,
+                            "urls": p.urls,
+                            "lastmod": lastmod_text(p.lastmod),
+                            "changed": render.w3c_datetime(p.changed),
+                            "version": p.version,
+                        }
+                        for p in parts
+                    ],
+                    "newest_change": newest and render.w3c_datetime(newest),
+                    "counters": counters,
+                },
+                indent=2,
+            )
+        )
+        return
+    click.echo(f"{total:,} URLs in {len(parts)} part{'s' * (len(parts) != 1)}")
+    if newest is not None:
+        click.echo(f"newest change: {render.w3c_datetime(newest)}")
+    for p in parts:
+        click.echo(
+            f"  part {p.number}: {p.urls:,} URLs, lastmod "
+            f"{lastmod_text(p.lastmod) or 'none'}, version {p.version}"
+        )
+    if counters:
+        click.echo("counters, all workers:")
+        for name in sorted(counters):
+            click.echo(f"  {name}: {counters[name]:,}")
+
+
+@click.command("list")
+@site_options(needs_base_url=True)
+@click.option(
+    "--format",
+    "form",
+    type=click.Choice(["txt", "csv", "json"]),
+    default="txt",
+    show_default=True,
+    help="txt: one URL a line; csv and json add lastmod and route.",
+)
+def list_(store_uri: str, base_url: str, form: str) -> None:
+    """The listed URLs, in sitemap order."""
+    out = sys.stdout
+    with opened(store_uri, base_url, existing=True) as site:
+        entries = stored_entries(site)
+        if form == "txt":
+            for entry in entries:
+                out.write(site.url(entry.path) + "\n")
+        elif form == "csv":
+            import csv
+
+            writer = csv.writer(out, lineterminator="\n")
+            writer.writerow(["url", "lastmod", "route"])
+            for entry in entries:
+                writer.writerow([site.url(entry.path), stamp(entry), entry.route or ""])
+        else:
+            # One array, written as it is read: a million URLs need no memory.
+            out.write("[")
+            for number, entry in enumerate(entries):
+                row = {
+                    "url": site.url(entry.path),
+                    "lastmod": stamp(entry),
+                    "route": entry.route,
+                }
+                out.write(("," if number else "") + "\n  " + json.dumps(row))
+            out.write("\n]\n")
+
+
+@click.command()
+@site_options(needs_base_url=True)
+@click.argument("urls", nargs=-1, required=True)
+def remove(store_uri: str, base_url: str, urls: tuple[str, ...]) -> None:
+    """Take URLs out of the sitemap (they come back if visitors see them again
+    and the config records them: exclude them in the config to keep them out)."""
+    with opened(store_uri, base_url, existing=True) as site:
+        paths = {}
+        for url in urls:
+            path = canonical_target(url, site.config.base_url, "/", any_query(url))
+            if path is None:
+                fail(f"{url} is not a URL under {site.config.base_url}", Exit.USAGE)
+            paths[path] = url
+        stored = site.store.known(paths)
+        site.store.remove(stored)
+    for path, url in paths.items():
+        if path in stored:
+            click.echo(f"removed: {url}")
+        else:
+            click.echo(f"not listed: {url}", err=True)
+    if len(stored) < len(paths):
+        sys.exit(Exit.PROBLEMS)
+
+
+@click.command()
+@site_options(needs_base_url=True)
+@click.argument(
+    "directory", type=click.Path(file_okay=False, writable=True, resolve_path=True)
+)
+@click.option(
+    "--text", is_flag=True, help="Also the text sitemaps, as text_sitemap serves them."
+)
+@click.option(
+    "--schema-location",
+    is_flag=True,
+    help="With xsi:schemaLocation, as schema_location serves them.",
+)
+def export(
+    store_uri: str, base_url: str, directory: str, text: bool, schema_location: bool
+) -> None:
+    """Write sitemap.xml and every part into DIRECTORY, byte for byte what the
+    middleware serves, for a static host or a CDN: one state of the store,
+    whatever its writers do meanwhile."""
+    with opened(store_uri, base_url, existing=True) as site:
+        config = replace(
+            site.config, text_sitemap=text, schema_location=schema_location
+        )
+        store = site.store
+        # One state by the store's own means where it has them (SQLite,
+        # PostgreSQL: one read transaction); the versions are checked anyway.
+        with store.snapshot() if isinstance(store, Snapshot) else nullcontext():
+            files = _snapshot(store, config)
+    os.makedirs(directory, exist_ok=True)
+    # The parts before the index that names them: a host serving the folder
+    # meanwhile never lists a part it does not have yet.
+    for path in sorted(files, key=lambda path: path == INDEX.build()):
+        _write(os.path.join(directory, path[1:]), files[path])
+    click.echo(f"wrote {len(files)} files to {directory}")
+    click.echo("add this line to the site's robots.txt:")
+    click.echo(f"Sitemap: {site.url(INDEX.build())}")
+
+
+# Reads of a store that keeps changing before export gives up, and the pause
+# before the second (doubling after): enough to find a writer's lull, bounded.
+EXPORT_ROUNDS = 8
+EXPORT_PAUSE = 0.05
+
+
+def _snapshot(store: Store, config: Config) -> dict[str, bytes]:
+    """Every file of the export, by path, from one state of the store.
+
+    Each part is served at the version its summary names; the index and the
+    parts are one state when the summaries read after them are those read
+    before (a version changes exactly when its part changes, never back).
+    Else another round serves again what changed, up to
+    :data:`EXPORT_ROUNDS`; a store that never stays still is an error.
+    """
+    from ..serving.server import Server
+
+    held: dict[int, tuple[str, dict[str, bytes]]] = {}  # part: version, files
+    for round_ in range(EXPORT_ROUNDS):
+        if round_:
+            time.sleep(EXPORT_PAUSE * 2 ** (round_ - 1))
+        # A new server each round: nothing cached, so no older bytes served.
+        server = Server(config, store)
+        before = store.parts()
+        if not before:
+            fail("the store holds no URLs: nothing to export", Exit.PROBLEMS)
+        for number in held.keys() - {p.number for p in before}:
+            del held[number]  # a part gone since the last round
+        stale = [p for p in before if held.get(p.number, ("",))[0] != p.version]
+        label = "exporting" if round_ == 0 else "exporting what changed"
+        with progress(stale, label, len(stale)) as bar:
+            for part in bar:
+                paths = [PART.build(part.number)]
+                if config.text_sitemap:
+                    paths.append(TEXT_PART.build(part.number))
+                files = _served(server, paths)
+                if files is not None:
+                    held[part.number] = (part.version, files)
+        whole = [INDEX.build()]
+        if config.text_sitemap and len(before) == 1:
+            whole.append(TEXT_INDEX.build())
+        files = _served(server, whole)
+        after = store.parts()
+        if (
+            files is not None
+            and _versions(after) == _versions(before)
+            and all(held.get(p.number, ("",))[0] == p.version for p in before)
+        ):
+            for part in before:
+                files.update(held[part.number][1])
+            return files
+    fail(
+        f"the store changed during each of {EXPORT_ROUNDS} reads of it: run export"
+        " again, or while its writers are stopped",
+        Exit.STORE,
+    )
+
+
+def _versions(parts: list[PartInfo]) -> list[tuple[int, str]]:
+    return [(p.number, p.version) for p in parts]
+
+
+def _served(server: Server, paths: list[str]) -> dict[str, bytes] | None:
+    """The bodies the server answers for ``paths``; ``None`` if one is a 404
+    (what the summaries named is gone: the round does not count)."""
+    files: dict[str, bytes] = {}
+    for path in paths:
+        response = server.serve("GET", path, lambda name: None)
+        if response.status == 404:
+            return None
+        if response.status != 200:
+            fail(
+                f"{path} answered {response.status}: "
+                f"{response.body.decode('utf-8', 'replace').strip()}",
+                Exit.STORE,
+            )
+        files[path] = response.body
+    return files
+
+
+def _write(path: str, body: bytes) -> None:
+    # Whole files or none: a reader never sees half of one.
+    temporary = f"{path}.partial"
+    with open(temporary, "wb") as file:
+        file.write(body)
+    os.replace(temporary, path)
+
+
+@click.command("import")
+@site_options(needs_base_url=True)
+@click.argument("source")
+@click.option(
+    "--query",
+    multiple=True,
+    help="A query parameter kept in imported URLs (repeatable), as the "
+    "config's 'query'.",
+)
+def import_(store_uri: str, base_url: str, source: str, query: tuple[str, ...]) -> None:
+    """Add the URLs of SOURCE to the store: an XML sitemap, a sitemap index (its
+    parts are followed on its own site or folder), gzip or not, or a text
+    sitemap, from a file or an http(s) URL. New entries keep their lastmod; a
+    URL the store holds is left as visits recorded it; bad entries are
+    reported and skipped."""
+    # Imported here: the command line is loaded with every Flask app (``flask
+    # sitemap``), and only this command needs an XML parser and an HTTP client.
+    from .sources import SourceError, count_problems, reading
+
+    problems: list[Problem] = []
+
+    def report(problem: Problem) -> None:
+        problems.append(problem)
+        click.echo(f"skipped {problem.where}: {problem.reason}", err=True)
+
+    kept: list[int] = []
+    with opened(store_uri, base_url, existing=False) as site:
+        before = site.store.count()
+        try:
+            with (
+                _paused_gc(),
+                reading(source, site.config.base_url, frozenset(query)) as found,
+            ):
+                items = found.items()
+                # The total is known once every document is checked.
+                with progress(items, "importing", found.total, "URLs") as bar:
+                    entries = count_problems(iter(bar), report)
+                    allowed = _allowed(site.config, frozenset(query), entries, report)
+                    written = site.store.upsert(_new(site.store, allowed, kept))
+        except SourceError as exc:
+            fail(str(exc), Exit.SOURCE)
+        added = site.store.count() - before
+    imported = plural(written, "entry", "entries")
+    click.echo(
+        f"imported {imported} ({plural(added, 'new URL')}); {sum(kept):,} already"
+        f" in the store, kept as they are; {len(problems):,} skipped"
+    )
+    if problems:
+        sys.exit(Exit.PROBLEMS)
+
+
+def _allowed(
+    config: Config,
+    query: frozenset[str],
+    entries: Iterable[Entry],
+    report: Callable[[Problem], None],
+) -> Iterator[Entry]:
+    """The entries the config does not refuse, each refused one reported in
+    explain's words: an import publishes nothing a visit could not record
+    (an excluded path, a secret link, the middleware's own paths). Without
+    the app, its routes are unknown: the config's defaults apply, with the
+    query parameters the import keeps."""
+    from ..recording.refusal import refuse
+    from ..routes import Routes
+    from ..watching.policy import Policy
+    from .sources import Problem
+    from .verdict import said
+
+    policy, base = Policy(config), config.base_url
+    unknown = Routes(config).unknown
+    route = replace(unknown, query=unknown.query | query)
+    for entry in entries:
+        path, _, kept = entry.path.partition("?")
+        refused = refuse(policy, base, path, kept, route)
+        if refused is None:
+            yield entry
+        else:
+            report(Problem(base + entry.path, said(refused, config, path, route)))
+
+
+@contextmanager
+def _paused_gc() -> Iterator[None]:
+    """The cyclic garbage collector paused: an import allocates an element
+    and an entry per URL, none in a cycle (elements know no parent, entries
+    are frozen), and the collector's passes over them cost a sixth of an
+    import's time. Reference counting frees them all the same."""
+    import gc
+
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _new(store: Store, entries: Iterable[Entry], kept: list[int]) -> Iterator[Entry]:
+    """The entries whose path ``store`` does not hold (one ``known`` read a
+    batch): an import adds pages, it never overrules what visits recorded (a
+    page's lastmod, fingerprint and title). How many were left goes to
+    ``kept``."""
+    for batch in batches(entries):
+        held = store.known(batch)
+        kept.append(len(held))
+        yield from (entry for path, entry in batch.items() if path not in held)
+
+
+# -- commands that need the app ------------------------------------------------
+
+
+STORE_COMMANDS = ("stats", "list", "remove", "export", "import")
+"""The commands that need only the store and the base URL."""
+
+
+STORE_GROUP = (stats, list_, remove, export, import_)
+"""The commands, as the ``main`` group takes them."""
