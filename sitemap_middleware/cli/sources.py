@@ -14,8 +14,8 @@ import gzip
 import io
 import os
 import re
-import shutil
 import tempfile
+import time
 import urllib.error
 import urllib.request
 import zlib
@@ -44,6 +44,9 @@ IMAGE_NS = "{http://www.google.com/schemas/sitemap-image/1.1}"
 XHTML_NS = "{http://www.w3.org/1999/xhtml}"
 # A read from a URL gives up after this many seconds without data.
 TIMEOUT = 30.0
+# Seconds a URL may take to send in all (64 MiB at 220 KB/s): a server sending
+# a byte now and then never trips TIMEOUT, and would hold an import forever.
+FETCH_SECONDS = 300.0
 # The protocol's limit on an uncompressed sitemap (sitemaps.org: 50 MB), with
 # room: what is larger is no sitemap and is not read to its end.
 MAX_BYTES = 64 * 1024 * 1024
@@ -225,12 +228,29 @@ def _fetch(source: str, origin: str | None, stack: ExitStack) -> _Local:
     copy = stack.enter_context(tempfile.NamedTemporaryFile(suffix=".sitemap"))  # noqa: SIM115
     with response:
         try:
-            shutil.copyfileobj(_Bounded(response, source), copy)
+            _download(response, copy, source)
         except OSError as exc:  # a reset, a timeout
             raise SourceError(f"cannot read {source}: {exc}") from exc
         url = response.geturl()
     copy.flush()
     return _Local(copy.name, url)
+
+
+def _download(response: Any, copy: IO[bytes], source: str) -> None:
+    """The body into ``copy``, as it comes (``read1``: what has arrived, not a
+    full buffer, so that the deadline is looked at between arrivals), at most
+    :data:`MAX_BYTES` in at most :data:`FETCH_SECONDS`."""
+    deadline = time.monotonic() + FETCH_SECONDS
+    left = MAX_BYTES
+    while chunk := response.read1(CHUNK):
+        left -= len(chunk)
+        if left < 0:
+            raise SourceError(f"{source} is larger than {MAX_BYTES} bytes")
+        if time.monotonic() > deadline:
+            raise SourceError(
+                f"{source} took more than {FETCH_SECONDS:g} s to send: refused"
+            )
+        copy.write(chunk)
 
 
 class _Redirects(urllib.request.HTTPRedirectHandler):

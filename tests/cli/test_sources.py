@@ -9,6 +9,8 @@ import gzip
 import http.server
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -228,6 +230,49 @@ def test_a_byte_order_mark_is_no_part_of_the_document(
     code, _, err = _import(store, str(source))
     assert (code, err) == (Exit.OK, "")
     assert paths(store) == ["/a", "/b", "/kept"]
+
+
+def test_a_source_that_sends_a_byte_now_and_then_is_refused_in_time(
+    store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A server that never pauses long enough to trip the read timeout, yet
+    never ends: refused once the whole fetch passes its deadline, the store
+    unchanged."""
+    from sitemap_middleware.cli import sources
+
+    monkeypatch.setattr(sources, "FETCH_SECONDS", 0.5)
+    stop = threading.Event()
+
+    class Dribble(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", str(10**6))
+            self.end_headers()
+            self.wfile.write(urlset("/a").encode()[:-10])
+            try:
+                while not stop.wait(0.05):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+            except OSError:
+                pass  # the client left
+
+        def log_message(self, format: str, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Dribble)
+    serve_in_thread(server)
+    started = time.monotonic()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/sitemap.xml"
+        code, _, err = _import(store, url)
+    finally:
+        stop.set()
+        server.shutdown()
+        server.server_close()
+    assert code == Exit.SOURCE
+    assert "took more than 0.5 s to send" in err
+    assert time.monotonic() - started < 10
+    assert paths(store) == ["/kept"]
 
 
 # -- hostile shapes ----------------------------------------------------------------
