@@ -406,7 +406,7 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
         (or needs --yes). A URL the config refuses is never requested (its GET
         may have side effects): it goes by the config's rule, as prune
         removes it."""
-        from .verdict import refusal
+        from ..recording.refusal import refuse
 
         preview = dry_run or check
         holding = _Holding(writes=not preview)
@@ -423,11 +423,13 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
                     for entry in held.entries(part.number)
                 ]
                 answers: dict[str, Answer] = {}
-                config = ready.sitemap.config
+                sitemap = ready.sitemap
+                config, policy = sitemap.config, sitemap.policy
                 with progress(paths, "verifying", len(paths)) as bar:
                     for path in bar:
-                        route = ready.route(path.partition("?")[0])
-                        if refusal(config, path, route) is not None:
+                        bare, _, query = path.partition("?")
+                        route = ready.route(bare) or sitemap.routes.unknown
+                        if refuse(policy, config.base_url, bare, query, route):
                             held.remove([path])
                             continue
                         answers[path] = ready.get(path)

@@ -186,17 +186,6 @@ def reading(
         yield Reading(documents, problems, base_url, query)
 
 
-def read(
-    source: str, base_url: str, query: frozenset[str] = frozenset()
-) -> Iterator[Item]:
-    """The items of :func:`reading` ``source``: entries and problems.
-
-    :raises SourceError: when ``source`` itself cannot be read.
-    """
-    with reading(source, base_url, query) as found:
-        yield from found.items()
-
-
 @dataclass(frozen=True, slots=True)
 class _Local:
     """A document as read: the file holding its bytes, and the URL it came
