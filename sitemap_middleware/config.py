@@ -15,6 +15,8 @@ from urllib.parse import urlsplit
 
 from .errors import ConfigError
 from .paths import RESERVED, SITEMAP, Documents, reserved
+from .sections import DEFAULT_LABEL, Sections
+from .sections import NAME as SECTION_NAME
 from .sitemaps import CHANGEFREQS, MAX_ORIGIN_BYTES, escape
 from .urls import DEFAULT_PORTS, canonical_origin, is_secret_name, normalise_path
 
@@ -223,6 +225,9 @@ class Config:
     """Globs of the sections (by their path, such as ``/blog``) listed newest
     first with their dates; the others go by title."""
 
+    sections: Sections = field(default_factory=Sections)
+    """Section name -> the route templates and path globs of its pages: each
+    part holds one section's pages (``sections.py``)."""
     documents: Documents = field(init=False, repr=False, compare=False)
     """The documents the middleware answers itself, in place of the app (and
     robots.txt, with the app's own answer), as these options turn them on."""
@@ -716,6 +721,41 @@ def _regexes(key: str, value: Any) -> tuple[re.Pattern[bytes], ...]:
     return tuple(patterns)
 
 
+def _sections(key: str, value: Any) -> Sections:
+    if not isinstance(value, Mapping):
+        raise ConfigError(
+            f"{key!r} must map a section name to a list of route templates"
+            " and path globs, such as {'posts': ['/blog/<slug>', '/news/*']}"
+        )
+    checked: dict[str, tuple[str, ...]] = {}
+    for name, patterns in value.items():
+        if not isinstance(name, str) or not SECTION_NAME.match(name):
+            raise ConfigError(
+                f"{key!r}: section name {name!r} must be a short lower-case word"
+                " (letters, digits, '-' and '_', at most 40)"
+            )
+        if name == DEFAULT_LABEL:
+            raise ConfigError(
+                f"{key!r}: {DEFAULT_LABEL!r} is the section of pages no section"
+                " names; give this section another name"
+            )
+        where = f"{key}.{name}"
+        if isinstance(patterns, str):
+            patterns = [patterns]
+        listed = _strings(where, patterns)
+        if not listed:
+            raise ConfigError(f"{where!r} names no route template or path glob")
+        for pattern in listed:
+            if not pattern.startswith("/"):
+                raise ConfigError(
+                    f"{where!r}: {pattern!r} must start with '/' (a route"
+                    " template such as '/blog/<slug>' or a path glob such as"
+                    " '/blog/*')"
+                )
+        checked[name] = listed
+    return Sections.of_mapping(checked)
+
+
 _KEYS: dict[str, Callable[[str, Any], Any]] = {
     "base_url": _base_url,
     "store": _store,
@@ -743,4 +783,5 @@ _KEYS: dict[str, Callable[[str, Any], Any]] = {
     "images": _flag,
     "indexnow": _indexnow,
     "html_sitemap": _html_sitemap,
+    "sections": _sections,
 }

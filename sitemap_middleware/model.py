@@ -67,6 +67,9 @@ class PartInfo:
     """Changes exactly when one of the part's entries changes."""
     changed: datetime
     """When the part last changed (its ``Last-Modified``)."""
+    section: str = ""
+    """The section whose pages the part holds (``sections.py``; ``""``: the
+    default section, every part of a site without sections)."""
 
     @classmethod
     def from_row(
@@ -77,6 +80,7 @@ class PartInfo:
         lastmod: int,
         version: int,
         changed: int,
+        section: str = "",
     ) -> PartInfo:
         """A summary from stored integers (epoch seconds, a version counter);
         ``epoch`` identifies the store's data, so versions never repeat."""
@@ -86,6 +90,7 @@ class PartInfo:
             to_datetime(lastmod),
             f"{epoch}.{version}",
             to_datetime(changed),
+            section,
         )
 
 

@@ -23,6 +23,7 @@ LEAVES = {
     "tracking",
     "paths",
     "visible",
+    "sections",
 }
 # The vocabulary every layer shares: leaves and what is built only on them.
 VOCABULARY = LEAVES | {"urls", "render", "config", "apps", "routes"}

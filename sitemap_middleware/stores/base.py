@@ -43,6 +43,8 @@ __all__ = [
     "Snapshot",
     "Store",
     "StoreBase",
+    "Visit",
+    "Visits",
 ]
 
 # Options renamed with the part/page vocabulary: a URI of the old spelling is
@@ -276,6 +278,42 @@ class Snapshot(Protocol):
         see one state of the store; no write goes through this object in it."""
 
 
+class Visit(NamedTuple):
+    """A page's last request from one kind of client, as :class:`Visits` keeps it."""
+
+    path: str
+    """The stored spelling of a page, or a served document's path."""
+    agent: str
+    """A search engine's name (``"google"``, ``"bing"``, ...) for a fetch by its
+    verified crawler; ``""`` for the last time any client was served the page."""
+    at: int
+    """When, in epoch seconds."""
+    status: int
+    """The response's status code."""
+
+
+# Paths kept beyond those the store lists (a crawler's fetch of a page the
+# sitemap lacks, a removed page's last visits): the most lately visited.
+UNLISTED_VISITS_KEPT = 10_000
+
+
+@runtime_checkable
+class Visits(Protocol):
+    """The last visit of each page per kind of client: when a verified crawler
+    of each engine fetched it and with what status, and when any client was
+    last served it, for the health report. Kept for every path the store
+    lists and for the :data:`UNLISTED_VISITS_KEPT` other paths visited most
+    lately; written in the writers' batches, never on the request path."""
+
+    def visited(self, visits: Iterable[Visit]) -> None:
+        """Keep each visit as its (path, agent)'s last, in one write, unless
+        the one kept is later."""
+
+    def visits(self, paths: Iterable[str] | None = None) -> Iterator[Visit]:
+        """The kept visits of ``paths`` (``None``: every one kept), in no
+        particular order."""
+
+
 # A writer's decision about a page: (stored path, reason, when).
 Decision = tuple[str, str, datetime]
 # Decisions kept per path, and paths kept: the most lately decided about, so
@@ -348,8 +386,9 @@ _CALLS = (
     "note",
     "decisions",
     "removed_since",
+    "visited",
 )
-_STREAMS = ("fragments", "entries")
+_STREAMS = ("fragments", "entries", "visits")
 
 
 class StoreBase(Generic[C]):

@@ -18,9 +18,11 @@ from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from .base import (
     MAX_COUNT,
+    UNLISTED_VISITS_KEPT,
     Decision,
     Removed,
     StoreBase,
+    Visit,
     deltas,
     logged,
     new_epoch,
@@ -59,6 +61,8 @@ class MemoryStore(StoreBase[None]):
         # the newest numbered _removed_seq.
         self._removed: deque[str] = deque()
         self._removed_seq = 0
+        # Visits: (path, agent) -> Visit, oldest visit first per insertion.
+        self._visits: dict[tuple[str, str], Visit] = {}
 
     # -- the write path -------------------------------------------------------------
     # The steps, named alike in every store (redis.py, postgres.py, sqlite.py),
@@ -245,6 +249,36 @@ class MemoryStore(StoreBase[None]):
     def decisions(self, path: str) -> list[tuple[str, datetime]]:
         with self._lock:
             return unlogged(self._log.get(path))
+
+    def visited(self, visits: Iterable[Visit]) -> None:
+        with self._lock:
+            kept = self._visits
+            for visit in visits:
+                key = (visit.path, visit.agent)
+                held = kept.get(key)
+                if held is None or held.at <= visit.at:
+                    kept.pop(key, None)  # to the end: the newest last
+                    kept[key] = visit
+            unlisted = {path for path, _ in kept if path not in self._rows}
+            # Beyond the paths listed, keep the most lately visited.
+            if len(unlisted) > UNLISTED_VISITS_KEPT:
+                newest: dict[str, int] = {}
+                for (path, _), visit in kept.items():
+                    if path in unlisted:
+                        newest[path] = max(newest.get(path, 0), visit.at)
+                ranked = sorted(unlisted, key=lambda p: newest[p])
+                dropped = set(ranked[: len(unlisted) - UNLISTED_VISITS_KEPT])
+                for key in [k for k in kept if k[0] in dropped]:
+                    del kept[key]
+
+    def visits(self, paths: Iterable[str] | None = None) -> Iterator[Visit]:
+        with self._lock:
+            if paths is None:
+                found = list(self._visits.values())
+            else:
+                wanted = set(paths)
+                found = [v for (p, _), v in self._visits.items() if p in wanted]
+        yield from found
 
     def count(self, route: str | None = None) -> int:
         with self._lock:
