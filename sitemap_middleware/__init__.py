@@ -18,19 +18,30 @@ from .stores import Entry, PageInfo, PartInfo, Store, open_store, register_store
 
 if TYPE_CHECKING:  # the names __getattr__ imports, as mypy and IDEs see them
     from .asgi import ASGISitemapMiddleware
+    from .reporting.health import Health, SectionHealth, site_health
+    from .reporting.metrics import SitemapCollector
     from .wsgi import SitemapMiddleware
 
     __version__: str
 
 # Each adapter is imported when its name is first asked for: a WSGI app never
-# loads asyncio and the ASGI adapter, an ASGI app never loads the WSGI adapter.
-_ADAPTERS = {"ASGISitemapMiddleware": ".asgi", "SitemapMiddleware": ".wsgi"}
+# loads asyncio and the ASGI adapter, an ASGI app never loads the WSGI adapter;
+# nor does an app load the health report before it asks for one.
+_LAZY = {
+    "ASGISitemapMiddleware": ".asgi",
+    "SitemapMiddleware": ".wsgi",
+    "Health": ".reporting.health",
+    "SectionHealth": ".reporting.health",
+    "site_health": ".reporting.health",
+    "SitemapCollector": ".reporting.metrics",
+}
 
 
 def __getattr__(name: str) -> object:
-    """The adapters, and ``__version__``, on first use (PEP 562)."""
-    if name in _ADAPTERS:
-        return getattr(importlib.import_module(_ADAPTERS[name], __name__), name)
+    """The adapters, the health report, and ``__version__``, on first use
+    (PEP 562)."""
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name], __name__), name)
     if name == "__version__":
         return _version()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -58,12 +69,15 @@ __all__ = [  # noqa: RUF022
     "DEFAULT_EXCLUDE",
     "DEFAULT_HARMLESS_COOKIES",
     "Entry",
+    "Health",
     "IndexEntry",
     "Link",
     "PageInfo",
     "PartInfo",
     "Section",
+    "SectionHealth",
     "SiteMap",
+    "SitemapCollector",
     "SitemapError",
     "SitemapMiddleware",
     "Store",
@@ -72,6 +86,7 @@ __all__ = [  # noqa: RUF022
     "StoreReadOnly",
     "open_store",
     "register_store",
+    "site_health",
     "site_map",
     "sitemap",
     "skip",

@@ -96,6 +96,11 @@ DEFAULT_HARMLESS_COOKIES = (
 # within hours, while an attack adds at most that much before the caps hold.
 DEFAULT_MAX_URLS = 1_000_000
 DEFAULT_NEW_URLS_PER_MINUTE = 1000
+DEFAULT_RECHECK_INTERVAL = 300.0
+# A listed page no client was served for 30 days is stale in the health
+# report: a crawler revisits a page it keeps indexed within weeks, and a
+# visitor-less month is when a site owner asks whether the page should stay.
+DEFAULT_STALE_AFTER = 30 * 86_400.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,8 +184,12 @@ class Config:
     private: ``DEFAULT_HARMLESS_COOKIES``, then the config's own. Never name a
     session or login cookie here: a request carrying it would be recorded as
     anonymous, and what a signed-in visitor sees could be published."""
-    recheck_interval: float = 300.0
+    recheck_interval: float = DEFAULT_RECHECK_INTERVAL
     """Seconds during which an unchanged known page is not digested again."""
+    stale_after: float = DEFAULT_STALE_AFTER
+    """Seconds without a client served a listed page after which the health
+    report calls it stale (the time a page was served is kept at most once a
+    ``recheck_interval``, which it may not be shorter than)."""
     lastmod_source: str = "declared"
     """Where ``lastmod`` comes from. ``"declared"``: the date the page declares
     (``article:modified_time``, its JSON-LD ``dateModified``, else its
@@ -277,6 +286,7 @@ class Config:
         if not values.get("allowed_hosts"):
             host = urlsplit(values["base_url"]).hostname or ""
             values["allowed_hosts"] = (host,)
+        _check_stale_after(values)
         indexnow = values.get("indexnow")
         if indexnow is not None and indexnow.key_location == values.get("html_sitemap"):
             raise ConfigError(
@@ -484,6 +494,19 @@ def _seconds(key: str, value: Any) -> float:
     if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
         return value
     raise ConfigError(f"{key!r} must be a number of seconds >= 0, got {value!r}")
+
+
+def _check_stale_after(values: Mapping[str, Any]) -> None:
+    # A page served within a recheck_interval is not seen again: a shorter
+    # stale_after would call pages stale that visitors read every minute.
+    stale = values.get("stale_after", DEFAULT_STALE_AFTER)
+    recheck = values.get("recheck_interval", DEFAULT_RECHECK_INTERVAL)
+    if stale < recheck:
+        raise ConfigError(
+            f"'stale_after' ({stale:g} s) must be at least 'recheck_interval' "
+            f"({recheck:g} s): the time a page was served is kept once a "
+            "recheck_interval"
+        )
 
 
 def _max_age(key: str, value: Any) -> int:
@@ -773,6 +796,7 @@ _KEYS: dict[str, Callable[[str, Any], Any]] = {
     "harmless_cookies": _harmless,
     "skip_set_cookie": _flag,
     "recheck_interval": _seconds,
+    "stale_after": _seconds,
     "routes": _routes,
     "max_urls": _limit,
     "new_urls_per_minute": _limit,

@@ -67,6 +67,16 @@ BASE = {"base_url": "https://www.example.com", "store": "memory://"}
             {"recheck_interval": "soon"},
             "'recheck_interval' must be a number of seconds",
         ),
+        ({"stale_after": -1}, "'stale_after' must be a number of seconds >= 0"),
+        ({"stale_after": "30d"}, "'stale_after' must be a number of seconds"),
+        (
+            {"stale_after": 60},
+            "'stale_after' (60 s) must be at least 'recheck_interval' (300 s)",
+        ),
+        (
+            {"stale_after": 3600, "recheck_interval": 7200},
+            "'stale_after' (3600 s) must be at least 'recheck_interval' (7200 s)",
+        ),
         ({"session_cookies": "all"}, "'session_cookies' must be a list of cookie"),
         ({"session_cookies": ["my session"]}, "cookie names as browsers send them"),
         ({"harmless_cookies": "_ga"}, "'harmless_cookies' must be a list"),
@@ -101,6 +111,14 @@ def test_bad_config(overrides: dict[str, Any], message: str, middleware: Any) ->
         middleware(lambda *a: None, {**BASE, **overrides})
     assert message in str(info.value)
     assert isinstance(info.value, ValueError)
+
+
+def test_stale_after() -> None:
+    """30 days by default; any age from a recheck_interval on."""
+    assert Config.from_mapping(BASE).stale_after == 30 * 86_400
+    assert Config.from_mapping({**BASE, "stale_after": 300}).stale_after == 300
+    config = Config.from_mapping({**BASE, "recheck_interval": 10, "stale_after": 10.5})
+    assert config.stale_after == 10.5
 
 
 def test_base_url_required() -> None:

@@ -34,7 +34,16 @@ MAY_IMPORT: dict[str, set[str]] = {
     "serving": {"stores"},
     "recording": {"page", "stores"},
     "watching": {"recording"},
-    "cli": {"adapters", "watching", "recording", "serving", "stores", "page"},
+    "reporting": {"watching", "recording", "stores"},
+    "cli": {
+        "adapters",
+        "reporting",
+        "watching",
+        "recording",
+        "serving",
+        "stores",
+        "page",
+    },
 }
 FRAMEWORKS = {"flask", "starlette", "fastapi", "anyio", "asyncio"}
 # The modules that may import a web framework (or asyncio): the adapters, and
