@@ -20,7 +20,7 @@ from ..errors import ConfigError, StoreError
 from ..model import Entry
 from ..paths import PART
 from ..stores import Store, open_store
-from ..stores.base import Decisions, Shared
+from ..stores.base import Decisions, Shared, Visits
 from ..urls import canonical_target
 from ..visible import visible
 from .site import (
@@ -561,6 +561,8 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
         app, the rule its answer to an anonymous GET falls under (the app is
         asked, beneath the middleware: nothing is recorded); then the last
         decisions the writers recorded for it."""
+        from ..sections import label
+        from .report import visit_lines
         from .verdict import NOT_REFUSED, answered, kept_out, refusal
 
         with _judged(source(app_spec), store_uri, base_url) as judged:
@@ -596,6 +598,8 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
                             "listed once it answers a visitor (or seed)"
                         )
                     )
+            section = _section(config, store, found, stored, route)
+            visits = list(store.visits([stored])) if isinstance(store, Visits) else None
         click.echo(f"{config.base_url}{stored}")
         if target != stored:
             click.echo(f"  asked for: {config.base_url}{target}")
@@ -614,12 +618,72 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
             if route is not None and route.template is not None:
                 click.echo(f"  route: {route.template}")
             click.echo(f"  why: {why_not or last or NOT_REFUSED}")
+        click.echo(f"  section: {label(section)}")
+        if visits is None:
+            click.echo("  visits: not kept by this store")
+        else:
+            for line in visit_lines(visits):
+                click.echo(line)
         for decision, when in recent[-5:]:
             click.echo(f"  decided {render.w3c_datetime(when)}: {decision}")
         if found is None:
             sys.exit(Exit.PROBLEMS)
 
-    return [seed, verify, prune, explain]
+    @click.command()
+    @app_option(required=False)
+    @_overrides
+    @click.option(
+        "--stale-after",
+        type=click.FloatRange(min=0, min_open=True),
+        metavar="DAYS",
+        help="Days served to no one after which a listed URL is stale; "
+        "default: the config's stale_after (30 days).",
+    )
+    @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
+    def report(
+        store_uri: str | None,
+        base_url: str | None,
+        stale_after: float | None,
+        as_json: bool,
+        app_spec: str | None = None,
+    ) -> None:
+        """The sitemap's health, per section: the URLs listed, how many a
+        verified crawler fetched in the last 7 and 30 days, those never
+        fetched, how old their lastmods are, those served to no one for a
+        while (stale); then the pages crawlers fetched that the sitemap
+        lacks, each with why, and when each engine last read the sitemap.
+        The sections and the reasons are the app's config's (give --app)."""
+        from ..reporting.health import DAY, site_health
+        from .report import as_json as health_json
+        from .report import lines
+
+        with _judged(source(app_spec), store_uri, base_url) as judged:
+            config = judged.config
+            seconds = None if stale_after is None else stale_after * DAY
+            health = site_health(judged.store, config, stale_after=seconds)
+        if as_json:
+            click.echo(json.dumps(health_json(health, config), indent=2))
+            return
+        for line in lines(health, config):
+            click.echo(line)
+
+    return [seed, verify, prune, explain, report]
+
+
+def _section(
+    config: Config,
+    store: Store,
+    found: tuple[int, Entry] | None,
+    path: str,
+    route: Route | None,
+) -> str:
+    """A page's section: its part's when listed, else the config's for it."""
+    if found is not None:
+        part = store.part(found[0])
+        if part is not None:
+            return part.section
+    template = None if route is None else route.template
+    return config.sections.of(path, template)
 
 
 def _find(store: Store, path: str) -> tuple[int, Entry] | None:

@@ -55,8 +55,9 @@ class Fetched:
 
 @dataclass(frozen=True, slots=True)
 class Lastmods:
-    """How old the listed URLs' lastmods are: ``undated`` (none claimed),
-    within 7 days, 30 days, a year, or ``older``."""
+    """How old the listed URLs' lastmods are: ``undated`` (none claimed), in
+    the last 7 days (``week``), in 8 to 30 days (``month``), in 31 days to a
+    year (``year``), or ``older``; a lastmod at a bound is of the younger."""
 
     undated: int = 0
     week: int = 0

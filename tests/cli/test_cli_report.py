@@ -1,0 +1,224 @@
+"""``report`` (the health report) and what ``explain`` says of a page's section and
+visits: through click's test runner, on a store of visits the test wrote and on
+one that keeps none, and as a real process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sitemap_middleware import Entry, open_store
+from sitemap_middleware.cli import Exit, main
+from sitemap_middleware.model import UNDATED
+
+ROOT = Path(__file__).resolve().parents[2]
+BASE = "https://www.example.com"
+DAY = 86_400
+NOW = int(time.time())
+
+# An app whose middleware's store holds pages and the visits the test wrote:
+# a store of this process (the memory store keeps visits), named by --app.
+APP = f"""
+    from datetime import datetime, timezone
+
+    from flask import Flask
+
+    from sitemap_middleware import Entry
+    from sitemap_middleware.flask import Sitemap
+    from sitemap_middleware.stores.base import Visit
+    from sitemap_middleware.stores.memory import MemoryStore
+
+    NOW, DAY = {NOW}, {DAY}
+
+    def at(days):
+        return datetime.fromtimestamp(NOW - days * DAY, timezone.utc)
+
+    store = MemoryStore()
+    store.upsert([
+        Entry("/", at(1), route="/"),
+        Entry("/blog/a", at(3), route="/blog/<slug>"),
+        Entry("/blog/b", at(400), route="/blog/<slug>"),
+    ])
+    store.note([("/draft", "noindex", at(1))])
+    store.visited([
+        Visit("/", "google", NOW - 2 * DAY, 200),
+        Visit("/", "", NOW - 60, 200),
+        Visit("/blog/a", "bing", NOW - 20 * DAY, 200),
+        Visit("/blog/a", "", NOW - 40 * DAY, 200),
+        Visit("/admin/users", "google", NOW - DAY, 200),
+        Visit("/draft", "bing", NOW - 3 * DAY, 200),
+        Visit("/sitemap.xml", "google", NOW - 3600, 200),
+    ])
+
+    app = Flask(__name__)
+    app.config["SITEMAP"] = {{
+        "base_url": "{BASE}",
+        "store": store,
+        "sections": {{"posts": ["/blog/*"]}},
+    }}
+    Sitemap(app)
+
+    @app.get("/")
+    def home():
+        return "<title>Home</title>"
+
+    @app.get("/blog/<slug>")
+    def post(slug):
+        return f"<title>{{slug}}</title>"
+"""
+
+
+def _run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def crawled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """``--app`` of a middleware whose store holds the visits above."""
+    name = f"report_app_{abs(hash(str(tmp_path))):x}"
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent(APP))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return f"{name}:app"
+
+
+@pytest.fixture
+def uri(tmp_path: Path) -> str:
+    """An SQLite store of three pages (it keeps no visits yet)."""
+    uri = f"sqlite:///{tmp_path / 'site.sqlite3'}"
+    store = open_store(uri)
+    when = datetime.fromtimestamp(NOW - 2 * DAY, timezone.utc)
+    store.upsert([Entry("/", when), Entry("/a", when), Entry("/b", UNDATED)])
+    store.close()
+    return uri
+
+
+def test_report_as_json(crawled: str) -> None:
+    code, out, err = _run("report", "--app", crawled, "--json")
+    assert code == Exit.OK, err
+    report = json.loads(out)
+    assert report["crawls_kept"] is True
+    assert report["listed"] == 3
+    (section,) = report["sections"]  # the memory store keeps one section yet
+    assert section["fetched"]["7d"] == {"urls": 1, "engines": {"google": 1}}
+    assert section["fetched"]["30d"] == {
+        "urls": 2,
+        "engines": {"bing": 1, "google": 1},
+    }
+    assert section["never_fetched_examples"] == ["/blog/b"]
+    assert section["stale_examples"] == ["/blog/a", "/blog/b"]
+    assert section["lastmod"] == {
+        "undated": 0,
+        "week": 2,
+        "month": 0,
+        "year": 0,
+        "older": 1,
+    }
+    unlisted = {u["url"]: u for u in report["unlisted_examples"]}
+    assert report["unlisted"] == 2
+    admin = unlisted[f"{BASE}/admin/users"]
+    assert (admin["source"], admin["reason"]) == ("config", "excluded")
+    assert "excluded by exclude pattern '*/admin/*'" in admin["why"]
+    draft = unlisted[f"{BASE}/draft"]
+    assert (draft["source"], draft["reason"]) == ("writer", "noindex")
+    assert "noindex" in draft["why"]
+    (document,) = report["documents"]
+    assert (document["path"], document["engine"]) == ("/sitemap.xml", "google")
+
+
+def test_report_as_text(crawled: str) -> None:
+    code, out, err = _run("report", "--app", crawled)
+    assert code == Exit.OK, err
+    assert f"Sitemap health of {BASE}" in out
+    assert "section default: 3 URLs" in out
+    assert (
+        "fetched by a verified crawler: 1 in 7 days (google 1), "
+        "2 in 30 days (bing 1, google 1)"
+    ) in out
+    assert "stale (served to no one for 30 days): 2" in out
+    assert "fetched by crawlers, not listed: 2" in out
+    assert "why: the last time a writer read it: the page says noindex" in out
+    assert "  google: /sitemap.xml " in out
+
+
+def test_report_stale_after_days(crawled: str) -> None:
+    code, out, _ = _run("report", "--app", crawled, "--json", "--stale-after", "50")
+    assert code == Exit.OK
+    (section,) = json.loads(out)["sections"]
+    assert section["stale_examples"] == ["/blog/b"]
+    code, _, err = _run("report", "--app", crawled, "--stale-after", "0")
+    assert code == Exit.USAGE
+    assert "--stale-after" in err
+
+
+def test_report_of_a_store_that_keeps_no_visits(uri: str) -> None:
+    code, out, _ = _run("report", "--store", uri, "--base-url", BASE)
+    assert code == Exit.OK
+    assert "crawl data: not kept by this store" in out
+    assert "lastmod: 2 in the last 7 days, 0 in 8 to 30 days" in out
+    assert "1 undated" in out
+    code, out, _ = _run("report", "--store", uri, "--base-url", BASE, "--json")
+    report = json.loads(out)
+    assert (report["crawls_kept"], report["listed"]) == (False, 3)
+
+
+def test_report_needs_an_app_or_a_base_url(uri: str) -> None:
+    code, _, err = _run("report", "--store", uri)
+    assert code == Exit.USAGE
+    assert err.startswith("Error: give --app, or --base-url")
+
+
+def test_report_of_a_store_that_is_not_there(tmp_path: Path) -> None:
+    missing = f"sqlite:///{tmp_path / 'none.sqlite3'}"
+    code, _, err = _run("report", "--store", missing, "--base-url", BASE)
+    assert code == Exit.STORE
+    assert "no store at" in err
+    assert not (tmp_path / "none.sqlite3").exists()
+
+
+def test_explain_shows_the_section_and_the_visits(crawled: str) -> None:
+    code, out, _ = _run("explain", "--app", crawled, f"{BASE}/blog/a")
+    assert code == Exit.OK
+    assert "  section: default\n" in out  # the part's: one section yet
+    assert "  fetched by bing: " in out and "(200)" in out
+    assert "  last served: " in out
+    code, out, _ = _run("explain", "--app", crawled, f"{BASE}/admin/users")
+    assert code == Exit.PROBLEMS
+    assert "  fetched by google: " in out
+
+
+def test_explain_an_unlisted_page_names_the_configs_section(crawled: str) -> None:
+    """No part holds it: its section is the config's for its path."""
+    code, out, _ = _run("explain", "--app", crawled, f"{BASE}/blog/new")
+    assert code == Exit.PROBLEMS
+    assert "  section: posts\n" in out
+    assert "  last served: never, as far as kept\n" in out
+
+
+def test_explain_on_a_store_without_visits(uri: str) -> None:
+    code, out, _ = _run("explain", "--store", uri, "--base-url", BASE, f"{BASE}/a")
+    assert code == Exit.OK
+    assert "  section: default\n  visits: not kept by this store\n" in out
+
+
+def test_report_as_a_real_process(uri: str) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "sitemap_middleware", "report", "--json"],
+        env={**env, "SITEMAP_STORE": uri, "SITEMAP_BASE_URL": BASE},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == Exit.OK, done.stderr
+    assert json.loads(done.stdout)["listed"] == 3
