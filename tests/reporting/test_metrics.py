@@ -1,0 +1,191 @@
+"""The Prometheus collector: the site-wide counters and the health figures on a
+fresh registry, read back through prometheus_client's own text parser; the
+health figures kept for a while, made off the scrape, and a store outage that
+leaves a scrape answering.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+from werkzeug.test import Client
+
+from sitemap_middleware import Entry, SitemapCollector, SitemapMiddleware, open_store
+from sitemap_middleware.stores.base import Visit
+from sitemap_middleware.stores.memory import MemoryStore
+
+prometheus_client = pytest.importorskip("prometheus_client")
+from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
+
+BASE = "https://www.example.com"
+DAY = 86_400
+NOW = int(time.time())
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _at(days: float) -> datetime:
+    return datetime.fromtimestamp(NOW - days * DAY, timezone.utc)
+
+
+def _scrape(
+    collector: SitemapCollector,
+) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """The samples of one scrape: (name, sorted labels) -> value."""
+    registry = prometheus_client.CollectorRegistry()
+    registry.register(collector)
+    text = prometheus_client.generate_latest(registry).decode()
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+def _page(environ: dict[str, object], start_response: object) -> list[bytes]:
+    path = environ["PATH_INFO"]
+    if path == "/missing":
+        start_response("404 Not Found", [("Content-Type", "text/html")])  # type: ignore[operator]
+        return [b"<title>Not found</title>"]
+    start_response("200 OK", [("Content-Type", "text/html")])  # type: ignore[operator]
+    return [f"<html><head><title>{path}</title></head></html>".encode()]
+
+
+@pytest.fixture
+def middleware() -> Iterator[SitemapMiddleware]:
+    store = MemoryStore()
+    made = SitemapMiddleware(_page, {"base_url": BASE, "store": store})
+    yield made
+    made.close()
+
+
+def test_the_site_wide_counters(middleware: SitemapMiddleware) -> None:
+    client = Client(middleware)
+    for path in ("/", "/a", "/b", "/missing", "/admin/x"):
+        assert client.get(path, base_url=BASE).data  # read in full: recorded
+    assert middleware.flush()
+    samples = _scrape(SitemapCollector(middleware))
+    assert samples[("sitemap_recorded_total", ())] == 3
+    assert samples[("sitemap_removed_total", ())] == 0
+    assert samples[("sitemap_skipped_total", (("reason", "excluded"),))] == 1
+    assert samples[("sitemap_skipped_total", (("reason", "gone"),))] == 1
+    assert samples[("sitemap_urls", (("section", "default"),))] == 3
+
+
+def test_the_health_figures() -> None:
+    store = MemoryStore()
+    store.upsert([Entry("/", _at(1)), Entry("/a", _at(1)), Entry("/b", _at(400))])
+    store.visited(
+        [
+            Visit("/", "google", NOW - DAY, 200),
+            Visit("/a", "bing", NOW - 10 * DAY, 200),
+            Visit("/", "", NOW, 200),
+            Visit("/sitemap.xml", "google", NOW - 60, 200),
+            Visit("/gone", "google", NOW - 60, 200),
+        ]
+    )
+    samples = _scrape(SitemapCollector(store, {"base_url": BASE}))
+    section = ("section", "default")
+    assert samples[("sitemap_urls", (section,))] == 3
+    fetched = "sitemap_fetched_urls"
+    assert samples[(fetched, (("engine", ""), section, ("window", "7d")))] == 1
+    assert samples[(fetched, (("engine", "google"), section, ("window", "7d")))] == 1
+    assert samples[(fetched, (("engine", "bing"), section, ("window", "7d")))] == 0
+    assert samples[(fetched, (("engine", ""), section, ("window", "30d")))] == 2
+    assert samples[(fetched, (("engine", "bing"), section, ("window", "30d")))] == 1
+    assert samples[("sitemap_never_fetched_urls", (section,))] == 1
+    assert samples[("sitemap_stale_urls", (section,))] == 2
+    assert samples[("sitemap_unlisted_fetched_urls", ())] == 1
+    documents = ("sitemap_document_fetched_timestamp_seconds", (("engine", "google"),))
+    assert samples[documents] == NOW - 60
+    assert samples[("sitemap_lastmod_urls", (("age", "week"), section))] == 2
+    assert samples[("sitemap_lastmod_urls", (("age", "older"), section))] == 1
+    assert samples[("sitemap_health_timestamp_seconds", ())] == pytest.approx(
+        time.time(), abs=60
+    )
+
+
+def test_a_store_alone_and_one_without_visits(tmp_path: Path) -> None:
+    """A store given alone: its counters as the writers shared them; a store
+    that keeps no visits gives no crawl figures rather than false zeros."""
+    store = open_store(f"sqlite:///{tmp_path / 's.sqlite3'}")
+    try:
+        store.upsert([Entry("/", _at(1)), Entry("/a", _at(100))])
+        store.add_counts({"recorded": 2, "excluded": 5})  # type: ignore[attr-defined]
+        samples = _scrape(SitemapCollector(store, {"base_url": BASE}))
+    finally:
+        store.close()
+    assert samples[("sitemap_recorded_total", ())] == 2
+    assert samples[("sitemap_skipped_total", (("reason", "excluded"),))] == 5
+    assert samples[("sitemap_urls", (("section", "default"),))] == 2
+    assert (
+        samples[("sitemap_lastmod_urls", (("age", "year"), ("section", "default")))]
+        == 1
+    )
+    assert not [name for name, _ in samples if "fetched" in name or "stale" in name]
+
+
+def test_the_health_figures_are_kept_for_max_age(middleware: SitemapMiddleware) -> None:
+    clock = [float(NOW)]
+    collector = SitemapCollector(middleware, max_age=300, clock=lambda: clock[0])
+    middleware.store.upsert([Entry("/", _at(1))])
+    urls = ("sitemap_urls", (("section", "default"),))
+    assert _scrape(collector)[urls] == 1
+    middleware.store.upsert([Entry("/a", _at(1))])
+    clock[0] += 299
+    assert _scrape(collector)[urls] == 1  # kept
+    clock[0] += 1
+    assert _scrape(collector)[urls] == 2  # made again
+
+
+class _SlowStore(MemoryStore):
+    """A store whose walk takes until the test lets it go on."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go = threading.Event()
+
+    def entries(self, number: int) -> Iterator[Entry]:
+        self.go.wait(10)
+        yield from super().entries(number)
+
+
+def test_a_scrape_does_not_wait_for_a_slow_walk() -> None:
+    store = _SlowStore()
+    store.upsert([Entry("/", _at(1))])
+    collector = SitemapCollector(store, {"base_url": BASE}, wait=0.05)
+    started = time.monotonic()
+    first = _scrape(collector)
+    assert time.monotonic() - started < 2
+    assert not [name for name, _ in first if name == "sitemap_urls"]
+    store.go.set()
+    assert collector.health() is not None  # the walk done, the next waits for none
+    assert _scrape(collector)[("sitemap_urls", (("section", "default"),))] == 1
+
+
+def test_a_store_outage_leaves_the_scrape_answering(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    store = open_store("redis://127.0.0.1:1/0")  # nothing listens there
+    try:
+        collector = SitemapCollector(store, {"base_url": BASE}, wait=10)
+        assert _scrape(collector) == {}
+        assert _scrape(collector) == {}
+    finally:
+        store.close()
+    warnings = [r for r in caplog.records if "health could not be read" in r.message]
+    assert len(warnings) == 1  # said once, not on every scrape
+
+
+def test_the_package_never_needs_prometheus_client() -> None:
+    code = (
+        "import sys; from sitemap_middleware import SitemapCollector, site_health; "
+        "assert 'prometheus_client' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=60)
