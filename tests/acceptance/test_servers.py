@@ -144,3 +144,49 @@ def test_head_and_conditional_on_a_real_socket(server: tuple[str, HTTPClient]) -
     validate(gunzip_once(page.body))
     robots = client.get("/robots.txt", {"Host": "evil.example"})
     assert f"Sitemap: {base}/sitemap.xml" in robots.body.decode()
+
+
+@pytest.mark.parametrize("server", ["gunicorn-flask"], indirect=True)
+def test_the_health_report_of_the_live_demo(
+    server: tuple[str, HTTPClient], tmp_path: Path
+) -> None:
+    """Crawl the demo under gunicorn (two workers), then ``report --json`` as a
+    process of its own reads the store they wrote."""
+    import json
+
+    import demo_content
+
+    base, client = server
+
+    def fetch(path: str) -> tuple[int, str, bytes]:
+        reply = client.get(path)
+        return reply.status, reply.headers.get("content-type", ""), reply.body
+
+    demo_content.crawl(fetch)
+    expected = sorted(f"{base}{p}" for p in demo_content.PUBLIC_PATHS)
+    _wait_until(lambda: sorted(sitemap_urls(client)) == expected, 15, "the sitemap")
+    done = subprocess.run(
+        [sys.executable, "-m", "sitemap_middleware", "report", "--json"],
+        env={
+            **os.environ,
+            "PYTHONPATH": str(EXAMPLES.parent),
+            "SITEMAP_STORE": f"sqlite:///{tmp_path}/s.sqlite3",
+            "SITEMAP_BASE_URL": base,
+        },
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["listed"] == len(demo_content.PUBLIC_PATHS)
+    (section,) = report["sections"]
+    spread = section["lastmod"]
+    assert sum(spread.values()) == report["listed"]
+    # The posts and the blog list declare their dates; the rest none.
+    assert report["listed"] - spread["undated"] == len(demo_content.POSTS) + 1
+    if report["crawls_kept"]:
+        # Every page was just served, and no verified crawler came.
+        assert section["stale"] == 0
+        assert section["never_fetched"] == report["listed"]
+        assert report["unlisted"] == 0
