@@ -660,11 +660,14 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
         with _judged(source(app_spec), store_uri, base_url) as judged:
             config = judged.config
             seconds = None if stale_after is None else stale_after * DAY
-            health = site_health(judged.store, config, stale_after=seconds)
+            health = site_health(
+                judged.store, config, stale_after=seconds, route_of=judged.route
+            )
         if as_json:
-            click.echo(json.dumps(health_json(health, config), indent=2))
+            words = health_json(health, config, judged.route)
+            click.echo(json.dumps(words, indent=2))
             return
-        for line in lines(health, config):
+        for line in lines(health, config, judged.route):
             click.echo(line)
 
     return [seed, verify, prune, explain, report]

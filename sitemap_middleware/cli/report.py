@@ -5,7 +5,7 @@ explain's words (``verdict.py``); and a page's visits, as ``explain`` shows them
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from .. import render
@@ -13,7 +13,7 @@ from ..config import Config
 from ..model import to_datetime
 from ..recording.refusal import Refusal
 from ..reporting.health import DAY, Fetched, Health, SectionHealth, Unlisted
-from ..routes import Routes
+from ..routes import Route, Routes
 from ..stores.base import Visit
 from .site import plural
 from .verdict import decided, said
@@ -25,12 +25,20 @@ UNEXPLAINED_WORDS = (
 )
 
 
-def why(unlisted: Unlisted, config: Config) -> str:
+RouteOf = Callable[[str], Route | None]
+
+
+def _unknown(path: str) -> Route | None:
+    return None
+
+
+def why(unlisted: Unlisted, config: Config, route_of: RouteOf = _unknown) -> str:
     """Why a page crawlers fetch is not listed, in explain's words."""
     if unlisted.source == "config":
         refused = Refusal(unlisted.reason, unlisted.detail)
         path = unlisted.path.partition("?")[0]
-        return said(refused, config, path, Routes(config).unknown)
+        route = route_of(path) or Routes(config).unknown
+        return said(refused, config, path, route)
     if unlisted.source == "writer":
         return f"the last time a writer read it: {decided(unlisted.reason)}"
     return UNEXPLAINED_WORDS
@@ -51,7 +59,9 @@ def _engines(window: Fetched) -> str:
     return " (" + ", ".join(f"{e} {n:,}" for e, n in window.engines.items()) + ")"
 
 
-def lines(health: Health, config: Config) -> Iterator[str]:
+def lines(
+    health: Health, config: Config, route_of: RouteOf = _unknown
+) -> Iterator[str]:
     """The report as a person reads it."""
     yield f"Sitemap health of {config.base_url}, {render.w3c_datetime(health.made)}"
     sections = plural(len(health.sections), "section")
@@ -72,7 +82,7 @@ def lines(health: Health, config: Config) -> Iterator[str]:
         engines = ", ".join(page.engines)
         last = render.w3c_datetime(page.last_fetched)
         yield f"  {config.base_url}{page.path} ({engines}, last {last})"
-        yield f"    why: {why(page, config)}"
+        yield f"    why: {why(page, config, route_of)}"
     yield ""
     if not health.documents:
         yield "sitemap documents: no verified crawler's fetch kept"
@@ -116,7 +126,9 @@ def _examples(paths: tuple[str, ...], count: int) -> Iterator[str]:
         yield f"    ... and {count - len(paths):,} more"
 
 
-def as_json(health: Health, config: Config) -> dict[str, Any]:
+def as_json(
+    health: Health, config: Config, route_of: RouteOf = _unknown
+) -> dict[str, Any]:
     """The report as one JSON object."""
     return {
         "base_url": config.base_url,
@@ -135,7 +147,7 @@ def as_json(health: Health, config: Config) -> dict[str, Any]:
                 "source": page.source,
                 "reason": page.reason,
                 "detail": page.detail,
-                "why": why(page, config),
+                "why": why(page, config, route_of),
             }
             for page in health.unlisted_examples
         ],

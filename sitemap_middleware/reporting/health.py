@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
@@ -17,7 +17,7 @@ from .. import sections as _sections
 from ..config import Config
 from ..model import Entry, dated, to_datetime
 from ..recording.refusal import refuse
-from ..routes import Routes
+from ..routes import Route, Routes
 from ..stores.base import Decisions, Store, Visit, Visits
 from ..watching.policy import Policy
 
@@ -162,6 +162,7 @@ def site_health(
     *,
     stale_after: float | None = None,
     now: float | None = None,
+    route_of: Callable[[str], Route | None] | None = None,
 ) -> Health:
     """The sitemap's health report, read from its store.
 
@@ -176,6 +177,10 @@ def site_health(
     :param stale_after: seconds without a serving after which a listed URL is
         stale; by default the config's ``stale_after``.
     :param now: the time of the report, in epoch seconds (tests).
+    :param route_of: the route serving a path, when the app is known (the
+        command line's ``--app``): then why a page is not listed names its
+        route's rules too (a framework page, an excluded route); else the
+        config's defaults for routes judge.
     :raises StoreError: when the store cannot be read.
 
     .. code-block:: python
@@ -195,7 +200,7 @@ def site_health(
         )
     moment = time.time() if now is None else now
     stale = checked.stale_after if stale_after is None else stale_after
-    return _Report(store, checked, int(moment), stale).run()
+    return _Report(store, checked, int(moment), stale, route_of).run()
 
 
 class _Tally:
@@ -230,8 +235,16 @@ class _Tally:
 
 
 class _Report:
-    def __init__(self, store: Store, config: Config, now: int, stale: float) -> None:
+    def __init__(
+        self,
+        store: Store,
+        config: Config,
+        now: int,
+        stale: float,
+        route_of: Callable[[str], Route | None] | None,
+    ) -> None:
         self.store = store
+        self.route_of = route_of
         self.config = config
         self.now = now
         self.stale_since = now - stale
@@ -342,12 +355,13 @@ class _Report:
     def _why(self, path: str, agents: set[str], last: int) -> Unlisted:
         engines, when = tuple(sorted(agents)), to_datetime(last)
         bare, _, query = path.partition("?")
-        # The route of a page the sitemap lacks is not stored: the config's
-        # defaults for routes (its path rules, its query, its length) judge.
+        # The route of a page the sitemap lacks is not stored: the app's when
+        # it is known, else the config's defaults for routes judge.
         config = self.config
-        refused = refuse(
-            Policy(config), config.base_url, bare, query, Routes(config).unknown
-        )
+        route = None if self.route_of is None else self.route_of(bare)
+        if route is None:
+            route = Routes(config).unknown
+        refused = refuse(Policy(config), config.base_url, bare, query, route)
         if refused is not None:
             return Unlisted(
                 path, engines, when, "config", refused.reason, refused.detail

@@ -222,3 +222,42 @@ def test_report_as_a_real_process(uri: str) -> None:
     )
     assert done.returncode == Exit.OK, done.stderr
     assert json.loads(done.stdout)["listed"] == 3
+
+
+FASTAPI_APP = f"""
+    from fastapi import FastAPI
+    from fastapi.responses import HTMLResponse
+
+    from sitemap_middleware.starlette import add_sitemap
+    from sitemap_middleware.stores.base import Visit
+    from sitemap_middleware.stores.memory import MemoryStore
+
+    store = MemoryStore()
+    store.visited([Visit("/docs", "google", {NOW} - 3600, 200)])
+    app = FastAPI()
+
+    @app.get("/", response_class=HTMLResponse)
+    def home():
+        return "<title>Home</title>"
+
+    add_sitemap(app, {{"base_url": "{BASE}", "store": store}})
+"""
+
+
+def test_report_names_the_apps_route_rules(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With --app, why a crawled page is not listed knows its route: FastAPI's
+    own docs page is a page of the framework, which no config rule says."""
+    name = f"report_fastapi_{abs(hash(str(tmp_path))):x}"
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent(FASTAPI_APP))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    code, out, err = _run("report", "--app", f"{name}:app", "--json")
+    assert code == Exit.OK, err
+    (docs,) = json.loads(out)["unlisted_examples"]
+    assert (docs["url"], docs["source"], docs["reason"]) == (
+        f"{BASE}/docs",
+        "config",
+        "framework",
+    )
+    assert docs["why"] == "its route '/docs' is a page of the framework (docs, files)"
