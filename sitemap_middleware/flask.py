@@ -68,7 +68,7 @@ def _commands() -> Any:
     @click.pass_context
     def group(context: click.Context) -> None:
         """The sitemap of this app: its store, and seed, verify, prune,
-        explain."""
+        explain, report."""
         config = get_sitemap(this_app(None)).config
         site = {"base_url": config.base_url}
         if isinstance(config.store, str):  # a Store object has no URI

@@ -1,8 +1,8 @@
 """The ``sitemap-middleware`` command line (also ``python -m sitemap_middleware``):
 look into a store, list and remove its URLs, export the sitemap as files and import
 one from elsewhere (``cli/store.py``); with the app, seed, verify, prune and explain
-its pages (``cli/app.py``, also ``flask sitemap ...``). Exit codes are in
-:class:`Exit`.
+its pages and report the sitemap's health (``cli/app.py``, also ``flask sitemap
+...``). Exit codes are in :class:`Exit`.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The commands that load the app: seed, verify, prune and explain, each request
-sent through the app in process (``app_commands``; ``flask sitemap`` has them too).
+sent through the app in process, and report, which reads the app's config
+(``app_commands``; ``flask sitemap`` has them too).
 """
 
 from __future__ import annotations
@@ -267,8 +268,9 @@ def _why_removed(
 
 
 def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
-    """``seed``, ``verify``, ``prune`` and ``explain``; ``with_option``: they
-    take ``--app`` (the ``flask sitemap`` group knows its app)."""
+    """``seed``, ``verify``, ``prune``, ``explain`` and ``report``;
+    ``with_option``: they take ``--app`` (the ``flask sitemap`` group knows its
+    app)."""
 
     def app_option(required: bool) -> Callable[[Callable[..., Any]], Any]:
         def decorate(command: Callable[..., Any]) -> Any:

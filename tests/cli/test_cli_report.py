@@ -261,3 +261,19 @@ def test_report_names_the_apps_route_rules(
         "framework",
     )
     assert docs["why"] == "its route '/docs' is a page of the framework (docs, files)"
+
+
+def test_flask_sitemap_report(tmp_path: Path) -> None:
+    """``flask sitemap report`` reads the app's own store and config."""
+    import demo_content
+    import flask_app
+
+    uri = f"sqlite:///{tmp_path / 'demo.sqlite3'}"
+    app = flask_app.create_app({"store": uri})
+    runner = app.test_cli_runner()
+    assert runner.invoke(args=["sitemap", "seed"]).exit_code == 0
+    result = runner.invoke(args=["sitemap", "report", "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["base_url"] == "http://127.0.0.1:8000"
+    assert report["listed"] == len(demo_content.PUBLIC_PATHS)
