@@ -182,6 +182,8 @@ def site_health(
         route's rules too (a framework page, an excluded route); else the
         config's defaults for routes judge.
     :raises StoreError: when the store cannot be read.
+    :raises TypeError: for a source that is neither (an app: pass its
+        middleware).
 
     .. code-block:: python
 
@@ -193,13 +195,22 @@ def site_health(
     """
     if not isinstance(source, Store) and isinstance(source, _Middleware):
         store, checked = source.store, source.config
-    else:
+    elif isinstance(source, Store):
         store = source
         checked = Config.from_mapping(
             config if config is not None else {"base_url": "http://localhost"}
         )
+    else:
+        raise TypeError(
+            "site_health() takes the sitemap middleware or a store, got "
+            f"{type(source).__name__} (a Flask app's middleware: get_sitemap(app), "
+            "from sitemap_middleware.flask; a Starlette app's: "
+            "sitemap_middleware.starlette.get_sitemap(app))"
+        )
     moment = time.time() if now is None else now
     stale = checked.stale_after if stale_after is None else stale_after
+    if stale < 0:
+        raise ValueError(f"stale_after must be seconds >= 0, got {stale!r}")
     return _Report(store, checked, int(moment), stale, route_of).run()
 
 

@@ -245,3 +245,18 @@ def test_now_defaults_to_the_clock() -> None:
 
     before = datetime.now(timezone.utc) - timedelta(seconds=1)
     assert site_health(MemoryStore()).made >= before
+
+
+def test_an_app_is_not_its_middleware() -> None:
+    """A user who passes the Flask app is told how to find its middleware."""
+    import flask
+
+    with pytest.raises(TypeError, match=r"got Flask .*get_sitemap\(app\)"):
+        site_health(flask.Flask("app"))
+
+
+def test_a_negative_stale_after_is_refused() -> None:
+    from sitemap_middleware.stores.memory import MemoryStore
+
+    with pytest.raises(ValueError, match="stale_after must be seconds >= 0"):
+        site_health(MemoryStore(), stale_after=-1)
