@@ -166,6 +166,8 @@ class Judged:
     answer: Callable[[str], Answer] | None = None
     """What the app beneath the middleware answers an anonymous GET of a
     path (nothing recorded), when the app is known."""
+    sitemap: object | None = None
+    """The app's middleware, when the app is known (its route table)."""
 
 
 @contextmanager
@@ -202,7 +204,12 @@ def _judged(
         with _replayed(app, store_uri, base_url, existing=True) as ready:
             sitemap = ready.sitemap
             yield Judged(
-                sitemap.config, sitemap.store, sitemap.judge, ready.route, ready.answer
+                sitemap.config,
+                sitemap.store,
+                sitemap.judge,
+                ready.route,
+                ready.answer,
+                sitemap,
             )
         return
     if base_url is None:
@@ -662,8 +669,12 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
         with _judged(source(app_spec), store_uri, base_url) as judged:
             config = judged.config
             seconds = None if stale_after is None else stale_after * DAY
+            # The middleware, when known, tells the app's routes too.
             health = site_health(
-                judged.store, config, stale_after=seconds, route_of=judged.route
+                judged.sitemap or judged.store,
+                config,
+                stale_after=seconds,
+                route_of=judged.route,
             )
         if as_json:
             words = health_json(health, config, judged.route)

@@ -74,6 +74,11 @@ def lines(
     for section in health.sections:
         yield ""
         yield from _section(section, health)
+    if health.unrouted is not None:
+        yield ""
+        yield f"routes with no URL listed: {len(health.unrouted):,}"
+        for template in health.unrouted:
+            yield f"  {template}"
     if not health.crawls_kept:
         return
     yield ""
@@ -138,6 +143,7 @@ def as_json(
         "listed": health.listed,
         "engines": list(health.engines),
         "sections": [_section_json(s) for s in health.sections],
+        "unrouted": None if health.unrouted is None else list(health.unrouted),
         "unlisted": health.unlisted,
         "unlisted_examples": [
             {

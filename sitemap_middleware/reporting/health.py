@@ -14,6 +14,7 @@ from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
 
 from .. import sections as _sections
+from ..apps import RouteTable
 from ..config import Config
 from ..model import Entry, dated, to_datetime
 from ..recording.refusal import refuse
@@ -141,6 +142,11 @@ class Health:
     """The newest fetch of each sitemap document by each engine, newest first."""
     engines: tuple[str, ...] = field(default=())
     """Every engine whose verified crawler fetched a page or a document."""
+    unrouted: tuple[str, ...] | None = None
+    """The app's page routes (``GET``, neither the framework's nor excluded,
+    by route or path rule) of which the sitemap lists no URL at all; ``None``
+    when the app's routes are unknown (a store given alone, a middleware
+    before its first page response)."""
 
     @property
     def listed(self) -> int:
@@ -154,6 +160,16 @@ class _Middleware(Protocol):
 
     @property
     def config(self) -> Config: ...
+
+
+@runtime_checkable
+class _Routed(Protocol):
+    """A middleware: the app's route table once known, and its options."""
+
+    @property
+    def routes(self) -> Routes: ...
+
+    def table(self) -> RouteTable | None: ...
 
 
 def site_health(
@@ -193,8 +209,12 @@ def site_health(
         for section in health.sections:
             print(section.label, section.listed, section.within(7).urls)
     """
+    table: tuple[RouteTable, Routes] | None = None
     if not isinstance(source, Store) and isinstance(source, _Middleware):
         store, checked = source.store, source.config
+        if isinstance(source, _Routed):
+            known = source.table()
+            table = None if known is None else (known, source.routes)
     elif isinstance(source, Store):
         store = source
         checked = Config.from_mapping(
@@ -211,7 +231,8 @@ def site_health(
     stale = checked.stale_after if stale_after is None else stale_after
     if stale < 0:
         raise ValueError(f"stale_after must be seconds >= 0, got {stale!r}")
-    return _Report(store, checked, int(moment), stale, route_of).run()
+    report = _Report(store, checked, int(moment), stale, route_of)
+    return report.run(table)
 
 
 class _Tally:
@@ -264,7 +285,7 @@ class _Report:
         self.tallies: dict[str, _Tally] = {}
         self.engines: set[str] = set()
 
-    def run(self) -> Health:
+    def run(self, table: tuple[RouteTable, Routes] | None) -> Health:
         for part in self.store.parts():
             tally = self.tallies.setdefault(part.section, _Tally())
             for batch in _batches(self.store.entries(part.number)):
@@ -281,7 +302,23 @@ class _Report:
             unlisted_examples=examples,
             documents=documents,
             engines=tuple(sorted(self.engines)),
+            unrouted=None if table is None else self._unrouted(*table),
         )
+
+    def _unrouted(self, table: RouteTable, routes: Routes) -> tuple[str, ...]:
+        """The page routes with no URL listed: a count per route (an index or
+        a counter in every store), for the few routes an app has."""
+        policy = Policy(self.config)
+        found = []
+        for template in sorted(table.gets - table.framework):
+            route = routes.resolve(template, table.views.get(template))
+            # The path rules on the template itself: "/admin/<id>" is as
+            # excluded by "*/admin/*" as each of its pages.
+            if route.exclude or route.framework or policy.path_skip(template):
+                continue
+            if self.store.count(template) == 0:
+                found.append(template)
+        return tuple(found)
 
     def _count(self, tally: _Tally, entries: list[Entry]) -> None:
         seen: dict[str, dict[str, int]] = {}

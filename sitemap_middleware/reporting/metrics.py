@@ -243,6 +243,12 @@ def _gauges(health: Health, family: Any) -> Iterator[Metric]:
             documents.add_metric([engine], at)
         yield documents
     yield ages
+    if health.unrouted is not None:
+        yield family(
+            f"{PREFIX}_unrouted_routes",
+            "The app's page routes of which the sitemap lists no URL.",
+            value=len(health.unrouted),
+        )
     yield family(
         f"{PREFIX}_health_timestamp_seconds",
         "When the health figures were made.",

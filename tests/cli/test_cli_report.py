@@ -33,7 +33,7 @@ APP = f"""
 
     from flask import Flask
 
-    from sitemap_middleware import Entry
+    from sitemap_middleware import Entry, sitemap
     from sitemap_middleware.flask import Sitemap
     from sitemap_middleware.stores.base import Visit
     from sitemap_middleware.stores.memory import MemoryStore
@@ -75,6 +75,19 @@ APP = f"""
     @app.get("/blog/<slug>")
     def post(slug):
         return f"<title>{{slug}}</title>"
+
+    @app.get("/contact")
+    def contact():  # a page no one reached: no URL of its route is listed
+        return "<title>Contact</title>"
+
+    @app.get("/admin/stats")
+    def stats():  # excluded: its route having no URL is as it should be
+        return "<title>Stats</title>"
+
+    @app.get("/feedback")
+    @sitemap(exclude=True)
+    def feedback():
+        return "<title>Feedback</title>"
 """
 
 
@@ -132,6 +145,7 @@ def test_report_as_json(crawled: str) -> None:
     draft = unlisted[f"{BASE}/draft"]
     assert (draft["source"], draft["reason"]) == ("writer", "noindex")
     assert "noindex" in draft["why"]
+    assert report["unrouted"] == ["/contact"]
     (document,) = report["documents"]
     assert (document["path"], document["engine"]) == ("/sitemap.xml", "google")
 
@@ -149,6 +163,7 @@ def test_report_as_text(crawled: str) -> None:
     assert "fetched by crawlers, not listed: 2" in out
     assert "why: the last time a writer read it: the page says noindex" in out
     assert "  google: /sitemap.xml " in out
+    assert "routes with no URL listed: 1\n  /contact\n" in out
 
 
 def test_report_stale_after_days(crawled: str) -> None:
@@ -170,6 +185,7 @@ def test_report_of_a_store_that_keeps_no_visits(uri: str) -> None:
     code, out, _ = _run("report", "--store", uri, "--base-url", BASE, "--json")
     report = json.loads(out)
     assert (report["crawls_kept"], report["listed"]) == (False, 3)
+    assert report["unrouted"] is None  # no app: its routes are unknown
 
 
 def test_report_needs_an_app_or_a_base_url(uri: str) -> None:

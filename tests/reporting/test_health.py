@@ -260,3 +260,45 @@ def test_a_negative_stale_after_is_refused() -> None:
 
     with pytest.raises(ValueError, match="stale_after must be seconds >= 0"):
         site_health(MemoryStore(), stale_after=-1)
+
+
+def test_routes_with_no_url_listed() -> None:
+    """Known from the app's first page response on: the page routes of which
+    no URL is listed, not the framework's, nor those the config excludes."""
+    import flask
+
+    from sitemap_middleware import sitemap
+    from sitemap_middleware.flask import Sitemap, get_sitemap
+
+    app = flask.Flask("routed")
+    app.config["SITEMAP"] = {"base_url": BASE, "store": "memory://"}
+
+    @app.get("/")
+    def home() -> str:
+        return "<title>Home</title>"
+
+    @app.get("/blog/<slug>")
+    def post(slug: str) -> str:
+        return f"<title>{slug}</title>"
+
+    @app.get("/admin/<int:user>")
+    def admin(user: int) -> str:
+        return "<title>Admin</title>"
+
+    @app.get("/print")
+    @sitemap(exclude=True)
+    def printable() -> str:
+        return "<title>Print</title>"
+
+    Sitemap(app)
+    middleware = get_sitemap(app)
+    try:
+        assert site_health(middleware, now=NOW).unrouted is None  # not known yet
+        with app.test_client() as client:
+            assert client.get("/", base_url=BASE).data
+        assert middleware.flush()
+        assert site_health(middleware, now=NOW).unrouted == ("/blog/<slug>",)
+        middleware.store.upsert([Entry("/blog/a", _at(1), route="/blog/<slug>")])
+        assert site_health(middleware, now=NOW).unrouted == ()
+    finally:
+        middleware.close()
