@@ -659,9 +659,10 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
         """The sitemap's health, per section: the URLs listed, how many a
         verified crawler fetched in the last 7 and 30 days, those never
         fetched, how old their lastmods are, those served to no one for a
-        while (stale); then the pages crawlers fetched that the sitemap
-        lacks, each with why, and when each engine last read the sitemap.
-        The sections and the reasons are the app's config's (give --app)."""
+        while (stale); then the app's routes with no URL listed, the pages
+        crawlers fetched that the sitemap lacks, each with why, and when each
+        engine last read the sitemap. The sections, the routes and the
+        reasons are the app's (give --app)."""
         from ..reporting.health import DAY, site_health
         from .report import as_json as health_json
         from .report import lines
