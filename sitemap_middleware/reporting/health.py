@@ -380,7 +380,7 @@ class _Report:
                             documents[key] = visit
                 elif visit.status == 200:
                     pages.append(visit)
-            listed = self.store.known({v.path for v in pages})
+            listed = self.store.known({v.path for v in pages}) if pages else set()
             for visit in pages:
                 if visit.path in listed:
                     continue
