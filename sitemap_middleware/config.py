@@ -828,8 +828,11 @@ def _news(key: str, value: Any) -> NewsOptions | None:
                 f" characters, single spaces), got {name!r}"
             )
     language = value.get("language")
+    # Google News: "zh-cn" or "zh-tw" for Chinese, never "zh" alone.
     if language is not None and (
-        not isinstance(language, str) or not is_news_language(language)
+        not isinstance(language, str)
+        or not is_news_language(language)
+        or language == "zh"
     ):
         raise ConfigError(
             f"'{key}.language' must be an ISO 639 language code of 2 or 3"
