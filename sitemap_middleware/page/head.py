@@ -1,8 +1,9 @@
 """The head scanner: what a page's ``<head>`` and its ``Link`` header declare
-about it (robots noindex, the canonical, hreflang alternates, the modified
-time, the title), read within a budget in the character encoding the page
-declares: a plain head by a few regexes, any other with the standard
-library's HTML tokenizer, whose reading the regexes keep.
+about it (robots noindex, the canonical, hreflang alternates, the modified and
+published times, the title, the site's name and language), read within a
+budget in the character encoding the page declares: a plain head by a few
+regexes, any other with the standard library's HTML tokenizer, whose reading
+the regexes keep.
 """
 
 from __future__ import annotations

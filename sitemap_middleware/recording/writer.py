@@ -560,7 +560,9 @@ class Writer:
             for path, upsert in pending.upserts.items()
             if upsert.story is not None and not upsert.story.declared
         ]
-        held = self._store.known(undeclared) if self._news and undeclared else set()
+        held = set()
+        if self._news is not None and undeclared:
+            held = self._store.known(undeclared)
         entries = self._titles.entries(list(pending.upserts.values()))
         _, bad = self._isolate("a store upsert", self._store.upsert, entries)
         for entry in bad:

@@ -63,22 +63,25 @@ def test_recent_articles_are_listed_and_age_out(make: Callable[..., Site]) -> No
     ROUTES["/news/fresh"] = article("Fresh", now - HOUR)
     ROUTES["/news/stale"] = article("Stale", now - NEWS_WINDOW - HOUR)
     ROUTES["/news/undated"] = article("Undated | The Daily")
-    ROUTES["/news/future"] = article("Future", now + HOUR)  # no date: first seen
+    # Implausible dates are none: dated when first recorded.
+    ROUTES["/news/future"] = article("Future", now + HOUR)
+    ROUTES["/news/ancient"] = article("Ancient", 0)
     ROUTES["/news/untitled"] = (200, {"Content-Type": HTML}, [b"<p>no title</p>"])
     site = make({"news": NEWS})
     assert site.get("/sitemap-news.xml").status == 404  # nothing yet
     site.visit("/", "/about", *[p for p in ROUTES if p.startswith("/news/")])
     stories = news_stories(site)
     assert set(stories) == {
-        f"{BASE_URL}/news/{name}" for name in ("fresh", "undated", "future")
+        f"{BASE_URL}/news/{name}" for name in ("fresh", "undated", "future", "ancient")
     }
     assert stories[f"{BASE_URL}/news/fresh"] == Story(
         "The Daily", "en", w3c(now - HOUR), "Fresh"
     )
     undated = stories[f"{BASE_URL}/news/undated"]
     assert undated.title == "Undated | The Daily"
-    seen = datetime.fromisoformat(undated.published).timestamp()
-    assert now - 1 <= seen <= time.time()
+    for name in ("undated", "future", "ancient"):
+        published = stories[f"{BASE_URL}/news/{name}"].published
+        assert now - 1 <= datetime.fromisoformat(published).timestamp() <= time.time()
     # Every page of the news sitemap is one the parts list.
     assert set(stories) <= set(sitemap_urls(site))
     # A day on, all still there; two days after the newest, none.
