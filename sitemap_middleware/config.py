@@ -15,10 +15,11 @@ from urllib.parse import urlsplit
 
 from .errors import ConfigError
 from .paths import RESERVED, SITEMAP, Documents, reserved
-from .sections import DEFAULT_LABEL, Sections
+from .sections import DEFAULT_LABEL, Section, Sections
 from .sections import NAME as SECTION_NAME
-from .sitemaps import CHANGEFREQS, MAX_ORIGIN_BYTES, escape
+from .sitemaps import CHANGEFREQS, MAX_ORIGIN_BYTES, escape, is_news_language
 from .urls import DEFAULT_PORTS, canonical_origin, is_secret_name, normalise_path
+from .visible import visible
 
 # The embedded store's file: in the working directory, or in a Flask app's
 # instance folder.
@@ -145,6 +146,27 @@ class IndexNowOptions:
 
 
 @dataclass(frozen=True, slots=True)
+class NewsOptions:
+    """The ``news`` key: which pages are news articles, listed in
+    ``/sitemap-news.xml`` while recent, and the publication they appear in."""
+
+    pages: Section
+    """The route templates and path globs of the articles."""
+    sections: frozenset[str] = frozenset()
+    """The sections (the ``sections`` key) whose pages are articles."""
+    name: str | None = None
+    """The publication's name (``None``: each page's ``og:site_name``)."""
+    language: str | None = None
+    """Its ``<news:language>`` (``None``: each page's ``<html lang>``)."""
+
+    def holds(self, sections: Sections, path: str, route: str | None) -> bool:
+        """Whether the page at ``path`` served by ``route`` is an article."""
+        if self.pages.holds(path.partition("?")[0], route):
+            return True
+        return bool(self.sections) and sections.of(path, route) in self.sections
+
+
+@dataclass(frozen=True, slots=True)
 class Config:
     """The validated configuration. Build it with :meth:`from_mapping`."""
 
@@ -237,6 +259,8 @@ class Config:
     sections: Sections = field(default_factory=Sections)
     """Section name -> the route templates and path globs of its pages: each
     part holds one section's pages (``sections.py``)."""
+    news: NewsOptions | None = None
+    """The news sitemap, ``/sitemap-news.xml`` (``None``: off)."""
     documents: Documents = field(init=False, repr=False, compare=False)
     """The documents the middleware answers itself, in place of the app (and
     robots.txt, with the app's own answer), as these options turn them on."""
@@ -247,6 +271,7 @@ class Config:
             "text_sitemap": self.text_sitemap,
             "html_sitemap": self.html_sitemap,
             "key_location": key_file,
+            "news": self.news is not None,
         }
         object.__setattr__(self, "documents", Documents.of(options))
 
@@ -293,6 +318,14 @@ class Config:
                 f"'indexnow.key_location' {indexnow.key_location!r} is the"
                 " 'html_sitemap' path; give the key file a path of its own"
             )
+        news = values.get("news")
+        if news is not None:
+            unknown = news.sections - set(values.get("sections", Sections()).names)
+            if unknown:
+                raise ConfigError(
+                    f"'news.sections' names {sorted(unknown)[0]!r}, which the"
+                    " 'sections' key does not define"
+                )
         return cls(**values)
 
 
@@ -779,6 +812,60 @@ def _sections(key: str, value: Any) -> Sections:
     return Sections.of_mapping(checked)
 
 
+_NEWS_KEYS = dict.fromkeys(("pages", "sections", "name", "language"))
+
+
+def _news(key: str, value: Any) -> NewsOptions | None:
+    expected = (
+        "a dict with 'pages' (route templates and path globs of the articles,"
+        " such as ['/news/<slug>', '/20*']) and/or 'sections' (names of the"
+        " 'sections' key), and optionally 'name' (the publication's name) and"
+        " 'language' (an ISO 639 code such as 'en', or 'zh-cn' / 'zh-tw')"
+    )
+    if value is None or value is False:
+        return None
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{key!r} must be {expected}, got {value!r}")
+    _known(value, _NEWS_KEYS, f"unknown key {{!r}} in {key!r}")
+    pages = value.get("pages", [])
+    pages = _strings(f"{key}.pages", [pages] if isinstance(pages, str) else pages)
+    for pattern in pages:
+        if not pattern.startswith("/"):
+            raise ConfigError(
+                f"'{key}.pages': {pattern!r} must start with '/' (a route"
+                " template such as '/news/<slug>' or a path glob such as"
+                " '/news/*')"
+            )
+    sections = value.get("sections", [])
+    named = _strings(
+        f"{key}.sections", [sections] if isinstance(sections, str) else sections
+    )
+    if not pages and not named:
+        raise ConfigError(f"{key!r} names no articles; it must be {expected}")
+    name = value.get("name")
+    if name is not None:
+        name = _line(f"{key}.name", name)
+        if visible(name) != name:
+            raise ConfigError(
+                f"'{key}.name' must be visible text (no control or invisible"
+                f" characters, single spaces), got {name!r}"
+            )
+    language = value.get("language")
+    # Google News: "zh-cn" or "zh-tw" for Chinese, never "zh" alone.
+    if language is not None and (
+        not isinstance(language, str)
+        or not is_news_language(language)
+        or language == "zh"
+    ):
+        raise ConfigError(
+            f"'{key}.language' must be an ISO 639 language code of 2 or 3"
+            " lower-case letters such as 'en', or 'zh-cn' / 'zh-tw' for"
+            f" Chinese (Google News), got {language!r}"
+        )
+    articles = Sections.of_mapping({"news": pages}).sections[0]
+    return NewsOptions(articles, frozenset(named), name, language)
+
+
 _KEYS: dict[str, Callable[[str, Any], Any]] = {
     "base_url": _base_url,
     "store": _store,
@@ -808,4 +895,5 @@ _KEYS: dict[str, Callable[[str, Any], Any]] = {
     "indexnow": _indexnow,
     "html_sitemap": _html_sitemap,
     "sections": _sections,
+    "news": _news,
 }

@@ -109,6 +109,8 @@ PART = Document("part", "/sitemap-{n}.xml.gz", GZIP)
 # /sitemap.txt: the text of the one part, while there is only one.
 TEXT_INDEX = Document("text-index", "/sitemap.txt", TEXT, option="text_sitemap")
 TEXT_PART = Document("text-part", "/sitemap-{n}.txt", TEXT, option="text_sitemap")
+# Google News: the articles of the last two days, when the news key is set.
+NEWS = Document("news", "/sitemap-news.xml", XML, option="news")
 ROBOTS = Document("robots", "/robots.txt", TEXT, asks_app=True, noindex=False)
 # The site map for people: a page for search engines too, so no noindex.
 SITE_MAP = Document(
@@ -118,7 +120,7 @@ KEY_FILE = Document("key-file", "", TEXT, option="key_location", noindex=False)
 
 # Every document, in the order the adapters' gate lists their prefixes. A new
 # one is a row here (and the server's method that answers its kind).
-DOCUMENTS = (INDEX, PART, TEXT_INDEX, TEXT_PART, ROBOTS, SITE_MAP, KEY_FILE)
+DOCUMENTS = (INDEX, PART, TEXT_INDEX, TEXT_PART, NEWS, ROBOTS, SITE_MAP, KEY_FILE)
 
 
 class Documents:

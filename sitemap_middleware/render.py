@@ -16,14 +16,16 @@ from datetime import datetime, timezone
 from types import ModuleType
 
 from .model import UNDATED_SECONDS, Entry, PartInfo, dated
-from .paths import PART
+from .paths import NEWS, PART
 from .sitemaps import (
     CHANGEFREQS,
     MAX_IMAGES,
     MAX_URL_LENGTH,
     escape,
     is_language_tag,
+    is_news_language,
 )
+from .visible import visible
 
 DEFLATE: ModuleType = zlib
 try:  # optional, "sitemap-middleware[fast]": the same gzip, deflated ~2.5x faster
@@ -38,12 +40,14 @@ SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 XHTML_NS = "http://www.w3.org/1999/xhtml"
 IMAGE_NS = "http://www.google.com/schemas/sitemap-image/1.1"
 XSI_NS = "http://www.w3.org/2001/XMLSchema-instance"
+NEWS_NS = "http://www.google.com/schemas/sitemap-news/0.9"
 # Where each namespace's schema lives (xsi:schemaLocation pairs, XML Schema
 # Part 1 §4.3.2): the ones the protocol and the extensions publish.
 SITEMAP_XSD = f"{SITEMAP_NS} {SITEMAP_NS}/sitemap.xsd"
 INDEX_XSD = f"{SITEMAP_NS} {SITEMAP_NS}/siteindex.xsd"
 IMAGE_XSD = f"{IMAGE_NS} {IMAGE_NS}/sitemap-image.xsd"
 XHTML_XSD = f"{XHTML_NS} http://www.w3.org/2002/08/xhtml/xhtml1-strict.xsd"
+NEWS_XSD = f"{NEWS_NS} {NEWS_NS}/sitemap-news.xsd"
 _URLSET = (
     f'<urlset xmlns="{SITEMAP_NS}" xmlns:xhtml="{XHTML_NS}" xmlns:image="{IMAGE_NS}"'
 )
@@ -218,8 +222,14 @@ def urlset(
     return b"".join(out)
 
 
-def sitemapindex(base_url: str, pages: Iterable[PartInfo], schema: bool = False) -> str:
-    """The ``<sitemapindex>`` document listing each part with when it changed.
+def sitemapindex(
+    base_url: str,
+    pages: Iterable[PartInfo],
+    schema: bool = False,
+    news: datetime | None = None,
+) -> str:
+    """The ``<sitemapindex>`` document listing each part with when it changed,
+    then the news sitemap when there is one, ``news`` being when it changed.
 
     An index's ``<lastmod>`` is the time the sitemap file was modified
     (sitemaps.org, "Sitemap index XML tag definitions"): the part's
@@ -239,8 +249,52 @@ def sitemapindex(base_url: str, pages: Iterable[PartInfo], schema: bool = False)
             f"<sitemap><loc>{escape(part_url(base_url, page.number))}</loc>"
             f"{stamp}</sitemap>\n"
         )
+    if news is not None:
+        lines.append(
+            f"<sitemap><loc>{escape(base_url + NEWS.build())}</loc>"
+            f"<lastmod>{w3c_datetime(news)}</lastmod></sitemap>\n"
+        )
     lines.append("</sitemapindex>\n")
     return "".join(lines)
+
+
+def news_urlset(urls: Iterable[str], schema: bool = False) -> bytes:
+    """A Google News sitemap of ``<url>`` elements from :func:`news_url`."""
+    located = (
+        f' xmlns:xsi="{XSI_NS}" xsi:schemaLocation="{SITEMAP_XSD} {NEWS_XSD}"'
+        if schema
+        else ""
+    )
+    opening = f'<urlset xmlns="{SITEMAP_NS}" xmlns:news="{NEWS_NS}"{located}>\n'
+    body = "".join((XML_DECLARATION, opening, *urls, "</urlset>\n"))
+    return body.encode("utf-8")
+
+
+def news_url(
+    path: str, published: int, title: str, language: str, name: str, origin: str
+) -> str:
+    """One article's ``<url>`` in a Google News sitemap, with its
+    ``<news:news>``: publication name and language, publication date (a W3C
+    datetime from epoch seconds) and title; ``origin`` is the escaped base
+    URL. Titles and names are written as visible text (:func:`~.visible.
+    visible`: no control or invisible characters, which XML 1.0 may not
+    hold), escaped. Raises ``ValueError`` for an article no news sitemap may
+    hold (a language that is no ISO 639 code, an empty title or name, a path
+    that is none): the caller leaves those out."""
+    loc = _path(path, "a path").replace("\x00", origin)
+    title, name = visible(title), visible(name)
+    if not title or not name:
+        raise ValueError(f"a news article needs a title and a name, got {path!r}")
+    if not is_news_language(language):
+        raise ValueError(f"a news language is an ISO 639 code, got {language!r}")
+    when = w3c_datetime(datetime.fromtimestamp(published, timezone.utc))
+    return (
+        f"<url><loc>{loc}</loc><news:news><news:publication>"
+        f"<news:name>{escape(name)}</news:name>"
+        f"<news:language>{language}</news:language></news:publication>"
+        f"<news:publication_date>{when}</news:publication_date>"
+        f"<news:title>{escape(title)}</news:title></news:news></url>\n"
+    )
 
 
 def text(base_url: str, paths: Iterable[str]) -> bytes:

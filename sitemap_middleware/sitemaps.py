@@ -22,6 +22,41 @@ MAX_IMAGES = 1000
 # "de,at" are not languages to Google either.
 is_language_tag = re.compile(r"[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*").fullmatch
 
+# Google News sitemaps (https://developers.google.com/search/docs/crawling-indexing/
+# sitemaps/news-sitemap): "only include URLs for articles that were published
+# in the last two days" and "at most 1,000 news:news tags" a sitemap.
+NEWS_WINDOW = 2 * 24 * 3600
+MAX_NEWS = 1000
+# <news:language>: "The ISO 639 language code (2 or 3 letters)", with zh-cn and
+# zh-tw for Chinese (sitemap-news.xsd's pattern).
+is_news_language = re.compile(r"zh-cn|zh-tw|[a-z]{2,3}").fullmatch
+# The Chinese tags of BCP 47 and how Google News spells their script.
+_CHINESE = {
+    "hans": "zh-cn",
+    "cn": "zh-cn",
+    "sg": "zh-cn",
+    "hant": "zh-tw",
+    "tw": "zh-tw",
+    "hk": "zh-tw",
+    "mo": "zh-tw",
+}
+
+
+def news_language(tag: str) -> str | None:
+    """A BCP 47 language tag (``<html lang>``: "en-GB", "zh-Hant-TW") as
+    ``<news:language>`` takes it ("en", "zh-tw"), ``None`` for one it cannot
+    name (no language, "x-default", "i-klingon", Chinese without a script or
+    region)."""
+    subtags = tag.strip().lower().replace("_", "-").split("-")
+    primary = subtags[0]
+    if primary == "zh":
+        for subtag in subtags[1:]:
+            if subtag in _CHINESE:
+                return _CHINESE[subtag]
+        return None
+    return primary if is_news_language(primary) else None
+
+
 # Room kept for the escaped base URL in every stored <url> fragment; the config
 # refuses longer base URLs, so a part's size is known without knowing the origin.
 MAX_ORIGIN_BYTES = 256

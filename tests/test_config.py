@@ -102,6 +102,19 @@ BASE = {"base_url": "https://www.example.com", "store": "memory://"}
         ({"routes": {"/x": {"max_urls": 1.5}}}, "must be a whole number >= 0"),
         ({"routes": {"/x": {"query": "page"}}}, "must be a list of strings"),
         ({"routes": {"/x": {"query": ["sig"]}}}, "looks like a credential"),
+        ({"news": ["/news/*"]}, "'news' must be a dict with 'pages'"),
+        ({"news": {}}, "'news' names no articles"),
+        ({"news": {"page": ["/n/*"]}}, "unknown key 'page' in 'news'; did you mean"),
+        ({"news": {"pages": ["news/*"]}}, "'news.pages': 'news/*' must start with"),
+        ({"news": {"pages": [""]}}, "'news.pages' must hold non-empty strings"),
+        ({"news": {"sections": ["posts"]}}, "names 'posts', which the 'sections'"),
+        ({"news": {"pages": ["/n/*"], "name": ""}}, "'news.name' must be a non-empty"),
+        ({"news": {"pages": ["/n/*"], "name": "A\nB"}}, "single line"),
+        ({"news": {"pages": ["/n/*"], "name": "A\x07B"}}, "must be visible text"),
+        ({"news": {"pages": ["/n/*"], "language": "en-GB"}}, "ISO 639 language"),
+        ({"news": {"pages": ["/n/*"], "language": "EN"}}, "ISO 639 language"),
+        ({"news": {"pages": ["/n/*"], "language": "zh"}}, "'zh-cn' / 'zh-tw'"),
+        ({"news": {"pages": ["/n/*"], "language": 1}}, "'news.language' must be"),
     ],
 )
 @pytest.mark.parametrize("middleware", [SitemapMiddleware, ASGISitemapMiddleware])
@@ -260,3 +273,36 @@ def test_public_ids_route_option() -> None:
     assert config.routes["/orders/<id>"] == RouteOptions(public_ids=True)
     with pytest.raises(ConfigError, match=r"routes\['/x'\].public_ids\" must be"):
         Config.from_mapping({**BASE, "routes": {"/x": {"public_ids": "yes"}}})
+
+
+def test_news_config() -> None:
+    """The news key names the articles by route, path glob or section; the
+    publication's name and language are optional; it turns on the news
+    sitemap's path."""
+    assert Config.from_mapping(BASE).news is None
+    assert "/sitemap-news.xml" not in Config.from_mapping(BASE).documents.gate
+    config = Config.from_mapping(
+        {
+            **BASE,
+            "sections": {"posts": ["/blog/<slug>"]},
+            "news": {
+                "pages": ["/news/<int:id>", "/20*"],
+                "sections": ["posts"],
+                "name": " The Daily ",
+                "language": "zh-tw",
+            },
+        }
+    )
+    news = config.news
+    assert news is not None
+    assert (news.name, news.language) == ("The Daily", "zh-tw")
+    holds = news.holds
+    assert holds(config.sections, "/news/3", "/news/<int:id>")
+    assert holds(config.sections, "/2026/12/a?x=1", None)
+    assert holds(config.sections, "/blog/a", "/blog/<slug>")
+    assert not holds(config.sections, "/about", "/about")
+    assert not holds(config.sections, "/news/3", "/about")
+    assert config.documents.match("/sitemap-news.xml") is not None
+    single = Config.from_mapping({**BASE, "news": {"pages": "/news/*"}}).news
+    assert single is not None and (single.name, single.language) == (None, None)
+    assert Config.from_mapping({**BASE, "news": None}).news is None

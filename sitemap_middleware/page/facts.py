@@ -136,8 +136,22 @@ def declared_date(
     return None
 
 
-def _plausible(moment: datetime, seen: float) -> bool:
-    return moment >= EARLIEST and moment.timestamp() <= seen - RECENT
+def published_date(head: Head, seen: float) -> datetime | None:
+    """When the page says it was published (``article:published_time``), in
+    UTC, if plausible: not before :data:`EARLIEST` and not after ``seen``
+    (epoch seconds, when it was served); else ``None``. A news article is
+    read as soon as it is published, so unlike a modified time a moment
+    ago is no stamp of the response. Never raises on what the page says."""
+    moment = _iso_datetime(head.published) if head.published else None
+    if moment is None or not _plausible(moment, seen, 0.0):
+        return None
+    return moment
+
+
+def _plausible(moment: datetime, seen: float, recent: float = RECENT) -> bool:
+    """Whether a date a page declares can be true: not before the web, and
+    at least ``recent`` seconds before the page was ``seen``."""
+    return moment >= EARLIEST and moment.timestamp() <= seen - recent
 
 
 def _images(config: Config, path: str, sources: Iterable[str]) -> tuple[str, ...]:

@@ -1,8 +1,9 @@
 """The head scanner: what a page's ``<head>`` and its ``Link`` header declare
-about it (robots noindex, the canonical, hreflang alternates, the modified
-time, the title), read within a budget in the character encoding the page
-declares: a plain head by a few regexes, any other with the standard
-library's HTML tokenizer, whose reading the regexes keep.
+about it (robots noindex, the canonical, hreflang alternates, the modified and
+published times, the title, the site's name and language), read within a
+budget in the character encoding the page declares: a plain head by a few
+regexes, any other with the standard library's HTML tokenizer, whose reading
+the regexes keep.
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ ROBOTS_NAMES = frozenset({"robots", "googlebot", "bingbot"})
 # og:updated_time: it is not in the protocol, and themes fill it with the
 # whole site's last change, which says nothing about this page.
 MODIFIED_PROPERTY = "article:modified_time"
+# What a news sitemap says of an article (Open Graph's article and website
+# properties): when it was published, and the name of the site.
+PUBLISHED_PROPERTY = "article:published_time"
+SITE_NAME_PROPERTY = "og:site_name"
 # JSON-LD in the head (https://www.w3.org/TR/json-ld11/#embedding-json-ld-in-html-documents):
 # schema.org's dateModified of a top-level object or of the items of its
 # @graph (the way Yoast and most CMS plugins write a page's WebPage and
@@ -66,6 +71,9 @@ class Head:
     ``date_modified``: the unparsed ``dateModified`` values of the head's
     JSON-LD, in order. ``encoding``: the Python codec the head was read with
     (:func:`encoding_of`), for whatever else reads the body's text.
+    ``published``: the unparsed ``article:published_time``; ``site_name``:
+    the ``og:site_name``; ``lang``: the ``<html lang>`` (each the first one,
+    as written, ``None`` when absent or blank).
     """
 
     noindex: bool = False
@@ -76,6 +84,9 @@ class Head:
     title: str | None = None
     date_modified: tuple[str, ...] = ()
     encoding: str = "utf-8"
+    published: str | None = None
+    site_name: str | None = None
+    lang: str | None = None
 
     @property
     def canonical(self) -> str | None:
@@ -345,6 +356,9 @@ def merge(page: Head, header: Head) -> Head:
         title=page.title,
         date_modified=page.date_modified,
         encoding=page.encoding,
+        published=page.published,
+        site_name=page.site_name,
+        lang=page.lang,
     )
 
 
@@ -377,6 +391,8 @@ def _may_declare(lowered: bytes) -> bool:
     if b"canonical" in lowered or b"hreflang" in lowered:
         return True
     if b"modified_time" in lowered or b"datemodified" in lowered:
+        return True
+    if b"published_time" in lowered:
         return True
     if b"&" in lowered and _WORD_REFERENCE.search(lowered):
         return True
@@ -439,6 +455,9 @@ class _HeadParser(HTMLParser):
         self.canonical: str | None = None
         self.base: str | None = None
         self.modified: str | None = None
+        self.published: str | None = None
+        self.site_name: str | None = None
+        self.lang: str | None = None
         self.alternates: dict[str, tuple[str, str]] = {}
         self._inert: str | None = None  # the inert element we are inside
         self._depth = 0  # templates nest
@@ -467,6 +486,10 @@ class _HeadParser(HTMLParser):
             self._meta(attributes)
         elif tag == "link":
             self._link(attributes)
+        elif tag == "html" and self.lang is None:
+            # Repeated <html> tags add the attributes the first lacks (HTML,
+            # "in body": a start tag whose tag name is "html").
+            self.lang = attributes.get("lang", "").strip() or None
         elif tag == "base" and self.base is None:
             # The document's base URL is the first base with an href (HTML,
             # "document base URL").
@@ -517,11 +540,15 @@ class _HeadParser(HTMLParser):
         if name in ROBOTS_NAMES:
             if is_noindex(attrs.get("content", "")):
                 self.noindex = True
-        elif self.modified is None and MODIFIED_PROPERTY in (
-            attrs.get("property", "").strip().lower(),
-            name,  # a common misspelling of Open Graph's RDFa property
-        ):
+            return
+        # Open Graph's RDFa property, or its common misspelling as a name.
+        said = (attrs.get("property", "").strip().lower(), name)
+        if self.modified is None and MODIFIED_PROPERTY in said:
             self.modified = attrs.get("content", "").strip() or None
+        elif self.published is None and PUBLISHED_PROPERTY in said:
+            self.published = attrs.get("content", "").strip() or None
+        elif self.site_name is None and SITE_NAME_PROPERTY in said:
+            self.site_name = attrs.get("content", "").strip() or None
 
     def _add_dates(self, text: str) -> None:
         """Keep the ``dateModified`` values of a JSON-LD script's text, which
@@ -562,6 +589,9 @@ class _HeadParser(HTMLParser):
             modified=self.modified,
             title="".join(self._title) if self._title else None,
             date_modified=tuple(self.dates),
+            published=self.published,
+            site_name=self.site_name,
+            lang=self.lang,
         )
 
 
@@ -672,16 +702,28 @@ _RAW_TEXT = frozenset({"script", "style"})
 # (any other element ends the head, closed or not).
 _VOID = frozenset({"meta", "link", "base", "html", "head"})
 # The elements whose attributes a handler reads.
-_READ_ATTRIBUTES = frozenset({"meta", "link", "base", "script"})
+_READ_ATTRIBUTES = frozenset({"meta", "link", "base", "script", "html"})
 # A <meta> or <link> the handlers act on holds one of these words (or a
 # character reference, which may spell one): the others are passed over
 # without reading their attributes (most of a head's tags).
 # Searched in the lowered attributes (IGNORECASE would cost five times as much).
 _TELLING = {
     "meta": re.compile(
-        "|".join(map(re.escape, (*ROBOTS_NAMES, MODIFIED_PROPERTY, "&")))
+        "|".join(
+            map(
+                re.escape,
+                (
+                    *ROBOTS_NAMES,
+                    MODIFIED_PROPERTY,
+                    PUBLISHED_PROPERTY,
+                    SITE_NAME_PROPERTY,
+                    "&",
+                ),
+            )
+        )
     ).search,
     "link": re.compile("canonical|alternate|&").search,
+    "html": re.compile("lang|&").search,
 }
 # Elements whose content releases of html.parser read differently.
 _GIVE_UP = frozenset({"noscript", "template"})

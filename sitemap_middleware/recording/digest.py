@@ -15,11 +15,14 @@ from typing import NamedTuple, Protocol
 
 from ..config import Config
 from ..model import UNDATED, Entry
-from ..page.facts import read_content, read_head
+from ..page.facts import published_date, read_content, read_head
+from ..page.head import Head
 from ..page.titles import clean, heading
 from ..reasons import RECORD, Seen, Skipped
 from ..render import fragment
 from ..routes import Route
+from ..sitemaps import news_language
+from ..stores.base import Article
 from ..tracking import untracked
 from ..urls import filter_query, normalise_path, strip_secrets, wsgi_path
 from .clusters import Alternates, declared
@@ -37,6 +40,16 @@ class Prints(NamedTuple):
     content: str
 
 
+class Story(NamedTuple):
+    """A news article as its page says it (the ``news`` key names its page)."""
+
+    article: Article
+    """Its published time is the one the page declares, else when it was
+    seen (``declared`` false); its title the page's, before the site's affix
+    is taken out."""
+    declared: bool
+
+
 class Upsert(NamedTuple):
     """A page to write."""
 
@@ -51,6 +64,9 @@ class Upsert(NamedTuple):
     """Set when the request's target was another spelling of the URL, to the
     reason counted if the store holds the page already: a stand-in may add a
     page, never change one (``None``: the stored spelling)."""
+    story: Story | None = None
+    """The page is a news article (``None``: not one, or the ``news`` key is
+    not set)."""
 
 
 class Removal(NamedTuple):
@@ -191,7 +207,26 @@ def digest(
     )
     if not is_storable(entry, seen):
         return Skip(Skipped.UNSTORABLE, path)
-    return Upsert(entry, key, prints, route, hit is not None, stand_in)
+    news = config.news
+    story = None
+    if news is not None and news.holds(config.sections, path, route.template):
+        story = _story(path, head, entry.title, seen)
+    return Upsert(entry, key, prints, route, hit is not None, stand_in, story)
+
+
+def _story(path: str, head: Head, title: str | None, seen: int) -> Story:
+    """The article a news page is: when it was published (as it declares,
+    else when seen), its title, language and site name as it says them."""
+    published = published_date(head, seen)
+    language = news_language(head.lang) if head.lang else None
+    article = Article(
+        path,
+        seen if published is None else int(published.timestamp()),
+        title or "",
+        language or "",
+        clean(head.site_name) or "",
+    )
+    return Story(article, published is not None)
 
 
 def locate(observation: Observation, config: Config, rules: Rules) -> Target | Skip:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..config import Config
 from ..errors import StoreError, StoreFault, StoreReadOnly
+from ..model import Entry
 from ..reasons import (
     PRUNED,
     RECHECKED,
@@ -32,7 +33,7 @@ from ..reasons import (
     Seen,
     Skipped,
 )
-from ..stores.base import Hreflang, Pushes, Pushing, Store
+from ..stores.base import Article, Hreflang, News, Pushes, Pushing, Store
 from .admission import Limits
 from .breaker import Breaker
 from .clusters import Alternates, Declared
@@ -227,6 +228,10 @@ class Writer:
         self._hreflang = store if isinstance(store, Hreflang) else None
         self._pushing = (
             store if self._pusher is not None and isinstance(store, Pushing) else None
+        )
+        # News: the articles of each batch written beside its pages.
+        self._news = (
+            store if config.news is not None and isinstance(store, News) else None
         )
         self._counts = SharedCounts(store, counters)
         self._titles = SiteTitles(store)
@@ -548,14 +553,23 @@ class Writer:
 
     def _write_upserts(self) -> None:
         pending = self._pending
-        _, bad = self._isolate(
-            "a store upsert",
-            self._store.upsert,
-            self._titles.entries(list(pending.upserts.values())),
-        )
+        # An article that declares no published time is dated when the store
+        # first holds its page: those it held already keep the stored date.
+        undeclared = [
+            path
+            for path, upsert in pending.upserts.items()
+            if upsert.story is not None and not upsert.story.declared
+        ]
+        held = set()
+        if self._news is not None and undeclared:
+            held = self._store.known(undeclared)
+        entries = self._titles.entries(list(pending.upserts.values()))
+        _, bad = self._isolate("a store upsert", self._store.upsert, entries)
         for entry in bad:
             pending.upserts.pop(entry.path, None)
         upserts = pending.upserts
+        if self._news is not None:
+            self._publish(entries, held)
         for upsert in upserts.values():
             self._log.note(upsert.entry.path, NOTED_RECORDED)
             # A stand-in's key stays unfresh: the stored spelling is read at once.
@@ -564,6 +578,27 @@ class Writer:
             self._declared.note(upsert.entry.path, upsert.entry.alternates)
         self._count(RECORDED, len(upserts))
         upserts.clear()
+
+    def _publish(self, entries: list[Entry], held: set[str]) -> None:
+        """Write the news articles of the pages just written, titled as their
+        entries (without the site's affix); a page without a title is none."""
+        upserts = self._pending.upserts
+        articles: list[Article] = []
+        for entry in entries:
+            upsert = upserts.get(entry.path)
+            if upsert is None or upsert.story is None or not entry.title:
+                continue
+            article = upsert.story.article._replace(title=entry.title)
+            if not upsert.story.declared and entry.path in held:
+                article = article._replace(published=0)
+            articles.append(article)
+        if articles:
+            self._isolate("a news write", self._publish_part, articles)
+
+    def _publish_part(self, articles: list[Article]) -> int:
+        assert self._news is not None
+        self._news.publish(articles, int(time.time()))
+        return len(articles)
 
     def _write_removals(self) -> None:
         pending = self._pending

@@ -9,9 +9,11 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from werkzeug.http import http_date, parse_options_header, quote_etag
 from werkzeug.sansio.http import is_resource_modified
@@ -19,9 +21,10 @@ from werkzeug.sansio.http import is_resource_modified
 from .. import paths, render
 from ..config import Config
 from ..errors import StoreError, StoreFault
-from ..model import PartInfo
+from ..model import PartInfo, to_datetime
 from ..paths import TEXT, Document
-from ..stores.base import Store
+from ..sitemaps import MAX_NEWS, NEWS_WINDOW, escape
+from ..stores.base import News, Store
 from . import site_map
 
 logger = logging.getLogger("sitemap_middleware")
@@ -74,6 +77,18 @@ EMPTY = (
 )
 
 
+# The body of the news sitemap's 404 while no article is recent: a urlset
+# must hold a <url> (sitemap.xsd), and Google reads a news sitemap for the
+# articles of the last two days only.
+NO_NEWS = (
+    "No news article of the last two days.\n"
+    "The news sitemap lists the pages the 'news' key names that were published"
+    " (article:published_time) or first recorded within two days, titled, with"
+    " a publication name and language (the key's, else og:site_name and"
+    " <html lang>).\n"
+)
+
+
 # The body of a 503 while the store cannot be used until someone acts (a
 # damaged file): the log says which and what to do.
 UNUSABLE = (
@@ -91,9 +106,15 @@ class Server:
         store: Store,
         on_empty: Callable[[], object] | None = None,
         site_name: Callable[[], str | None] | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._config = config
         self._store = store
+        # What time it is to the news sitemap (tests move it): its articles
+        # are those of the two days before.
+        self.clock = clock
+        self._news = store if isinstance(store, News) else None
+        self._site_name = site_name
         # Called when the index is asked of an empty store: the recorder's
         # hints, so that the log says why before anyone looks at stats().
         self._on_empty = on_empty
@@ -112,6 +133,7 @@ class Server:
             paths.TEXT_PART.kind: self._text_part,
             paths.SITE_MAP.kind: self._site_map_page,
             paths.KEY_FILE.kind: self._key_file,
+            paths.NEWS.kind: self._news_sitemap,
         }
         # The site map page's arrangement, once per store version, shared by
         # every thread (and by site_map() given the middleware).
@@ -199,15 +221,75 @@ class Server:
             if self._on_empty is not None:
                 self._on_empty()
             return _text(404, EMPTY, Cache_Control="no-store")
-        key = (document.kind, 0, *(p.version for p in parts))
+        news = self._listed_news(parts)[1] if self._config.news else None
+        key = (document.kind, 0, *(p.version for p in parts), news)
 
         def build() -> bytes:
-            index = render.sitemapindex(self._config.base_url, parts, self._schema)
+            index = render.sitemapindex(
+                self._config.base_url, parts, self._schema, news
+            )
             return index.encode("utf-8")
 
         return self._validated(
-            document, key, parts, header, lambda: self._cached(key, build)
+            document, key, parts, header, lambda: self._cached(key, build), news
         )
+
+    def _news_sitemap(
+        self, document: Document, number: int, header: Header
+    ) -> Response:
+        """The Google News sitemap: the articles of the last two days, at
+        most 1,000, newest first; a 404 while there is none (the index lists
+        it only while there is one)."""
+        parts = self._store.parts()
+        body, changed = self._listed_news(parts)
+        if body is None or changed is None:
+            return _text(404, NO_NEWS, Cache_Control="no-store")
+        key = (document.kind, 0, hashlib.sha1(body).hexdigest())
+        return self._validated(
+            document,
+            key,
+            parts,
+            header,
+            lambda: self._cached(key, lambda: body),
+            changed,
+        )
+
+    def _listed_news(
+        self, parts: list[PartInfo]
+    ) -> tuple[bytes | None, datetime | None]:
+        """The news sitemap's body and when it changed (its newest article's
+        publication, or a change of a part: a removal), ``(None, None)`` when
+        no article of the two days before :attr:`clock` can be listed."""
+        news = self._config.news
+        if news is None or self._news is None or not parts:
+            return None, None
+        now = int(self.clock())
+        found = self._news.news(now - NEWS_WINDOW, MAX_NEWS)
+        learned: list[str | None] = []  # the site's name its titles repeat, once
+
+        def site_name() -> str:
+            if not learned:
+                learned.append(self._site_name() if self._site_name else None)
+            return learned[0] or ""
+
+        origin = escape(self._config.base_url)
+        listed: list[str] = []
+        newest = 0
+        for path, published, title, language, name in found:
+            if published > now:  # a clock moved back: not yet
+                continue
+            name = news.name or name or site_name()
+            language = news.language or language
+            try:
+                url = render.news_url(path, published, title, language, name, origin)
+            except ValueError:  # no name, language or title to list it under
+                continue
+            listed.append(url)
+            newest = max(newest, published)
+        if not listed:
+            return None, None
+        changed = max(to_datetime(newest), *(p.changed for p in parts))
+        return render.news_urlset(listed, self._schema), changed
 
     def _part(self, document: Document, number: int, header: Header) -> Response:
         part = self._store.part(number)
@@ -277,16 +359,18 @@ class Server:
         parts: list[PartInfo],
         header: Header,
         body: Callable[[], bytes | None],
+        changed: datetime | None = None,
     ) -> Response:
         """The document's validators, and a 304 when the request's match them;
-        else its ``body`` (``None``: a 404)."""
+        else its ``body`` (``None``: a 404). ``changed`` is its Last-Modified
+        if later than its parts'."""
         # The locs are built from base_url: a moved site (http to https) on the
         # same store serves other bytes, so its validators must differ too.
         config = self._config
         looks = (config.html_sitemap_lang, config.html_sitemap_title, self._site_map)
         tag = repr((config.base_url, self._schema, looks, key)).encode()
         etag = quote_etag(hashlib.sha1(tag).hexdigest()[:20])
-        changed = max(p.changed for p in parts)
+        changed = max([p.changed for p in parts] + ([changed] if changed else []))
         headers = [
             ("ETag", etag),
             ("Last-Modified", http_date(changed)),

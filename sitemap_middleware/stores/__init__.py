@@ -29,7 +29,20 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from ..errors import ConfigError, StoreError
 from ..model import Entry, PageInfo, PartInfo
 from . import layout
-from .base import MAX_COUNT, RENAMED, Removed, Store, StoreBase, deltas, removed
+from .base import (
+    MAX_COUNT,
+    NEWS_KEPT,
+    RENAMED,
+    Article,
+    News,
+    Removed,
+    Store,
+    StoreBase,
+    deltas,
+    newest,
+    news_cutoff,
+    removed,
+)
 from .layout import Change, Fill, Plan, Row, Stored, Totals, batches, plan, weight
 
 if TYPE_CHECKING:
@@ -37,9 +50,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_COUNT",
+    "NEWS_KEPT",
+    "Article",
     "Change",
     "Entry",
     "Fill",
+    "News",
     "PageInfo",
     "PartInfo",
     "Plan",
@@ -53,6 +69,8 @@ __all__ = [
     "batches",
     "deltas",
     "layout",
+    "newest",
+    "news_cutoff",
     "open_store",
     "plan",
     "register_store",

@@ -24,17 +24,19 @@ from typing import (
 
 from ..errors import StoreError, StoreFault
 from ..model import Entry, PartInfo, to_datetime
-from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
+from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART, NEWS_WINDOW
 from . import layout
 
 # Entry: for the modules that imported it from here.
 __all__ = [
+    "Article",
     "Checked",
     "Decision",
     "Decisions",
     "Entry",
     "Epoch",
     "Hreflang",
+    "News",
     "Pushes",
     "Pushing",
     "Removals",
@@ -314,6 +316,61 @@ class Visits(Protocol):
         particular order."""
 
 
+class Article(NamedTuple):
+    """A news article as :class:`News` keeps it, beside its page's row."""
+
+    path: str
+    """The stored spelling of its page."""
+    published: int
+    """When it was published, in epoch seconds: the time it declares, else
+    when the store first held its page. In :meth:`News.publish`, 0 keeps the
+    stored one (a page the store held before it was known as an article)."""
+    title: str
+    """Its title, as the page's entry has it (visible text)."""
+    language: str
+    """The language its page declares, as ``<news:language>`` takes it
+    ("en", "zh-tw"; ``""``: none the news sitemap can name)."""
+    name: str
+    """The site's name its page declares (``og:site_name``; ``""``: none)."""
+
+
+# Articles a store keeps at most, the newest: a bounded table whatever a site
+# publishes, with room for the pages removed since among the MAX_NEWS listed.
+NEWS_KEPT = 5 * MAX_NEWS
+
+
+@runtime_checkable
+class News(Protocol):
+    """The news articles of the last :data:`~..sitemaps.NEWS_WINDOW` seconds,
+    for ``/sitemap-news.xml``: a small table of their own beside the pages,
+    since a stored ``<url>`` holds no publication date (ARCHITECTURE.md,
+    "Decisions"). Written in the writers' batches; a page the store no longer
+    holds is in no answer, so a removal by anyone takes its article out."""
+
+    def publish(self, articles: Iterable[Article], now: int) -> None:
+        """Keep each article as its path's, in one write (an article with
+        ``published`` 0 keeps the stored date, and is dropped when there is
+        none); then drop those published before ``now - NEWS_WINDOW`` and
+        all but the :data:`NEWS_KEPT` newest."""
+
+    def news(self, since: int, limit: int = MAX_NEWS) -> list[Article]:
+        """The articles published at ``since`` or later (epoch seconds) whose
+        page the store holds, newest first (then by path), at most ``limit``:
+        one indexed read."""
+
+
+def news_cutoff(now: int) -> int:
+    """The oldest publication time :meth:`News.publish` keeps at ``now``."""
+    return now - NEWS_WINDOW
+
+
+def newest(articles: Iterable[Article], limit: int) -> list[Article]:
+    """``articles`` newest first, then by path, at most ``limit``: the order
+    of :meth:`News.news`."""
+    ordered = sorted(articles, key=lambda a: (-a.published, a.path))
+    return ordered[:limit]
+
+
 # A writer's decision about a page: (stored path, reason, when).
 Decision = tuple[str, str, datetime]
 # Decisions kept per path, and paths kept: the most lately decided about, so
@@ -387,6 +444,8 @@ _CALLS = (
     "decisions",
     "removed_since",
     "visited",
+    "publish",
+    "news",
 )
 _STREAMS = ("fragments", "entries", "visits")
 

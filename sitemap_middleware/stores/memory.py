@@ -15,10 +15,12 @@ from datetime import datetime
 from itertools import islice
 
 from ..model import Entry, PartInfo, to_datetime
-from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
+from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from .base import (
     MAX_COUNT,
+    NEWS_KEPT,
     UNLISTED_VISITS_KEPT,
+    Article,
     Decision,
     Removed,
     StoreBase,
@@ -26,6 +28,8 @@ from .base import (
     deltas,
     logged,
     new_epoch,
+    newest,
+    news_cutoff,
     removed,
     unlogged,
 )
@@ -63,6 +67,8 @@ class MemoryStore(StoreBase[None]):
         self._removed_seq = 0
         # Visits: (path, agent) -> Visit, oldest visit first per insertion.
         self._visits: dict[tuple[str, str], Visit] = {}
+        # News: path -> article.
+        self._news: dict[str, Article] = {}
 
     # -- the write path -------------------------------------------------------------
     # The steps, named alike in every store (redis.py, postgres.py, sqlite.py),
@@ -335,3 +341,27 @@ class MemoryStore(StoreBase[None]):
             yield Entry(
                 path, lastmod, row.fingerprint, route=row.route, title=row.title
             )
+
+    def publish(self, articles: Iterable[Article], now: int) -> None:
+        with self._lock:
+            held = self._news
+            for article in articles:
+                if article.published:
+                    held[article.path] = article
+                elif article.path in held:
+                    stored = held[article.path].published
+                    held[article.path] = article._replace(published=stored)
+            cutoff = news_cutoff(now)
+            kept = newest(
+                (a for a in held.values() if a.published >= cutoff), NEWS_KEPT
+            )
+            self._news = {a.path: a for a in kept}
+
+    def news(self, since: int, limit: int = MAX_NEWS) -> list[Article]:
+        with self._lock:
+            found = [
+                a
+                for a in self._news.values()
+                if a.published >= since and a.path in self._rows
+            ]
+        return newest(found, limit)

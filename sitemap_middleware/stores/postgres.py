@@ -21,16 +21,19 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import StoreError
 from ..model import Entry, PartInfo
-from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
+from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART
 from . import layout
 from .base import (
     MAX_COUNT,
+    NEWS_KEPT,
     RENAMED,
+    Article,
     Decision,
     Removed,
     StoreBase,
     deltas,
     logged,
+    news_cutoff,
     removed,
     unlogged,
 )
@@ -111,6 +114,35 @@ CREATE TABLE IF NOT EXISTS {p}removal (
     path text NOT NULL
 )
 """
+# The news articles (stores.base.News); made like _PUSHES.
+_NEWS = """
+CREATE TABLE IF NOT EXISTS {p}news (
+    path text COLLATE "C" PRIMARY KEY,
+    published bigint NOT NULL,      -- epoch seconds, UTC
+    title text NOT NULL,
+    language text NOT NULL,         -- as <news:language>, '' for none
+    name text NOT NULL              -- og:site_name, '' for none
+);
+CREATE INDEX IF NOT EXISTS {p}news_published ON {p}news (published DESC, path)
+"""
+# published 0: the stored date stays (and a row without one goes at the trim).
+_PUBLISH = (
+    "INSERT INTO {p}news SELECT * FROM unnest(%s::text[], %s::int8[], %s::text[],"
+    " %s::text[], %s::text[]) ON CONFLICT (path) DO UPDATE SET published = CASE"
+    " WHEN excluded.published = 0 THEN {p}news.published ELSE excluded.published"
+    " END, title = excluded.title, language = excluded.language,"
+    " name = excluded.name"
+)
+_NEWS_TRIM = (
+    "DELETE FROM {p}news WHERE published < %s OR path IN (SELECT path FROM"
+    " {p}news ORDER BY published DESC, path OFFSET %s)"
+)
+# Only the pages the store holds: a removal takes the article out.
+_NEWS_READ = (
+    "SELECT n.path, n.published, n.title, n.language, n.name FROM {p}news n"
+    " JOIN {p}url u ON u.path = n.path WHERE n.published >= %s"
+    " ORDER BY n.published DESC, n.path LIMIT %s"
+)
 # New rows of an upsert, copied in once its other statements are sent (as
 # _write's inserts, with no ON CONFLICT: see there why none is needed).
 _COPY = (
@@ -274,6 +306,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
         self._add_pushes(conn)
         self._add_decisions(conn)
         self._add_removals(conn)
+        self._add_news(conn)
         return str(epoch)
 
     def _add_site(self, conn: psycopg.Connection[Any]) -> None:
@@ -355,6 +388,17 @@ class PostgresStore(StoreBase[ConnectionPool]):
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
             conn.execute(self._sql(_REMOVALS))
+
+    def _add_news(self, conn: psycopg.Connection[Any]) -> None:
+        """The news articles' table, made once under the setup lock."""
+        name = self._sql("{p}news")
+        (found,) = _one(conn.execute("SELECT to_regclass(%s)", (name,)))
+        if found is not None:
+            return
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
+            for statement in self._sql(_NEWS).split(";"):
+                conn.execute(statement)
 
     # -- the write path -------------------------------------------------------------
     # The steps, named alike in every store (redis.py, sqlite.py, memory.py):
@@ -938,6 +982,21 @@ class PostgresStore(StoreBase[ConnectionPool]):
         for rows in self._runs(number, columns):
             for _, path, lastmod, fingerprint, route, title in rows:
                 yield Entry(path, lastmod, fingerprint, route=route, title=title)
+
+    def publish(self, articles: Iterable[Article], now: int) -> None:
+        # By path: concurrent writers lock the rows in one order.
+        rows = sorted({a.path: a for a in articles}.values())
+        with self._borrow() as conn, conn.transaction():
+            if rows:
+                conn.execute(
+                    self._sql(_PUBLISH), [list(c) for c in zip(*rows, strict=True)]
+                )
+            conn.execute(self._sql(_NEWS_TRIM), (news_cutoff(now), NEWS_KEPT))
+
+    def news(self, since: int, limit: int = MAX_NEWS) -> list[Article]:
+        with self._borrow() as conn:
+            found = conn.execute(self._sql(_NEWS_READ), (since, limit)).fetchall()
+        return [Article(*row) for row in found]
 
 
 # A binary array's header (dimensions, has nulls, element oid), its one

@@ -24,9 +24,20 @@ from redis.retry import Retry
 
 from ..errors import StoreError
 from ..model import Entry, PartInfo, to_datetime
-from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
+from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from . import layout, lua
-from .base import MAX_COUNT, Decision, Removed, StoreBase, deltas, unlogged
+from .base import (
+    MAX_COUNT,
+    NEWS_KEPT,
+    Article,
+    Decision,
+    Removed,
+    StoreBase,
+    deltas,
+    newest,
+    news_cutoff,
+    unlogged,
+)
 from .layout import Fill, Plan, Row, Stored, batches, leaving, now
 
 logger = logging.getLogger("sitemap_middleware")
@@ -154,6 +165,9 @@ class RedisStore(StoreBase[_Client]):
         # The removals log: the last paths removed, newest first; meta's
         # "removed" field numbers the newest.
         self._removed = prefix + "removed"
+        # News: path -> JSON [title, language, name], and path by published.
+        self._news_key = prefix + "news"
+        self._news_by = prefix + "news_by"
 
     def _part_key(self, number: int) -> str:
         return f"{self.prefix}page:{number}"
@@ -776,6 +790,34 @@ class RedisStore(StoreBase[_Client]):
                 if when is None:
                     when = dates[lastmod] = to_datetime(lastmod)
                 yield Entry(path, when, fingerprint, route=route, title=title)
+
+    def publish(self, articles: Iterable[Article], now: int) -> None:
+        args: list[Any] = [news_cutoff(now), NEWS_KEPT]
+        for a in articles:
+            packed = json.dumps([a.title, a.language, a.name], ensure_ascii=False)
+            args += [a.path, a.published, packed]
+        keys = [self._news_key, self._news_by]
+        self._connection().redis.eval(lua.PUBLISH, len(keys), *keys, *args)
+
+    def news(self, since: int, limit: int = MAX_NEWS) -> list[Article]:
+        client = self._connection().redis
+        # At most NEWS_KEPT: all of the window, then its pages held and sorted.
+        dated = client.zrangebyscore(self._news_by, since, "+inf", withscores=True)
+        if not dated:
+            return []
+        pipe = client.pipeline(transaction=False)
+        for path, _ in dated:
+            pipe.hexists(self._rows, path).hget(self._news_key, path)
+        replies = pipe.execute()
+        found = []
+        for i, (path, published) in enumerate(dated):
+            held, packed = replies[2 * i], replies[2 * i + 1]
+            if held and packed is not None:
+                title, language, name = _unpack(packed)
+                found.append(
+                    Article(_text(path), int(published), title, language, name)
+                )
+        return newest(found, limit)
 
 
 @dataclass(slots=True)

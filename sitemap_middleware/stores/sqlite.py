@@ -20,15 +20,18 @@ from urllib.parse import quote
 
 from ..errors import StoreError, StoreFault, StoreReadOnly
 from ..model import Entry, PartInfo, to_datetime
-from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
+from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from . import layout
 from .base import (
     MAX_COUNT,
+    NEWS_KEPT,
+    Article,
     Decision,
     Removed,
     StoreBase,
     deltas,
     logged,
+    news_cutoff,
     removed,
     unlogged,
 )
@@ -119,6 +122,38 @@ CREATE TABLE IF NOT EXISTS sitemap_removal (
     path TEXT NOT NULL
 )
 """
+# The news articles (stores.base.News), made when first opened by a release
+# that has them; the index keeps the window's read and its trimming short.
+_NEWS = """
+CREATE TABLE IF NOT EXISTS sitemap_news (
+    path TEXT PRIMARY KEY,
+    published INTEGER NOT NULL,     -- epoch seconds, UTC
+    title TEXT NOT NULL,
+    language TEXT NOT NULL,         -- as <news:language>, "" for none
+    name TEXT NOT NULL              -- og:site_name, "" for none
+)
+"""
+_NEWS_INDEX = (
+    "CREATE INDEX IF NOT EXISTS sitemap_news_published"
+    " ON sitemap_news (published DESC, path)"
+)
+# published 0: the stored date stays (and a row without one goes at the trim).
+_PUBLISH = (
+    "INSERT INTO sitemap_news VALUES (?, ?, ?, ?, ?) ON CONFLICT (path) DO UPDATE"
+    " SET published = CASE WHEN excluded.published = 0 THEN published"
+    " ELSE excluded.published END, title = excluded.title,"
+    " language = excluded.language, name = excluded.name"
+)
+_NEWS_TRIM = (
+    "DELETE FROM sitemap_news WHERE published < ? OR path IN (SELECT path FROM"
+    " sitemap_news ORDER BY published DESC, path LIMIT -1 OFFSET ?)"
+)
+# Only the pages the store holds: a removal takes the article out.
+_NEWS_READ = (
+    "SELECT n.path, n.published, n.title, n.language, n.name FROM sitemap_news n"
+    " JOIN sitemap_url u ON u.path = n.path WHERE n.published >= ?"
+    " ORDER BY n.published DESC, n.path LIMIT ?"
+)
 # Epoch, removal number now, the oldest kept and the paths after ?: one read.
 _REMOVED_SINCE = """
 SELECT (SELECT value FROM sitemap_meta WHERE key = 'epoch'),
@@ -275,6 +310,8 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
                     conn.execute(statement)
                 conn.execute(_PUSHES)
                 conn.execute(_REMOVALS)
+                conn.execute(_NEWS)
+                conn.execute(_NEWS_INDEX)
                 conn.execute(
                     "INSERT OR IGNORE INTO sitemap_meta"
                     " VALUES ('schema', ?), ('epoch', ?)",
@@ -351,7 +388,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
                 "SELECT name FROM main.sqlite_master WHERE type = 'table'"
             )
         }
-        for statement in [*_SCHEMA.split(";"), _PUSHES]:
+        for statement in [*_SCHEMA.split(";"), _PUSHES, _NEWS]:
             kept = "\n".join(
                 x for x in statement.splitlines() if not x.strip().startswith("--")
             )
@@ -938,6 +975,15 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
             for path, lastmod, print_, route, title in self._query(_ENTRY_RUN, run):
                 when = to_datetime(lastmod)
                 yield Entry(path, when, print_, route=route, title=title)
+
+    def publish(self, articles: Iterable[Article], now: int) -> None:
+        rows = [tuple(article) for article in articles]
+        with self._writing() as conn:
+            conn.executemany(_PUBLISH, rows)
+            conn.execute(_NEWS_TRIM, (news_cutoff(now), NEWS_KEPT))
+
+    def news(self, since: int, limit: int = MAX_NEWS) -> list[Article]:
+        return [Article(*row) for row in self._query(_NEWS_READ, (since, limit))]
 
 
 @contextmanager

@@ -9,7 +9,14 @@ from datetime import datetime, timezone
 import pytest
 
 from sitemap_middleware.config import Config
-from sitemap_middleware.page.facts import EARLIEST, RECENT, read_content, read_head
+from sitemap_middleware.page.facts import (
+    EARLIEST,
+    RECENT,
+    published_date,
+    read_content,
+    read_head,
+)
+from sitemap_middleware.page.head import Head
 
 SEEN = datetime(2025, 6, 1, 12, tzinfo=timezone.utc).timestamp()
 ARTICLE = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -76,3 +83,31 @@ def test_only_a_plausible_date_counts(moment: float, taken: bool) -> None:
     assert (found is not None) == taken
     if taken:
         assert found == datetime.fromtimestamp(int(moment), timezone.utc)
+
+
+SERVED = datetime(2026, 6, 1, 12, tzinfo=timezone.utc).timestamp()
+
+
+@pytest.mark.parametrize(
+    ("published", "expected"),
+    [
+        ("2026-06-01T11:00:00+02:00", datetime(2026, 6, 1, 9, tzinfo=timezone.utc)),
+        ("2026-06-01T12:00:00Z", datetime(2026, 6, 1, 12, tzinfo=timezone.utc)),
+        # A moment ago is a fresh article, not a stamp of the response.
+        ("2026-06-01T11:59:59Z", datetime(2026, 6, 1, 11, 59, 59, tzinfo=timezone.utc)),
+        ("2026-05-31", datetime(2026, 5, 31, tzinfo=timezone.utc)),
+        # Not plausible: after the response, before the web, no zone, no date.
+        ("2026-06-01T12:00:01Z", None),
+        ("1970-01-01T00:00:00Z", None),
+        ("1990-12-31T23:59:59Z", None),
+        ("2026-06-01T10:00:00", None),
+        ("yesterday", None),
+        ("9999-12-31T23:59:59-14:00", None),
+        (None, None),
+    ],
+)
+def test_published_date(published: str | None, expected: datetime | None) -> None:
+    """An article's article:published_time, when plausible by the rule of
+    declared dates (after 1990, not after it was seen) without its minute."""
+    assert published_date(Head(published=published), SERVED) == expected
+    assert EARLIEST.year == 1991

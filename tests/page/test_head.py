@@ -362,7 +362,6 @@ def test_alternates_are_capped() -> None:
         ),
         # Not in the Open Graph protocol, and often the whole site's time.
         (b"<head><meta property=og:updated_time content=2026-01-01>", None),
-        (b"<head><meta property=article:published_time content=2026-01-01>", None),
         (b"<head></head><meta property=article:modified_time content=2026>", None),
     ],
 )
@@ -844,3 +843,52 @@ def test_noindex_in_utf_16() -> None:
 )
 def test_never_raises_in_any_charset(body: bytes, charset: str | None) -> None:
     scan_head([body], charset=charset)
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            b'<html lang="en-GB"><head><title>T</title>'
+            b'<meta property="article:published_time" content=" 2026-03-02T10:15:00Z ">'
+            b'<meta property="og:site_name" content="The Daily &amp; Co">',
+            Head(
+                title="T",
+                published="2026-03-02T10:15:00Z",
+                site_name="The Daily & Co",
+                lang="en-GB",
+            ),
+        ),
+        # The first of each counts; a blank one is none.
+        (
+            b"<html lang=''><html lang=fr><head><title>T</title>"
+            b"<meta name=article:published_time content=2026-01-01>"
+            b"<meta property=article:published_time content=2027-01-01>"
+            b"<meta property=og:site_name content=''>"
+            b"<meta property=og:site_name content=Second>",
+            Head(title="T", published="2026-01-01", site_name="Second", lang="fr"),
+        ),
+        # Character references in the attribute, read as html.parser reads them.
+        (
+            b"<html l&#97;ng=de><head><title>T</title>"
+            b"<meta property=article&colon;published_time content=2026-01-01>",
+            Head(title="T", published="2026-01-01"),
+        ),
+        # In the body, an article's own tags are content, not the page's.
+        (
+            b"<html><head><title>T</title></head><body>"
+            b"<meta property=article:published_time content=2026-01-01>",
+            Head(title="T"),
+        ),
+        # No title, yet the published time sends the head to be read.
+        (
+            b"<html lang=nl><head><meta property=article:published_time content=2026>",
+            Head(published="2026", lang="nl"),
+        ),
+    ],
+)
+def test_news_facts(body: bytes, expected: Head) -> None:
+    """What a news sitemap takes from the head: the published time, the site's
+    name and the page's language, the quick scan and html.parser alike."""
+    assert scan_head([body]) == expected
+    assert scan_head([body], quick=False) == expected

@@ -25,6 +25,9 @@ VALUES = st.sampled_from(
         "no&#105;ndex",
         "article:modified_time",
         "article&colon;modified_time",
+        "article:published_time",
+        "og:site_name",
+        "OG:Site_Name",
         "2024-05-01T10:00:00Z",
         "canonical",
         "Canonical",
@@ -51,7 +54,7 @@ VALUES = st.sampled_from(
 NAMES = st.sampled_from(
     [
         *("name", "NAME", "content", "property", "rel", "href", "hreflang", "type"),
-        *("charset", "http-equiv", "data-x", "async", "a:b", "x_y"),
+        *("charset", "http-equiv", "data-x", "async", "a:b", "x_y", "lang"),
     ]
 )
 QUOTES = st.sampled_from(['"', "'", "", "bare"])
@@ -279,6 +282,8 @@ def test_the_quick_scan_reads_a_plain_head() -> None:
         b"<title>Caf&eacute; &amp; co</title>\n"
         b'<meta name="robots" content="index, follow">\n'
         b'<meta property="article:modified_time" content="2024-05-01T10:00:00Z">\n'
+        b'<meta property="article:published_time" content="2024-04-01">\n'
+        b'<meta property="og:site_name" content="Caf&eacute;s">\n'
         b'<link rel="canonical" href="/caf%C3%A9">\n'
         b'<link rel="alternate" hreflang="fr" href="/fr/cafe">\n'
         b'<script type="application/ld+json">{"dateModified": "2024-05-02"}</script>\n'
@@ -294,6 +299,9 @@ def test_the_quick_scan_reads_a_plain_head() -> None:
             modified="2024-05-01T10:00:00Z",
             title="Café & co",
             date_modified=("2024-05-02",),
+            published="2024-04-01",
+            site_name="Cafés",
+            lang="en",
         )
     )
 

@@ -23,6 +23,7 @@ EVERY = {
     "text_sitemap": True,
     "html_sitemap": "/site-map",
     "indexnow": {"key": KEY, "endpoint": "http://127.0.0.1:9/indexnow"},
+    "news": {"pages": ["/*"], "name": "The Daily", "language": "en"},
 }
 
 
@@ -52,11 +53,13 @@ def test_the_table_has_every_document_once() -> None:
         "part": "/sitemap-1.xml.gz",
         "text-index": "/sitemap.txt",
         "text-part": "/sitemap-1.txt",
+        "news": "/sitemap-news.xml",
         "robots": "/robots.txt",
         "site-map": "/site-map",
         "key-file": f"/{KEY}.txt",
     }
-    # The options turn rows off: the text sitemaps, the page, the key file.
+    # The options turn rows off: the text sitemaps, the news sitemap, the
+    # page, the key file.
     plain = Config.from_mapping({"base_url": BASE}).documents
     assert [d.kind for d in plain.rows] == ["index", "part", "robots"]
 

@@ -24,7 +24,7 @@ from support.store_kinds import Fresh
 
 from sitemap_middleware import Entry, Store, StoreError, StoreFault, open_store
 from sitemap_middleware.model import UNDATED
-from sitemap_middleware.stores.base import Removals
+from sitemap_middleware.stores.base import Article, News, Removals
 
 ROOT = Path(__file__).resolve().parents[2]
 # The last commit of the release before titles: its package writes the stores
@@ -183,6 +183,11 @@ def test_a_store_of_the_previous_release_upgrades_in_place(
         assert store.removed_since(0).paths == ()
         assert store.remove(["/p/1", "/missing"]) == 1
         assert store.removed_since(0).paths == ("/p/1",)
+        # The news articles: made on open, written beside the pages.
+        assert isinstance(store, News) and store.news(0) == []
+        now = int(time.time())
+        store.publish([Article("/p/2", now, "T", "en", "N")], now)
+        assert store.news(now) == [Article("/p/2", now, "T", "en", "N")]
 
 
 @pytest.mark.slow
@@ -282,6 +287,8 @@ SQLITE_LAYOUTS = {
     "2+titles": "01dcb4be7e9e4f77fd6626c8b03c6a008dd71fec",
     # + the pending IndexNow pushes (a branch of its own: no titles)
     "2+pushes": "8ae081db8b7a41ca2ef736f8893086a9677ee408",
+    # + the removals log: the release before the news articles
+    "2+removals": "b514e333dacd39311c06dd047ad0de56743c0e9f",
 }
 LAYOUT_PAGES = 300
 
@@ -401,6 +408,7 @@ def test_every_sqlite_layout_opens_with_every_row(
             assert store.count("/p/<n>") == len(rows)
             assert store.counts() == {}  # type: ignore[attr-defined]
             assert store.decisions("/p/1") == []  # type: ignore[attr-defined]
+            assert isinstance(store, News) and store.news(0) == []
     caplog.set_level(logging.INFO, "sitemap_middleware")
     with open_store(f"sqlite:///{db}") as store:
         listed = [e for p in store.parts() for e in store.entries(p.number)]
@@ -432,6 +440,9 @@ def test_every_sqlite_layout_opens_with_every_row(
         store.upsert([Entry("/after", T0, "f", title="After")])
         assert store.count() == LAYOUT_PAGES
         assert store.known(["/after", "/p/3"]) == {"/after"}
+        now = int(time.time())
+        store.publish([Article("/after", now, "After", "en", "N")], now)  # type: ignore[attr-defined]
+        assert [a.path for a in store.news(now)] == ["/after"]  # type: ignore[attr-defined]
     upgraded = [r for r in caplog.records if "upgraded" in r.getMessage()]
     assert len(upgraded) == (1 if name == "1" else 0)
     with open_store(f"sqlite:///{db}") as store:  # again: nothing to upgrade

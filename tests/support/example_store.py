@@ -24,6 +24,8 @@ from sitemap_middleware.model import to_datetime
 from sitemap_middleware.sitemaps import RUN
 from sitemap_middleware.stores import (
     MAX_COUNT,
+    NEWS_KEPT,
+    Article,
     Entry,
     Fill,
     PartInfo,
@@ -34,6 +36,8 @@ from sitemap_middleware.stores import (
     batches,
     deltas,
     layout,
+    newest,
+    news_cutoff,
     register_store,
     removed,
 )
@@ -80,6 +84,8 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
             shelf["decisions"] = {}
         if "removed" not in shelf:  # the removals log: (number now, last paths)
             shelf["removed"] = (0, [])
+        if "news" not in shelf:  # news articles: path -> Article
+            shelf["news"] = {}
         meta = shelf["meta"]
         self._check_schema(self.path, meta["schema"], SCHEMA_VERSION)
         self._epoch = meta["epoch"]
@@ -279,6 +285,28 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
             yield Entry(
                 path, lastmod, row.fingerprint, route=row.route, title=row.title
             )
+
+    def publish(self, articles: Iterable[Article], now: int) -> None:
+        with self._lock:
+            shelf = self._connection()
+            held: dict[str, Article] = shelf["news"]
+            for article in articles:
+                if article.published:
+                    held[article.path] = article
+                elif article.path in held:  # 0: the stored date stays
+                    stored = held[article.path].published
+                    held[article.path] = article._replace(published=stored)
+            cutoff = news_cutoff(now)
+            recent = (a for a in held.values() if a.published >= cutoff)
+            shelf["news"] = {a.path: a for a in newest(recent, NEWS_KEPT)}
+            shelf.sync()
+
+    def news(self, since: int, limit: int = 1000) -> list[Article]:
+        with self._lock:
+            shelf = self._connection()
+            held, rows = shelf["news"], shelf["rows"]
+        found = (a for a in held.values() if a.published >= since and a.path in rows)
+        return newest(found, limit)
 
 
 def _sizes(parts: dict[int, _Part]) -> dict[int, Fill]:
