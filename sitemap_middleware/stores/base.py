@@ -24,6 +24,7 @@ from typing import (
 
 from ..errors import StoreError, StoreFault
 from ..model import Entry, PartInfo, to_datetime
+from ..sections import DEFAULT
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
 from . import layout
 
@@ -491,16 +492,42 @@ class StoreBase(Generic[C]):
         last: int,
         current: int,
         settled: layout.Settled | None = None,
+        open: Mapping[str, int] | None = None,
     ) -> layout.Plan:
         """:func:`layout.plan` with this store's limits. ``old`` holds the
         stored rows of the batch and of ``layout.members(batch, old)``, read
         in the write's transaction; ``settled`` defaults to their
-        :meth:`_settle`."""
+        :meth:`_settle`; ``open`` is each section's open part (``None``: a
+        store that keeps no sections)."""
         if settled is None:
             settled = self._settle(batch, old)
         return layout.plan(
-            batch, old, sizes, last, self.part_size, self.part_bytes, current, settled
+            batch,
+            old,
+            sizes,
+            last,
+            self.part_size,
+            self.part_bytes,
+            current,
+            settled,
+            open,
         )
+
+    @staticmethod
+    def _open(sections: Mapping[int, str], last: int) -> dict[str, int]:
+        """Each section's open part (its highest), from the sections of the
+        parts that are not the default's (``sections``) and the store's
+        highest part: the default's is the highest part not named."""
+        opened: dict[str, int] = {}
+        for number, section in sections.items():
+            if number > opened.get(section, 0):
+                opened[section] = number
+        number = last
+        while number > 0 and number in sections:
+            number -= 1
+        if number > 0:
+            opened[DEFAULT] = number
+        return opened
 
     def _settle(
         self,
