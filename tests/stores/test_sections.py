@@ -9,6 +9,7 @@ import hashlib
 from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from support.helpers import validate
 
 from sitemap_middleware import Entry, Store
@@ -163,3 +164,30 @@ def test_a_page_whose_section_changes_moves_and_keeps_its_lastmod(
     store.upsert([page("/d", "", 4)])
     assert sections_of(store)[-1] == (4, "", ["/d"])
     assert store.part(3) is None
+
+
+@pytest.mark.slow
+def test_parts_filled_side_by_side_read_whole_and_in_order(
+    make_store: Callable[..., Store],
+) -> None:
+    """Sections filling side by side interleave their rows in first-seen
+    order: each part still reads back whole, in order, in runs (more rows
+    than a run of the SQLite store's reads, whose part spans three times its
+    rows)."""
+    store = make_store()
+    kinds = ("posts", "tags", "")
+    store.upsert(page(f"/{n}", kinds[n % 3]) for n in range(3 * 2100))
+    laid = sections_of(store)
+    assert [(number, section) for number, section, _ in laid] == [
+        (1, "posts"),
+        (2, "tags"),
+        (3, ""),
+    ]
+    for number, section, paths in laid:
+        start = kinds.index(section)
+        assert paths == [f"/{n}" for n in range(start, 3 * 2100, 3)]
+        xml = gzip.decompress(urlset(BASE, store.fragments(number)))
+        assert xml.count(b"<url>") == 2100
+        assert xml.index(f"{BASE}/{start}<".encode()) < xml.index(
+            f"{BASE}/{start + 3}<".encode()
+        )
