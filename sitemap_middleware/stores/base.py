@@ -24,7 +24,6 @@ from typing import (
 
 from ..errors import StoreError, StoreFault
 from ..model import Entry, PartInfo, to_datetime
-from ..sections import DEFAULT
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
 from . import layout
 
@@ -512,22 +511,6 @@ class StoreBase(Generic[C]):
             settled,
             open,
         )
-
-    @staticmethod
-    def _open(sections: Mapping[int, str], last: int) -> dict[str, int]:
-        """Each section's open part (its highest), from the sections of the
-        parts that are not the default's (``sections``) and the store's
-        highest part: the default's is the highest part not named."""
-        opened: dict[str, int] = {}
-        for number, section in sections.items():
-            if number > opened.get(section, 0):
-                opened[section] = number
-        number = last
-        while number > 0 and number in sections:
-            number -= 1
-        if number > 0:
-            opened[DEFAULT] = number
-        return opened
 
     def _settle(
         self,

@@ -336,6 +336,23 @@ def plan(
     return Plan(changes, moved, kept, top, opened)
 
 
+def opened(named: Mapping[int, str], last: int) -> dict[str, int]:
+    """Each section's open part (its highest), for :func:`plan`: from the
+    sections of the parts that are not the default's (``named``: part ->
+    section) and the store's highest part (``last``); the default's is the
+    highest part ``named`` lacks."""
+    found: dict[str, int] = {}
+    for number, section in named.items():
+        if number > found.get(section, 0):
+            found[section] = number
+    number = last
+    while number > 0 and number in named:
+        number -= 1
+    if number > 0:
+        found[DEFAULT] = number
+    return found
+
+
 def _plan_new(
     batch: dict[str, Entry],
     unlisted: frozenset[str],

@@ -30,7 +30,17 @@ from .base import (
     removed,
     unlogged,
 )
-from .layout import Change, Fill, Plan, Stored, Totals, batches, leaving, now
+from .layout import (
+    Change,
+    Fill,
+    Plan,
+    Stored,
+    Totals,
+    batches,
+    leaving,
+    now,
+    opened,
+)
 
 
 @dataclass(slots=True)
@@ -117,7 +127,7 @@ class MemoryStore(StoreBase[None]):
             n: Fill(len(p.paths), p.bytes, p.section) for n, p in enumerate(parts, 1)
         }
         named = {n: p.section for n, p in enumerate(parts, 1) if p.section}
-        return sizes, len(parts), self._open(named, len(parts))
+        return sizes, len(parts), opened(named, len(parts))
 
     def _apply(self, todo: Plan, current: int) -> None:
         self._delete(todo.moved, current)

@@ -316,7 +316,7 @@ class RedisStore(StoreBase[_Client]):
         self._read_members(conn, pipe, state, layout.members(batch, state.rows), token)
         sizes = state.sizes()
         # Planned in full first, so that a bad entry changes nothing.
-        opened = self._open(state.named, state.last)
+        opened = layout.opened(state.named, state.last)
         todo = self._plan(batch, state.rows, sizes, state.last, current, None, opened)
         if not todo.changes:
             return None
@@ -357,7 +357,7 @@ class RedisStore(StoreBase[_Client]):
         if settled.rewrites:
             for path in gone:
                 del state.rows[path]
-            sizes, opened = state.sizes(), self._open(state.named, state.last)
+            sizes, opened = state.sizes(), layout.opened(state.named, state.last)
             todo = self._plan(
                 {}, state.rows, sizes, state.last, current, settled, opened
             )

@@ -682,7 +682,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         the highest part; each section's open part."""
         ((last,),) = conn.execute("SELECT coalesce(max(page), 0) FROM sitemap_page")
         named = dict(conn.execute("SELECT page, section FROM sitemap_section"))
-        opened = self._open(named, last)
+        opened = layout.opened(named, last)
         wanted = sorted({stored.part for stored in old.values()} | {*opened.values()})
         sizes = {
             page: Fill(urls, size, named.get(page, DEFAULT))
