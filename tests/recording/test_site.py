@@ -651,6 +651,11 @@ def test_a_restart_with_new_sections_moves_pages_and_nothing_else(
         (4, "about", ["/about"]),
     ]
     assert after[1][3] == first[1][3]  # the blog's part: the same version
+    assert again.middleware.site_stats()["sections"] == {
+        "default": {"urls": 2, "parts": 1},
+        "blog": {"urls": 3, "parts": 1},
+        "about": {"urls": 1, "parts": 1},
+    }
     assert stored_lastmods(uri) == lastmods
     assert again.listed() == URLS
     # Pages recorded again stay in their section's part.
