@@ -48,7 +48,8 @@ def test_stats_count_urls_and_parts_per_section(uri: str) -> None:
     assert "sections:\n  default: 1 URL in 1 part\n  posts: 3 URLs in 2 parts\n" in out
     assert "  tags: 1 URL in 1 part\n" in out
     assert re.search(
-        r"part 2: 2 URLs, lastmod 2024-05-01T12:30:00\+00:00, version \S+, section posts\n",
+        r"part 2: 2 URLs, lastmod 2024-05-01T12:30:00\+00:00, version \S+,"
+        r" section posts\n",
         out,
     )
     _, out, _ = _run("stats", "--store", uri, "--json")
