@@ -14,6 +14,7 @@ from support.helpers import validate
 
 from sitemap_middleware import Entry, Store
 from sitemap_middleware.render import urlset
+from sitemap_middleware.stores.base import Pushes
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 BASE = "https://example.com"
@@ -191,3 +192,17 @@ def test_parts_filled_side_by_side_read_whole_and_in_order(
         assert xml.index(f"{BASE}/{start}<".encode()) < xml.index(
             f"{BASE}/{start + 3}<".encode()
         )
+
+
+def test_a_move_queues_no_indexnow_push(make_store: Callable[..., Store]) -> None:
+    """A page moved to its section's part did not change: nothing to push."""
+    store = make_store()
+    if not isinstance(store, Pushes):
+        pytest.skip("a store without IndexNow pushes")
+    with store.pushing():  # type: ignore[attr-defined]
+        store.upsert([page("/a", "posts"), page("/b", "posts")])
+        assert store.pending_pushes() == 2
+        assert store.claim_pushes(10, 0, 1) and store.pushed(["/a", "/b"], 1) == 2
+        assert store.upsert([page("/a", "tags")]) == 1
+        assert store.pending_pushes() == 0
+        assert [s for _, s, _ in sections_of(store)] == ["posts", "tags"]
