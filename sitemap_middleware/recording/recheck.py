@@ -209,7 +209,6 @@ class Recheck:
         self._last = 0
         self._kept = 0
         self._route_kept: dict[str, int] = {}
-        self._sections: dict[int, str] = {}
         # Paths moved to a later part in this pass, not to be counted again
         # there (a string each, only for the pages whose section changed).
         self._moved: set[str] = set()
@@ -232,7 +231,6 @@ class Recheck:
                 return [], 0
             parts = self._store.parts()
             self._last = parts[-1].number if parts else 0
-            self._sections = {info.number: info.section for info in parts}
             self._next = 1
         if self._next > self._last:
             store.set_setting(SETTING, self.digest)
@@ -249,9 +247,8 @@ class Recheck:
         kept, route_kept = self._kept, dict(self._route_kept)
         refused: list[str] = []
         styled: dict[str, Entry] = {}
-        # The part's section as the pass began (a part opened since holds
-        # pages moved or recorded under this config).
-        held = self._sections.get(number, DEFAULT)
+        info = store.part(number)
+        held = DEFAULT if info is None else info.section
         moving: dict[str, str] = {}
         for entry in entries:
             if entry.path in self._moved:
