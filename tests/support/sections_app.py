@@ -1,4 +1,4 @@
-"""The app of tests/acceptance/test_sections.py: a Flask blog wrapped by
+"""The app of tests/acceptance/test_served_sections.py: a Flask blog wrapped by
 ``SitemapMiddleware`` on ``SECTIONS_BASE_URL`` and ``SECTIONS_STORE``, with the
 ``sections`` of the JSON in ``SECTIONS``. It answers 200 HTML for every path of
 :data:`PATHS`: posts under ``/blog/<slug>``, tag pages under ``/tags/<tag>``,
