@@ -665,3 +665,20 @@ def test_a_restart_with_new_sections_moves_pages_and_nothing_else(
     assert [(n, s, p) for n, s, p, _ in laid_out(uri)] == [
         (n, s, p) for n, s, p, _ in after
     ]
+
+
+def test_a_restart_without_sections_gathers_every_page_in_the_default_section(
+    tmp_path: Path, workers: Callable[..., Worker]
+) -> None:
+    uri = f"sqlite:///{tmp_path}/site.sqlite3"
+    record(uri, workers, sections={"blog": ["/blog/<slug>"]})
+    assert [s for _, s, _, _ in laid_out(uri)] == ["", "blog"]
+    lastmods = stored_lastmods(uri)
+    again = workers(uri, query=["page"])
+    assert again.middleware.flush()
+    assert again.middleware.stats()["moved"] == 3
+    assert [(n, s, p) for n, s, p, _ in laid_out(uri)] == [
+        (1, "", ["/", "/about", "/search?page=2", "/blog/a", "/blog/b", "/blog/c"])
+    ]
+    assert stored_lastmods(uri) == lastmods
+    assert "sections" not in again.middleware.site_stats()
