@@ -37,7 +37,10 @@ class Entry:
     title as a person reads it (the site's repeated affix taken out), kept
     beside the entry, never in the sitemap: ``None`` in an upsert keeps the
     stored one, and a new title alone moves neither ``lastmod`` nor the
-    part's version.
+    part's version. ``section`` is the section whose part the page belongs
+    in (``sections.py``; ``""``: the default): ``None`` says none, and a
+    stored page then stays in its part, a new one goes to the default
+    section; a stored page of another section moves to that section's part.
     """
 
     path: str
@@ -50,6 +53,7 @@ class Entry:
     images: tuple[str, ...] = ()
     title: str | None = None
     seen: datetime | None = None
+    section: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

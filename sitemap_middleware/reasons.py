@@ -115,9 +115,11 @@ class Errors:
 RECORDED: Final = "recorded"
 REMOVED: Final = "removed"
 # The re-check of stored pages after a change of config (invariant 21): pages
-# it removed, pages it wrote again (changefreq, priority) and pages it read.
+# it removed, pages it wrote again (changefreq, priority), pages it moved to
+# their section's part (sections.py) and pages it read.
 PRUNED: Final = "pruned"
 RESTYLED: Final = "restyled"
+MOVED: Final = "moved"
 RECHECKED: Final = "rechecked"
 # URLs an IndexNow endpoint accepted (indexnow.py).
 PUSHED: Final = "pushed"
@@ -141,6 +143,7 @@ GROUP: Final[dict[str, str]] = {
     REMOVED: "",
     PRUNED: "",
     RESTYLED: "",
+    MOVED: "",
     RECHECKED: "",
     PUSHED: "",
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -306,3 +307,41 @@ def test_news_config() -> None:
     single = Config.from_mapping({**BASE, "news": {"pages": "/news/*"}}).news
     assert single is not None and (single.name, single.language) == (None, None)
     assert Config.from_mapping({**BASE, "news": None}).news is None
+
+
+@pytest.mark.parametrize(
+    ("sections", "message"),
+    [
+        (["/blog/*"], "'sections' must map a section name to a list of route"),
+        ({"Posts": ["/blog/*"]}, "section name 'Posts' must be a short lower-case"),
+        ({"a b": ["/x"]}, "section name 'a b' must be a short lower-case word"),
+        ({"x" * 41: ["/x"]}, "must be a short lower-case word"),
+        ({"default": ["/x"]}, "'default' is the section of pages no section names"),
+        ({"posts": []}, "'sections.posts' names no route template or path glob"),
+        ({"posts": ["blog/*"]}, "'sections.posts': 'blog/*' must start with '/'"),
+        ({"posts": [3]}, "'sections.posts'"),
+    ],
+)
+def test_a_bad_sections_key_says_what_to_fix(sections: Any, message: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        Config.from_mapping({**BASE, "sections": sections})
+
+
+def test_sections_decide_a_page_by_route_then_glob_in_config_order() -> None:
+    sections = Config.from_mapping(
+        {
+            **BASE,
+            "sections": {
+                "posts": ["/blog/<slug>", "/news/*"],
+                "legal": "/terms",
+                "everything": ["/*"],
+            },
+        }
+    ).sections
+    assert sections.names == ("posts", "legal", "everything", "")
+    assert sections.of("/blog/hello", "/blog/<slug>") == "posts"
+    assert sections.of("/news/2024/a?page=2", None) == "posts"
+    assert sections.of("/terms", None) == "legal"
+    # A route known and not named: a path equal to a template does not count.
+    assert sections.of("/terms", "/<page>") == "everything"
+    assert Config.from_mapping(BASE).sections.of("/blog/x", "/blog/<slug>") == ""

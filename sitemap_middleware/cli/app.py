@@ -543,6 +543,7 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
             "checked": recheck.checked,
             ("would_remove" if preview else "removed"): len(removed),
             ("would_rewrite" if preview else "rewritten"): rewritten,
+            ("would_move" if preview else "moved"): recheck.moved,
             "changed": not preview,
         }
         _report(acted, totals, as_json)
@@ -550,6 +551,11 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
             click.echo(
                 f"checked {plural(recheck.checked, 'URL')}: {len(removed):,} "
                 f"{would}removed, {rewritten:,} {would}rewritten"
+                + (
+                    f", {recheck.moved:,} {would}moved to their section's part"
+                    if recheck.moved
+                    else ""
+                )
                 + (" (nothing changed)" if preview else "")
             )
         if check and removed:

@@ -21,7 +21,8 @@ import click
 from .. import render
 from ..config import DEFAULT_STORE, Config, store_hint
 from ..errors import ConfigError, StoreError
-from ..model import Entry, dated
+from ..model import Entry, PartInfo, dated
+from ..sections import DEFAULT, label
 from ..stores import Store, open_store
 
 T = TypeVar("T")
@@ -176,6 +177,18 @@ def progress(
 def stored_entries(site: Site) -> Iterator[Entry]:
     for part in site.store.parts():
         yield from site.store.entries(part.number)
+
+
+def by_section(parts: Iterable[PartInfo]) -> dict[str, list[PartInfo]]:
+    """The parts grouped by section (shown as ``sections.label`` gives it),
+    each section where its first part is; ``{}`` when every part is of the
+    default section (a site without sections: shown as before)."""
+    grouped: dict[str, list[PartInfo]] = {}
+    for part in parts:
+        grouped.setdefault(part.section, []).append(part)
+    if set(grouped) <= {DEFAULT}:
+        return {}
+    return {label(name): found for name, found in grouped.items()}
 
 
 def lastmod_text(moment: datetime) -> str | None:

@@ -19,12 +19,14 @@ from .. import render
 from ..config import Config
 from ..model import Entry, PartInfo
 from ..paths import INDEX, PART, TEXT_INDEX, TEXT_PART
+from ..sections import DEFAULT, DEFAULT_LABEL, NAME, label
 from ..stores import Store, batches
 from ..stores.base import Shared, Snapshot
 from ..urls import canonical_target
 from .site import (
     Exit,
     any_query,
+    by_section,
     fail,
     lastmod_text,
     opened,
@@ -32,7 +34,6 @@ from .site import (
     progress,
     site_options,
     stamp,
-    stored_entries,
 )
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ def stats(store_uri: str, base_url: str | None, as_json: bool) -> None:
         counters = store.counts() if isinstance(store, Shared) else {}
     total = sum(p.urls for p in parts)
     newest = max((p.changed for p in parts), default=None)
+    sections = by_section(parts)
     if as_json:
         click.echo(
             json.dumps(
@@ -65,9 +67,24 @@ def stats(store_uri: str, base_url: str | None, as_json: bool) -> None:
                             "lastmod": lastmod_text(p.lastmod),
                             "changed": render.w3c_datetime(p.changed),
                             "version": p.version,
+                            **({"section": label(p.section)} if sections else {}),
                         }
                         for p in parts
                     ],
+                    # Only with sections: what each section holds.
+                    **(
+                        {
+                            "sections": {
+                                name: {
+                                    "urls": sum(p.urls for p in found),
+                                    "parts": [p.number for p in found],
+                                }
+                                for name, found in sections.items()
+                            }
+                        }
+                        if sections
+                        else {}
+                    ),
                     "newest_change": newest and render.w3c_datetime(newest),
                     "counters": counters,
                 },
@@ -78,10 +95,19 @@ def stats(store_uri: str, base_url: str | None, as_json: bool) -> None:
     click.echo(f"{total:,} URLs in {len(parts)} part{'s' * (len(parts) != 1)}")
     if newest is not None:
         click.echo(f"newest change: {render.w3c_datetime(newest)}")
+    if sections:
+        click.echo("sections:")
+        for name, found in sections.items():
+            urls = sum(p.urls for p in found)
+            click.echo(
+                f"  {name}: {urls:,} URL{'s' * (urls != 1)} in"
+                f" {plural(len(found), 'part')}"
+            )
     for p in parts:
         click.echo(
             f"  part {p.number}: {p.urls:,} URLs, lastmod "
             f"{lastmod_text(p.lastmod) or 'none'}, version {p.version}"
+            + (f", section {label(p.section)}" if sections else "")
         )
     if counters:
         click.echo("counters, all workers:")
@@ -97,32 +123,54 @@ def stats(store_uri: str, base_url: str | None, as_json: bool) -> None:
     type=click.Choice(["txt", "csv", "json"]),
     default="txt",
     show_default=True,
-    help="txt: one URL a line; csv and json add lastmod and route.",
+    help="txt: one URL a line; csv and json add lastmod and route (and the"
+    " section, when the store holds sections).",
 )
-def list_(store_uri: str, base_url: str, form: str) -> None:
+@click.option(
+    "--section",
+    "only",
+    metavar="NAME",
+    help="Only the URLs of this section ('default': those no section names).",
+)
+def list_(store_uri: str, base_url: str, form: str, only: str | None) -> None:
     """The listed URLs, in sitemap order."""
     out = sys.stdout
     with opened(store_uri, base_url, existing=True) as site:
-        entries = stored_entries(site)
+        parts = site.store.parts()
+        # A section column only for a store that holds sections (the output
+        # of a site without them stays as it was).
+        sectioned = only is not None or bool(by_section(parts))
+        if only is not None:
+            parts = [p for p in parts if label(p.section) == only]
+            if not parts:
+                fail(f"no part holds section {only!r}", Exit.PROBLEMS)
+        entries = (
+            (label(part.section), entry)
+            for part in parts
+            for entry in site.store.entries(part.number)
+        )
         if form == "txt":
-            for entry in entries:
+            for _, entry in entries:
                 out.write(site.url(entry.path) + "\n")
         elif form == "csv":
             import csv
 
             writer = csv.writer(out, lineterminator="\n")
-            writer.writerow(["url", "lastmod", "route"])
-            for entry in entries:
-                writer.writerow([site.url(entry.path), stamp(entry), entry.route or ""])
+            writer.writerow(["url", "lastmod", "route", *["section"][:sectioned]])
+            for section, entry in entries:
+                line = [site.url(entry.path), stamp(entry), entry.route or ""]
+                writer.writerow([*line, section] if sectioned else line)
         else:
             # One array, written as it is read: a million URLs need no memory.
             out.write("[")
-            for number, entry in enumerate(entries):
+            for number, (section, entry) in enumerate(entries):
                 row = {
                     "url": site.url(entry.path),
                     "lastmod": stamp(entry),
                     "route": entry.route,
                 }
+                if sectioned:
+                    row["section"] = section
                 out.write(("," if number else "") + "\n  " + json.dumps(row))
             out.write("\n]\n")
 
@@ -178,13 +226,17 @@ def export(
         # One state by the store's own means where it has them (SQLite,
         # PostgreSQL: one read transaction); the versions are checked anyway.
         with store.snapshot() if isinstance(store, Snapshot) else nullcontext():
-            files = _snapshot(store, config)
+            files, parts = _snapshot(store, config)
     os.makedirs(directory, exist_ok=True)
     # The parts before the index that names them: a host serving the folder
     # meanwhile never lists a part it does not have yet.
     for path in sorted(files, key=lambda path: path == INDEX.build()):
         _write(os.path.join(directory, path[1:]), files[path])
     click.echo(f"wrote {len(files)} files to {directory}")
+    for name, found in by_section(parts).items():
+        numbers = ", ".join(PART.build(p.number)[1:] for p in found)
+        urls = sum(p.urls for p in found)
+        click.echo(f"section {name}: {urls:,} URL{'s' * (urls != 1)} in {numbers}")
     click.echo("add this line to the site's robots.txt:")
     click.echo(f"Sitemap: {site.url(INDEX.build())}")
 
@@ -195,8 +247,9 @@ EXPORT_ROUNDS = 8
 EXPORT_PAUSE = 0.05
 
 
-def _snapshot(store: Store, config: Config) -> dict[str, bytes]:
-    """Every file of the export, by path, from one state of the store.
+def _snapshot(store: Store, config: Config) -> tuple[dict[str, bytes], list[PartInfo]]:
+    """Every file of the export, by path, from one state of the store, and
+    the parts' summaries of that state.
 
     Each part is served at the version its summary names; the index and the
     parts are one state when the summaries read after them are those read
@@ -218,8 +271,8 @@ def _snapshot(store: Store, config: Config) -> dict[str, bytes]:
         for number in held.keys() - {p.number for p in before}:
             del held[number]  # a part gone since the last round
         stale = [p for p in before if held.get(p.number, ("",))[0] != p.version]
-        label = "exporting" if round_ == 0 else "exporting what changed"
-        with progress(stale, label, len(stale)) as bar:
+        said = "exporting" if round_ == 0 else "exporting what changed"
+        with progress(stale, said, len(stale)) as bar:
             for part in bar:
                 paths = [PART.build(part.number)]
                 if config.text_sitemap:
@@ -239,7 +292,7 @@ def _snapshot(store: Store, config: Config) -> dict[str, bytes]:
         ):
             for part in before:
                 files.update(held[part.number][1])
-            return files
+            return files, after
     fail(
         f"the store changed during each of {EXPORT_ROUNDS} reads of it: run export"
         " again, or while its writers are stopped",
@@ -286,12 +339,31 @@ def _write(path: str, body: bytes) -> None:
     help="A query parameter kept in imported URLs (repeatable), as the "
     "config's 'query'.",
 )
-def import_(store_uri: str, base_url: str, source: str, query: tuple[str, ...]) -> None:
+@click.option(
+    "--section",
+    metavar="NAME",
+    help="The section whose parts the new URLs join (default: the default "
+    "section; a visit moves a page to the section the config gives it).",
+)
+def import_(
+    store_uri: str,
+    base_url: str,
+    source: str,
+    query: tuple[str, ...],
+    section: str | None,
+) -> None:
     """Add the URLs of SOURCE to the store: an XML sitemap, a sitemap index (its
     parts are followed on its own site or folder), gzip or not, or a text
     sitemap, from a file or an http(s) URL. New entries keep their lastmod; a
     URL the store holds is left as visits recorded it; bad entries are
     reported and skipped."""
+    into = DEFAULT if section in (None, DEFAULT_LABEL) else section
+    if into and NAME.match(into) is None:
+        fail(
+            f"--section {section!r} must be a short lower-case word, as the"
+            " config's 'sections' names them",
+            Exit.USAGE,
+        )
     # Imported here: the command line is loaded with every Flask app (``flask
     # sitemap``), and only this command needs an XML parser and an HTTP client.
     from .sources import SourceError, count_problems, reading
@@ -315,7 +387,10 @@ def import_(store_uri: str, base_url: str, source: str, query: tuple[str, ...]) 
                 with progress(items, "importing", found.total, "URLs") as bar:
                     entries = count_problems(iter(bar), report)
                     allowed = _allowed(site.config, frozenset(query), entries, report)
-                    written = site.store.upsert(_new(site.store, allowed, kept))
+                    new = _new(site.store, allowed, kept)
+                    if into:
+                        new = (replace(entry, section=into) for entry in new)
+                    written = site.store.upsert(new)
         except SourceError as exc:
             fail(str(exc), Exit.SOURCE)
         added = site.store.count() - before

@@ -204,6 +204,8 @@ def digest(
         # As written: the writer takes out the affix the site repeats.
         title=clean(head.title) or heading(body, head.encoding),
         seen=at,
+        # Decided here, in the writer, never on the request path.
+        section=config.sections.of(path, route.template),
     )
     if not is_storable(entry, seen):
         return Skip(Skipped.UNSTORABLE, path)

@@ -1,6 +1,7 @@
 """The re-check of stored pages against the current config (invariant 21): what a
 changed ``exclude``, ``include``, route, query allow-list or cap now refuses
-leaves the store, and changed ``changefreq``/``priority`` reach stored entries.
+leaves the store, changed ``changefreq``/``priority`` reach stored entries, and
+a page of another section than its part's moves to its section's parts.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ..model import Entry
 from ..reasons import Dropped
 from ..render import IMAGE_NS, ORIGIN, SITEMAP_NS, URLSET_CLOSE, URLSET_OPEN, XHTML_NS
 from ..routes import Route
+from ..sections import DEFAULT
 from ..stores.base import Shared, Store
 from .refusal import Rules, refuse
 
@@ -58,6 +60,10 @@ def config_digest(config: Config) -> str:
         # Its path becomes the middleware's own: a page stored there goes.
         # Only then, so that the digests of configs without it stay the same.
         decides.append(["html_sitemap", config.html_sitemap])
+    if config.sections:
+        # Which part each page is in; without sections, every page is of the
+        # default section: the stores' layout then moves what sections held.
+        decides.append(["sections", config.sections.spec()])
     text = json.dumps(decides, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
@@ -77,6 +83,10 @@ class Judge(Protocol):
     def style(self, entry: Entry) -> Style:
         """The ``(changefreq, priority)`` the entry is written with."""
 
+    def section(self, entry: Entry) -> str:
+        """The section whose parts hold ``entry`` (``sections.DEFAULT``: the
+        default)."""
+
 
 class ConfigJudge:
     """A :class:`Judge` by the rule recording follows (``refusal.refuse``:
@@ -93,6 +103,7 @@ class ConfigJudge:
         view_for: Callable[[str], object] | None = None,
     ) -> None:
         self.max_urls = config.max_urls
+        self._sections = config.sections
         self._base_url = config.base_url
         self._rules = rules
         self._resolve = resolve
@@ -118,6 +129,9 @@ class ConfigJudge:
     def style(self, entry: Entry) -> Style:
         route = self._route(entry)
         return route.changefreq, route.priority
+
+    def section(self, entry: Entry) -> str:
+        return self._sections.of(entry.path, entry.route)
 
 
 class Written(NamedTuple):
@@ -195,11 +209,17 @@ class Recheck:
         self._last = 0
         self._kept = 0
         self._route_kept: dict[str, int] = {}
+        # Paths moved to a later part in this pass, not to be counted again
+        # there (a string each, only for the pages whose section changed).
+        self._moved: set[str] = set()
         self.checked = 0
         """Entries read so far (the work done)."""
+        self.moved = 0
+        """Entries moved to their section's part so far."""
 
     def step(self) -> tuple[list[str], int]:
-        """Check the next part: ``(paths removed, entries rewritten)``.
+        """Check the next part: ``(paths removed, entries restyled)``; the
+        entries moved to their section's part add to :attr:`moved`.
 
         :raises StoreError: on an outage; the same part is checked again.
         """
@@ -227,30 +247,45 @@ class Recheck:
         kept, route_kept = self._kept, dict(self._route_kept)
         refused: list[str] = []
         styled: dict[str, Entry] = {}
+        info = store.part(number)
+        held = DEFAULT if info is None else info.section
+        moving: dict[str, str] = {}
         for entry in entries:
+            if entry.path in self._moved:
+                continue  # moved here by this pass: counted already
             reason = judge.refuse(entry)
             route_cap = judge.cap(entry)
-            held = route_kept.get(entry.route or "", 0)
+            count = route_kept.get(entry.route or "", 0)
             if reason is None and judge.max_urls is not None:
                 reason = Dropped.CAP if kept >= judge.max_urls else None
             if reason is None and route_cap is not None:
-                reason = Dropped.ROUTE_CAP if held >= route_cap else None
+                reason = Dropped.ROUTE_CAP if count >= route_cap else None
             if reason is not None:
                 refused.append(entry.path)
                 continue
             kept += 1
             if entry.route is not None:
-                route_kept[entry.route] = held + 1
+                route_kept[entry.route] = count + 1
             styled[entry.path] = entry
+            section = judge.section(entry)
+            if section != held:
+                moving[entry.path] = section
         rewrites = []
+        restyled = 0
         if styled:
             for path, was in written(store.fragments(number)):
                 kept_entry = styled.get(path)
                 if kept_entry is None:
                     continue
                 changefreq, priority = want = judge.style(kept_entry)
-                if _same(was.style, want):
+                target = moving.get(path)
+                same = _same(was.style, want)
+                if target is None and same:
                     continue
+                restyled += not same
+                # Written again as it is stored, with the current style; a
+                # page of another section moves (its lastmod kept: nothing
+                # of the page changed, so no IndexNow push either).
                 rewrites.append(
                     Entry(
                         path,
@@ -261,6 +296,7 @@ class Recheck:
                         kept_entry.route,
                         was.alternates,
                         was.images,
+                        section=target,
                     )
                 )
         # Written before the counts move on: an outage checks the part again.
@@ -268,5 +304,8 @@ class Recheck:
             store.remove(refused)
         if rewrites:
             store.upsert(rewrites)
+        # Pages moved to a part not checked yet are met there again.
+        self._moved.update(moving)
+        self.moved += len(moving)
         self._kept, self._route_kept = kept, route_kept
-        return refused, len(rewrites)
+        return refused, restyled

@@ -15,6 +15,7 @@ from collections.abc import Callable, Container
 
 from ..config import Config
 from ..reasons import Dropped
+from ..sections import DEFAULT, label
 from ..stores.base import Pushes, Shared, Store
 from .admission import Limits
 from .counters import Counters, stats
@@ -161,7 +162,8 @@ class Recorder:
     def site_stats(self) -> dict[str, object]:
         """:meth:`stats` summed over every writer of the store (this
         process's counts not sent yet included), with the store's ``urls``
-        and ``parts``; ``queued`` and ``pending`` stay this process's. A
+        and ``parts`` (and with sections, ``sections``: name -> its
+        ``urls`` and ``parts``); ``queued`` and ``pending`` stay this process's. A
         store without shared counters gives this process's counts.
 
         :raises StoreError: when the store cannot be read.
@@ -172,7 +174,16 @@ class Recorder:
             totals = Counter(store.counts()) + self._writer.unsent()
         site = stats(totals, len(self._intake), len(self._writer))
         site["urls"] = store.count()
-        site["parts"] = len(store.parts())
+        parts = store.parts()
+        site["parts"] = len(parts)
+        if any(part.section != DEFAULT for part in parts):
+            # With sections: each one's URLs and parts, by its shown name.
+            sections: dict[str, dict[str, int]] = {}
+            for part in parts:
+                held = sections.setdefault(label(part.section), {"urls": 0, "parts": 0})
+                held["urls"] += part.urls
+                held["parts"] += 1
+            site["sections"] = sections
         return site
 
 

@@ -23,6 +23,7 @@ from ..config import Config
 from ..errors import StoreError, StoreFault, StoreReadOnly
 from ..model import Entry
 from ..reasons import (
+    MOVED,
     PRUNED,
     RECHECKED,
     RECORDED,
@@ -488,10 +489,12 @@ class Writer:
         try:
             with outage:
                 while not recheck.done:
-                    before = recheck.checked
+                    before, moved = recheck.checked, recheck.moved
                     removed, rewritten = recheck.step()
                     if recheck.checked > before:
                         self._count(RECHECKED, recheck.checked - before)
+                    if recheck.moved > moved:
+                        self._count(MOVED, recheck.moved - moved)
                     if removed:
                         for path in removed:
                             self._recent.forget(path, path)

@@ -19,6 +19,7 @@ from typing import Protocol, runtime_checkable
 from urllib.parse import unquote
 
 from ..model import Entry, PartInfo, dated
+from ..sections import DEFAULT, label
 from ..stores.base import Store
 from ..visible import visible
 
@@ -147,7 +148,9 @@ def site_map(
     It lists exactly what the XML sitemap lists, read from the same store.
     Sections come in alphabetical order with the general one (the home page
     and the pages no section claims) first; links by title, case-insensitive
-    and with numbers in numeric order ("Part 2" before "Part 10").
+    and with numbers in numeric order ("Part 2" before "Part 10"). With the
+    config's ``sections``, the map's sections are those, named as configured
+    (``default`` for the pages none names), in the order of their parts.
 
     :param source: a store, or a middleware (whose store and ``base_url`` are
         used, and whose arrangement of the store is shared with the served
@@ -384,25 +387,14 @@ class Arrangement:
         """Every page in its section, the sections and their links sorted:
         by title, or newest first where ``newest`` says so of the section's
         path (``/blog``; ``/`` for the general one)."""
-        deep: set[Key] = set().union(*(p.deep for p in parts))
         paths = [path for p in parts for path in p.paths]
         titles = [title for p in parts for title in p.titles]
         lastmods = [when for p in parts for when in p.lastmods]
-        groups: dict[Key, list[int]] = {}
-        at = 0
-        for part in parts:
-            for key, single in zip(part.keys, part.loose, strict=True):
-                if single and key not in deep:
-                    key = ()
-                groups.setdefault(key, []).append(at)
-                at += 1
         order: list[int] = []
         sections: list[_Heading] = []
         ids: set[str] = set()
-        for key in sorted(groups, key=lambda k: (bool(k), _natural(_heading(k)), k)):
-            members = groups[key]
-            own = ("/" + "/".join(key)).rstrip("/")
-            dated = newest(own or "/")
+        for candidate, heading, own, asked, members in _groups(infos, parts):
+            dated = newest(asked)
             ranked = sorted(
                 zip(
                     [
@@ -432,8 +424,8 @@ class Arrangement:
                 order.extend(i for _, _, i in ranked)
             sections.append(
                 _Heading(
-                    _unique(_id(key), ids),
-                    _heading(key),
+                    _unique(candidate, ids),
+                    heading,
                     len(order) - len(ranked),
                     len(ranked),
                     dated,
@@ -483,6 +475,44 @@ class Arrangement:
                     Section(section.id, section.heading, links, low > 0, section.newest)
                 )
         return SiteMap(tuple(shown), tuple(index), page, pages, total, self.site_name)
+
+
+# A group of the map: its id (before made unique), heading, own path (its
+# pages first; "" for the site's root), the path newest_first is asked about
+# and its pages' places.
+_Group = tuple[str, str, str, str, list[int]]
+
+
+def _groups(infos: Sequence[PartInfo], parts: Sequence[_Part]) -> list[_Group]:
+    """The map's groups in the order shown. With configured sections (a part
+    of a section other than the default's), one group per section, headed by
+    its name (``sections.label``), in the order of their first parts; else
+    by path: the general one, then by heading. ``newest_first`` is asked
+    about a section as ``/name`` (the default's: ``/``)."""
+    if any(info.section != DEFAULT for info in infos):
+        named: dict[str, list[int]] = {}
+        at = 0
+        for info, part in zip(infos, parts, strict=True):
+            named.setdefault(info.section, []).extend(range(at, at + len(part.paths)))
+            at += len(part.paths)
+        return [
+            (_id((label(name),)), label(name), "", f"/{name}", members)
+            for name, members in named.items()
+        ]
+    deep: set[Key] = set().union(*(p.deep for p in parts))
+    groups: dict[Key, list[int]] = {}
+    at = 0
+    for part in parts:
+        for key, single in zip(part.keys, part.loose, strict=True):
+            if single and key not in deep:
+                key = ()
+            groups.setdefault(key, []).append(at)
+            at += 1
+    found: list[_Group] = []
+    for key in sorted(groups, key=lambda k: (bool(k), _natural(_heading(k)), k)):
+        own = ("/" + "/".join(key)).rstrip("/")
+        found.append((_id(key), _heading(key), own, own or "/", groups[key]))
+    return found
 
 
 def _age(lastmod: datetime | None) -> float:

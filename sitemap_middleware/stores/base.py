@@ -550,15 +550,25 @@ class StoreBase(Generic[C]):
         last: int,
         current: int,
         settled: layout.Settled | None = None,
+        open: Mapping[str, int] | None = None,
     ) -> layout.Plan:
         """:func:`layout.plan` with this store's limits. ``old`` holds the
         stored rows of the batch and of ``layout.members(batch, old)``, read
         in the write's transaction; ``settled`` defaults to their
-        :meth:`_settle`."""
+        :meth:`_settle`; ``open`` is each section's open part (``None``: a
+        store that keeps no sections)."""
         if settled is None:
             settled = self._settle(batch, old)
         return layout.plan(
-            batch, old, sizes, last, self.part_size, self.part_bytes, current, settled
+            batch,
+            old,
+            sizes,
+            last,
+            self.part_size,
+            self.part_bytes,
+            current,
+            settled,
+            open,
         )
 
     def _settle(

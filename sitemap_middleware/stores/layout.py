@@ -3,7 +3,9 @@ an upsert, which part each new path joins, which pages list their alternates, an
 the typed records a store reads and writes.
 
 A store keeps paths in first-seen order, grouped into parts whose membership never
-changes: a new path joins the last part or opens the next one (invariant 10).
+changes: each part holds the pages of one section (``sections.py``), and a new
+path joins its section's open part (the section's highest) or opens the next
+part of the store (invariant 10); a site without sections has one, the default.
 Clusters are decided in the write's transaction from what the store holds, so that
 every process publishes the same annotations (invariant 20).
 """
@@ -20,6 +22,7 @@ from typing import NamedTuple
 from ..model import UNDATED_SECONDS, Entry
 from ..reasons import Skipped
 from ..render import ORIGIN, URLSET_CLOSE, URLSET_OPEN, fragment, links, relink
+from ..sections import DEFAULT
 from ..sitemaps import MAX_ORIGIN_BYTES
 
 ENVELOPE_BYTES = len(URLSET_OPEN) + len(URLSET_CLOSE)
@@ -53,10 +56,12 @@ class Stored(NamedTuple):
 
 
 class Fill(NamedTuple):
-    """How full a part is: its URLs and the bytes of its fragments."""
+    """How full a part is: its URLs and the bytes of its fragments; and the
+    section whose pages it holds."""
 
     urls: int
     bytes: int
+    section: str = DEFAULT
 
 
 class Change(NamedTuple):
@@ -78,6 +83,8 @@ class Totals:
     urls: int = 0
     bytes: int = 0
     newest: int = 0
+    section: str = DEFAULT
+    """The part's section: what a store keeps of a part it makes."""
 
     def add(self, other: Totals) -> None:
         self.urls += other.urls
@@ -101,17 +108,21 @@ class Plan(NamedTuple):
     parts: dict[int, Totals]
     """part -> what the changes add to it, for every part written."""
     last_part: int
+    """The store's highest part once the plan is written (0: none)."""
+    open: dict[str, int]
+    """section -> its open part once the plan is written: what the next
+    plan of a batch planned in runs starts from."""
 
     def advance(self, sizes: dict[int, Fill], old: Mapping[str, Stored]) -> None:
         """Update ``sizes`` (part -> Fill) to what this plan leaves: for a store
         that plans a batch in several runs, each from where the last left off."""
         for path in self.moved:
             part, row = old[path]
-            urls, size = sizes[part]
-            sizes[part] = Fill(urls - 1, size - weight(row.fragment))
+            urls, size, section = sizes[part]
+            sizes[part] = Fill(urls - 1, size - weight(row.fragment), section)
         for part, totals in self.parts.items():
-            urls, size = sizes.get(part, (0, 0))
-            sizes[part] = Fill(urls + totals.urls, size + totals.bytes)
+            urls, size, section = sizes.get(part, (0, 0, totals.section))
+            sizes[part] = Fill(urls + totals.urls, size + totals.bytes, section)
 
 
 def now() -> int:
@@ -196,11 +207,14 @@ def plan(
     part_bytes: int,
     current: int,
     settled: Settled | None = None,
+    open: Mapping[str, int] | None = None,
 ) -> Plan:
     """Merge a de-duplicated batch with the stored rows (``old``: path ->
-    Stored). New paths join the last part while it has room for them, by
-    count and by bytes, then open the next one: membership never changes,
-    except that a row which grows past its part's byte limit moves to the end.
+    Stored). New paths join their section's open part while it has room for
+    them, by count and by bytes, then open the next part of the store:
+    membership never changes, except that a row which grows past its part's
+    byte limit, or whose entry names another section than its part's, moves
+    to the end (its section's open part).
 
     ``old`` holds the stored rows of the batch's paths and of the cluster
     members :func:`members` names; ``settled`` is :func:`settle`'s decision
@@ -208,37 +222,48 @@ def plan(
     with their alternates or without, and the members whose listing changes
     are written again (their ``lastmod`` kept).
 
-    ``sizes`` holds the Fill of the last part (``last``, 0 for an empty store)
-    and of every part in ``old``. Raises ``ValueError`` (an entry no sitemap
-    may hold) before anything is written.
+    ``last`` is the store's highest part (0 for an empty store) and ``open``
+    each section's open part (its highest); ``sizes`` holds the Fill of every
+    open part and of every part in ``old``. ``open=None`` is a store that
+    keeps no sections: every part is of the default section, the highest
+    open, and the entries' sections are not read. An entry's ``section``
+    ``None`` keeps a stored path in its part and sends a new one to the
+    default section. Raises ``ValueError`` (an entry no sitemap may hold)
+    before anything is written.
     """
     if settled is None:
         settled = settle(batch, old)
     unlisted, rewrites = settled.unlisted, settled.rewrites
     budget = part_bytes - ENVELOPE_BYTES
     extra = MAX_ORIGIN_BYTES - 1
-    held = {number: Totals(urls, size) for number, (urls, size) in sizes.items()}
-    last = max(last, 1)
-    part = held.setdefault(last, Totals())
+    held = {
+        n: Totals(urls, size, 0, section) for n, (urls, size, section) in sizes.items()
+    }
+    legacy = open is None
+    opened = dict(open) if open is not None else {DEFAULT: last} if last else {}
+    if not old and not rewrites:
+        return _plan_new(
+            batch, unlisted, held, opened, last, part_size, budget, current, legacy
+        )
+    top = last
     changes: list[Change] = []
     moved: list[str] = []
     parts: dict[int, Totals] = {}
-    totals = parts[last] = Totals()
     # Bulk loads mostly share one lastmod object: convert it once.
     moment: datetime | None = None
     seconds = current
-    if not old and not rewrites:
-        return _plan_new(batch, unlisted, held, last, part_size, budget, current)
     items: Iterable[tuple[str, Entry | Row]] = batch.items()
     if rewrites:
         items = chain(items, ((p, r) for p, r in rewrites.items() if p not in batch))
     for path, item in items:
         previous = old.get(path)
+        section: str | None = None  # the row's section; None: where it is
         if type(item) is Row:  # a member rewritten with its listing changed
             row = item
             lastmod, piece = row.lastmod, row.fragment
         elif previous is None:
             entry: Entry = item  # type: ignore[assignment]
+            section = entry.section
             # merge() of a new path, inlined: this loop runs per bulk entry.
             if entry.lastmod is not moment:
                 moment = entry.lastmod
@@ -254,10 +279,15 @@ def plan(
                 (seconds, entry.fingerprint, entry.route, piece, declared, entry.title),
             )
         else:
+            section = None if legacy else item.section  # type: ignore[union-attr]
+            if section is not None and section == held[previous.part].section:
+                section = None
             merged = merge(previous.row, item, current, path not in unlisted)  # type: ignore[arg-type]
             if merged is None:
-                continue
-            if retitled(previous.row, merged):
+                if section is None:
+                    continue
+                merged = previous.row  # unchanged, in another section: moved
+            elif section is None and retitled(previous.row, merged):
                 changes.append(_make(Change, (path, previous.part, merged, False)))
                 continue
             row = merged
@@ -269,12 +299,12 @@ def plan(
             number, was = previous
             other = held[number]
             grown = size - weight(was.fragment)
-            if other.bytes + grown <= budget:
+            if section is None and other.bytes + grown <= budget:
                 other.bytes += grown
                 changes.append(_make(Change, (path, number, row, False)))
                 written = parts.get(number)
                 if written is None:
-                    written = parts[number] = Totals()
+                    written = parts[number] = Totals(section=other.section)
                 written.bytes += grown
                 if lastmod > written.newest:
                     written.newest = lastmod
@@ -282,40 +312,70 @@ def plan(
             other.urls -= 1
             other.bytes -= weight(was.fragment)
             moved.append(path)
-        if part.urls >= part_size or part.bytes + size > budget:
-            last += 1
-            part = held[last] = Totals()
-            totals = parts[last] = Totals()
+            if section is None:  # grown past its part: to its section's end
+                section = other.section
+        if section is None or legacy:
+            section = DEFAULT
+        number = opened.get(section, 0)
+        part = held.setdefault(number, Totals(section=section)) if number else None
+        if part is None or part.urls >= part_size or part.bytes + size > budget:
+            top += 1
+            number = opened[section] = top
+            part = held[top] = Totals(section=section)
         part.urls += 1
         part.bytes += size
-        changes.append(_make(Change, (path, last, row, True)))
+        changes.append(_make(Change, (path, number, row, True)))
+        totals = parts.get(number)
+        if totals is None:
+            totals = parts[number] = Totals(section=section)
         totals.urls += 1
         totals.bytes += size
         if lastmod > totals.newest:
             totals.newest = lastmod
-    empty = Totals()
-    return Plan(changes, moved, {n: t for n, t in parts.items() if t != empty}, last)
+    kept = {n: t for n, t in parts.items() if t.urls or t.bytes or t.newest}
+    return Plan(changes, moved, kept, top, opened)
+
+
+def opened(named: Mapping[int, str], last: int) -> dict[str, int]:
+    """Each section's open part (its highest), for :func:`plan`: from the
+    sections of the parts that are not the default's (``named``: part ->
+    section) and the store's highest part (``last``); the default's is the
+    highest part ``named`` lacks."""
+    found: dict[str, int] = {}
+    for number, section in named.items():
+        if number > found.get(section, 0):
+            found[section] = number
+    number = last
+    while number > 0 and number in named:
+        number -= 1
+    if number > 0:
+        found[DEFAULT] = number
+    return found
 
 
 def _plan_new(
     batch: dict[str, Entry],
     unlisted: frozenset[str],
     held: dict[int, Totals],
-    last: int,
+    opened: dict[str, int],
+    top: int,
     part_size: int,
     budget: int,
     current: int,
+    legacy: bool,
 ) -> Plan:
     """:func:`plan` of a batch of new paths only (no stored row read: none
     of the batch's paths is stored, nor any member of its clusters), the bulk
     load. Each entry is what :func:`merge` makes of a new path, and it joins
-    the last part or opens the next: nothing is merged, moved or rewritten,
-    so the loop keeps the last part's fill in locals, not in records."""
+    its section's open part or opens the next: nothing is merged, moved or
+    rewritten, so the loop keeps the open part's fill in locals, not in
+    records, and swaps them only when the section changes from one entry to
+    the next."""
     extra = MAX_ORIGIN_BYTES - 1
     changes: list[Change] = []
     parts: dict[int, Totals] = {}
-    urls, size = held[last].urls, held[last].bytes
-    added = added_bytes = newest = 0
+    section: str | None = None  # whose open part the locals hold
+    number = urls = size = added = added_bytes = newest = 0
     moment: datetime | None = None
     seconds = current
     for path, entry in batch.items():
@@ -335,10 +395,32 @@ def _plan_new(
         weighs = len(piece) + piece.count(ORIGIN) * extra  # weight(piece), inlined
         if weighs > budget:
             raise ValueError(f"{path}: {weighs} bytes do not fit in a sitemap page")
-        if urls >= part_size or size + weighs > budget:
+        wanted = entry.section
+        if wanted is None or legacy:
+            wanted = DEFAULT
+        if wanted != section:
+            if section is not None:
+                _keep(
+                    held, parts, number, section, urls, size, added, added_bytes, newest
+                )
+            section = wanted
+            number = opened.get(wanted, 0)
+            urls = size = added = added_bytes = newest = 0
+            if number:
+                fill = held.setdefault(number, Totals(section=wanted))
+                urls, size = fill.urls, fill.bytes
+                written = parts.get(number)
+                if written is not None:
+                    added, added_bytes, newest = (
+                        written.urls,
+                        written.bytes,
+                        written.newest,
+                    )
+        if not number or urls >= part_size or size + weighs > budget:
             if added:
-                parts[last] = Totals(added, added_bytes, newest)
-            last += 1
+                parts[number] = Totals(added, added_bytes, newest, section)
+            top += 1
+            number = opened[section] = top
             urls = size = added = added_bytes = newest = 0
         urls += 1
         size += weighs
@@ -347,10 +429,28 @@ def _plan_new(
         if seconds > newest:
             newest = seconds
         row = (seconds, entry.fingerprint, entry.route, piece, declared, entry.title)
-        changes.append(_make(Change, (path, last, _make(Row, row), True)))
+        changes.append(_make(Change, (path, number, _make(Row, row), True)))
+    if section is not None:
+        _keep(held, parts, number, section, urls, size, added, added_bytes, newest)
+    return Plan(changes, [], parts, top, opened)
+
+
+def _keep(
+    held: dict[int, Totals],
+    parts: dict[int, Totals],
+    number: int,
+    section: str,
+    urls: int,
+    size: int,
+    added: int,
+    added_bytes: int,
+    newest: int,
+) -> None:
+    """What :func:`_plan_new` kept in locals of a section's open part, put back."""
+    if number:
+        held[number] = Totals(urls, size, 0, section)
     if added:
-        parts[last] = Totals(added, added_bytes, newest)
-    return Plan(changes, [], parts, last)
+        parts[number] = Totals(added, added_bytes, newest, section)
 
 
 # -- hreflang clusters ----------------------------------------------------------

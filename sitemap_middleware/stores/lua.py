@@ -32,9 +32,11 @@ end
 """
 # Every read a write needs, in one round trip inside the WATCH: the lock's
 # holder, seq, the last page, (path, row, fragment) of each stored path of the
-# batch, and (page, summary) of their pages and of the last page.
-# KEYS: meta, lock, rows, fragments, pages, titles. ARGV[1]: the paths, each
-# ending in NUL. A hit is (path, row, fragment, title or '').
+# batch, (page, summary) of their pages, of the last page and of each
+# section's open page (its highest; the default's: the highest no section
+# names), and (page, section) of every page of a named section.
+# KEYS: meta, lock, rows, fragments, pages, titles, sections. ARGV[1]: the
+# paths, each ending in NUL. A hit is (path, row, fragment, title or '').
 READ = (
     _LUA_HMGET
     + """
@@ -62,6 +64,19 @@ if #hits > 0 then
   end
 end
 if meta[2] then pages[meta[2]] = true end
+local named = redis.call('hgetall', KEYS[7])
+local open, held = {}, {}
+for k = 1, #named, 2 do
+  local page = tonumber(named[k])
+  held[page] = true
+  if not open[named[k + 1]] or page > open[named[k + 1]] then
+    open[named[k + 1]] = page
+  end
+end
+for _, page in pairs(open) do pages[tostring(page)] = true end
+local default = tonumber(meta[2] or '0')
+while default > 0 and held[default] do default = default - 1 end
+if default > 0 then pages[tostring(default)] = true end
 for page in pairs(pages) do wanted[#wanted + 1] = page end
 local summaries = {}
 local values = hmget(KEYS[5], wanted)
@@ -72,7 +87,7 @@ for k = 1, #wanted do
   end
 end
 return {redis.call('get', KEYS[2]) or '', meta[1] or '0', meta[2] or '0', found,
-        summaries}
+        summaries, named}
 """
 )
 # One run of a page (keyset on seq, atomic, so no row is seen half-removed),

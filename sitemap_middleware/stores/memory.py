@@ -15,6 +15,7 @@ from datetime import datetime
 from itertools import islice
 
 from ..model import Entry, PartInfo, to_datetime
+from ..sections import DEFAULT
 from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from .base import (
     MAX_COUNT,
@@ -33,7 +34,17 @@ from .base import (
     removed,
     unlogged,
 )
-from .layout import Change, Fill, Plan, Stored, Totals, batches, leaving, now
+from .layout import (
+    Change,
+    Fill,
+    Plan,
+    Stored,
+    Totals,
+    batches,
+    leaving,
+    now,
+    opened,
+)
 
 
 @dataclass(slots=True)
@@ -43,6 +54,7 @@ class _Part:
     lastmod: int = 0
     version: int = 0
     changed: int = 0
+    section: str = DEFAULT
 
 
 class MemoryStore(StoreBase[None]):
@@ -73,7 +85,7 @@ class MemoryStore(StoreBase[None]):
     # -- the write path -------------------------------------------------------------
     # The steps, named alike in every store (redis.py, postgres.py, sqlite.py),
     # each batch under the lock; every row is at hand, so nothing is _read:
-    #   _sizes         the fill of every part
+    #   _sizes         the fill and section of every part, the open ones
     #   _settle, _plan layout's decisions (StoreBase)
     #   _apply         a plan: _delete its moved rows from their parts, _write
     #                  its rows, and add to the parts' _summaries
@@ -89,9 +101,8 @@ class MemoryStore(StoreBase[None]):
             current = now()
             # Planned in full first, so that a bad entry changes nothing; every
             # row is at hand, the clusters' members included.
-            todo = self._plan(
-                batch, self._rows, self._sizes(), len(self._parts), current
-            )
+            sizes, last, opened = self._sizes()
+            todo = self._plan(batch, self._rows, sizes, last, current, None, opened)
             pushes = self._pushes(todo, self._rows)
             self._apply(todo, current)
             self._queue(pushes)
@@ -110,16 +121,27 @@ class MemoryStore(StoreBase[None]):
                 self._queue(gone)
             self._log_removed(gone)
             if settled.rewrites:
-                sizes, last = self._sizes(), len(self._parts)
-                todo = self._plan({}, self._rows, sizes, last, current, settled)
+                sizes, last, opened = self._sizes()
+                todo = self._plan({}, self._rows, sizes, last, current, settled, opened)
                 self._apply(todo, current)
             return len(gone)
 
-    def _sizes(self) -> dict[int, Fill]:
-        return {n + 1: Fill(len(p.paths), p.bytes) for n, p in enumerate(self._parts)}
+    def _sizes(self) -> tuple[dict[int, Fill], int, dict[str, int]]:
+        """The Fill of every part; the highest; each section's open part."""
+        parts = self._parts
+        sizes = {
+            n: Fill(len(p.paths), p.bytes, p.section) for n, p in enumerate(parts, 1)
+        }
+        named = {n: p.section for n, p in enumerate(parts, 1) if p.section}
+        return sizes, len(parts), opened(named, len(parts))
 
     def _apply(self, todo: Plan, current: int) -> None:
         self._delete(todo.moved, current)
+        parts = self._parts
+        for number in sorted(n for n in todo.parts if n > len(parts)):
+            while len(parts) < number - 1:
+                parts.append(_Part({}))
+            parts.append(_Part({}, section=todo.parts[number].section))
         self._write(todo.changes)
         self._summaries(todo.parts, current)
 
@@ -321,6 +343,7 @@ class MemoryStore(StoreBase[None]):
             part.lastmod,
             part.version,
             part.changed,
+            part.section,
         )
 
     def _part_rows(self, number: int) -> list[tuple[str, Stored]]:

@@ -143,11 +143,49 @@ _NEWS_READ = (
     " JOIN {p}url u ON u.path = n.path WHERE n.published >= %s"
     " ORDER BY n.published DESC, n.path LIMIT %s"
 )
+# The section of each part that holds a section's pages (sections.py): the
+# default section's parts have no row, so that tables of an earlier release
+# read as all default, and its workers still write them. Made like _PUSHES.
+_SECTIONS = """
+CREATE TABLE IF NOT EXISTS {p}section (
+    page integer PRIMARY KEY,
+    section text NOT NULL
+)
+"""
+# Each section's open part (its highest; the default's: the highest part no
+# section names) with its fill, and the highest part of all, in one read.
+_OPEN = """
+WITH open AS (
+    SELECT section, max(page) AS page FROM {p}section GROUP BY section
+    UNION ALL
+    SELECT '', max(page) FROM {p}page p
+    WHERE NOT EXISTS (SELECT FROM {p}section s WHERE s.page = p.page)
+)
+SELECT o.section, o.page, p.urls, p.bytes,
+    (SELECT coalesce(max(page), 0) FROM {p}page)
+FROM open o JOIN {p}page p ON p.page = o.page
+"""
+# count(route) needs an index on route: tables made before it get it.
+_ROUTE_INDEX = "CREATE INDEX IF NOT EXISTS {p}url_route ON {p}url (route)"
+# The tables releases added after the first, each made when the store is
+# opened: the table to look for, and its statements.
+_ADDED = (
+    ("{p}setting", _SITE.split(";")),
+    ("{p}push", [_PUSHES]),
+    ("{p}decision", _DECISIONS.split(";")),
+    ("{p}removal", [_REMOVALS]),
+    ("{p}news", _NEWS.split(";")),
+    ("{p}section", [_SECTIONS]),
+)
 # New rows of an upsert, copied in once its other statements are sent (as
 # _write's inserts, with no ON CONFLICT: see there why none is needed).
 _COPY = (
     "COPY {p}url (path, seq, page, lastmod, fingerprint, route, fragment,"
     " declared, title) FROM STDIN (FORMAT BINARY)"
+)
+_PART = (
+    "SELECT p.page, urls, lastmod, version, changed, coalesce(s.section, '')"
+    " FROM {p}page p LEFT JOIN {p}section s ON s.page = p.page WHERE urls > 0"
 )
 _COPY_TYPES = ["text", "int8", "int4", "int8", "text", "text", "bytea", "text", "text"]
 # Rows read per query when streaming a part (keyset pagination, no OFFSET):
@@ -278,7 +316,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
         except psycopg.errors.UndefinedTable:
             row = None
         if row is not None:
-            self._add_route_index(conn)
+            self._add(conn, "{p}url_route", [_ROUTE_INDEX])
             self._add_columns(conn)
         if row is None:
             with conn.transaction():
@@ -302,46 +340,23 @@ class PostgresStore(StoreBase[ConnectionPool]):
             raise StoreError(f"table {self.prefix}meta has no row")
         schema, epoch = row
         self._check_schema(f"table {self.prefix}meta", schema, SCHEMA_VERSION)
-        self._add_site(conn)
-        self._add_pushes(conn)
-        self._add_decisions(conn)
-        self._add_removals(conn)
-        self._add_news(conn)
+        for table, statements in _ADDED:
+            self._add(conn, table, statements)
         return str(epoch)
 
-    def _add_site(self, conn: psycopg.Connection[Any]) -> None:
-        """The counters' and settings' tables, made once under the setup lock."""
-        name = self._sql("{p}setting")
-        (found,) = _one(conn.execute("SELECT to_regclass(%s)", (name,)))
+    def _add(
+        self, conn: psycopg.Connection[Any], table: str, statements: list[str]
+    ) -> None:
+        """A table (or index) a release added, made once under the setup lock
+        when the store is opened, so that tables of an earlier release
+        upgrade in place."""
+        (found,) = _one(conn.execute("SELECT to_regclass(%s)", (self._sql(table),)))
         if found is not None:
             return
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
-            for statement in self._sql(_SITE).split(";"):
-                conn.execute(statement)
-
-    def _add_pushes(self, conn: psycopg.Connection[Any]) -> None:
-        """The pending pushes' table, made once under the setup lock."""
-        name = self._sql("{p}push")
-        (found,) = _one(conn.execute("SELECT to_regclass(%s)", (name,)))
-        if found is not None:
-            return
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
-            conn.execute(self._sql(_PUSHES))
-
-    def _add_route_index(self, conn: psycopg.Connection[Any]) -> None:
-        """count(route) needs an index on route: version-2 tables made before
-        it get it when first opened (one build, under the setup lock)."""
-        name = self._sql("{p}url_route")
-        (found,) = _one(conn.execute("SELECT to_regclass(%s)", (name,)))
-        if found is not None:
-            return
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
-            conn.execute(
-                self._sql("CREATE INDEX IF NOT EXISTS {p}url_route ON {p}url (route)")
-            )
+            for statement in statements:
+                conn.execute(self._sql(statement))
 
     def _add_columns(self, conn: psycopg.Connection[Any]) -> None:
         """Version-2 tables made before rows kept their declared alternates or
@@ -368,41 +383,10 @@ class PostgresStore(StoreBase[ConnectionPool]):
                     )
                 )
 
-    def _add_decisions(self, conn: psycopg.Connection[Any]) -> None:
-        """The decisions' table, made once under the setup lock."""
-        name = self._sql("{p}decision")
-        (found,) = _one(conn.execute("SELECT to_regclass(%s)", (name,)))
-        if found is not None:
-            return
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
-            for statement in self._sql(_DECISIONS).split(";"):
-                conn.execute(statement)
-
-    def _add_removals(self, conn: psycopg.Connection[Any]) -> None:
-        """The removals log's table, made once under the setup lock."""
-        name = self._sql("{p}removal")
-        (found,) = _one(conn.execute("SELECT to_regclass(%s)", (name,)))
-        if found is not None:
-            return
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
-            conn.execute(self._sql(_REMOVALS))
-
-    def _add_news(self, conn: psycopg.Connection[Any]) -> None:
-        """The news articles' table, made once under the setup lock."""
-        name = self._sql("{p}news")
-        (found,) = _one(conn.execute("SELECT to_regclass(%s)", (name,)))
-        if found is not None:
-            return
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
-            for statement in self._sql(_NEWS).split(";"):
-                conn.execute(statement)
-
     # -- the write path -------------------------------------------------------------
     # The steps, named alike in every store (redis.py, sqlite.py, memory.py):
     #   _read          the stored rows of the batch, with their parts' fill
+    #                  and section, and each section's open part (_OPEN)
     #   _read_members  the stored rows of the hreflang clusters' other members
     #   _settle, _plan layout's decisions on them (StoreBase)
     #   _apply         a plan: _queue its pushes, _delete its moved rows from
@@ -452,12 +436,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
         )
         # Statements of their own after the lock: in READ COMMITTED each one
         # sees what the writer before us committed.
-        tail = conn.execute(
-            self._sql(
-                "SELECT page, urls, bytes FROM {p}page ORDER BY page DESC LIMIT 1"
-            ),
-            binary=True,
-        )
+        tail = conn.execute(self._sql(_OPEN), binary=True)
         # The reads are index probes whatever the statistics say: a table
         # that grew since its last ANALYZE looks nearly empty, and the planner
         # would scan all of it once a run.
@@ -467,12 +446,9 @@ class PostgresStore(StoreBase[ConnectionPool]):
         reads += [self._read(conn, run) for run in runs[1:]]
         conn.execute("SET LOCAL enable_seqscan = on")
         found = [reads[0].fetchall()]
-        last = tail.fetchone()
-        number = last[0] if last else 0
         # The Fill of the parts the plans need, as the batch leaves them.
         sizes: dict[int, Fill] = {}
-        if last is not None:
-            sizes[number] = Fill(last[1], last[2])
+        number, opened = _opened(tail.fetchall(), sizes)
         old: dict[str, Stored] = {}
         parts: dict[int, Totals] = {}
         cur = conn.cursor(binary=True)
@@ -496,17 +472,17 @@ class PostgresStore(StoreBase[ConnectionPool]):
         # error rolls back the transaction.
         for index, run in enumerate(runs):
             _take(found[index], old, sizes)
-            todo = self._plan(run, old, sizes, number, current, in_runs)
+            todo = self._plan(run, old, sizes, number, current, in_runs, opened)
             if not index and not eager:
                 found += [read.fetchall() for read in reads[1:]]
             seq = self._apply(cur, todo, old, sizes, parts, seq, current, new)
-            number = todo.last_part
+            number, opened = todo.last_part, todo.open
             changed += len(todo.changes)
         if not eager and any(stored.row.declared for stored in old.values()):
             self._read_members(conn, layout.members(batch, old), old, sizes)
             settled = self._settle(batch, old)
         if settled.rewrites:
-            todo = self._plan({}, old, sizes, number, current, settled)
+            todo = self._plan({}, old, sizes, number, current, settled, opened)
             seq = self._apply(cur, todo, old, sizes, parts, seq, current, new)
             changed += len(todo.changes)
         if changed:
@@ -548,19 +524,14 @@ class PostgresStore(StoreBase[ConnectionPool]):
             if settled.rewrites:
                 # As the removal leaves them: fewer URLs, fewer bytes.
                 for part, totals in leaving(gone.values()).items():
-                    urls, size = sizes[part]
-                    sizes[part] = Fill(urls - totals.urls, size - totals.bytes)
-                tail = cur.execute(
-                    self._sql(
-                        "SELECT page, urls, bytes FROM {p}page"
-                        " ORDER BY page DESC LIMIT 1"
-                    )
-                ).fetchone()
-                number = tail[0] if tail else 0
-                if tail is not None:
-                    sizes.setdefault(number, Fill(tail[1], tail[2]))
+                    urls, size, section = sizes[part]
+                    sizes[part] = Fill(urls - totals.urls, size - totals.bytes, section)
+                # Read after the delete: the parts' fill as it leaves them.
+                number, opened = _opened(
+                    cur.execute(self._sql(_OPEN)).fetchall(), sizes
+                )
                 parts: dict[int, Totals] = {}
-                todo = self._plan({}, others, sizes, number, current, settled)
+                todo = self._plan({}, others, sizes, number, current, settled, opened)
                 seq = self._apply(cur, todo, others, sizes, parts, seq, current)
                 self._summaries(cur, parts, seq, current)
             return removed
@@ -573,8 +544,10 @@ class PostgresStore(StoreBase[ConnectionPool]):
         return conn.execute(
             self._sql(
                 "SELECT u.path, u.page, u.lastmod, u.fingerprint, u.route,"
-                " u.fragment, u.declared, u.title, p.urls, p.bytes FROM {p}url u"
-                " JOIN {p}page p ON p.page = u.page WHERE u.path = ANY(%b)"
+                " u.fragment, u.declared, u.title, p.urls, p.bytes,"
+                " coalesce(s.section, '') FROM {p}url u"
+                " JOIN {p}page p ON p.page = u.page"
+                " LEFT JOIN {p}section s ON s.page = u.page WHERE u.path = ANY(%b)"
             ),
             (list(run),),
             binary=True,
@@ -608,7 +581,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
         self._queue(cur, self._pushes(todo, old))
         todo.advance(sizes, old)
         for part, totals in todo.parts.items():
-            parts.setdefault(part, Totals()).add(totals)
+            parts.setdefault(part, Totals(section=totals.section)).add(totals)
         if todo.moved:
             # Out of their parts first; written again as new rows.
             self._delete(cur, {path: old[path] for path in todo.moved}, current)
@@ -748,6 +721,15 @@ class PostgresStore(StoreBase[ConnectionPool]):
             ),
             (current, *_columns(numbers)),
         )
+        named = sorted((n, t.section) for n, t in parts.items() if t.section)
+        if named:
+            cur.execute(
+                self._sql(
+                    "INSERT INTO {p}section SELECT * FROM unnest(%b::integer[],"
+                    " %b::text[]) ON CONFLICT (page) DO NOTHING"
+                ),
+                _columns(named),
+            )
         cur.execute(self._sql("UPDATE {p}meta SET next_seq = %b"), (seq,))
 
     def epoch(self) -> str:
@@ -915,22 +897,13 @@ class PostgresStore(StoreBase[ConnectionPool]):
 
     def parts(self) -> list[PartInfo]:
         with self._borrow() as conn:
-            rows = conn.execute(
-                self._sql(
-                    "SELECT page, urls, lastmod, version, changed FROM {p}page"
-                    " WHERE urls > 0 ORDER BY page"
-                )
-            ).fetchall()
+            rows = conn.execute(self._sql(f"{_PART} ORDER BY p.page")).fetchall()
         return [PartInfo.from_row(self._epoch, *row) for row in rows]
 
     def part(self, number: int) -> PartInfo | None:
         with self._borrow() as conn:
             row = conn.execute(
-                self._sql(
-                    "SELECT page, urls, lastmod, version, changed FROM {p}page"
-                    " WHERE page = %s AND urls > 0"
-                ),
-                (number,),
+                self._sql(f"{_PART} AND p.page = %s"), (number,)
             ).fetchone()
         return PartInfo.from_row(self._epoch, *row) if row else None
 
@@ -1048,10 +1021,35 @@ def _take(
     rows: Iterable[tuple[Any, ...]], old: dict[str, Stored], sizes: dict[int, Fill]
 ) -> None:
     """Note looked-up rows and their parts' sizes, keeping what is noted."""
-    for path, page, lastmod, print_, route, piece, declared, title, urls, size in rows:
+    for (
+        path,
+        page,
+        lastmod,
+        print_,
+        route,
+        piece,
+        declared,
+        title,
+        urls,
+        size,
+        section,
+    ) in rows:
         row = Row(lastmod, print_, route, piece, declared, title)
         old.setdefault(path, Stored(page, row))
-        sizes.setdefault(page, Fill(urls, size))
+        sizes.setdefault(page, Fill(urls, size, section))
+
+
+def _opened(
+    rows: Iterable[tuple[Any, ...]], sizes: dict[int, Fill]
+) -> tuple[int, dict[str, int]]:
+    """The highest part and each section's open part, from ``_OPEN``'s rows;
+    their fill noted in ``sizes``, keeping what is noted."""
+    last, opened = 0, {}
+    for section, page, urls, size, highest in rows:
+        opened[section] = page
+        sizes.setdefault(page, Fill(urls, size, section))
+        last = highest
+    return last, opened
 
 
 def _columns(rows: Iterable[tuple[Any, ...]]) -> list[list[Any]]:

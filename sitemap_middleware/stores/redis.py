@@ -24,6 +24,7 @@ from redis.retry import Retry
 
 from ..errors import StoreError
 from ..model import Entry, PartInfo, to_datetime
+from ..sections import DEFAULT
 from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from . import layout, lua
 from .base import (
@@ -168,6 +169,9 @@ class RedisStore(StoreBase[_Client]):
         # News: path -> JSON [title, language, name], and path by published.
         self._news_key = prefix + "news"
         self._news_by = prefix + "news_by"
+        # The section of each part of a named section (the default's parts
+        # have none: a store of the release before reads as all default).
+        self._sections_key = prefix + "section"
 
     def _part_key(self, number: int) -> str:
         return f"{self.prefix}page:{number}"
@@ -261,7 +265,7 @@ class RedisStore(StoreBase[_Client]):
     # The steps, named alike in every store (postgres.py, sqlite.py, memory.py),
     # each batch in one optimistic transaction (_transact):
     #   _read          under the WATCH: the stored rows of the batch, with the
-    #                  part summaries
+    #                  part summaries, their sections and the open parts'
     #   _read_members  the stored rows of the hreflang clusters' other members
     #   _settle, _plan layout's decisions on them (StoreBase)
     #   _apply         a plan, on the summaries read (_delete takes the moved
@@ -326,7 +330,8 @@ class RedisStore(StoreBase[_Client]):
         self._read_members(conn, pipe, state, layout.members(batch, state.rows), token)
         sizes = state.sizes()
         # Planned in full first, so that a bad entry changes nothing.
-        todo = self._plan(batch, state.rows, sizes, state.last, current)
+        opened = layout.opened(state.named, state.last)
+        todo = self._plan(batch, state.rows, sizes, state.last, current, None, opened)
         if not todo.changes:
             return None
         pushes = self._pushes(todo, state.rows)
@@ -366,8 +371,10 @@ class RedisStore(StoreBase[_Client]):
         if settled.rewrites:
             for path in gone:
                 del state.rows[path]
-            sizes = state.sizes()
-            todo = self._plan({}, state.rows, sizes, state.last, current, settled)
+            sizes, opened = state.sizes(), layout.opened(state.named, state.last)
+            todo = self._plan(
+                {}, state.rows, sizes, state.last, current, settled, opened
+            )
             rewrite = self._apply(conn, pipe, todo, state, current)
 
         def queue(pipe: Pipeline) -> None:
@@ -391,7 +398,7 @@ class RedisStore(StoreBase[_Client]):
         self, conn: _Client, pipe: Pipeline, paths: Collection[str], token: str
     ) -> _State:
         """What a write needs to know, read under the WATCH (one round trip)."""
-        holder, seq, last, found, summaries = conn.read(
+        holder, seq, last, found, summaries, named = conn.read(
             keys=[
                 self._meta,
                 self._lock_key,
@@ -399,6 +406,7 @@ class RedisStore(StoreBase[_Client]):
                 self._fragments,
                 self._summaries_key,
                 self._titles,
+                self._sections_key,
             ],
             args=[_nul_ended(paths)],
             client=pipe,
@@ -417,7 +425,10 @@ class RedisStore(StoreBase[_Client]):
             int(summaries[i]): _Summary.unpack(summaries[i + 1])
             for i in range(0, len(summaries), 2)
         }
-        return _State(int(seq), int(last), rows, parts)
+        sections = {
+            int(named[i]): named[i + 1].decode() for i in range(0, len(named), 2)
+        }
+        return _State(int(seq), int(last), rows, parts, sections)
 
     def _read_members(
         self,
@@ -434,6 +445,7 @@ class RedisStore(StoreBase[_Client]):
             state.rows.update(more.rows)
             for number, summary in more.parts.items():
                 state.parts.setdefault(number, summary)
+            state.named.update(more.named)
 
     def _apply(
         self,
@@ -590,6 +602,13 @@ class RedisStore(StoreBase[_Client]):
         if titles:
             pipe.hset(self._titles, mapping=titles)
         self._summaries(pipe, state.parts, touched)
+        sections = {
+            number: totals.section
+            for number, totals in todo.parts.items()
+            if totals.section and number not in state.named
+        }
+        if sections:
+            pipe.hset(self._sections_key, mapping=sections)
         pipe.hset(self._meta, mapping={"seq": seq, "last": todo.last_part})
         # Redis may have lost its data since this process connected (a restart
         # without persistence): a new epoch keeps part versions from repeating.
@@ -730,24 +749,31 @@ class RedisStore(StoreBase[_Client]):
 
     def parts(self) -> list[PartInfo]:
         pipe = self._connection().redis.pipeline(transaction=False)
-        epoch, summaries = (
-            pipe.hget(self._meta, "epoch").hgetall(self._summaries_key).execute()
+        epoch, summaries, named = (
+            pipe.hget(self._meta, "epoch")
+            .hgetall(self._summaries_key)
+            .hgetall(self._sections_key)
+            .execute()
         )
-        infos = (self._info(epoch, int(n), packed) for n, packed in summaries.items())
+        infos = (
+            self._info(epoch, int(n), packed, named.get(n))
+            for n, packed in summaries.items()
+        )
         return sorted((i for i in infos if i), key=lambda info: info.number)
 
     def part(self, number: int) -> PartInfo | None:
         pipe = self._connection().redis.pipeline(transaction=False)
-        epoch, packed = (
+        epoch, packed, section = (
             pipe.hget(self._meta, "epoch")
             .hget(self._summaries_key, str(number))
+            .hget(self._sections_key, str(number))
             .execute()
         )
-        return self._info(epoch, number, packed)
+        return self._info(epoch, number, packed, section)
 
     @staticmethod
     def _info(
-        epoch: bytes | None, number: int, packed: bytes | None
+        epoch: bytes | None, number: int, packed: bytes | None, section: bytes | None
     ) -> PartInfo | None:
         summary = _Summary.unpack(packed)
         if summary.urls <= 0 or epoch is None:  # no epoch: data lost, versions unknown
@@ -759,6 +785,7 @@ class RedisStore(StoreBase[_Client]):
             summary.lastmod,
             summary.version,
             summary.changed,
+            _text(section),
         )
 
     def _runs(self, number: int, hash_key: str, mode: bytes) -> Iterator[list[Any]]:
@@ -828,10 +855,16 @@ class _State:
     last: int
     rows: dict[str, Stored]
     parts: dict[int, _Summary]
+    named: dict[int, str]
+    """part -> section, for every part of a named section."""
 
     def sizes(self) -> dict[int, Fill]:
         """The Fill of each part read, as layout.plan takes them."""
-        return {number: summary.fill() for number, summary in self.parts.items()}
+        named = self.named
+        return {
+            number: Fill(summary.urls, summary.size, named.get(number, DEFAULT))
+            for number, summary in self.parts.items()
+        }
 
 
 class _Rows:
@@ -881,9 +914,6 @@ class _Summary:
             self.version,
             self.changed,
         )
-
-    def fill(self) -> Fill:
-        return Fill(self.urls, self.size)
 
 
 def _tally(routes: dict[str, int], route: str | None, delta: int) -> None:

@@ -20,6 +20,7 @@ from urllib.parse import quote
 
 from ..errors import StoreError, StoreFault, StoreReadOnly
 from ..model import Entry, PartInfo, to_datetime
+from ..sections import DEFAULT
 from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from . import layout
 from .base import (
@@ -113,6 +114,15 @@ _QUEUE = (
     "INSERT INTO sitemap_push (path) VALUES (?)"
     " ON CONFLICT (path) DO UPDATE SET lease = 0"
 )
+# The section of each part that holds a section's pages (sections.py): the
+# default section's parts have no row, so that a file of an earlier release
+# reads as all default, and its workers still write it.
+_SECTIONS = """
+CREATE TABLE IF NOT EXISTS sitemap_section (
+    page INTEGER PRIMARY KEY,
+    section TEXT NOT NULL
+)
+"""
 # The removals log (stores.base.Removals): the last paths removed, numbered by
 # seq, made when first opened by a release that has it (rowid allocation: the
 # largest seq plus one, and the largest is never trimmed).
@@ -163,6 +173,9 @@ SELECT (SELECT value FROM sitemap_meta WHERE key = 'epoch'),
         (SELECT path FROM sitemap_removal WHERE seq > ? ORDER BY seq))
 """
 _RUN = "FROM sitemap_url WHERE seq >= ? AND seq <= ? AND +page = ? ORDER BY seq"
+# The run of a part whose rows share their seq range with other parts' (parts
+# of several sections fill side by side): read through the (page, seq) index.
+_SPARSE_RUN = "FROM sitemap_url WHERE seq >= ? AND seq <= ? AND page = ? ORDER BY seq"
 # SQLite joins a run's fragments itself: one bytes object a run rather than one
 # a URL halves the read. An aggregate's ordered subquery is not flattened, so
 # group_concat sees the rows in seq order.
@@ -170,6 +183,13 @@ _JOINED_RUN = (
     f"SELECT CAST(group_concat(f, '') AS BLOB) FROM (SELECT fragment f {_RUN})"
 )
 _ENTRY_RUN = f"SELECT path, lastmod, fingerprint, route, title {_RUN}"
+_SPARSE_JOINED_RUN = _JOINED_RUN.replace(_RUN, _SPARSE_RUN)
+_SPARSE_ENTRY_RUN = _ENTRY_RUN.replace(_RUN, _SPARSE_RUN)
+_PART = (
+    "SELECT p.page, urls, lastmod, version, changed, coalesce(s.section, '')"
+    " FROM sitemap_page p LEFT JOIN sitemap_section s ON s.page = p.page"
+    " WHERE urls > 0"
+)
 
 
 class SQLiteStore(StoreBase[sqlite3.Connection]):
@@ -312,6 +332,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
                 conn.execute(_REMOVALS)
                 conn.execute(_NEWS)
                 conn.execute(_NEWS_INDEX)
+                conn.execute(_SECTIONS)
                 conn.execute(
                     "INSERT OR IGNORE INTO sitemap_meta"
                     " VALUES ('schema', ?), ('epoch', ?)",
@@ -388,7 +409,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
                 "SELECT name FROM main.sqlite_master WHERE type = 'table'"
             )
         }
-        for statement in [*_SCHEMA.split(";"), _PUSHES, _NEWS]:
+        for statement in [*_SCHEMA.split(";"), _PUSHES, _NEWS, _SECTIONS]:
             kept = "\n".join(
                 x for x in statement.splitlines() if not x.strip().startswith("--")
             )
@@ -556,6 +577,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         conn.execute("ALTER TABLE sitemap_page RENAME TO sitemap_page_1")
         for statement in _SCHEMA.split(";"):
             conn.execute(statement)
+        conn.execute(_SECTIONS)
         rows = conn.execute(
             "SELECT path, lastmod, fingerprint, changefreq, priority, route"
             " FROM sitemap_url_1 ORDER BY seq"
@@ -618,7 +640,8 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     # each batch in one BEGIN IMMEDIATE transaction (_writing):
     #   _read          the stored rows of the batch
     #   _read_members  the stored rows of the hreflang clusters' other members
-    #   _sizes         the fill of their parts and of the last part
+    #   _sizes         the fill of their parts and of each section's open
+    #                  part, with the parts' sections
     #   _settle, _plan layout's decisions on them (StoreBase)
     #   _apply         a plan: _delete its moved rows from their parts, _write
     #                  its rows, and add to the parts' _summaries
@@ -637,7 +660,8 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         current = now()
         old = self._read(conn, list(batch))
         self._read_members(conn, layout.members(batch, old), old)
-        todo = self._plan(batch, old, *self._sizes(conn, old), current)
+        sizes, last, opened = self._sizes(conn, old)
+        todo = self._plan(batch, old, sizes, last, current, None, opened)
         self._apply(conn, todo, old, current)
         self._queue(conn, self._pushes(todo, old))
         return len(todo.changes)
@@ -663,9 +687,8 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
                 self._queue(conn, gone)
             self._log_removed(conn, gone)
             if settled.rewrites:
-                todo = self._plan(
-                    {}, others, *self._sizes(conn, others), current, settled
-                )
+                sizes, last, opened = self._sizes(conn, others)
+                todo = self._plan({}, others, sizes, last, current, settled, opened)
                 self._apply(conn, todo, others, current)
             return removed
 
@@ -689,22 +712,24 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         if paths:
             old.update(self._read(conn, list(paths)))
 
-    @staticmethod
     def _sizes(
-        conn: sqlite3.Connection, old: dict[str, Stored]
-    ) -> tuple[dict[int, Fill], int]:
-        """The Fill of the last part and of every part in ``old``; the last."""
+        self, conn: sqlite3.Connection, old: dict[str, Stored]
+    ) -> tuple[dict[int, Fill], int, dict[str, int]]:
+        """The Fill of each section's open part and of every part in ``old``;
+        the highest part; each section's open part."""
         ((last,),) = conn.execute("SELECT coalesce(max(page), 0) FROM sitemap_page")
-        wanted = sorted({stored.part for stored in old.values()} | {last})
+        named = dict(conn.execute("SELECT page, section FROM sitemap_section"))
+        opened = layout.opened(named, last)
+        wanted = sorted({stored.part for stored in old.values()} | {*opened.values()})
         sizes = {
-            page: Fill(urls, size)
+            page: Fill(urls, size, named.get(page, DEFAULT))
             for page, urls, size in conn.execute(
                 "SELECT page, urls, bytes FROM sitemap_page"
                 f" WHERE page IN ({','.join('?' * len(wanted))})",
                 wanted,
             )
         }
-        return sizes, last
+        return sizes, last, opened
 
     def _apply(
         self,
@@ -781,6 +806,10 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
                 (part, totals.urls, totals.bytes, totals.newest, current)
                 for part, totals in parts.items()
             ],
+        )
+        conn.executemany(
+            "INSERT OR IGNORE INTO sitemap_section VALUES (?, ?)",
+            [(part, t.section) for part, t in parts.items() if t.section != DEFAULT],
         )
 
     def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[Any]:
@@ -935,44 +964,58 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         return {path for (path,) in rows}
 
     def parts(self) -> list[PartInfo]:
-        rows = self._query(
-            "SELECT page, urls, lastmod, version, changed FROM sitemap_page"
-            " WHERE urls > 0 ORDER BY page"
-        )
+        rows = self._query(f"{_PART} ORDER BY p.page")
         return [PartInfo.from_row(self._epoch, *row) for row in rows]
 
     def part(self, number: int) -> PartInfo | None:
-        rows = self._query(
-            "SELECT page, urls, lastmod, version, changed FROM sitemap_page"
-            " WHERE page = ? AND urls > 0",
-            (number,),
-        )
+        rows = self._query(f"{_PART} AND p.page = ?", (number,))
         return PartInfo.from_row(self._epoch, *rows[0]) if rows else None
 
-    def _ranges(self, number: int) -> Iterator[tuple[int, int, int]]:
-        """(first seq, last seq, part) of each run of at most RUN rows.
+    def _ranges(self, number: int) -> Iterator[tuple[bool, tuple[int, int, int]]]:
+        """Whether each run is sparse, and its (first seq, last seq, part):
+        runs of at most RUN rows.
 
-        New rows always join the last part, so each part's rows fill one
-        range of seq that no other part's rows enter: after one index lookup
-        for its ends, a part is read as rowid ranges (keyset, never OFFSET),
-        which SQLite walks in order without touching the index.
+        Without sections, new rows always join the last part, so each part's
+        rows fill one range of seq that no other part's rows enter: after one
+        index lookup for its ends, a part is read as rowid ranges (keyset,
+        never OFFSET), which SQLite walks in order without touching the index.
+        A part whose range is more than twice its rows (sections filling
+        side by side, many rows gone) is read through the (page, seq) index,
+        each run's end found by one probe of it.
         """
-        ((low, high),) = self._query(
-            "SELECT min(seq), max(seq) FROM sitemap_url WHERE page = ?", (number,)
+        ((low, high, urls),) = self._query(
+            "SELECT min(seq), max(seq), (SELECT urls FROM sitemap_page"
+            " WHERE page = ?1) FROM sitemap_url WHERE page = ?1",
+            (number,),
         )
-        if low is not None:
+        if low is None:
+            return
+        if high - low < 2 * (urls or 0) + RUN:
             for start in range(low, high + 1, RUN):
-                yield start, min(start + RUN - 1, high), number
+                yield False, (start, min(start + RUN - 1, high), number)
+            return
+        start = low
+        while start <= high:
+            found = self._query(
+                "SELECT seq FROM sitemap_url WHERE page = ? AND seq >= ?"
+                " ORDER BY seq LIMIT 1 OFFSET ?",
+                (number, start, RUN),
+            )
+            end = found[0][0] - 1 if found else high
+            yield True, (start, end, number)
+            start = end + 1
 
     def fragments(self, number: int) -> Iterator[bytes]:
-        for run in self._ranges(number):
-            ((joined,),) = self._query(_JOINED_RUN, run)
+        for sparse, run in self._ranges(number):
+            query = _SPARSE_JOINED_RUN if sparse else _JOINED_RUN
+            ((joined,),) = self._query(query, run)
             if joined is not None:
                 yield joined
 
     def entries(self, number: int) -> Iterator[Entry]:
-        for run in self._ranges(number):
-            for path, lastmod, print_, route, title in self._query(_ENTRY_RUN, run):
+        for sparse, run in self._ranges(number):
+            query = _SPARSE_ENTRY_RUN if sparse else _ENTRY_RUN
+            for path, lastmod, print_, route, title in self._query(query, run):
                 when = to_datetime(lastmod)
                 yield Entry(path, when, print_, route=route, title=title)
 

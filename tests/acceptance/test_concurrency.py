@@ -77,7 +77,7 @@ def _postgres(tmp_path: Path) -> tuple[str, Callable[[], None]]:
         with psycopg.connect(url, autocommit=True) as conn:
             conn.execute(
                 f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta,"
-                f" {prefix}count, {prefix}setting"
+                f" {prefix}count, {prefix}setting, {prefix}section"
             )
 
     return f"{url}?{urlencode({'table_prefix': prefix})}", cleanup

@@ -590,3 +590,95 @@ def test_no_warning_once_a_page_is_recorded_or_too_few_were_seen(
     mixed.middleware.flush()
     mixed.middleware.stats()
     assert warnings_of(caplog) == []
+
+
+# -- sections ---------------------------------------------------------------------
+
+
+def laid_out(uri: str) -> list[tuple[int, str, list[str], str]]:
+    """Each part of the store: number, section, paths, version."""
+    from sitemap_middleware import open_store
+
+    with open_store(uri) as store:
+        return [
+            (
+                info.number,
+                info.section,
+                [e.path for e in store.entries(info.number)],
+                info.version,
+            )
+            for info in store.parts()
+        ]
+
+
+def stored_lastmods(uri: str) -> dict[str, object]:
+    from sitemap_middleware import open_store
+
+    with open_store(uri) as store:
+        return {
+            e.path: e.lastmod for p in store.parts() for e in store.entries(p.number)
+        }
+
+
+@pytest.mark.parametrize("store_uri", ["sqlite", "redis", "postgres"])
+def test_a_restart_with_new_sections_moves_pages_and_nothing_else(
+    store_uri: str, tmp_path: Path, workers: Callable[..., Worker], fresh: Fresh
+) -> None:
+    """Sections are decided in the writer, by route or path glob; a change of
+    ``sections`` re-checks the store: only the pages whose section changed
+    move (lastmod kept, no other part touched), and a page recorded again
+    finds its section's part."""
+    uri = fresh.uri(store_uri, tmp_path)
+    sections = {"blog": ["/blog/<slug>"], "search": ["/search*"]}
+    record(uri, workers, sections=sections)
+    first = laid_out(uri)
+    assert [(n, s, paths) for n, s, paths, _ in first] == [
+        (1, "", ["/", "/about"]),
+        (2, "blog", ["/blog/a", "/blog/b", "/blog/c"]),
+        (3, "search", ["/search?page=2"]),
+    ]
+    lastmods = stored_lastmods(uri)
+    # /about joins a new section; search pages go back to the default.
+    again = workers(
+        uri, query=["page"], sections={"blog": ["/blog/<slug>"], "about": ["/about"]}
+    )
+    assert again.middleware.flush()
+    assert again.middleware.stats()["moved"] == 2
+    after = laid_out(uri)
+    assert [(n, s, paths) for n, s, paths, _ in after] == [
+        (1, "", ["/", "/search?page=2"]),
+        (2, "blog", ["/blog/a", "/blog/b", "/blog/c"]),
+        (4, "about", ["/about"]),
+    ]
+    assert after[1][3] == first[1][3]  # the blog's part: the same version
+    assert again.middleware.site_stats()["sections"] == {
+        "default": {"urls": 2, "parts": 1},
+        "blog": {"urls": 3, "parts": 1},
+        "about": {"urls": 1, "parts": 1},
+    }
+    assert stored_lastmods(uri) == lastmods
+    assert again.listed() == URLS
+    # Pages recorded again stay in their section's part.
+    for path in PAGES:
+        again.get(path, **{"Cache-Control": "no-cache"})
+    assert again.middleware.flush()
+    assert [(n, s, p) for n, s, p, _ in laid_out(uri)] == [
+        (n, s, p) for n, s, p, _ in after
+    ]
+
+
+def test_a_restart_without_sections_gathers_every_page_in_the_default_section(
+    tmp_path: Path, workers: Callable[..., Worker]
+) -> None:
+    uri = f"sqlite:///{tmp_path}/site.sqlite3"
+    record(uri, workers, sections={"blog": ["/blog/<slug>"]})
+    assert [s for _, s, _, _ in laid_out(uri)] == ["", "blog"]
+    lastmods = stored_lastmods(uri)
+    again = workers(uri, query=["page"])
+    assert again.middleware.flush()
+    assert again.middleware.stats()["moved"] == 3
+    assert [(n, s, p) for n, s, p, _ in laid_out(uri)] == [
+        (1, "", ["/", "/about", "/search?page=2", "/blog/a", "/blog/b", "/blog/c"])
+    ]
+    assert stored_lastmods(uri) == lastmods
+    assert "sections" not in again.middleware.site_stats()

@@ -606,3 +606,38 @@ def test_a_change_is_arranged_off_the_requests_which_serve_the_previous() -> Non
         assert store.reads == [1, 1]
     finally:
         middleware.close()
+
+
+def test_configured_sections_head_the_map_in_the_order_of_their_parts() -> None:
+    """With sections, the map groups pages by the section their part holds,
+    headed by its name; the pages no section names are under "default"."""
+    store = MemoryStore(part_size=2)
+    store.upsert(
+        [
+            Entry("/", title="Home", section=""),
+            Entry("/blog/b", title="B post", section="posts"),
+            Entry("/tags/x", title="X", section="tags"),
+            Entry("/blog/a", title="A post", section="posts"),
+            Entry("/blog/c", title="C post", section="posts"),
+            Entry("/about", title="About", section=""),
+        ]
+    )
+    shown = site_map(store, "https://example.com")
+    assert [(s.heading, [link.title for link in s.links]) for s in shown.sections] == [
+        ("default", ["Home", "About"]),
+        ("posts", ["A post", "B post", "C post"]),
+        ("tags", ["X"]),
+    ]
+    assert len({s.id for s in shown.sections}) == 3
+    # Without sections the same pages group by path, as before.
+    plain = MemoryStore()
+    plain.upsert(
+        Entry(e.path, title=e.title)
+        for p in store.parts()
+        for e in store.entries(p.number)
+    )
+    assert [s.heading for s in site_map(plain, "https://example.com").sections] == [
+        "Pages",
+        "Blog",
+        "Tags",
+    ]

@@ -65,3 +65,85 @@ def test_a_batch_of_new_paths_is_planned_as_the_general_loop_plans_it(
     else:
         assert quick_error is None
         assert quick == general
+
+
+sectioned_entries = st.lists(
+    st.builds(
+        lambda n, section, alternates: Entry(
+            f"/p/{n}",
+            T0,
+            f"{n:x}",
+            section=section,
+            alternates=(("en", f"/p/{n}"), ("de", f"/de/{n}")) if alternates else (),
+        ),
+        st.integers(0, 10**6),
+        st.sampled_from([None, "", "posts", "tags"]),
+        st.booleans(),
+    ),
+    max_size=60,
+)
+
+
+@given(
+    sectioned_entries,
+    st.dictionaries(st.sampled_from(["", "posts", "tags"]), st.integers(0, 3)),
+    st.integers(1, 7),
+    st.integers(1000, 4000),
+)
+def test_sections_planned_alike_and_never_sharing_a_part(
+    entries: list[Entry], fill: dict[str, int], part_size: int, part_bytes: int
+) -> None:
+    """The shortcut and the general loop agree with sections; every part a
+    plan writes holds one section's pages, joining a section's open part or
+    parts numbered after the store's highest."""
+    batch = {entry.path: entry for entry in entries}
+    # The open parts: section i's at i + 1 (when it has one), filled a little.
+    names = sorted(fill)
+    opened = {name: number for number, name in enumerate(names, 1)}
+    sizes = {opened[name]: Fill(fill[name], fill[name] * 40, name) for name in names}
+    last = len(names)
+    settled = layout.settle(batch, {})
+    args = (sizes, last, part_size, part_bytes, NOW, settled, opened)
+    try:
+        quick = layout.plan(batch, {}, *args)
+    except ValueError:
+        return
+    general = layout.plan(batch, ELSEWHERE, *args)
+    assert quick == general
+    sections = {number: name for name, number in opened.items()}
+    for change in quick.changes:
+        wanted = batch[change.path].section or ""
+        assert sections.setdefault(change.part, wanted) == wanted
+        assert change.part == opened.get(wanted) or change.part > last
+    for number, totals in quick.parts.items():
+        assert totals.section == sections[number]
+    assert quick.open == {
+        **opened,
+        **{
+            name: max(n for n, s in sections.items() if s == name)
+            for name in set(sections.values())
+        },
+    }
+
+
+def test_a_store_without_sections_plans_as_it_always_did() -> None:
+    """``open=None`` (a store that keeps no sections) reads no entry's
+    section: every new path joins the highest part."""
+    batch = {
+        "/a": Entry("/a", T0, section="posts"),
+        "/b": Entry("/b", T0, section="tags"),
+    }
+    plan = layout.plan(batch, {}, {2: Fill(1, 40)}, 2, 10, 10_000, NOW)
+    assert [(c.path, c.part) for c in plan.changes] == [("/a", 2), ("/b", 2)]
+    assert plan.open == {"": 2} and plan.parts[2].section == ""
+
+
+def test_opened_parts_from_the_named_ones() -> None:
+    assert layout.opened({}, 0) == {}
+    assert layout.opened({}, 3) == {"": 3}
+    assert layout.opened({2: "posts", 3: "tags", 5: "posts"}, 5) == {
+        "posts": 5,
+        "tags": 3,
+        "": 4,
+    }
+    assert layout.opened({1: "posts", 2: "posts"}, 2) == {"posts": 2}

@@ -453,3 +453,57 @@ def test_every_sqlite_layout_opens_with_every_row(
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
     conn.close()
+
+
+# The last commit before stores kept each part's section.
+BEFORE_SECTIONS = "b514e333dacd39311c06dd047ad0de56743c0e9f"
+
+
+@pytest.fixture(scope="module")
+def before_sections(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The package of the release before sections."""
+    try:
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", BEFORE_SECTIONS, "sitemap_middleware"],
+            capture_output=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError) as exc:
+        pytest.skip(f"the release before sections is not in this checkout: {exc}")
+    where = tmp_path_factory.mktemp("before_sections")
+    with tarfile.open(fileobj=BytesIO(archive)) as tar:
+        tar.extractall(where, filter="data")
+    return where
+
+
+@pytest.mark.slow
+def test_a_store_of_the_release_before_sections_upgrades_in_place(
+    store_uri: str, before_sections: Path
+) -> None:
+    """Every part of a store written before sections is the default's, read
+    byte for byte as it was; sections then open parts after its highest, a
+    stored page moves to its section, and a worker of the release before
+    still reads and writes the store."""
+    before = json.loads(
+        finished(run_previous(before_sections, store_uri, "write", "300"))
+    )
+    with open_store(store_uri) as store:
+        assert read(store) == before
+        assert {info.section for info in store.parts()} == {""}
+        (last,) = [info.number for info in store.parts()]
+        store.upsert(
+            Entry(f"/posts/{n}", T0, f"p{n}", section="posts") for n in range(3)
+        )
+        assert store.upsert([replace(entry(0), section="posts")]) == 1
+        laid = [(info.number, info.section, info.urls) for info in store.parts()]
+        assert laid == [(last, "", 299), (last + 1, "posts", 4)]
+        assert [e.path for e in store.entries(last + 1)][-1] == entry(0).path
+    after = json.loads(
+        finished(run_previous(before_sections, store_uri, "write", "10"))
+    )
+    paths = [path for path, *_ in after["entries"]]
+    assert len(paths) == len(set(paths)) == 303
+    assert {"/posts/0", "/posts/2", entry(0).path} <= set(paths)
+    with open_store(store_uri) as store:
+        assert [info.section for info in store.parts()] == ["", "posts"]
+        assert store.count() == 303

@@ -6,7 +6,8 @@ What a store writes for itself is how it keeps rows and part summaries; what the
 package gives it is the rest: ``StoreBase`` (part limits, a connection per process
 that is reopened after fork, its driver's errors turned into ``StoreError``,
 schema and epoch helpers), ``layout.plan`` (the lastmod rules and which part each
-path joins), and the records ``plan`` trades in (``Stored``, ``Fill``, ``Change``).
+path joins, ``layout.opened`` which part of each section is open), and the
+records ``plan`` trades in (``Stored``, ``Fill``, ``Change``).
 """
 
 from __future__ import annotations
@@ -46,7 +47,11 @@ SCHEMA_VERSION = "1"
 
 
 class _Part:
-    """One part: its paths in first-seen order and its summary."""
+    """One part: its paths in first-seen order, its summary and the section
+    whose pages it holds."""
+
+    # A class attribute: parts pickled before sections read as the default's.
+    section = ""
 
     def __init__(self) -> None:
         self.paths: dict[str, None] = {}
@@ -102,8 +107,9 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
                 # clusters included (a store that reads rows by path reads
                 # layout.members(batch, old) too); plan() raises ValueError for
                 # a bad entry before anything changes.
+                last = max(parts, default=0)
                 todo = self._plan(
-                    batch, rows, _sizes(parts), max(parts, default=0), current
+                    batch, rows, _sizes(parts), last, current, None, _open(parts)
                 )
                 pushes = self._pushes(todo, rows)
                 _apply(rows, parts, routes, todo, current)
@@ -132,8 +138,8 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
             log = [*log, *sorted(gone)][-self.removals_kept :]
             shelf["removed"] = (top + len(gone), log)
             if settled.rewrites:
-                last = max(parts, default=0)
-                todo = self._plan({}, rows, _sizes(parts), last, current, settled)
+                last, sizes, open_ = max(parts, default=0), _sizes(parts), _open(parts)
+                todo = self._plan({}, rows, sizes, last, current, settled, open_)
                 _apply(rows, parts, routes, todo, current)
             shelf["rows"], shelf["parts"], shelf["routes"] = rows, parts, routes
             shelf.sync()
@@ -265,6 +271,7 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
             part.lastmod,
             part.version,
             part.changed,
+            part.section,
         )
 
     def _rows(self, number: int) -> list[tuple[str, Stored]]:
@@ -310,7 +317,13 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
 
 
 def _sizes(parts: dict[int, _Part]) -> dict[int, Fill]:
-    return {n: Fill(len(p.paths), p.bytes) for n, p in parts.items()}
+    return {n: Fill(len(p.paths), p.bytes, p.section) for n, p in parts.items()}
+
+
+def _open(parts: dict[int, _Part]) -> dict[str, int]:
+    """Each section's open part, as ``layout.plan`` takes them."""
+    named = {n: p.section for n, p in parts.items() if p.section}
+    return layout.opened(named, max(parts, default=0))
 
 
 def _apply(
@@ -321,6 +334,11 @@ def _apply(
     current: int,
 ) -> None:
     _drop(rows, parts, routes, todo.moved, current)
+    for number, totals in todo.parts.items():
+        if number not in parts:  # a part the plan opens: of its section
+            parts[number] = _Part()
+            if totals.section:
+                parts[number].section = totals.section
     for change in todo.changes:
         part = parts.setdefault(change.part, _Part())
         if change.new:

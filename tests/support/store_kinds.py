@@ -83,6 +83,6 @@ def _drop_tables(url: str, prefix: str) -> None:
         conn.execute(
             f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta,"
             f" {prefix}count, {prefix}setting, {prefix}decision, {prefix}push,"
-            f" {prefix}removal, {prefix}news"
+            f" {prefix}removal, {prefix}news, {prefix}section"
         )
         conn.execute(f"DROP SEQUENCE IF EXISTS {prefix}decision_seq")
