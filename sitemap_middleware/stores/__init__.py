@@ -29,7 +29,16 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from ..errors import ConfigError, StoreError
 from ..model import Entry, PageInfo, PartInfo
 from . import layout
-from .base import MAX_COUNT, RENAMED, Removed, Store, StoreBase, deltas, removed
+from .base import (
+    MAX_COUNT,
+    RENAMED,
+    Removed,
+    Store,
+    StoreBase,
+    Visit,
+    deltas,
+    removed,
+)
 from .layout import Change, Fill, Plan, Row, Stored, Totals, batches, plan, weight
 
 if TYPE_CHECKING:
@@ -50,6 +59,7 @@ __all__ = [
     "StoreError",
     "Stored",
     "Totals",
+    "Visit",
     "batches",
     "deltas",
     "layout",

@@ -26,7 +26,16 @@ from ..errors import StoreError
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from . import layout, lua
-from .base import MAX_COUNT, Decision, Removed, StoreBase, deltas, unlogged
+from .base import (
+    MAX_COUNT,
+    Decision,
+    Removed,
+    StoreBase,
+    Visit,
+    deltas,
+    latest,
+    unlogged,
+)
 from .layout import Fill, Plan, Row, Stored, batches, leaving, now
 
 logger = logging.getLogger("sitemap_middleware")
@@ -154,6 +163,9 @@ class RedisStore(StoreBase[_Client]):
         # The removals log: the last paths removed, newest first; meta's
         # "removed" field numbers the newest.
         self._removed = prefix + "removed"
+        # Visits: path -> JSON {agent: [at, status]}, and path -> its newest
+        # visit (what a trim ranks unlisted paths by).
+        self._visit, self._visited = prefix + "visit", prefix + "visited"
 
     def _part_key(self, number: int) -> str:
         return f"{self.prefix}page:{number}"
@@ -698,6 +710,68 @@ class RedisStore(StoreBase[_Client]):
     def decisions(self, path: str) -> list[tuple[str, datetime]]:
         return unlogged(self._connection().redis.hget(self._log, path))
 
+    def visited(self, visits: Iterable[Visit]) -> None:
+        rows = latest(visits)
+        if not rows:
+            return
+        grouped: dict[str, dict[str, list[int]]] = {}
+        for path, agent, at, status in rows:
+            grouped.setdefault(path, {})[agent] = [at, status]
+        trim = self._trim_due(len(rows))
+        client = self._connection().redis
+        pairs = list(grouped.items())
+        for start in range(0, len(pairs), RUN):
+            args: list[Any] = []
+            for path, kept in pairs[start : start + RUN]:
+                args += [path, json.dumps(kept)]
+            client.eval(lua.VISIT, 2, self._visit, self._visited, *args)
+        if trim:
+            self._trim_visits(client)
+
+    def _trim_visits(self, client: Any) -> None:
+        """Drop the visits of the unlisted paths beyond the most lately
+        visited ``unlisted_visits_kept``: the recency set read a run at a
+        time, newest first, the rows asked whether each is listed; what is
+        dropped is checked again in the script that drops it."""
+        kept, doomed, start = 0, [], 0
+        while True:
+            run = client.zrevrange(
+                self._visited, start, start + RUN - 1, withscores=True
+            )
+            if not run:
+                break
+            listed = client.hmget(self._rows, [path for path, _ in run])
+            for (path, score), row in zip(run, listed, strict=True):
+                if row is not None:
+                    continue
+                if kept < self.unlisted_visits_kept:
+                    kept += 1
+                else:
+                    doomed += [path, repr(score)]
+            start += RUN
+        for at in range(0, len(doomed), 2 * RUN):
+            client.eval(
+                lua.UNVISIT,
+                3,
+                self._visit,
+                self._visited,
+                self._rows,
+                *doomed[at : at + 2 * RUN],
+            )
+
+    def visits(self, paths: Iterable[str] | None = None) -> Iterator[Visit]:
+        client = self._connection().redis
+        if paths is None:
+            for path, held in client.hscan_iter(self._visit, count=RUN):
+                yield from _visits(path, held)
+            return
+        wanted = sorted(set(paths))
+        for start in range(0, len(wanted), RUN):
+            run = wanted[start : start + RUN]
+            for path, held in zip(run, client.hmget(self._visit, run), strict=True):
+                if held is not None:
+                    yield from _visits(path, held)
+
     def count(self, route: str | None = None) -> int:
         client = self._connection().redis
         if route is None:
@@ -842,6 +916,13 @@ class _Summary:
 
     def fill(self) -> Fill:
         return Fill(self.urls, self.size)
+
+
+def _visits(path: str | bytes, held: bytes) -> Iterator[Visit]:
+    """A path's stored visits (JSON ``{agent: [at, status]}``) as Visits."""
+    name = path if isinstance(path, str) else path.decode()
+    for agent, (at, status) in json.loads(held).items():
+        yield Visit(name, agent, int(at), int(status))
 
 
 def _tally(routes: dict[str, int], route: str | None, delta: int) -> None:
