@@ -781,6 +781,8 @@ def _networks(key: str, value: Any) -> tuple[Network, ...]:
     found = []
     for item in value if isinstance(value, Iterable) else [value]:
         try:
+            if not isinstance(item, str):
+                raise TypeError("not a string")
             found.append(ipaddress.ip_network(item))
         except (TypeError, ValueError) as exc:
             raise ConfigError(
