@@ -8,13 +8,14 @@ visits kept in the writer's batches (``VisitLog``).
 from __future__ import annotations
 
 import ipaddress
+import queue
 import socket
 import threading
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
-from typing import NamedTuple
+from concurrent.futures import Future
+from typing import Any, NamedTuple
 
 from werkzeug.http import parse_list_header
 
@@ -194,6 +195,48 @@ def confirmed_engine(
     return engine if address in back else None
 
 
+class Lookups:
+    """Daemon threads, made as lookups need them (up to ``threads``), that run
+    the lookups queued to them. Not a ``ThreadPoolExecutor``: its threads
+    take no work once the interpreter starts to exit, when the writer's
+    last flush still verifies what was queued."""
+
+    def __init__(self, threads: int) -> None:
+        self._most = threads
+        self._threads: list[threading.Thread] = []
+        self._jobs: queue.SimpleQueue[Any] = queue.SimpleQueue()
+
+    def submit(self, call: Callable[..., str | None], *args: Any) -> Future[str | None]:
+        future: Future[str | None] = Future()
+        self._jobs.put((future, call, args))
+        if len(self._threads) < self._most:
+            thread = threading.Thread(
+                target=self._work, name="sitemap-crawler-dns", daemon=True
+            )
+            thread.start()
+            self._threads.append(thread)
+        return future
+
+    def close(self) -> None:
+        """End the threads once the lookups queued are done."""
+        for _ in self._threads:
+            self._jobs.put(None)
+        self._threads = []
+
+    def _work(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            future, call, args = job
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(call(*args))
+            except BaseException as exc:  # the writer reads it from the future
+                future.set_exception(exc)
+
+
 class Verdict(NamedTuple):
     crawl: Crawl
     address: Address | None
@@ -223,7 +266,7 @@ class Verifier:
         self._lookups: dict[Address, tuple[Future[str | None], float]] = {}
         self._waiting: dict[Address, list[Crawl]] = {}
         self._waiting_count = 0
-        self._pool: ThreadPoolExecutor | None = None
+        self._pool: Lookups | None = None
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -247,7 +290,11 @@ class Verifier:
         if address not in self._lookups:
             if len(self._lookups) >= MAX_LOOKUPS or self._waiting_count >= MAX_WAITING:
                 return Verdict(crawl, address, Crawls.DROPPED)
-            self._lookups[address] = (self._start(address), now)
+            try:
+                future = self._start(address)
+            except RuntimeError:  # no thread may start (the interpreter exits)
+                return Verdict(crawl, address, Crawls.UNRESOLVED)
+            self._lookups[address] = (future, now)
         elif self._waiting_count >= MAX_WAITING:
             return Verdict(crawl, address, Crawls.DROPPED)
         self._waiting.setdefault(address, []).append(crawl)
@@ -284,7 +331,7 @@ class Verifier:
         with self._lock:
             pool, self._pool = self._pool, None
         if pool is not None:
-            pool.shutdown(wait=False, cancel_futures=True)
+            pool.close()
 
     def _judged(self, crawl: Crawl, address: Address, found: str | None) -> Verdict:
         if found == Crawls.UNRESOLVED:
@@ -304,9 +351,7 @@ class Verifier:
     def _start(self, address: Address) -> Future[str | None]:
         with self._lock:
             if self._pool is None:
-                self._pool = ThreadPoolExecutor(
-                    LOOKUP_THREADS, thread_name_prefix="sitemap-crawler-dns"
-                )
+                self._pool = Lookups(LOOKUP_THREADS)
             return self._pool.submit(
                 confirmed_engine, self._resolver, address, self._options
             )

@@ -489,3 +489,56 @@ def test_crawlers_off_keeps_no_crawls(stack: str) -> None:
     assert middleware.stats()["crawls"] == {}
     assert {v.agent for v in middleware.store.visits()} == {""}
     middleware.close()
+
+
+EXITING = """
+import sys
+from werkzeug.test import Client
+from sitemap_middleware import SitemapMiddleware
+
+class Resolver:
+    def reverse(self, address):
+        return "crawl-66-249-66-1.googlebot.com"
+    def forward(self, host):
+        return ["66.249.66.1"]
+
+def app(environ, start_response):
+    start_response("200 OK", [("Content-Type", "text/plain")])
+    return [b"x"]
+
+config = {"base_url": "http://localhost", "store": sys.argv[1],
+          "crawlers": {"resolver": Resolver()}}
+response = Client(SitemapMiddleware(app, config)).get(
+    "/sitemap.xml",
+    headers={"User-Agent": sys.argv[2]},
+    environ_overrides={"REMOTE_ADDR": "66.249.66.1"},
+)
+response.close()
+# No flush: the process's exit flushes, and verifies what waits.
+"""
+
+
+@pytest.mark.slow
+def test_a_crawl_queued_at_exit_is_verified_and_kept(tmp_path: Path) -> None:
+    """The last flush, at the interpreter's exit, still looks addresses up
+    (threads of its own: an executor's take no work by then)."""
+    import subprocess
+    import sys
+
+    from sitemap_middleware import open_store
+
+    uri = f"sqlite:///{tmp_path}/s.sqlite3"
+    done = subprocess.run(
+        [sys.executable, "-c", EXITING, uri, GOOGLEBOT],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    with open_store(uri) as store:
+        assert [(v.path, v.agent, v.status) for v in store.visits()] == [  # type: ignore[attr-defined]
+            ("/sitemap.xml", "google", 404)
+        ]
+        assert store.counts() == {"verified": 1}  # type: ignore[attr-defined]
