@@ -70,7 +70,9 @@ class ASGISitemapMiddleware(SitemapBase):
         self._amends = self.config.documents.amends
         # Crawls: User-Agent -> the engine it claims (b"": none), and the
         # trusted proxies' header.
-        self._agents = None if self.agents is None else self.agents.bytes
+        agents = self.agents
+        self._agents = None if agents is None else agents.bytes
+        self._claim = _no_claim if agents is None else agents.claim_bytes
         crawlers = self.config.crawlers
         header = "" if crawlers is None else crawlers.forwarded_header
         self._forwarded = header.encode("latin-1")
@@ -141,7 +143,7 @@ class ASGISitemapMiddleware(SitemapBase):
                 try:
                     engine = agents[agent]
                 except KeyError:
-                    engine = self.agents.claim_bytes(agent)  # type: ignore[union-attr]
+                    engine = self._claim(agent)
                 if engine:
                     send = self._crawled(scope, path, root, engine, send)
         if reason is not None:
@@ -296,6 +298,10 @@ class _Watch:
                     self.recording = None
                     return
         await self.send(message)
+
+
+def _no_claim(agent: bytes) -> str:
+    return ""
 
 
 def _locate(scope: Mapping[str, Any], path: str, root: str) -> tuple[str, str, bool]:

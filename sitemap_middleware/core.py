@@ -124,8 +124,9 @@ class SitemapBase:
     def stats(self) -> dict[str, Any]:
         """Counters: ``recorded``, ``removed``; ``queued`` (observations not
         yet digested) and ``pending`` (writes waiting for the store); and by
-        reason ``skipped``, ``dropped``, ``seen`` (pages not written again) and
-        ``errors`` (failed store writes, retried later)."""
+        reason ``skipped``, ``dropped``, ``seen`` (pages not written again),
+        ``errors`` (failed store writes, retried later) and ``crawls`` (what
+        became of the requests claiming a search engine's crawler)."""
         return self.recorder.stats()
 
     def site_stats(self) -> dict[str, Any]:

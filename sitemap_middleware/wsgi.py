@@ -70,8 +70,9 @@ class SitemapMiddleware(SitemapBase):
         self._amends = self.config.documents.amends
         # Crawls: User-Agent -> the engine it claims ("": none), and the
         # environ key of the trusted proxies' header.
-        self._agents = None if self.agents is None else self.agents.str
-        self._claim = None if self.agents is None else self.agents.claim
+        agents = self.agents
+        self._agents = None if agents is None else agents.str
+        self._claim = _no_claim if agents is None else agents.claim
         crawlers = self.config.crawlers
         header = "" if crawlers is None else crawlers.forwarded_header
         self._forwarded = "HTTP_" + header.upper().replace("-", "_")
@@ -98,7 +99,7 @@ class SitemapMiddleware(SitemapBase):
             try:
                 engine = agents[agent]
             except KeyError:
-                engine = self._claim(agent)  # type: ignore[misc]
+                engine = self._claim(agent)
             if engine:
                 start_response = self._crawled(environ, path, engine, start_response)
         if reason is not None:
@@ -383,6 +384,10 @@ class _ObservedList(_Observed):
 
     def __len__(self) -> int:
         return len(self._body)  # type: ignore[arg-type]
+
+
+def _no_claim(agent: str) -> str:
+    return ""
 
 
 def _code(status: str, codes: dict[str, int]) -> int:

@@ -13,7 +13,7 @@ import socket
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future
 from typing import Any, NamedTuple
 
@@ -426,9 +426,6 @@ class VisitLog:
         while len(written) > WRITES_KEPT:
             written.popitem(last=False)
         self._pending = {}
-
-    def pending(self) -> Iterator[Visit]:
-        yield from self._pending.values()
 
 
 def stored_spelling(crawl: Crawl, config: Config) -> str | None:
