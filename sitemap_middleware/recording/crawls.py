@@ -37,9 +37,10 @@ LOOKUP_THREADS = 4
 # How long an address's verdict is kept: an answer, and a lookup that failed.
 VERDICT_TTL = 3600.0
 UNRESOLVED_TTL = 60.0
-# (path, agent) pairs whose last write time the writer keeps, to write each at
-# most once a recheck_interval: the most lately written.
-WRITES_KEPT = 100_000
+# (path, engine) pairs whose last write time the writer keeps, to write each at
+# most once a recheck_interval: the most lately written. (A page's last-served
+# time needs none: the writer reads a page at most once a recheck_interval.)
+WRITES_KEPT = 50_000
 # Visits waiting for the store (it failing), the oldest dropped beyond.
 MAX_PENDING_VISITS = 100_000
 
@@ -420,9 +421,10 @@ class VisitLog:
         self._store.visited(visits)
         written = self._written
         for visit in visits:
-            key = (visit.path, visit.agent)
-            written[key] = visit.at
-            written.move_to_end(key)
+            if visit.agent:
+                key = (visit.path, visit.agent)
+                written[key] = visit.at
+                written.move_to_end(key)
         while len(written) > WRITES_KEPT:
             written.popitem(last=False)
         self._pending = {}

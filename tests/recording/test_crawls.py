@@ -542,3 +542,15 @@ def test_a_crawl_queued_at_exit_is_verified_and_kept(tmp_path: Path) -> None:
             ("/sitemap.xml", "google", 404)
         ]
         assert store.counts() == {"verified": 1}  # type: ignore[attr-defined]
+
+
+def test_a_full_crawl_queue_drops_and_counts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The request path never waits: beyond the queue's bound a crawl is
+    dropped, counted, and the response goes on unchanged."""
+    monkeypatch.setattr(crawls, "MAX_QUEUED_CRAWLS", 2)
+    middleware, get = site("wsgi")
+    # The writer looks at the queue about once a second: these come first.
+    assert [get(f"/p{n}", GOOGLEBOT, GOOGLE_IP) for n in range(4)] == [200] * 4
+    assert middleware.flush(10)
+    assert middleware.stats()["crawls"] == {"verified": 2, "dropped": 2}
+    middleware.close()
