@@ -70,7 +70,9 @@ class ASGISitemapMiddleware(SitemapBase):
         self._amends = self.config.documents.amends
         # Crawls: User-Agent -> the engine it claims (b"": none), and the
         # trusted proxies' header.
-        self._agents = None if self.agents is None else self.agents.bytes
+        agents = self.agents
+        self._agents = None if agents is None else agents.bytes
+        self._claim = _no_claim if agents is None else agents.claim_bytes
         crawlers = self.config.crawlers
         header = "" if crawlers is None else crawlers.forwarded_header
         self._forwarded = header.encode("latin-1")
@@ -133,12 +135,17 @@ class ASGISitemapMiddleware(SitemapBase):
             authorization,
             cookie.decode("latin-1") if cookie else "",  # most requests: none
         )
-        # One lookup of a User-Agent seen before; a crawler's claim gets its
-        # response's start noted, whatever answers it.
-        if agent and self._agents is not None:
-            engine = self._agents[agent]
-            if engine:
-                send = self._crawled(scope, path, root, engine, send)
+        if agent:
+            agents = self._agents
+            if agents is not None:
+                # One lookup of a User-Agent seen before; a crawler's claim
+                # gets its response's start noted, whatever answers it.
+                try:
+                    engine = agents[agent]
+                except KeyError:
+                    engine = self._claim(agent)
+                if engine:
+                    send = self._crawled(scope, path, root, engine, send)
         if reason is not None:
             # The middleware's own paths are among these (the policy gives
             # them a reason, OWN_ENDPOINT if no other): routed here, they cost
@@ -291,6 +298,10 @@ class _Watch:
                     self.recording = None
                     return
         await self.send(message)
+
+
+def _no_claim(agent: bytes) -> str:
+    return ""
 
 
 def _locate(scope: Mapping[str, Any], path: str, root: str) -> tuple[str, str, bool]:

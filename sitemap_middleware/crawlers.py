@@ -6,8 +6,8 @@ request path makes of a User-Agent (``Agents``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
-from typing import NamedTuple, TypeVar
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple
 
 
 class Engine(NamedTuple):
@@ -78,10 +78,9 @@ class Agents:
         self._tokens = {token: e.name for e in engines for token in e.tokens}
         alternatives = sorted(self._tokens, key=len, reverse=True)
         self._pattern = re.compile("|".join(map(re.escape, alternatives)))
-        # Subscripted by the adapters, WSGI's str and ASGI's bytes: a miss
-        # asks claim() (dict's __missing__), so a hit is one subscript.
-        self.str: Claims[str] = Claims(self.claim)
-        self.bytes: Claims[bytes] = Claims(self.claim_bytes)
+        # Looked up by the adapters: WSGI's str, ASGI's bytes.
+        self.str: dict[str, str] = {}
+        self.bytes: dict[bytes, str] = {}
 
     def claim(self, agent: str) -> str:
         """The engine ``agent`` claims to be a crawler of, or ``""``; kept
@@ -98,22 +97,6 @@ class Agents:
         if len(self.bytes) < AGENTS_KEPT:
             self.bytes[agent] = engine
         return engine
-
-
-K = TypeVar("K", str, bytes)
-
-
-class Claims(dict[K, str]):
-    """User-Agent -> engine, whose misses ask ``claim``."""
-
-    __slots__ = ("_claim",)
-
-    def __init__(self, claim: Callable[[K], str]) -> None:
-        super().__init__()
-        self._claim: Callable[[K], str] = claim
-
-    def __missing__(self, agent: K) -> str:
-        return self._claim(agent)
 
 
 def host_engine(host: str, engines: Iterable[Engine]) -> str | None:

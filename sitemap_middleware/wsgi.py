@@ -70,7 +70,9 @@ class SitemapMiddleware(SitemapBase):
         self._amends = self.config.documents.amends
         # Crawls: User-Agent -> the engine it claims ("": none), and the
         # environ key of the trusted proxies' header.
-        self._agents = None if self.agents is None else self.agents.str
+        agents = self.agents
+        self._agents = None if agents is None else agents.str
+        self._claim = _no_claim if agents is None else agents.claim
         crawlers = self.config.crawlers
         header = "" if crawlers is None else crawlers.forwarded_header
         self._forwarded = "HTTP_" + header.upper().replace("-", "_")
@@ -89,10 +91,15 @@ class SitemapMiddleware(SitemapBase):
             # Most requests carry none: a test costs less than a get() call.
             environ["HTTP_COOKIE"] if "HTTP_COOKIE" in environ else "",  # noqa: SIM401
         )
-        # One lookup of a User-Agent seen before; a crawler's claim gets its
-        # response's start noted, whatever answers it.
-        if "HTTP_USER_AGENT" in environ and self._agents is not None:
-            engine = self._agents[environ["HTTP_USER_AGENT"]]
+        agents = self._agents
+        if agents is not None and "HTTP_USER_AGENT" in environ:
+            # One lookup of a User-Agent seen before; a crawler's claim gets
+            # its response's start noted, whatever answers it.
+            agent = environ["HTTP_USER_AGENT"]
+            try:
+                engine = agents[agent]
+            except KeyError:
+                engine = self._claim(agent)
             if engine:
                 start_response = self._crawled(environ, path, engine, start_response)
         if reason is not None:
@@ -377,6 +384,10 @@ class _ObservedList(_Observed):
 
     def __len__(self) -> int:
         return len(self._body)  # type: ignore[arg-type]
+
+
+def _no_claim(agent: str) -> str:
+    return ""
 
 
 def _code(status: str, codes: dict[str, int]) -> int:
