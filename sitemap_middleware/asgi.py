@@ -7,6 +7,7 @@ Starlette's router sets in the scope.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
@@ -15,6 +16,7 @@ from .apps import STARLETTE, routed, starlette_table
 from .config import Config
 from .core import SitemapBase, logger
 from .errors import ConfigError
+from .recording.crawls import Crawl
 from .serving.server import Response
 from .watching.watcher import Found, Recording, Watcher
 
@@ -66,6 +68,14 @@ class ASGISitemapMiddleware(SitemapBase):
         self._gate = self.config.documents.gate
         self._answers = self.config.documents.answers
         self._amends = self.config.documents.amends
+        # Crawls: User-Agent -> the engine it claims (b"": none), and the
+        # trusted proxies' header.
+        agents = self.agents
+        self._agents = None if agents is None else agents.bytes
+        self._claim = _no_claim if agents is None else agents.claim_bytes
+        crawlers = self.config.crawlers
+        header = "" if crawlers is None else crawlers.forwarded_header
+        self._forwarded = header.encode("latin-1")
 
     def _route(self, scope: Mapping[str, Any], root: str) -> Found:
         if not self._looked:
@@ -105,9 +115,12 @@ class ASGISitemapMiddleware(SitemapBase):
         host = b""
         authorization = False
         cookie = b""
+        agent = b""
         for name, value in scope["headers"]:
             if name == b"host":
                 host = value
+            elif name == b"user-agent":
+                agent = value
             elif name == b"authorization":
                 authorization = True
             elif name == b"cookie":
@@ -122,6 +135,17 @@ class ASGISitemapMiddleware(SitemapBase):
             authorization,
             cookie.decode("latin-1") if cookie else "",  # most requests: none
         )
+        if agent:
+            agents = self._agents
+            if agents is not None:
+                # One lookup of a User-Agent seen before; a crawler's claim
+                # gets its response's start noted, whatever answers it.
+                try:
+                    engine = agents[agent]
+                except KeyError:
+                    engine = self._claim(agent)
+                if engine:
+                    send = self._crawled(scope, path, root, engine, send)
         if reason is not None:
             # The middleware's own paths are among these (the policy gives
             # them a reason, OWN_ENDPOINT if no other): routed here, they cost
@@ -151,6 +175,35 @@ class ASGISitemapMiddleware(SitemapBase):
         watch.send = send
         watch.recording = None
         await self.app(scope, receive, watch.send_watched)
+
+    def _crawled(
+        self, scope: Scope, path: str, root: str, engine: str, send: Send
+    ) -> Send:
+        """``send`` that hands a crawl to the recorder as the response starts."""
+        crawled = self.recorder.crawled
+        wanted = self._forwarded
+        # Every field line, in order, as one list (RFC 9110 §5.3).
+        forwarded = b",".join(v for k, v in scope["headers"] if k == wanted)
+
+        async def crawl_send(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                wire, query, raw = _locate(scope, path, root)
+                client = scope.get("client")
+                peer = str(client[0]) if client else ""
+                crawl = Crawl(
+                    engine,
+                    peer,
+                    forwarded.decode("latin-1"),
+                    wire,
+                    query,
+                    raw,
+                    int(message["status"]),
+                    time.time(),
+                )
+                crawled(crawl)
+            await send(message)
+
+        return crawl_send
 
     def _flushing_on_shutdown(self, send: Send) -> Send:
         async def flushing_send(message: Message) -> None:
@@ -245,6 +298,10 @@ class _Watch:
                     self.recording = None
                     return
         await self.send(message)
+
+
+def _no_claim(agent: bytes) -> str:
+    return ""
 
 
 def _locate(scope: Mapping[str, Any], path: str, root: str) -> tuple[str, str, bool]:

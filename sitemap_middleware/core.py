@@ -13,6 +13,7 @@ from typing import Any
 
 from .apps import RouteTable, check_spelling, unknown_routes
 from .config import Config
+from .crawlers import Agents
 from .errors import ConfigError, StoreError, StoreFault
 from .recording.recheck import ConfigJudge
 from .recording.recorder import Recorder
@@ -72,6 +73,10 @@ class SitemapBase:
         self.watcher = Watcher(
             self.policy, self.routes, self.recorder, locate, find_route, cookie
         )
+        # The User-Agents that claim a search engine's crawler (None: crawls
+        # are not kept): the adapters look each request's up.
+        crawlers = self.config.crawlers
+        self.agents = None if crawlers is None else Agents(crawlers.engines)
 
     def table(self) -> RouteTable | None:
         """The app's route table, ``None`` until known: from the first page
@@ -119,8 +124,9 @@ class SitemapBase:
     def stats(self) -> dict[str, Any]:
         """Counters: ``recorded``, ``removed``; ``queued`` (observations not
         yet digested) and ``pending`` (writes waiting for the store); and by
-        reason ``skipped``, ``dropped``, ``seen`` (pages not written again) and
-        ``errors`` (failed store writes, retried later)."""
+        reason ``skipped``, ``dropped``, ``seen`` (pages not written again),
+        ``errors`` (failed store writes, retried later) and ``crawls`` (what
+        became of the requests claiming a search engine's crawler)."""
         return self.recorder.stats()
 
     def site_stats(self) -> dict[str, Any]:

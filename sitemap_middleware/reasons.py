@@ -111,6 +111,22 @@ class Errors:
     observation or entry that raised it is dropped, the rest goes on."""
 
 
+class Crawls:
+    """What became of a request whose User-Agent names a search engine's
+    crawler (``stats()["crawls"]``), decided in the writer."""
+
+    VERIFIED: Final = "verified"
+    """The client is the engine's: its address is in the engine's published
+    ranges, or its reverse DNS name is the engine's and resolves back to it."""
+    UNVERIFIED: Final = "unverified"
+    """A claim the client's address does not back (a spoofed User-Agent, an
+    address that cannot be read): counted, never stored."""
+    UNRESOLVED: Final = "unresolved"
+    """The lookups failed or took longer than ``crawlers.timeout``: not stored."""
+    DROPPED: Final = "dropped"
+    """Beyond a bound (the queue, the lookups waiting): not looked at."""
+
+
 # The totals, counted under their own name at the top of stats().
 RECORDED: Final = "recorded"
 REMOVED: Final = "removed"
@@ -139,6 +155,7 @@ GROUP: Final[dict[str, str]] = {
     **_group(Dropped, "dropped"),
     **_group(Seen, "seen"),
     **_group(Errors, "errors"),
+    **_group(Crawls, "crawls"),
     RECORDED: "",
     REMOVED: "",
     PRUNED: "",
@@ -147,4 +164,4 @@ GROUP: Final[dict[str, str]] = {
     RECHECKED: "",
     PUSHED: "",
 }
-GROUPS: Final = ("skipped", "dropped", "seen", "errors")
+GROUPS: Final = ("skipped", "dropped", "seen", "errors", "crawls")

@@ -5,6 +5,7 @@ may be recorded gets its iterable wrapped.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from http import HTTPStatus
 from typing import Any
@@ -14,6 +15,7 @@ from .apps import WERKZEUG, EnvironFinder, find_flask, flask_finder, flask_table
 from .config import Config
 from .core import SitemapBase, logger
 from .reasons import Skipped
+from .recording.crawls import Crawl
 from .routes import ROUTE_KEY
 from .serving.server import Response
 from .watching.watcher import Found, Recording, RouteFinder
@@ -66,6 +68,14 @@ class SitemapMiddleware(SitemapBase):
         self._gate = self.config.documents.gate
         self._answers = self.config.documents.answers
         self._amends = self.config.documents.amends
+        # Crawls: User-Agent -> the engine it claims ("": none), and the
+        # environ key of the trusted proxies' header.
+        agents = self.agents
+        self._agents = None if agents is None else agents.str
+        self._claim = _no_claim if agents is None else agents.claim
+        crawlers = self.config.crawlers
+        header = "" if crawlers is None else crawlers.forwarded_header
+        self._forwarded = "HTTP_" + header.upper().replace("-", "_")
 
     def __call__(
         self, environ: Environ, start_response: StartResponse
@@ -81,6 +91,17 @@ class SitemapMiddleware(SitemapBase):
             # Most requests carry none: a test costs less than a get() call.
             environ["HTTP_COOKIE"] if "HTTP_COOKIE" in environ else "",  # noqa: SIM401
         )
+        agents = self._agents
+        if agents is not None and "HTTP_USER_AGENT" in environ:
+            # One lookup of a User-Agent seen before; a crawler's claim gets
+            # its response's start noted, whatever answers it.
+            agent = environ["HTTP_USER_AGENT"]
+            try:
+                engine = agents[agent]
+            except KeyError:
+                engine = self._claim(agent)
+            if engine:
+                start_response = self._crawled(environ, path, engine, start_response)
         if reason is not None:
             # The middleware's own paths are among these (the policy gives
             # them a reason, OWN_ENDPOINT if no other): routed here, they cost
@@ -124,6 +145,30 @@ class SitemapMiddleware(SitemapBase):
         # An app that starts its response lazily: its recording comes later.
         kind = _ObservedList if isinstance(body, (list, tuple)) else _Observed
         return kind(body, watch, watcher.count)
+
+    def _crawled(
+        self, environ: Environ, path: str, engine: str, start_response: StartResponse
+    ) -> StartResponse:
+        """``start_response`` that hands a crawl to the recorder as the
+        response starts."""
+        crawled = self.recorder.crawled
+        forwarded = environ.get(self._forwarded, "")
+
+        def crawl_start_response(
+            status: str, headers: ResponseHeaders, exc_info: Any = None
+        ) -> Callable[[bytes], object]:
+            wire, query, raw = _locate(environ, path, "")
+            peer = environ.get("REMOTE_ADDR", "")
+            if status[:3].isdigit():  # else the server refuses it anyway
+                code = int(status[:3])
+                crawled(
+                    Crawl(engine, peer, forwarded, wire, query, raw, code, time.time())
+                )
+            if exc_info is None:
+                return start_response(status, headers)
+            return start_response(status, headers, exc_info)
+
+        return crawl_start_response
 
     def _finder(self, flask: Any, find_route: EnvironFinder | None) -> RouteFinder:
         # WSGI has no mount prefix of its own: the root is always "".
@@ -339,6 +384,10 @@ class _ObservedList(_Observed):
 
     def __len__(self) -> int:
         return len(self._body)  # type: ignore[arg-type]
+
+
+def _no_claim(agent: str) -> str:
+    return ""
 
 
 def _code(status: str, codes: dict[str, int]) -> int:

@@ -345,3 +345,106 @@ def test_sections_decide_a_page_by_route_then_glob_in_config_order() -> None:
     # A route known and not named: a path equal to a template does not count.
     assert sections.of("/terms", "/<page>") == "everything"
     assert Config.from_mapping(BASE).sections.of("/blog/x", "/blog/<slug>") == ""
+
+
+@pytest.mark.parametrize(
+    ("crawlers", "message"),
+    [
+        ("yes", "'crawlers' must be false (off), true (the defaults) or a dict"),
+        ({"engine": ["google"]}, "unknown key 'engine' in 'crawlers'; did you mean"),
+        ({"engines": ["google", "altavista"]}, "names 'altavista', which is not"),
+        ({"dns": "no"}, "'crawlers.dns' must be true or false"),
+        ({"dns": False}, "every engine needs its IP-range file"),
+        ({"ranges": ["googlebot.json"]}, "'crawlers.ranges' must map an engine"),
+        (
+            {"engines": ["bing"], "ranges": {"google": "x.json"}},
+            "'crawlers.ranges' names 'google', which is not one of the engines",
+        ),
+        ({"ranges": {"google": "/no/such/file.json"}}, "cannot read '/no/such/"),
+        ({"ranges": {"google": 3}}, "'crawlers.ranges.google' must be the path"),
+        ({"trusted_proxies": ["10.0.0.1/8"]}, "host bits unset"),
+        ({"trusted_proxies": ["proxy.local"]}, "'crawlers.trusted_proxies' must"),
+        ({"trusted_proxies": 10}, "'crawlers.trusted_proxies' must list"),
+        ({"forwarded_header": "X-Real-IP"}, "'X-Forwarded-For' or 'Forwarded'"),
+        ({"timeout": 0}, "'crawlers.timeout' must be more than 0 seconds"),
+        ({"timeout": "2s"}, "'crawlers.timeout' must be a number of seconds"),
+        ({"cache_size": 0}, "'crawlers.cache_size' must be at least 1"),
+        ({"resolver": lambda ip: "x"}, "'crawlers.resolver' must have the methods"),
+    ],
+)
+def test_bad_crawlers(crawlers: Any, message: str) -> None:
+    """Each mistake in the crawlers key names it and the expected form."""
+    with pytest.raises(ConfigError) as info:
+        Config.from_mapping({**BASE, "crawlers": crawlers})
+    assert message in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "not json",
+        '{"prefix": []}',
+        '{"prefixes": [{"ipv4Prefix": "66.249.64.0/33"}]}',
+        '{"prefixes": [{"ipv5Prefix": "66.249.64.0/27"}]}',
+        '{"prefixes": ["66.249.64.0/27"]}',
+    ],
+)
+def test_bad_range_file(content: str, tmp_path: Any) -> None:
+    """A range file that is not the engines' published form is refused at
+    once, naming the key, the file and the form."""
+    where = tmp_path / "googlebot.json"
+    where.write_text(content)
+    with pytest.raises(ConfigError) as info:
+        Config.from_mapping({**BASE, "crawlers": {"ranges": {"google": str(where)}}})
+    assert "'crawlers.ranges.google'" in str(info.value)
+    assert '{"prefixes": [{"ipv4Prefix"' in str(info.value)
+
+
+def test_crawlers_defaults_and_forms(tmp_path: Any) -> None:
+    """On by default with DNS verification of every engine; false turns it
+    off; range files are read once into networks."""
+    import ipaddress
+    import json
+
+    from sitemap_middleware.crawlers import ENGINES
+
+    default = Config.from_mapping(BASE).crawlers
+    assert default is not None and default.dns and not default.ranges
+    assert [e.name for e in default.engines] == list(ENGINES)
+    assert default.trusted_proxies == () and default.resolver is None
+    assert Config.from_mapping({**BASE, "crawlers": False}).crawlers is None
+    assert Config.from_mapping({**BASE, "crawlers": True}).crawlers == default
+    where = tmp_path / "googlebot.json"
+    where.write_text(
+        json.dumps(
+            {
+                "creationTime": "2024-01-01T00:00:00",
+                "prefixes": [
+                    {"ipv4Prefix": "66.249.64.0/27"},
+                    {"ipv6Prefix": "2001:4860:4801:10::/64"},
+                ],
+            }
+        )
+    )
+    options = Config.from_mapping(
+        {
+            **BASE,
+            "crawlers": {
+                "engines": ["google"],
+                "dns": False,
+                "ranges": {"google": where},
+                "trusted_proxies": ["10.0.0.0/8", "::1"],
+                "forwarded_header": "Forwarded",
+            },
+        }
+    ).crawlers
+    assert options is not None and [e.name for e in options.engines] == ["google"]
+    assert options.ranges["google"] == (
+        ipaddress.ip_network("66.249.64.0/27"),
+        ipaddress.ip_network("2001:4860:4801:10::/64"),
+    )
+    assert options.trusted_proxies == (
+        ipaddress.ip_network("10.0.0.0/8"),
+        ipaddress.ip_network("::1"),
+    )
+    assert options.forwarded_header == "forwarded"

@@ -24,6 +24,7 @@ LEAVES = {
     "paths",
     "visible",
     "sections",
+    "crawlers",
 }
 # The vocabulary every layer shares: leaves and what is built only on them.
 VOCABULARY = LEAVES | {"urls", "render", "config", "apps", "routes"}

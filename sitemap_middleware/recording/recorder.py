@@ -14,11 +14,12 @@ from collections import Counter
 from collections.abc import Callable, Container
 
 from ..config import Config
-from ..reasons import Dropped
+from ..reasons import Crawls, Dropped
 from ..sections import DEFAULT, label
 from ..stores.base import Pushes, Shared, Store
 from .admission import Limits
 from .counters import Counters, stats
+from .crawls import Crawl, CrawlQueue
 from .digest import Rules
 from .hints import Hints
 from .intake import Intake
@@ -84,6 +85,8 @@ class Recorder:
     def _reset(self) -> None:
         # Also run in a forked child: the parent's thread and queue are not ours.
         self._intake = Intake(BATCH)
+        # Crawls: queued apart from the pages, verified by the writer.
+        self._crawls = CrawlQueue() if self._config.crawlers is not None else None
         judge, recheck = self._judge, None
         if judge is not None:
             recheck = Recheck(self._store, judge, self._digest)
@@ -97,6 +100,7 @@ class Recorder:
             self._limits,
             hints=self.hints,
             recheck=recheck,
+            crawls=self._crawls,
         )
         for hook in self._on_reset:
             hook()
@@ -124,6 +128,17 @@ class Recorder:
         counts when the queue is full."""
         if not self._intake.put(observation):
             self.count(Dropped.QUEUE_FULL)
+        elif not self._writer.started:
+            self._writer.start(self)
+
+    def crawled(self, crawl: Crawl) -> None:
+        """Queue a response to a request whose User-Agent claims a crawler,
+        for the writer to verify; never blocks, drops and counts when full."""
+        crawls = self._crawls
+        if crawls is None:
+            return
+        if not crawls.put(crawl):
+            self.count(Crawls.DROPPED)
         elif not self._writer.started:
             self._writer.start(self)
 

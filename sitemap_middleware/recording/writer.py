@@ -29,6 +29,7 @@ from ..reasons import (
     RECORDED,
     REMOVED,
     RESTYLED,
+    Crawls,
     Dropped,
     Errors,
     Seen,
@@ -39,6 +40,7 @@ from .admission import Limits
 from .breaker import Breaker
 from .clusters import Alternates, Declared
 from .counters import Counters
+from .crawls import CrawlQueue, Verdict, Verifier, VisitLog, client_address
 from .digest import Removal, Rules, Skip, Unchanged, Upsert, digest
 from .hints import Hints
 from .intake import MAX_QUEUED, Intake
@@ -207,6 +209,7 @@ class Writer:
         limits: Limits,
         hints: Hints | None = None,
         recheck: Recheck | None = None,
+        crawls: CrawlQueue | None = None,
     ) -> None:
         self._config = config
         self._rules = rules
@@ -238,6 +241,13 @@ class Writer:
         self._titles = SiteTitles(store)
         self._log = DecisionLog(store)
         self._watch = StoreWatch(store)
+        # Crawls: verified off the request path, kept as visits with the
+        # pages' last-served times.
+        self._visits = VisitLog(config, store)
+        self._crawls = crawls
+        self._verifier = None
+        if crawls is not None and config.crawlers is not None:
+            self._verifier = Verifier(config.crawlers)
         self._breaker = Breaker(
             "recording paused: store unavailable (%(detail)s); pending writes are"
             " kept and retried",
@@ -284,6 +294,7 @@ class Writer:
                 self._intake.wait(FLUSH_INTERVAL)
                 with self._lock:
                     self._drain()
+                    self._verify()
                     self._push(force=False)
                     self._send_counts(force=False)
                     self._recent.expire()
@@ -303,6 +314,7 @@ class Writer:
             try:
                 deadline = None if timeout is None else time.monotonic() + timeout
                 self._drain(deadline)
+                self._verify(deadline)
                 done = self._push(force=True) and not len(self._intake)
                 done = self._send_counts(force=True) and done
                 self._recent.expire()
@@ -321,6 +333,8 @@ class Writer:
         self.flush(timeout)
         if self._pusher is not None:
             self._pusher.stop(timeout)
+        if self._verifier is not None:
+            self._verifier.close()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
@@ -380,10 +394,12 @@ class Writer:
         hit = recent.get(observation.key)
         outcome = digest(observation, self._config, self._rules, hit, self._written)
         if type(outcome) is Upsert:
+            self._visits.served(outcome.entry.path, observation.seen)
             refused = self._pending.upsert(outcome)
             if refused is not None:
                 self._count(refused)
         elif type(outcome) is Unchanged:
+            self._visits.served(outcome.path, observation.seen)
             recent.remember(outcome.key, outcome.prints, outcome.path)
             self._count(Seen.UNCHANGED)
             self._log.note(outcome.path, Seen.UNCHANGED)
@@ -395,6 +411,39 @@ class Writer:
             self._count(outcome.reason)
             if outcome.path is not None:
                 self._log.note(outcome.path, outcome.reason)
+
+    def _verify(self, deadline: float | None = None) -> None:
+        """Verify the queued crawls and settle those whose lookups ended: the
+        verified ones wait as visits, the others are counted. Never waits
+        for a lookup, but in a flush (``deadline``), for ``crawlers.timeout``
+        at most (lock held)."""
+        verifier, queue, options = self._verifier, self._crawls, self._config.crawlers
+        if verifier is None or queue is None or options is None:
+            return
+        for crawl in queue.take():
+            address = client_address(
+                crawl.peer,
+                crawl.forwarded,
+                options.forwarded_header,
+                options.trusted_proxies,
+            )
+            verdict = verifier.verify(crawl, address)
+            if verdict is not None:
+                self._judged(verdict)
+        for verdict in verifier.settle():
+            self._judged(verdict)
+        if deadline is None:
+            return
+        until = min(deadline, time.monotonic() + options.timeout + 0.1)
+        while len(verifier) and time.monotonic() < until:
+            time.sleep(0.01)
+            for verdict in verifier.settle():
+                self._judged(verdict)
+
+    def _judged(self, verdict: Verdict) -> None:
+        self._count(verdict.reason)
+        if verdict.reason == Crawls.VERIFIED:
+            self._visits.crawled(verdict.crawl)
 
     def _written(self, path: str, alternates: Alternates | None) -> bool:
         """Whether the store holds ``path`` as this writer last wrote it: no
@@ -414,7 +463,7 @@ class Writer:
             return False
         pending = self._pending
         if not pending:
-            return self._write_decisions(force)
+            return self._write_decisions(force) and self._write_visits(force)
         if not force and not self._breaker.allows():
             return False
         with self._outage() as outage:
@@ -435,7 +484,7 @@ class Writer:
             return False
         self._breaker.reset()
         self._read_only = False
-        return self._write_decisions(force)
+        return self._write_decisions(force) and self._write_visits(force)
 
     def _forget(self) -> None:
         """Forget the recent pages the store no longer holds as this writer
@@ -463,6 +512,17 @@ class Writer:
             return False
         with self._outage() as outage:
             self._log.write()
+        return not outage.failed
+
+    def _write_visits(self, force: bool) -> bool:
+        """Write the visits waiting (:class:`VisitLog`), in one write; on an
+        outage they stay for the next."""
+        if not self._visits:
+            return True
+        if not force and not self._breaker.allows():
+            return False
+        with self._outage() as outage:
+            self._visits.write()
         return not outage.failed
 
     def _send_counts(self, force: bool) -> bool:

@@ -371,6 +371,18 @@ def newest(articles: Iterable[Article], limit: int) -> list[Article]:
     return ordered[:limit]
 
 
+def latest(visits: Iterable[Visit]) -> list[Visit]:
+    """A batch of visits with one per (path, agent), its latest, sorted by
+    (path, agent): the order every writer takes its rows' locks in."""
+    kept: dict[tuple[str, str], Visit] = {}
+    for visit in visits:
+        key = (visit.path, visit.agent)
+        held = kept.get(key)
+        if held is None or held.at <= visit.at:
+            kept[key] = visit
+    return [kept[key] for key in sorted(kept)]
+
+
 # A writer's decision about a page: (stored path, reason, when).
 Decision = tuple[str, str, datetime]
 # Decisions kept per path, and paths kept: the most lately decided about, so
@@ -476,6 +488,8 @@ class StoreBase(Generic[C]):
     decision_paths: int = DECISION_PATHS
     # The paths the removals log keeps (tests set fewer).
     removals_kept: int = REMOVALS_KEPT
+    # The unlisted paths whose visits are kept (tests set fewer).
+    unlisted_visits_kept: int = UNLISTED_VISITS_KEPT
 
     part_size: int
     part_bytes: int
@@ -637,6 +651,17 @@ class StoreBase(Generic[C]):
         return ""
 
     _new_epoch = staticmethod(new_epoch)
+
+    def _trim_due(self, written: int) -> bool:
+        """Whether a write of ``written`` visits trims the unlisted paths'
+        (:class:`Visits`): once this object has written ``unlisted_visits_kept``
+        since its last trim. A trim reads every kept visit, so it is spread
+        over that many writes; between two, a writing process adds at most
+        that many unlisted paths beyond the bound."""
+        since = getattr(self, "_visits_since_trim", 0) + written
+        due = since >= self.unlisted_visits_kept
+        self._visits_since_trim = 0 if due else since
+        return due
 
     @staticmethod
     def _grouped(decisions: Iterable[Decision]) -> dict[str, list[tuple[str, int]]]:

@@ -283,3 +283,40 @@ for _, path in ipairs(gone) do
 end
 return #gone
 """
+
+# The last visit of each path per kind of client (stores.base.Visits): each
+# path's held visits merged with the new ones, a visit kept unless the one held
+# is later; the path's newest visit its score in the recency set.
+# KEYS: visits (hash: path -> JSON {agent: [at, status]}), recency (sorted set).
+# ARGV: (path, JSON {agent: [at, status]}) pairs.
+VISIT = """
+for i = 1, #ARGV, 2 do
+  local held = redis.call('hget', KEYS[1], ARGV[i])
+  local kept = held and cjson.decode(held) or {}
+  for agent, visit in pairs(cjson.decode(ARGV[i + 1])) do
+    local old = kept[agent]
+    if not old or old[1] <= visit[1] then kept[agent] = visit end
+  end
+  local newest = 0
+  for _, visit in pairs(kept) do newest = math.max(newest, visit[1]) end
+  redis.call('hset', KEYS[1], ARGV[i], cjson.encode(kept))
+  redis.call('zadd', KEYS[2], newest, ARGV[i])
+end
+return 0
+"""
+# A trim of the visits: each path (ARGV[1], ARGV[3], ...) dropped if it is
+# still unlisted and visited no later than when the trim read it (ARGV[2],
+# ARGV[4], ...). KEYS: visits, recency, the rows (hash: path -> row).
+UNVISIT = """
+local n = 0
+for i = 1, #ARGV, 2 do
+  local score = redis.call('zscore', KEYS[2], ARGV[i])
+  if redis.call('hexists', KEYS[3], ARGV[i]) == 0 and score
+      and tonumber(score) <= tonumber(ARGV[i + 1]) then
+    redis.call('hdel', KEYS[1], ARGV[i])
+    redis.call('zrem', KEYS[2], ARGV[i])
+    n = n + 1
+  end
+end
+return n
+"""

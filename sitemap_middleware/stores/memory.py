@@ -20,7 +20,6 @@ from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from .base import (
     MAX_COUNT,
     NEWS_KEPT,
-    UNLISTED_VISITS_KEPT,
     Article,
     Decision,
     Removed,
@@ -289,13 +288,13 @@ class MemoryStore(StoreBase[None]):
                     kept[key] = visit
             unlisted = {path for path, _ in kept if path not in self._rows}
             # Beyond the paths listed, keep the most lately visited.
-            if len(unlisted) > UNLISTED_VISITS_KEPT:
+            if len(unlisted) > self.unlisted_visits_kept:
                 newest: dict[str, int] = {}
                 for (path, _), visit in kept.items():
                     if path in unlisted:
                         newest[path] = max(newest.get(path, 0), visit.at)
                 ranked = sorted(unlisted, key=lambda p: newest[p])
-                dropped = set(ranked[: len(unlisted) - UNLISTED_VISITS_KEPT])
+                dropped = set(ranked[: len(unlisted) - self.unlisted_visits_kept])
                 for key in [k for k in kept if k[0] in dropped]:
                     del kept[key]
 

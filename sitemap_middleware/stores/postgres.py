@@ -31,7 +31,9 @@ from .base import (
     Decision,
     Removed,
     StoreBase,
+    Visit,
     deltas,
+    latest,
     logged,
     news_cutoff,
     removed,
@@ -165,6 +167,30 @@ SELECT o.section, o.page, p.urls, p.bytes,
     (SELECT coalesce(max(page), 0) FROM {p}page)
 FROM open o JOIN {p}page p ON p.page = o.page
 """
+# The last visit of each path per kind of client (stores.base.Visits): made
+# like _PUSHES. Unlisted paths beyond the most lately visited
+# unlisted_visits_kept are trimmed (_TRIM_VISITS) now and then.
+_VISITS = """
+CREATE TABLE IF NOT EXISTS {p}visit (
+    path text COLLATE "C" NOT NULL,
+    agent text COLLATE "C" NOT NULL, -- an engine's name; '': any client
+    at bigint NOT NULL,             -- epoch seconds
+    status integer NOT NULL,
+    PRIMARY KEY (path, agent)
+)
+"""
+_VISITED = """
+INSERT INTO {p}visit
+SELECT * FROM unnest(%s::text[], %s::text[], %s::int8[], %s::int4[])
+ON CONFLICT (path, agent) DO UPDATE SET at = excluded.at, status = excluded.status
+WHERE {p}visit.at <= excluded.at
+"""
+_TRIM_VISITS = """
+DELETE FROM {p}visit WHERE path IN (
+    SELECT path FROM {p}visit AS v
+    WHERE NOT EXISTS (SELECT 1 FROM {p}url AS u WHERE u.path = v.path)
+    GROUP BY path ORDER BY max(at) DESC, path OFFSET %s)
+"""
 # count(route) needs an index on route: tables made before it get it.
 _ROUTE_INDEX = "CREATE INDEX IF NOT EXISTS {p}url_route ON {p}url (route)"
 # The tables releases added after the first, each made when the store is
@@ -176,6 +202,7 @@ _ADDED = (
     ("{p}removal", [_REMOVALS]),
     ("{p}news", _NEWS.split(";")),
     ("{p}section", [_SECTIONS]),
+    ("{p}visit", [_VISITS]),
 )
 # New rows of an upsert, copied in once its other statements are sent (as
 # _write's inserts, with no ON CONFLICT: see there why none is needed).
@@ -876,6 +903,56 @@ class PostgresStore(StoreBase[ConnectionPool]):
                 self._sql("SELECT log FROM {p}decision WHERE path = %s"), (path,)
             ).fetchone()
         return unlogged(None if row is None else row[0])
+
+    def visited(self, visits: Iterable[Visit]) -> None:
+        rows = latest(visits)  # sorted: one lock order for every writer
+        if not rows:
+            return
+        trim = self._trim_due(len(rows))
+        with self._borrow() as conn, conn.transaction():
+            if trim:
+                # A trim's delete takes its rows' locks in no set order:
+                # writers wait for it rather than deadlock with it.
+                conn.execute(
+                    "SELECT pg_advisory_xact_lock(hashtext(%s))",
+                    (self.prefix + "visit",),
+                )
+            else:
+                conn.execute(
+                    "SELECT pg_advisory_xact_lock_shared(hashtext(%s))",
+                    (self.prefix + "visit",),
+                )
+            conn.execute(self._sql(_VISITED), _columns(rows))
+            if trim:
+                conn.execute(self._sql(_TRIM_VISITS), (self.unlisted_visits_kept,))
+
+    def visits(self, paths: Iterable[str] | None = None) -> Iterator[Visit]:
+        query = "SELECT path, agent, at, status FROM {p}visit"
+        if paths is None:
+            # A run at a time, in key order: bounded memory, no connection
+            # held while the caller works.
+            after: tuple[str, str] = ("", "")
+            while True:
+                with self._borrow() as conn:
+                    rows = conn.execute(
+                        self._sql(
+                            f"{query} WHERE (path, agent) > (%s, %s)"
+                            f" ORDER BY path, agent LIMIT {READ_RUN}"
+                        ),
+                        after,
+                    ).fetchall()
+                yield from (Visit(*row) for row in rows)
+                if len(rows) < READ_RUN:
+                    return
+                after = rows[-1][:2]
+        wanted = sorted(set(paths))
+        for start in range(0, len(wanted), READ_RUN):
+            with self._borrow() as conn:
+                rows = conn.execute(
+                    self._sql(f"{query} WHERE path = ANY(%s)"),
+                    (wanted[start : start + READ_RUN],),
+                ).fetchall()
+            yield from (Visit(*row) for row in rows)
 
     def count(self, route: str | None = None) -> int:
         with self._borrow() as conn:

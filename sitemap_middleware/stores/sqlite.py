@@ -30,7 +30,9 @@ from .base import (
     Decision,
     Removed,
     StoreBase,
+    Visit,
     deltas,
+    latest,
     logged,
     news_cutoff,
     removed,
@@ -164,6 +166,29 @@ _NEWS_READ = (
     " JOIN sitemap_url u ON u.path = n.path WHERE n.published >= ?"
     " ORDER BY n.published DESC, n.path LIMIT ?"
 )
+# The last visit of each path per kind of client (stores.base.Visits): made
+# like _REMOVALS. The unlisted paths beyond the most lately visited
+# unlisted_visits_kept are trimmed (_TRIM_VISITS) now and then.
+_VISITS = """
+CREATE TABLE IF NOT EXISTS sitemap_visit (
+    path TEXT NOT NULL,
+    agent TEXT NOT NULL,            -- an engine's name; '': any client
+    at INTEGER NOT NULL,            -- epoch seconds
+    status INTEGER NOT NULL,
+    PRIMARY KEY (path, agent)
+) WITHOUT ROWID
+"""
+_VISITED = (
+    "INSERT INTO sitemap_visit VALUES (?, ?, ?, ?) ON CONFLICT (path, agent)"
+    " DO UPDATE SET at = excluded.at, status = excluded.status"
+    " WHERE excluded.at >= at"
+)
+_TRIM_VISITS = """
+DELETE FROM sitemap_visit WHERE path IN (
+    SELECT path FROM sitemap_visit AS v
+    WHERE NOT EXISTS (SELECT 1 FROM sitemap_url AS u WHERE u.path = v.path)
+    GROUP BY path ORDER BY max(at) DESC, path LIMIT -1 OFFSET ?)
+"""
 # Epoch, removal number now, the oldest kept and the paths after ?: one read.
 _REMOVED_SINCE = """
 SELECT (SELECT value FROM sitemap_meta WHERE key = 'epoch'),
@@ -333,6 +358,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
                 conn.execute(_NEWS)
                 conn.execute(_NEWS_INDEX)
                 conn.execute(_SECTIONS)
+                conn.execute(_VISITS)
                 conn.execute(
                     "INSERT OR IGNORE INTO sitemap_meta"
                     " VALUES ('schema', ?), ('epoch', ?)",
@@ -409,7 +435,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
                 "SELECT name FROM main.sqlite_master WHERE type = 'table'"
             )
         }
-        for statement in [*_SCHEMA.split(";"), _PUSHES, _NEWS, _SECTIONS]:
+        for statement in [*_SCHEMA.split(";"), _PUSHES, _NEWS, _SECTIONS, _VISITS]:
             kept = "\n".join(
                 x for x in statement.splitlines() if not x.strip().startswith("--")
             )
@@ -942,6 +968,40 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     def decisions(self, path: str) -> list[tuple[str, datetime]]:
         rows = self._query("SELECT log FROM sitemap_decision WHERE path = ?", (path,))
         return unlogged(rows[0][0] if rows else None)
+
+    def visited(self, visits: Iterable[Visit]) -> None:
+        rows = latest(visits)
+        if not rows:
+            return
+        trim = self._trim_due(len(rows))
+        with self._writing() as conn:
+            conn.executemany(_VISITED, rows)
+            if trim:
+                conn.execute(_TRIM_VISITS, (self.unlisted_visits_kept,))
+
+    def visits(self, paths: Iterable[str] | None = None) -> Iterator[Visit]:
+        query = "SELECT path, agent, at, status FROM sitemap_visit"
+        if paths is None:
+            # A run at a time, in key order: bounded memory, no lock held
+            # while the caller works.
+            after: tuple[str, str] = ("", "")
+            while True:
+                rows = self._query(
+                    f"{query} WHERE (path, agent) > (?, ?)"
+                    f" ORDER BY path, agent LIMIT {RUN}",
+                    after,
+                )
+                yield from (Visit(*row) for row in rows)
+                if len(rows) < RUN:
+                    return
+                after = rows[-1][:2]
+        wanted = sorted(set(paths))
+        for start in range(0, len(wanted), RUN):
+            rows = self._query(
+                f"{query} WHERE path IN (SELECT value FROM json_each(?))",
+                (json.dumps(wanted[start : start + RUN]),),
+            )
+            yield from (Visit(*row) for row in rows)
 
     def count(self, route: str | None = None) -> int:
         if route is None:

@@ -52,6 +52,12 @@ PLAIN_HEADERS = [("Content-Type", "application/json"), ("Content-Length", "12")]
 PAGE_HEADERS = [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", "85")]
 VARIANTS = ("bare", "minimal", "sitemap")
 CASES = ("json", "known", "new")
+# A browser's User-Agent, as most requests carry one: the middleware looks it
+# up (a crawler's claim is noted).
+AGENT = (
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36"
+    " (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36"
+)
 TARGETS = {"json": 1.6, "known": 1.7, "new": 2.0}  # x the minimal middleware
 STACKS = ("wsgi", "asgi")
 
@@ -183,7 +189,7 @@ def _environ(path: str) -> dict[str, Any]:
         "SERVER_PORT": "80",
         "HTTP_HOST": "localhost",
         "HTTP_ACCEPT": "text/html",
-        "HTTP_USER_AGENT": "bench",
+        "HTTP_USER_AGENT": AGENT,
         "wsgi.url_scheme": "http",
     }
 
@@ -199,7 +205,7 @@ def _scope(path: str) -> dict[str, Any]:
         "headers": [
             (b"host", b"localhost"),
             (b"accept", b"text/html"),
-            (b"user-agent", b"bench"),
+            (b"user-agent", AGENT.encode()),
         ],
     }
 

@@ -248,6 +248,7 @@ def test_counters_group_by_reason() -> None:
         "dropped": {},
         "seen": {"fresh": 2},
         "errors": {"store": 1},
+        "crawls": {},
         "queued": 1,
         "pending": 2,
     }

@@ -1,7 +1,8 @@
 """Stores written by the release before titles upgrade in place on first use: no
 row lost, every fragment byte-identical, titles stored from the next write, the
 removals log kept from the next removal; and a worker of that release keeps
-writing (and reconnecting) while one of this release upgrades the store under it."""
+writing (and reconnecting) while one of this release upgrades the store under it.
+The visits are kept from the next visit."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from support.store_kinds import Fresh
 
 from sitemap_middleware import Entry, Store, StoreError, StoreFault, open_store
 from sitemap_middleware.model import UNDATED
-from sitemap_middleware.stores.base import Article, News, Removals
+from sitemap_middleware.stores.base import Article, News, Removals, Visit, Visits
 
 ROOT = Path(__file__).resolve().parents[2]
 # The last commit of the release before titles: its package writes the stores
@@ -188,6 +189,14 @@ def test_a_store_of_the_previous_release_upgrades_in_place(
         now = int(time.time())
         store.publish([Article("/p/2", now, "T", "en", "N")], now)
         assert store.news(now) == [Article("/p/2", now, "T", "en", "N")]
+        # The visits: made on open, written by the next visit.
+        assert isinstance(store, Visits)
+        assert list(store.visits()) == []
+        store.visited([Visit("/p/2", "google", 1, 200), Visit("/none", "", 2, 404)])
+        assert sorted(store.visits()) == [
+            Visit("/none", "", 2, 404),
+            Visit("/p/2", "google", 1, 200),
+        ]
 
 
 @pytest.mark.slow
@@ -409,6 +418,7 @@ def test_every_sqlite_layout_opens_with_every_row(
             assert store.counts() == {}  # type: ignore[attr-defined]
             assert store.decisions("/p/1") == []  # type: ignore[attr-defined]
             assert isinstance(store, News) and store.news(0) == []
+            assert list(store.visits()) == []  # type: ignore[attr-defined]
     caplog.set_level(logging.INFO, "sitemap_middleware")
     with open_store(f"sqlite:///{db}") as store:
         listed = [e for p in store.parts() for e in store.entries(p.number)]

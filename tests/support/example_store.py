@@ -34,6 +34,7 @@ from sitemap_middleware.stores import (
     Store,
     StoreBase,
     Stored,
+    Visit,
     batches,
     deltas,
     layout,
@@ -87,6 +88,8 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
             shelf["pushes"] = {}
         if "decisions" not in shelf:  # shelves made before the decisions log
             shelf["decisions"] = {}
+        if "visits" not in shelf:  # (path, agent) -> Visit
+            shelf["visits"] = {}
         if "removed" not in shelf:  # the removals log: (number now, last paths)
             shelf["removed"] = (0, [])
         if "news" not in shelf:  # news articles: path -> Article
@@ -240,6 +243,31 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
         with self._lock:
             held = self._connection()["decisions"].get(path, [])
         return [(reason, to_datetime(seconds)) for reason, seconds in held]
+
+    def visited(self, visits: Iterable[Visit]) -> None:
+        with self._lock:
+            shelf = self._connection()
+            kept: dict[tuple[str, str], Visit] = shelf["visits"]
+            for visit in visits:
+                held = kept.get((visit.path, visit.agent))
+                if held is None or held.at <= visit.at:
+                    kept[visit.path, visit.agent] = visit
+            rows = shelf["rows"]
+            newest: dict[str, int] = {}
+            for (path, _), visit in kept.items():
+                if path not in rows:
+                    newest[path] = max(newest.get(path, 0), visit.at)
+            # Beyond the listed paths, the most lately visited.
+            ranked = sorted(newest, key=lambda p: (-newest[p], p))
+            dropped = set(ranked[self.unlisted_visits_kept :])
+            shelf["visits"] = {k: v for k, v in kept.items() if k[0] not in dropped}
+            shelf.sync()
+
+    def visits(self, paths: Iterable[str] | None = None) -> Iterator[Visit]:
+        with self._lock:
+            kept = list(self._connection()["visits"].values())
+        wanted = None if paths is None else set(paths)
+        yield from (v for v in kept if wanted is None or v.path in wanted)
 
     def count(self, route: str | None = None) -> int:
         with self._lock:
