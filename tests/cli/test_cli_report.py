@@ -16,10 +16,12 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from support.helpers import Bare
 
-from sitemap_middleware import Entry, open_store
+from sitemap_middleware import Entry, open_store, stores
 from sitemap_middleware.cli import Exit, main
 from sitemap_middleware.model import UNDATED
+from sitemap_middleware.stores.base import Visits
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = "https://www.example.com"
@@ -106,14 +108,24 @@ def crawled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 @pytest.fixture
-def uri(tmp_path: Path) -> str:
-    """An SQLite store of three pages (it keeps no visits yet)."""
+def sqlite_uri(tmp_path: Path) -> str:
+    """An SQLite store of three pages, no visits written."""
     uri = f"sqlite:///{tmp_path / 'site.sqlite3'}"
     store = open_store(uri)
     when = datetime.fromtimestamp(NOW - 2 * DAY, timezone.utc)
     store.upsert([Entry("/", when), Entry("/a", when), Entry("/b", UNDATED)])
     store.close()
     return uri
+
+
+@pytest.fixture
+def uri(sqlite_uri: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The same pages in a store that keeps no visits: the SQLite file behind
+    a scheme of this test's own."""
+    monkeypatch.setitem(
+        stores._REGISTRY, "bare", lambda _: Bare(open_store(sqlite_uri))
+    )
+    return "bare://site"
 
 
 def test_report_as_json(crawled: str) -> None:
@@ -177,6 +189,7 @@ def test_report_stale_after_days(crawled: str) -> None:
 
 
 def test_report_of_a_store_that_keeps_no_visits(uri: str) -> None:
+    assert not isinstance(open_store(uri), Visits)
     code, out, _ = _run("report", "--store", uri, "--base-url", BASE)
     assert code == Exit.OK
     assert "crawl data: not kept by this store" in out
@@ -227,11 +240,11 @@ def test_explain_on_a_store_without_visits(uri: str) -> None:
     assert "  section: default\n  visits: not kept by this store\n" in out
 
 
-def test_report_as_a_real_process(uri: str) -> None:
+def test_report_as_a_real_process(sqlite_uri: str) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, "-m", "sitemap_middleware", "report", "--json"],
-        env={**env, "SITEMAP_STORE": uri, "SITEMAP_BASE_URL": BASE},
+        env={**env, "SITEMAP_STORE": sqlite_uri, "SITEMAP_BASE_URL": BASE},
         capture_output=True,
         text=True,
         timeout=60,

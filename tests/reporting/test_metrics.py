@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
+from support.helpers import Bare
 from werkzeug.test import Client
 
 from sitemap_middleware import Entry, SitemapCollector, SitemapMiddleware, open_store
@@ -112,17 +113,21 @@ def test_the_health_figures() -> None:
 
 
 def test_a_store_alone_and_one_without_visits(tmp_path: Path) -> None:
-    """A store given alone: its counters as the writers shared them; a store
-    that keeps no visits gives no crawl figures rather than false zeros."""
+    """A store given alone: its counters as the writers shared them, its
+    crawl figures; a store that keeps no visits gives no crawl figures rather
+    than false zeros."""
     store = open_store(f"sqlite:///{tmp_path / 's.sqlite3'}")
     try:
         store.upsert([Entry("/", _at(1)), Entry("/a", _at(100))])
         store.add_counts({"recorded": 2, "excluded": 5})  # type: ignore[attr-defined]
         samples = _scrape(SitemapCollector(store, {"base_url": BASE}))
+        assert samples[("sitemap_recorded_total", ())] == 2
+        assert samples[("sitemap_skipped_total", (("reason", "excluded"),))] == 5
+        never = ("sitemap_never_fetched_urls", (("section", "default"),))
+        assert samples[never] == 2
+        samples = _scrape(SitemapCollector(Bare(store), {"base_url": BASE}))
     finally:
         store.close()
-    assert samples[("sitemap_recorded_total", ())] == 2
-    assert samples[("sitemap_skipped_total", (("reason", "excluded"),))] == 5
     assert samples[("sitemap_urls", (("section", "default"),))] == 2
     assert (
         samples[("sitemap_lastmod_urls", (("age", "year"), ("section", "default")))]

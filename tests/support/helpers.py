@@ -317,3 +317,17 @@ def news_stories(client: Any, prefix: str = "") -> dict[str, Story]:
             url.findtext("news:news/news:title", "", NS),
         )
     return found
+
+
+class Bare:
+    """A store of the base protocol only, as a third-party store may be: it
+    keeps the pages of ``inner`` and none of the optional features (visits,
+    counters, decisions)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.part_size, self.part_bytes = inner.part_size, inner.part_bytes
+        self.upsert, self.remove = inner.upsert, inner.remove
+        self.count, self.known = inner.count, inner.known
+        self.parts, self.part = inner.parts, inner.part
+        self.fragments, self.entries = inner.fragments, inner.entries
+        self.close = inner.close
