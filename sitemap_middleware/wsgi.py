@@ -11,7 +11,7 @@ from typing import Any
 
 from ._types import Environ, ResponseHeaders, StartResponse, WSGIApp
 from .apps import WERKZEUG, EnvironFinder, find_flask, flask_finder, flask_table
-from .config import Config
+from .config import Config, site_host
 from .core import SitemapBase, logger
 from .reasons import Skipped
 from .routes import ROUTE_KEY
@@ -66,10 +66,19 @@ class SitemapMiddleware(SitemapBase):
         self._gate = self.config.documents.gate
         self._answers = self.config.documents.answers
         self._amends = self.config.documents.amends
+        self._each_site(
+            lambda site: SitemapMiddleware(app, site, find_route=find_route)
+        )
 
     def __call__(
         self, environ: Environ, start_response: StartResponse
     ) -> Iterable[bytes]:
+        if self._sites is not None:  # several sites: the Host selects one
+            site = self._sites.get(
+                site_host(environ.get("HTTP_HOST") or environ.get("SERVER_NAME", ""))
+            )
+            if site is not None and site is not self:
+                return site(environ, start_response)  # type: ignore[no-any-return]
         path: str = environ.get("PATH_INFO") or "/"
         method: str = environ["REQUEST_METHOD"]
         watcher = self.watcher

@@ -1,0 +1,116 @@
+"""Several sites from one app (the ``sites`` key), on both stacks: the Host
+header selects a site, never builds a URL; each site lists its own pages
+under its own origin; a host no site names records nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from support.helpers import gunzip_once, locs, validate
+from support.sites import Site, make_site, stored_entries
+
+DE = "https://example.de"
+FR = "https://example.fr"
+SITES = {
+    "de": {"base_url": DE, "hosts": ["example.de", "www.example.de"]},
+    "fr": {"base_url": FR, "hosts": ["example.fr"]},
+}
+
+
+@pytest.fixture
+def two(stack: str) -> Iterator[Site]:
+    site = make_site(stack, {"sites": SITES, "store": "memory://"})
+    yield site
+    site.close()
+
+
+def paths(site: Site, name: str) -> set[str]:
+    return set(stored_entries(site.middleware.site(name)))
+
+
+def test_each_site_lists_its_own_pages_under_its_own_origin(two: Site) -> None:
+    assert two.fetch("/about", [("Host", "example.de")]) == 200
+    assert two.fetch("/", [("Host", "www.example.de")]) == 200
+    assert two.fetch("/xhtml", [("Host", "example.fr")]) == 200
+    assert paths(two, "de") == {"/about", "/"}
+    assert paths(two, "fr") == {"/xhtml"}
+    assert two.middleware.flush(5.0)
+
+    de = two.get("/sitemap.xml", {"Host": "example.de"})
+    assert locs(validate(de.body)) == [f"{DE}/sitemap-1.xml.gz"]
+    part = two.get("/sitemap-1.xml.gz", {"Host": "www.example.de"})
+    assert sorted(locs(validate(gunzip_once(part.body)))) == [f"{DE}/", f"{DE}/about"]
+    fr = two.get("/sitemap-1.xml.gz", {"Host": "example.fr"})
+    assert locs(validate(gunzip_once(fr.body))) == [f"{FR}/xhtml"]
+
+    robots = two.get("/robots.txt", {"Host": "example.fr"}).body.decode()
+    assert f"Sitemap: {FR}/sitemap.xml" in robots
+    assert DE not in robots
+    robots = two.get("/robots.txt", {"Host": "example.de"}).body.decode()
+    assert f"Sitemap: {DE}/sitemap.xml" in robots
+    assert FR not in robots
+
+
+@pytest.mark.parametrize(
+    ("headers", "site"),
+    [
+        # Port, case: the site's; recorded (allowed_hosts' rules).
+        ([("Host", "EXAMPLE.FR:8443")], "fr"),
+        ([("Host", "Example.De")], "de"),
+    ],
+)
+def test_a_host_selects_its_site(
+    two: Site, headers: list[tuple[str, str]], site: str
+) -> None:
+    assert two.fetch("/about", headers) == 200
+    other = "de" if site == "fr" else "fr"
+    assert paths(two, site) == {"/about"}
+    assert paths(two, other) == set()
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [("Host", "evil.example")],
+        [("Host", "example.fr.evil.example")],
+        [("Host", "evil.example"), ("X-Forwarded-Host", "example.fr")],
+        [("Host", "evil.example"), ("Forwarded", "host=example.fr")],
+        [("Host", "xn--exmple-cua.fr")],  # IDN: exämple.fr
+        [("Host", "ex\xe4mple.fr")],  # its Unicode spelling, sent raw
+        [("Host", "example.fr.")],  # the trailing dot: fr's documents, no record
+        [("Host", "example.fr"), ("Host", "example.de")],  # two Host lines
+        [("Host", "")],
+    ],
+)
+def test_a_host_no_site_names_records_nothing(
+    two: Site, headers: list[tuple[str, str]]
+) -> None:
+    assert two.fetch("/about", headers) == 200
+    assert paths(two, "de") == set()
+    assert paths(two, "fr") == set()
+    skipped = two.middleware.stats()["skipped"]
+    fr_skipped = two.middleware.site("fr").stats()["skipped"]
+    assert skipped.get("host", 0) + fr_skipped.get("host", 0) == 1
+
+
+def test_an_unknown_host_gets_the_default_site_s_documents(two: Site) -> None:
+    assert two.fetch("/about", [("Host", "example.de")]) == 200
+    assert paths(two, "de") == {"/about"}
+    for host in ("evil.example", "example.fr.evil.example"):
+        robots = two.get("/robots.txt", {"Host": host}).body.decode()
+        assert f"Sitemap: {DE}/sitemap.xml" in robots
+        index = two.get("/sitemap.xml", {"Host": host})
+        assert locs(validate(index.body)) == [f"{DE}/sitemap-1.xml.gz"]
+        assert "evil" not in index.body.decode()
+
+
+def test_one_base_url_is_one_site(stack: str) -> None:
+    site = make_site(stack, {"base_url": DE, "store": "memory://"})
+    try:
+        assert site.middleware.site("") is site.middleware
+        assert site.fetch("/about", [("Host", "example.de")]) == 200
+        assert site.fetch("/", [("Host", "example.fr")]) == 200
+        assert site.recorded() == ["/about"]
+    finally:
+        site.close()
