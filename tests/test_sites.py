@@ -5,6 +5,7 @@ under its own origin; a host no site names records nothing."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from support.helpers import gunzip_once, locs, validate
@@ -114,3 +115,29 @@ def test_one_base_url_is_one_site(stack: str) -> None:
         assert site.recorded() == ["/about"]
     finally:
         site.close()
+
+
+def test_the_cli_takes_a_site(tmp_path: Any) -> None:
+    """--site names a site's listing in the store the middleware wrote."""
+    from click.testing import CliRunner
+
+    from sitemap_middleware.cli import main
+
+    store = f"sqlite:///{tmp_path}/s.db"
+    site = make_site("wsgi", {"sites": SITES, "store": store})
+    try:
+        assert site.fetch("/about", [("Host", "example.de")]) == 200
+        assert site.fetch("/", [("Host", "example.fr")]) == 200
+        assert site.middleware.flush(5.0)
+    finally:
+        site.close()
+    runner = CliRunner()
+    de = runner.invoke(main, ["list", "--store", store, "--base-url", DE])
+    fr = runner.invoke(
+        main, ["list", "--store", store, "--base-url", FR, "--site", "fr"]
+    )
+    assert (de.exit_code, de.output) == (0, f"{DE}/about\n")
+    assert (fr.exit_code, fr.output) == (0, f"{FR}/\n")
+    bad = runner.invoke(main, ["stats", "--store", store, "--site", "../fr"])
+    assert bad.exit_code == 2
+    assert "store option 'site' must be a site name" in bad.output

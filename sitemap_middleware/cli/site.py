@@ -5,6 +5,7 @@ how a lastmod and a URL's query are read out.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -19,7 +20,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import click
 
 from .. import render
-from ..config import DEFAULT_STORE, Config, store_hint
+from ..config import DEFAULT_STORE, Config, site_store, store_hint
 from ..errors import ConfigError, StoreError
 from ..model import Entry, PartInfo, dated
 from ..sections import DEFAULT, label
@@ -80,7 +81,22 @@ class Site:
 
 
 def site_options(needs_base_url: bool) -> Callable[[Callable[..., Any]], Any]:
-    def decorate(command: Callable[..., Any]) -> Any:
+    def decorate(run: Callable[..., Any]) -> Any:
+        @functools.wraps(run)
+        def in_site(*args: Any, site: str | None, **kwargs: Any) -> Any:
+            # A site of the config's 'sites' other than the first: its listing
+            # in the store (config.site_store), as the middleware names it.
+            if site:
+                kwargs["store_uri"] = site_store(kwargs["store_uri"], site)
+            return run(*args, **kwargs)
+
+        command = click.option(
+            "--site",
+            envvar="SITEMAP_SITE",
+            help="A site of the config's 'sites' other than the first (the"
+            " default site, the store as named): its name (env SITEMAP_SITE);"
+            " --base-url is then its own.",
+        )(in_site)
         command = click.option(
             "--base-url",
             envvar="SITEMAP_BASE_URL",
