@@ -141,3 +141,26 @@ def test_the_cli_takes_a_site(tmp_path: Any) -> None:
     bad = runner.invoke(main, ["stats", "--store", store, "--site", "../fr"])
     assert bad.exit_code == 2
     assert "store option 'site' must be a site name" in bad.output
+
+
+def test_a_store_of_one_site_is_the_default_site_s_listing(
+    stack: str, tmp_path: Any
+) -> None:
+    """Adding 'sites' to a config of one base_url keeps its pages listed:
+    the default site reads the store as it was written."""
+    store = f"sqlite:///{tmp_path}/s.db"
+    one = make_site(stack, {"base_url": DE, "store": store})
+    try:
+        assert one.fetch("/about", [("Host", "example.de")]) == 200
+        assert one.recorded() == ["/about"]
+    finally:
+        one.close()
+    two = make_site(stack, {"sites": SITES, "store": store})
+    try:
+        assert paths(two, "de") == {"/about"}
+        assert paths(two, "fr") == set()
+        index = two.get("/sitemap.xml", {"Host": "example.de"})
+        assert locs(validate(index.body)) == [f"{DE}/sitemap-1.xml.gz"]
+        assert two.get("/sitemap.xml", {"Host": "example.fr"}).status == 404
+    finally:
+        two.close()
