@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -24,7 +25,7 @@ pytestmark = [pytest.mark.servers, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parents[2]
 WORKERS = 2
 
-APP = """
+FLASK_APP = """
 import html
 from flask import Flask, abort
 from sitemap_middleware import SitemapMiddleware
@@ -42,6 +43,32 @@ def page(slug=""):
 app.wsgi_app = SitemapMiddleware(app.wsgi_app, CONFIG)
 """
 
+STARLETTE_APP = """
+import html
+from starlette.applications import Starlette
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+from sitemap_middleware.starlette import add_sitemap
+
+async def page(request):
+    slug = request.path_params.get("slug", "")
+    if slug == "robots.txt":  # the middleware generates one
+        return Response(status_code=404)
+    title = html.escape(slug or "Home")
+    return HTMLResponse(f"<!doctype html><html><title>{title}</title></html>")
+
+app = Starlette(routes=[Route("/", page), Route("/{slug:path}", page)])
+add_sitemap(app, CONFIG)
+"""
+
+SERVERS = {
+    "gunicorn": (FLASK_APP, ["-m", "gunicorn", "-w", str(WORKERS), "-b"]),
+    "uvicorn": (
+        STARLETTE_APP,
+        ["-m", "uvicorn", "--workers", str(WORKERS), "--host", "127.0.0.1", "--port"],
+    ),
+}
+
 
 class HostClient(HTTPClient):
     """A client that sends one ``Host`` on every request, as a browser of
@@ -55,6 +82,18 @@ class HostClient(HTTPClient):
         return super().request(
             method, path, {"Host": self.site_host, **(headers or {})}
         )
+
+
+def two_hosts(port: int, path: str) -> None:
+    """A request with two Host lines: refused by the server, or recorded
+    under neither site."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        conn.sendall(
+            f"GET {path} HTTP/1.1\r\nHost: localhost\r\nHost: 127.0.0.1\r\n"
+            "Connection: close\r\n\r\n".encode()
+        )
+        while conn.recv(65536):
+            pass
 
 
 def wait_until(check: object, timeout: float, what: str) -> None:
@@ -76,8 +115,15 @@ def store_uri(request: pytest.FixtureRequest, tmp_path: Path, fresh: Fresh) -> s
     return fresh.uri(request.param, tmp_path)
 
 
+@pytest.fixture(params=sorted(SERVERS))
+def server(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture
-def served(store_uri: str, tmp_path: Path) -> Iterator[tuple[int, dict[str, str]]]:
+def served(
+    server: str, store_uri: str, tmp_path: Path
+) -> Iterator[tuple[int, dict[str, str]]]:
     port = free_port()
     # The origins carry the server's port: the real consumer fetches them.
     origins = {
@@ -92,10 +138,11 @@ def served(store_uri: str, tmp_path: Path) -> Iterator[tuple[int, dict[str, str]
         "store": store_uri,
     }
     (tmp_path / "entry.py").write_text(
-        textwrap.dedent(APP).replace("CONFIG", repr(config))
+        textwrap.dedent(SERVERS[server][0]).replace("CONFIG", repr(config))
     )
     log = tmp_path / "server.log"
-    argv = ["-m", "gunicorn", "-w", str(WORKERS), "-b", f"127.0.0.1:{port}"]
+    where = f"127.0.0.1:{port}" if server == "gunicorn" else str(port)
+    argv = [*SERVERS[server][1], where]
     with log.open("wb") as output:
         process = subprocess.Popen(
             [sys.executable, *argv, "entry:app"],
@@ -130,6 +177,9 @@ def test_two_sites_on_one_store(served: tuple[int, dict[str, str]]) -> None:
             assert two.get(path).status == 200
         assert stranger.get("/stranger").status == 200
         assert one.get("/c", {"X-Forwarded-Host": "localhost"}).status == 200
+        assert stranger.get("/d", {"Forwarded": "host=localhost"}).status == 200
+        assert HostClient(port, "LOCALHOST.").get("/dot").status == 200
+        two_hosts(port, "/both")
     expected = {
         "one": {origins["one"] + p for p in ("/", "/a", "/b", "/c")},
         "two": {origins["two"] + p for p in ("/", "/x")},
@@ -150,3 +200,9 @@ def test_two_sites_on_one_store(served: tuple[int, dict[str, str]]) -> None:
         assert {page.url for page in tree.all_pages()} == expected[name]
     # A host no site names gets the default site's documents.
     assert set(sitemap_urls(stranger)) == expected["one"]
+    # Nothing was recorded for it, nor for two Host lines, nor for a
+    # trailing dot: after a flush of every worker's writer (a second), the
+    # same pages.
+    time.sleep(1.5)
+    assert set(sitemap_urls(one)) == expected["one"]
+    assert set(sitemap_urls(two)) == expected["two"]
