@@ -455,6 +455,11 @@ def site_host(host: str) -> str:
 def site_store(store: str, name: str) -> str:
     """The URI of site ``name``'s listing in the store ``store`` names: the
     store option ``site`` (``stores.open_store``)."""
+    if not _SITE_NAME.fullmatch(name):
+        raise ConfigError(
+            "a site's name is 1 to 16 lower-case letters and digits, a letter"
+            f" first, got {name!r}"
+        )
     # Appended as written: urlunsplit would shorten "sqlite:///file".
     return f"{store}{'&' if '?' in store else '?'}site={name}"
 

@@ -140,7 +140,7 @@ def test_the_cli_takes_a_site(tmp_path: Any) -> None:
     assert (fr.exit_code, fr.output) == (0, f"{FR}/\n")
     bad = runner.invoke(main, ["stats", "--store", store, "--site", "../fr"])
     assert bad.exit_code == 2
-    assert "store option 'site' must be a site name" in bad.output
+    assert "a site's name is 1 to 16 lower-case letters" in bad.output
 
 
 def test_a_store_of_one_site_is_the_default_site_s_listing(
@@ -164,3 +164,63 @@ def test_a_store_of_one_site_is_the_default_site_s_listing(
         assert two.get("/sitemap.xml", {"Host": "example.fr"}).status == 404
     finally:
         two.close()
+
+
+SITE_APPS = {
+    "wsgi": """
+from flask import Flask
+from sitemap_middleware import SitemapMiddleware
+
+app = Flask(__name__)
+
+@app.route("/")
+@app.route("/about")
+def page():
+    return "<!doctype html><html><head><title>A page</title></head></html>"
+
+app.wsgi_app = SitemapMiddleware(app.wsgi_app, CONFIG)
+""",
+    "asgi": """
+from starlette.applications import Starlette
+from starlette.responses import HTMLResponse
+from starlette.routing import Route
+from sitemap_middleware.starlette import add_sitemap
+
+async def page(request):
+    return HTMLResponse("<!doctype html><html><title>A page</title></html>")
+
+app = Starlette(routes=[Route("/", page), Route("/about", page)])
+add_sitemap(app, CONFIG)
+""",
+}
+
+
+def test_the_app_commands_take_a_site(
+    stack: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """seed --site records the site's pages in its listing, under its origin;
+    a name the config lacks is a one-line error."""
+    from click.testing import CliRunner
+
+    from sitemap_middleware.cli import main
+
+    store = f"sqlite:///{tmp_path}/s.db"
+    module = f"two_sites_{stack}"
+    source = SITE_APPS[stack].replace("CONFIG", repr({"sites": SITES, "store": store}))
+    (tmp_path / f"{module}.py").write_text(source)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    runner = CliRunner()
+    seeded = runner.invoke(main, ["seed", "--app", f"{module}:app", "--site", "fr"])
+    assert seeded.exit_code == 0, seeded.output
+    fr = runner.invoke(
+        main, ["list", "--store", store, "--site", "fr", "--base-url", FR]
+    )
+    assert sorted(fr.output.split()) == [f"{FR}/", f"{FR}/about"]
+    de = runner.invoke(main, ["list", "--store", store, "--base-url", DE])
+    # The default site's listing holds nothing (its file may not exist).
+    assert (de.exit_code, de.output) == (0, "") or "no store at" in de.output
+    wrong = runner.invoke(main, ["seed", "--app", f"{module}:app", "--site", "it"])
+    assert wrong.exit_code == 5
+    assert "the app's sitemap config has no site 'it' (its sites: de, fr)" in (
+        wrong.output
+    )

@@ -24,7 +24,7 @@ from ..config import DEFAULT_STORE, Config, site_store, store_hint
 from ..errors import ConfigError, StoreError
 from ..model import Entry, PartInfo, dated
 from ..sections import DEFAULT, label
-from ..stores import Store, open_store
+from ..stores import Store, open_store, site_file
 
 T = TypeVar("T")
 
@@ -87,7 +87,10 @@ def site_options(needs_base_url: bool) -> Callable[[Callable[..., Any]], Any]:
             # A site of the config's 'sites' other than the first: its listing
             # in the store (config.site_store), as the middleware names it.
             if site:
-                kwargs["store_uri"] = site_store(kwargs["store_uri"], site)
+                try:
+                    kwargs["store_uri"] = site_store(kwargs["store_uri"], site)
+                except ConfigError as exc:
+                    fail(str(exc), Exit.USAGE)
             return run(*args, **kwargs)
 
         command = click.option(
@@ -145,11 +148,12 @@ def hinted(exc: ConfigError, store_uri: str | None) -> str:
 
 def check_exists(uri: str) -> None:
     parts = urlsplit(uri)
+    site = dict(parse_qsl(parts.query)).get("site", "")
     # A host ('sqlite://x.db') is refused by open_store, naming the fix.
     if (
         parts.scheme == "sqlite"
         and not parts.netloc
-        and not os.path.exists(unquote(parts.path[1:]))
+        and not os.path.exists(site_file(unquote(parts.path[1:]), site))
     ):
         fail(
             f"no store at {uri} (nothing recorded there yet, or another --store?)",

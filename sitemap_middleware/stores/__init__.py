@@ -194,6 +194,16 @@ def _site(options: dict[str, Any]) -> str:
     return name
 
 
+def site_file(path: str, site: str) -> str:
+    """The SQLite file of site ``site``'s listing (``""``: the default
+    site's, ``path``): a file beside it, so that each file keeps one
+    listing: ``sitemap.sqlite3`` -> ``sitemap.site-fr.sqlite3``."""
+    if not site:
+        return path
+    root, ext = os.path.splitext(path)
+    return f"{root}.site-{site}{ext}"
+
+
 def _memory(uri: str) -> Store:
     from .memory import MemoryStore
 
@@ -218,13 +228,7 @@ def _sqlite(uri: str) -> Store:
     options = _options(
         uri, {"part_size": int, "part_bytes": int, "timeout": float, "site": str}
     )
-    site = _site(options)
-    if site:
-        # A file beside the default site's, so that each file keeps one
-        # listing: "sitemap.sqlite3" -> "sitemap.site-fr.sqlite3".
-        root, ext = os.path.splitext(path)
-        path = f"{root}.site-{site}{ext}"
-    return SQLiteStore(path, **options)
+    return SQLiteStore(site_file(path, _site(options)), **options)
 
 
 def _missing(extra: str, exc: ImportError) -> ConfigError:
