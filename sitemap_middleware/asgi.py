@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from ._types import ASGIApp, Message, Receive, Scope, Send
 from .apps import STARLETTE, routed, starlette_table
-from .config import Config
+from .config import Config, site_host
 from .core import SitemapBase, logger
 from .errors import ConfigError
 from .recording.crawls import Crawl
@@ -76,6 +76,7 @@ class ASGISitemapMiddleware(SitemapBase):
         crawlers = self.config.crawlers
         header = "" if crawlers is None else crawlers.forwarded_header
         self._forwarded = header.encode("latin-1")
+        self._each_site(lambda site: ASGISitemapMiddleware(app, site))
 
     def _route(self, scope: Mapping[str, Any], root: str) -> Found:
         if not self._looked:
@@ -89,6 +90,10 @@ class ASGISitemapMiddleware(SitemapBase):
         table = starlette_table(scope.get("app") or routed(self.app))
         if table is not None:
             self._learn(table, final)
+            for other in self._others:  # every site serves the same app
+                if isinstance(other, ASGISitemapMiddleware):
+                    other._looked = True
+                    other._learn(table, final)
         elif self.config.routes:
             logger.warning(
                 "the sitemap config has 'routes', but ASGISitemapMiddleware finds"
@@ -127,6 +132,15 @@ class ASGISitemapMiddleware(SitemapBase):
                 # Every field line counts: a server may pass several (RFC 9113
                 # §8.2.3 splits them), and any one may carry the session.
                 cookie = value if not cookie else cookie + b"; " + value
+        if self._sites is not None:  # several sites: the Host selects one
+            hosts = [value for name, value in scope["headers"] if name == b"host"]
+            site = self._sites.get(site_host(host.decode("latin-1")))
+            if len(hosts) > 1:
+                # Which one the app reads is its own: recorded under none.
+                host, site = b"", None
+            if site is not None and site is not self:
+                await site(scope, receive, send)
+                return
         watcher = self.watcher
         reason = watcher.request_skip(
             method,

@@ -11,7 +11,7 @@ import json
 import os
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 from urllib.parse import urlsplit
@@ -309,6 +309,12 @@ class Config:
     part holds one section's pages (``sections.py``)."""
     news: NewsOptions | None = None
     """The news sitemap, ``/sitemap-news.xml`` (``None``: off)."""
+    sites: tuple[SiteOptions, ...] = ()
+    """The sites the app serves, the default first (``()``: one, ``base_url``).
+    Each has its own listing in the store; the ``Host`` header only selects one
+    (:func:`site_host`)."""
+    site: str = ""
+    """The site this config is one of (:meth:`for_site`); ``""``: all of them."""
     documents: Documents = field(init=False, repr=False, compare=False)
     """The documents the middleware answers itself, in place of the app (and
     robots.txt, with the app's own answer), as these options turn them on."""
@@ -323,6 +329,23 @@ class Config:
         }
         object.__setattr__(self, "documents", Documents.of(options))
 
+    def for_site(self, name: str) -> Config:
+        """The config of one of the ``sites``: its ``base_url``, its hosts as
+        ``allowed_hosts``, and its own listing in the store (the default site
+        keeps the store as named, so that a store written with one site is
+        its listing)."""
+        site = next(site for site in self.sites if site.name == name)
+        store = self.store
+        if site is not self.sites[0]:
+            store = site_store(store, name)
+        return replace(
+            self,
+            base_url=site.base_url,
+            allowed_hosts=site.hosts,
+            store=store,
+            site=name,
+        )
+
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any] | Config) -> Config:
         """Check a config dict and return the frozen ``Config``."""
@@ -333,6 +356,8 @@ class Config:
                 f"sitemap config must be a dict, got {type(mapping).__name__}"
             )
         _known(mapping, _KEYS, "unknown sitemap config key {!r}")
+        if "sites" in mapping:
+            mapping = _with_sites(mapping)
         if "base_url" not in mapping:
             raise ConfigError(
                 "sitemap config needs 'base_url', the public URL of the site, "
@@ -375,6 +400,116 @@ class Config:
                     " 'sections' key does not define"
                 )
         return cls(**values)
+
+
+@dataclass(frozen=True, slots=True)
+class SiteOptions:
+    """One of the sites the app serves (the ``sites`` key)."""
+
+    name: str
+    """Its name: its listing in the store, the CLI's ``--site``."""
+    base_url: str
+    """Its public origin (and prefix): every URL of its documents."""
+    hosts: tuple[str, ...]
+    """The ``Host`` values that reach it (lower case, without port)."""
+
+
+# A site's name is part of table and key names: lower-case letters and digits.
+_SITE_NAME = re.compile(r"[a-z][a-z0-9]{0,15}")
+
+
+def _sites(key: str, value: Any) -> tuple[SiteOptions, ...]:
+    form = (
+        "a dict of site name -> {'base_url': ..., 'hosts': [...]}, such as"
+        " {'de': {'base_url': 'https://example.de', 'hosts': ['example.de',"
+        " 'www.example.de']}}"
+    )
+    if not isinstance(value, Mapping) or not value:
+        raise ConfigError(f"{key!r} must be {form}, got {value!r}")
+    sites: list[SiteOptions] = []
+    owner: dict[str, str] = {}
+    for name, options in value.items():
+        if not isinstance(name, str) or not _SITE_NAME.fullmatch(name):
+            raise ConfigError(
+                f"{key!r} names sites with 1 to 16 lower-case letters and digits,"
+                f" a letter first (they name its listing in the store), got {name!r}"
+            )
+        where = f"{key}.{name}"
+        if not isinstance(options, Mapping):
+            raise ConfigError(f"{where!r} must be a dict, got {options!r}")
+        _known(options, {"base_url": 0, "hosts": 0}, f"unknown key {{!r}} in {where!r}")
+        if "base_url" not in options:
+            raise ConfigError(f"{where!r} needs 'base_url', the site's public URL")
+        base_url = _base_url(f"{where}.base_url", options["base_url"])
+        hosts = options.get("hosts")
+        if hosts is None:
+            hosts = (urlsplit(base_url).hostname or "",)
+        hosts = _hosts(f"{where}.hosts", hosts)
+        for host in hosts:
+            if host.startswith(".") or "*" in host or host != site_host(host):
+                raise ConfigError(
+                    f"{where + '.hosts'!r} holds host names as a Host header"
+                    f" names them, without port, '*' or a leading dot, got {host!r}"
+                )
+            if host in owner:
+                raise ConfigError(
+                    f"host {host!r} is in the hosts of both {owner[host]!r} and"
+                    f" {name!r} in {key!r}; a host reaches one site"
+                )
+            owner[host] = name
+        sites.append(SiteOptions(name, base_url, hosts))
+    return tuple(sites)
+
+
+def _with_sites(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """A config with ``sites``: its first site is the default, whose
+    ``base_url`` the key may repeat; each site names its own hosts."""
+    sites = _sites("sites", mapping["sites"])
+    if "allowed_hosts" in mapping:
+        raise ConfigError(
+            "'allowed_hosts' and 'sites' do not go together: each site names"
+            " the hosts that reach it ('sites.<name>.hosts')"
+        )
+    values = dict(mapping)
+    if "base_url" in mapping and _base_url("base_url", mapping["base_url"]) != (
+        sites[0].base_url
+    ):
+        raise ConfigError(
+            f"'base_url' {mapping['base_url']!r} is not the base_url of the first"
+            f" of 'sites' ({sites[0].name!r}, the default site); leave it out"
+        )
+    if len(sites) > 1 and not isinstance(mapping.get("store", DEFAULT_STORE), str):
+        raise ConfigError(
+            "with several 'sites', 'store' must be a store URI, from which each"
+            " site's listing is named (a store object holds one listing)"
+        )
+    values["base_url"] = sites[0].base_url
+    values["allowed_hosts"] = list(sites[0].hosts)
+    return values
+
+
+def site_host(host: str) -> str:
+    """The host a ``Host`` value names, as ``sites`` spell it: lower case,
+    without port, brackets or a trailing dot. Only ever compared with the
+    configured hosts: it selects a site, it never builds a URL (invariant 1)."""
+    host = host.lower()
+    if host.startswith("["):
+        host = host[1:].partition("]")[0]
+    else:
+        host = host.partition(":")[0]
+    return host[:-1] if host.endswith(".") else host
+
+
+def site_store(store: str, name: str) -> str:
+    """The URI of site ``name``'s listing in the store ``store`` names: the
+    store option ``site`` (``stores.open_store``)."""
+    if not _SITE_NAME.fullmatch(name):
+        raise ConfigError(
+            "a site's name is 1 to 16 lower-case letters and digits, a letter"
+            f" first, got {name!r}"
+        )
+    # Appended as written: urlunsplit would shorten "sqlite:///file".
+    return f"{store}{'&' if '?' in store else '?'}site={name}"
 
 
 # Characters no URL may hold as written (RFC 3986 §2, Appendix C): controls,
@@ -1084,4 +1219,5 @@ _KEYS: dict[str, Callable[[str, Any], Any]] = {
     "sections": _sections,
     "news": _news,
     "crawlers": _crawlers,
+    "sites": _sites,
 }

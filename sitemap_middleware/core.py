@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
@@ -49,7 +49,17 @@ class SitemapBase:
         spelling: str,
         cookie: CookieReader,
     ) -> None:
-        self.config = Config.from_mapping(config)
+        whole = Config.from_mapping(config)
+        # With several sites, this middleware is the default site's; the
+        # adapter builds the others (_each_site) and selects one per request.
+        first = whole.sites[0].name if whole.sites and not whole.site else ""
+        self.config = whole.for_site(first) if first else whole
+        self._whole = whole
+        # Host -> the middleware of its site (an adapter's, called with the
+        # request); None with one site, whose requests cost no lookup.
+        self._sites: dict[str, Any] | None = None
+        self._others: tuple[SitemapBase, ...] = ()
+        self._by_name: dict[str, SitemapBase] = {}
         check_spelling(self.config.routes, spelling)
         self._table: RouteTable | None = None
         self._learning = threading.Lock()
@@ -77,6 +87,37 @@ class SitemapBase:
         # are not kept): the adapters look each request's up.
         crawlers = self.config.crawlers
         self.agents = None if crawlers is None else Agents(crawlers.engines)
+
+    def _each_site(self, build: Callable[[Config], SitemapBase]) -> None:
+        """With several ``sites``: the middleware of each other site, built
+        by ``build`` from its config, and which one each configured host
+        selects (``config.site_host`` of the ``Host`` value). An unknown host
+        selects none: the default site's documents answer it, its policy
+        records nothing."""
+        whole = self._whole
+        if whole.site or len(whole.sites) < 2:  # one site's config: itself
+            return
+        by_name: dict[str, SitemapBase] = {whole.sites[0].name: self}
+        for site in whole.sites[1:]:
+            by_name[site.name] = build(whole.for_site(site.name))
+        self._others = tuple(by_name.values())[1:]
+        self._sites = {
+            host: by_name[site.name] for site in whole.sites for host in site.hosts
+        }
+        self._by_name = by_name
+
+    def site(self, name: str) -> SitemapBase:
+        """The middleware of the site ``name`` of the ``sites`` key (itself
+        for the default site, or with no ``sites``): its own ``stats()``,
+        ``site_stats()``, ``store`` and ``config``.
+
+        :raises KeyError: for a name ``sites`` does not hold.
+        """
+        if self._sites is None:
+            if name in ("", self.config.site):
+                return self
+            raise KeyError(name)
+        return self._by_name[name]
 
     def table(self) -> RouteTable | None:
         """The app's route table, ``None`` until known: from the first page
@@ -119,7 +160,10 @@ class SitemapBase:
 
         :returns: ``False`` if ``timeout`` seconds ran out first.
         """
-        return self.recorder.flush(timeout)
+        done = self.recorder.flush(timeout)
+        for other in self._others:  # each site's own writer
+            done = other.recorder.flush(timeout) and done
+        return done
 
     def stats(self) -> dict[str, Any]:
         """Counters: ``recorded``, ``removed``; ``queued`` (observations not
@@ -141,8 +185,10 @@ class SitemapBase:
         return self.recorder.site_stats()
 
     def close(self) -> None:
-        """Flush, stop the writer thread and close the store."""
+        """Flush, stop the writer thread and close the store (of every site)."""
         self.recorder.close()
+        for other in self._others:
+            other.recorder.close()
 
 
 def _check(store: Store) -> None:

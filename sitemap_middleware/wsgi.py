@@ -12,7 +12,7 @@ from typing import Any
 
 from ._types import Environ, ResponseHeaders, StartResponse, WSGIApp
 from .apps import WERKZEUG, EnvironFinder, find_flask, flask_finder, flask_table
-from .config import Config
+from .config import Config, site_host
 from .core import SitemapBase, logger
 from .reasons import Skipped
 from .recording.crawls import Crawl
@@ -76,10 +76,19 @@ class SitemapMiddleware(SitemapBase):
         crawlers = self.config.crawlers
         header = "" if crawlers is None else crawlers.forwarded_header
         self._forwarded = "HTTP_" + header.upper().replace("-", "_")
+        self._each_site(
+            lambda site: SitemapMiddleware(app, site, find_route=find_route)
+        )
 
     def __call__(
         self, environ: Environ, start_response: StartResponse
     ) -> Iterable[bytes]:
+        if self._sites is not None:  # several sites: the Host selects one
+            site = self._sites.get(
+                site_host(environ.get("HTTP_HOST") or environ.get("SERVER_NAME", ""))
+            )
+            if site is not None and site is not self:
+                return site(environ, start_response)  # type: ignore[no-any-return]
         path: str = environ.get("PATH_INFO") or "/"
         method: str = environ["REQUEST_METHOD"]
         watcher = self.watcher

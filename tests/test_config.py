@@ -18,6 +18,7 @@ from sitemap_middleware.config import (
     DEFAULT_HARMLESS_COOKIES,
     RouteOptions,
 )
+from sitemap_middleware.stores.memory import MemoryStore
 
 BASE = {"base_url": "https://www.example.com", "store": "memory://"}
 
@@ -448,3 +449,97 @@ def test_crawlers_defaults_and_forms(tmp_path: Any) -> None:
         ipaddress.ip_network("::1"),
     )
     assert options.forwarded_header == "forwarded"
+
+
+TWO_SITES = {
+    "de": {"base_url": "https://example.de", "hosts": ["example.de", "www.example.de"]},
+    "fr": {"base_url": "https://example.fr"},
+}
+
+AT = ["EXAMPLE.de"]
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"sites": []}, "'sites' must be a dict of site name"),
+        ({"sites": {"DE": TWO_SITES["de"]}}, "lower-case letters and digits"),
+        ({"sites": {"de_1": TWO_SITES["de"]}}, "got 'de_1'"),
+        ({"sites": {"de": "https://example.de"}}, "'sites.de' must be a dict"),
+        ({"sites": {"de": {"hosts": ["example.de"]}}}, "'sites.de' needs 'base_url'"),
+        ({"sites": {"de": {"base_url": "example.de"}}}, "'sites.de.base_url' must be"),
+        (
+            {"sites": {"de": {"base_url": "https://example.de", "host": []}}},
+            "unknown key 'host' in 'sites.de'; did you mean 'hosts'?",
+        ),
+        (
+            {"sites": {"de": {"base_url": "https://example.de", "hosts": "x.de"}}},
+            "'sites.de.hosts' must be a list",
+        ),
+        (
+            {"sites": {"de": {"base_url": "https://x.de", "hosts": ["x.de:443"]}}},
+            "without port, '*' or a leading dot, got 'x.de:443'",
+        ),
+        (
+            {"sites": {"de": {"base_url": "https://x.de", "hosts": [".x.de"]}}},
+            "got '.x.de'",
+        ),
+        (
+            {
+                "sites": {
+                    **TWO_SITES,
+                    "at": {"base_url": "https://x.at", "hosts": ["EXAMPLE.de"]},
+                }
+            },
+            "host 'example.de' is in the hosts of both 'de' and 'at'",
+        ),
+        (
+            {"sites": TWO_SITES, "allowed_hosts": ["example.de"]},
+            "'allowed_hosts' and 'sites' do not go together",
+        ),
+        (
+            {"sites": TWO_SITES, "base_url": "https://example.fr"},
+            "is not the base_url of the first of 'sites' ('de'",
+        ),
+        (
+            {"sites": TWO_SITES, "store": MemoryStore()},
+            "with several 'sites', 'store' must be a store URI",
+        ),
+    ],
+)
+def test_bad_sites(config: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError) as info:
+        Config.from_mapping(config)
+    assert message in str(info.value)
+
+
+def test_sites() -> None:
+    """The first site is the default: base_url and allowed_hosts are its own,
+    and it keeps the store as named; each other site gets its listing."""
+    config = Config.from_mapping(
+        {"sites": TWO_SITES, "store": "sqlite:///s.db?part_size=10"}
+    )
+    assert config.base_url == "https://example.de"
+    assert config.allowed_hosts == ("example.de", "www.example.de")
+    assert [site.name for site in config.sites] == ["de", "fr"]
+    de, fr = config.for_site("de"), config.for_site("fr")
+    assert (de.base_url, de.store, de.site) == (
+        "https://example.de",
+        "sqlite:///s.db?part_size=10",
+        "de",
+    )
+    assert (fr.base_url, fr.allowed_hosts) == ("https://example.fr", ("example.fr",))
+    assert fr.store == "sqlite:///s.db?part_size=10&site=fr"
+    # base_url may repeat the default site's.
+    same = Config.from_mapping({"sites": TWO_SITES, "base_url": "https://EXAMPLE.de/"})
+    assert same.base_url == "https://example.de"
+
+
+def test_each_site_has_its_own_listing(tmp_path: Any) -> None:
+    """The store option 'site' names a listing apart from the default one."""
+    from sitemap_middleware.stores import open_store
+
+    base = f"sqlite:///{tmp_path}/s.db"
+    assert open_store(f"{base}?site=fr").path == f"{tmp_path}/s.site-fr.db"  # type: ignore[attr-defined]
+    with pytest.raises(ConfigError, match="option 'site' must be a site name"):
+        open_store(f"{base}?site=../x")

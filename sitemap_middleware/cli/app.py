@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from .. import render
-from ..config import DEFAULT_STORE, Config
+from ..config import DEFAULT_STORE, Config, site_store
 from ..errors import ConfigError, StoreError
 from ..model import Entry
 from ..paths import PART
@@ -62,7 +62,20 @@ def load_app(spec: str | None) -> object | None:
         fail(str(exc), Exit.APP)
 
 
+# Where --site leaves its value for _replayed and _judged (click's meta,
+# shared by the command's contexts).
+SITE_KEY = "sitemap_middleware.site"
+
+
 def _overrides(command: Callable[..., Any]) -> Any:
+    command = click.option(
+        "--site",
+        envvar="SITEMAP_SITE",
+        expose_value=False,
+        callback=lambda context, _, value: context.meta.__setitem__(SITE_KEY, value),
+        help="A site of the config's 'sites': its name; default: the first"
+        " (env SITEMAP_SITE).",
+    )(command)
     command = click.option(
         "--base-url",
         envvar="SITEMAP_BASE_URL",
@@ -183,7 +196,8 @@ def _replayed(
     from .replay import AppError, replay
 
     try:
-        with replay(app, store_uri, base_url, limited, hold) as ready:
+        site = click.get_current_context().meta.get(SITE_KEY)
+        with replay(app, store_uri, base_url, limited, hold, site) as ready:
             store = ready.sitemap.config.store
             if existing and isinstance(store, str):
                 check_exists(store)
@@ -218,7 +232,14 @@ def _judged(
     from ..routes import Routes
     from ..watching.policy import Policy
 
-    with opened(store_uri or DEFAULT_STORE, base_url, existing=True) as site:
+    store_uri = store_uri or DEFAULT_STORE
+    name = click.get_current_context().meta.get(SITE_KEY)
+    if name:  # the site's listing, as the store commands' --site names it
+        try:
+            store_uri = site_store(store_uri, name)
+        except ConfigError as exc:
+            fail(str(exc), Exit.USAGE)
+    with opened(store_uri, base_url, existing=True) as site:
         config = site.config
         judge = ConfigJudge(config, Policy(config), Routes(config).resolve)
         yield Judged(config, site.store, judge, lambda path: None)

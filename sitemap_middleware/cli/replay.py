@@ -13,11 +13,11 @@ import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import quote, urlsplit
 
 from ..apps import MAX_LAYERS, RouteTable, find_flask, flask_table, starlette_table
-from ..config import Config
+from ..config import Config, site_store
 from ..core import SitemapBase
 from ..recording.refusal import Refusal, refuse
 from ..routes import Route, params_of
@@ -95,6 +95,9 @@ def overridden(
             {"base_url": base_url or config.base_url, "store": store or config.store}
         )
         changes["store"] = given.store
+        if config.sites and config.site != config.sites[0].name:
+            # A site other than the default: its listing in the store given.
+            changes["store"] = site_store(given.store, config.site)
         if base_url is not None:
             changes["base_url"] = given.base_url
             own = (urlsplit(config.base_url).hostname or "",)
@@ -195,9 +198,11 @@ def replay(
     base_url: str | None = None,
     limited: bool = True,
     hold: Hold | None = None,
+    site: str | None = None,
 ) -> Iterator[Replay]:
     """The app ready for replayed requests: a Flask app, a Starlette or
-    FastAPI app, or a sitemap middleware. With ``store`` or ``base_url``, a
+    FastAPI app, or a sitemap middleware; with ``site``, the middleware of
+    that site of its config's ``sites``. With ``store`` or ``base_url``, a
     middleware with those replaces the app's own, in this process only; so
     does one without the rate of new URLs (``new_urls_per_minute``) unless
     ``limited``, and one with the config ``hold`` gives.
@@ -212,10 +217,10 @@ def replay(
     from ..wsgi import SitemapMiddleware
 
     if isinstance(app, SitemapMiddleware) or find_flask(app) is not None:
-        with _wsgi(app, store, base_url, limited, hold) as ready:
+        with _wsgi(app, store, base_url, limited, hold, site) as ready:
             yield ready
     elif isinstance(app, ASGISitemapMiddleware) or hasattr(app, "routes"):
-        with _asgi(app, store, base_url, limited, hold) as ready:
+        with _asgi(app, store, base_url, limited, hold, site) as ready:
             yield ready
     else:
         raise AppError(
@@ -230,7 +235,12 @@ def _origin(config: Config) -> tuple[str, str]:
 
 @contextmanager
 def _wsgi(
-    app: Any, store: str | None, base_url: str | None, limited: bool, hold: Hold | None
+    app: Any,
+    store: str | None,
+    base_url: str | None,
+    limited: bool,
+    hold: Hold | None,
+    site: str | None,
 ) -> Iterator[Replay]:
     from werkzeug.test import Client
 
@@ -241,6 +251,10 @@ def _wsgi(
         raise AppError("the middleware wraps no Flask app: its routes are unknown")
     root: Any = app
     found = app if isinstance(app, SitemapMiddleware) else _flask_sitemap(flask)
+    if site is not None:
+        # The site's own middleware answers the replayed requests, as the
+        # Host of its base_url selects it.
+        root = found = _site_of(found, site)
     config = overridden(found.config, store, base_url, limited, hold)
     made = config is not found.config
     if made:
@@ -315,6 +329,21 @@ def _flask_sitemap(flask: Any) -> SitemapMiddleware:
     return found
 
 
+_Sitemap = TypeVar("_Sitemap", bound=SitemapBase)
+
+
+def _site_of(found: _Sitemap, name: str) -> _Sitemap:
+    """The middleware of the site ``name`` of ``found``'s config."""
+    try:
+        return cast(_Sitemap, found.site(name))
+    except KeyError:
+        names = [site.name for site in found.config.sites]
+        raise AppError(
+            f"the app's sitemap config has no site {name!r}"
+            f" (its sites: {', '.join(names) or 'none, only base_url'})"
+        ) from None
+
+
 def _swap(owner: Any, attribute: str, old: object, new: object) -> None:
     """Put ``new`` where ``old`` is, in the chain of ``.app`` layers that
     starts at ``owner.attribute``."""
@@ -331,7 +360,12 @@ def _swap(owner: Any, attribute: str, old: object, new: object) -> None:
 
 @contextmanager
 def _asgi(
-    app: Any, store: str | None, base_url: str | None, limited: bool, hold: Hold | None
+    app: Any,
+    store: str | None,
+    base_url: str | None,
+    limited: bool,
+    hold: Hold | None,
+    site: str | None,
 ) -> Iterator[Replay]:
     # Imported here: the package needs no framework, and the test client needs
     # httpx (FastAPI and Starlette installs for testing have it).
@@ -341,6 +375,9 @@ def _asgi(
     from ..asgi import ASGISitemapMiddleware
     from ..starlette import get_sitemap
 
+    if site is not None and isinstance(app, ASGISitemapMiddleware):
+        app = _site_of(app, site)
+        site = None
     root = app
     made: list[SitemapBase] = []
     if isinstance(app, ASGISitemapMiddleware):
@@ -350,6 +387,12 @@ def _asgi(
             made.append(root)
     with TestClient(root):  # lifespan startup: the middleware exists, routes known
         found = get_sitemap(root)
+        known = found.table()
+        if site is not None:
+            # The site's own middleware answers the replayed requests, as the
+            # Host of its base_url selects it (its routes learned at startup).
+            root = found = _site_of(found, site)
+            known = found.table()
         config = (
             found.config
             if made
@@ -358,10 +401,18 @@ def _asgi(
         if config is not found.config:
             # Starlette builds its middleware at startup: it is replaced now.
             replacement = ASGISitemapMiddleware(found.app, config)
-            _swap(root, "middleware_stack", found, replacement)
+            if root is found:
+                root = replacement
+            else:
+                _swap(root, "middleware_stack", found, replacement)
             found = replacement
             made.append(found)
-        table = found.table() or starlette_table(root) or starlette_table(found.app)
+        table = (
+            found.table()
+            or known
+            or starlette_table(root)
+            or starlette_table(found.app)
+        )
         if table is None:
             raise AppError("the app declares no routes")
         found._learn(table, final=False)

@@ -5,6 +5,7 @@ how a lastmod and a URL's query are read out.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -19,11 +20,11 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import click
 
 from .. import render
-from ..config import DEFAULT_STORE, Config, store_hint
+from ..config import DEFAULT_STORE, Config, site_store, store_hint
 from ..errors import ConfigError, StoreError
 from ..model import Entry, PartInfo, dated
 from ..sections import DEFAULT, label
-from ..stores import Store, open_store
+from ..stores import Store, open_store, site_file
 
 T = TypeVar("T")
 
@@ -80,7 +81,25 @@ class Site:
 
 
 def site_options(needs_base_url: bool) -> Callable[[Callable[..., Any]], Any]:
-    def decorate(command: Callable[..., Any]) -> Any:
+    def decorate(run: Callable[..., Any]) -> Any:
+        @functools.wraps(run)
+        def in_site(*args: Any, site: str | None, **kwargs: Any) -> Any:
+            # A site of the config's 'sites' other than the first: its listing
+            # in the store (config.site_store), as the middleware names it.
+            if site:
+                try:
+                    kwargs["store_uri"] = site_store(kwargs["store_uri"], site)
+                except ConfigError as exc:
+                    fail(str(exc), Exit.USAGE)
+            return run(*args, **kwargs)
+
+        command = click.option(
+            "--site",
+            envvar="SITEMAP_SITE",
+            help="A site of the config's 'sites' other than the first (the"
+            " default site, the store as named): its name (env SITEMAP_SITE);"
+            " --base-url is then its own.",
+        )(in_site)
         command = click.option(
             "--base-url",
             envvar="SITEMAP_BASE_URL",
@@ -129,11 +148,12 @@ def hinted(exc: ConfigError, store_uri: str | None) -> str:
 
 def check_exists(uri: str) -> None:
     parts = urlsplit(uri)
+    site = dict(parse_qsl(parts.query)).get("site", "")
     # A host ('sqlite://x.db') is refused by open_store, naming the fix.
     if (
         parts.scheme == "sqlite"
         and not parts.netloc
-        and not os.path.exists(unquote(parts.path[1:]))
+        and not os.path.exists(site_file(unquote(parts.path[1:]), site))
     ):
         fail(
             f"no store at {uri} (nothing recorded there yet, or another --store?)",

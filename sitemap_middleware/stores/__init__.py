@@ -22,9 +22,11 @@ merge rules of ``lastmod``, and the typed records (:class:`Row`, ...) it stores.
 from __future__ import annotations
 
 import importlib
+import os
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 from ..errors import ConfigError, StoreError
 from ..model import Entry, PageInfo, PartInfo
@@ -182,10 +184,35 @@ def _options(uri: str, allowed: dict[str, type]) -> dict[str, Any]:
     return options
 
 
+# A site's listing (the option ``site``, config.site_store): a name of
+# lower-case letters and digits, kept apart from the default listing's names.
+_SITE = re.compile(r"[a-z][a-z0-9]{0,15}")
+
+
+def _site(options: dict[str, Any]) -> str:
+    name: str = options.pop("site", "")
+    if name and not _SITE.fullmatch(name):
+        raise ConfigError(f"store option 'site' must be a site name, got {name!r}")
+    return name
+
+
+def site_file(path: str, site: str) -> str:
+    """The SQLite file of site ``site``'s listing (``""``: the default
+    site's, ``path``): a file beside it, so that each file keeps one
+    listing: ``sitemap.sqlite3`` -> ``sitemap.site-fr.sqlite3``."""
+    if not site:
+        return path
+    root, ext = os.path.splitext(path)
+    return f"{root}.site-{site}{ext}"
+
+
 def _memory(uri: str) -> Store:
     from .memory import MemoryStore
 
-    return MemoryStore(**_options(uri, {"part_size": int, "part_bytes": int}))
+    # Each memory:// store is a listing of its own already.
+    options = _options(uri, {"part_size": int, "part_bytes": int, "site": str})
+    _site(options)
+    return MemoryStore(**options)
 
 
 def _sqlite(uri: str) -> Store:
@@ -200,8 +227,10 @@ def _sqlite(uri: str) -> Store:
     path = unquote(parts.path[1:])  # "sqlite:///x" is relative, "sqlite:////x" not
     if not path:
         raise ConfigError(f"SQLite URI {uri!r} names no file")
-    options = {"part_size": int, "part_bytes": int, "timeout": float}
-    return SQLiteStore(path, **_options(uri, options))
+    options = _options(
+        uri, {"part_size": int, "part_bytes": int, "timeout": float, "site": str}
+    )
+    return SQLiteStore(site_file(path, _site(options)), **options)
 
 
 def _missing(extra: str, exc: ImportError) -> ConfigError:
@@ -213,7 +242,7 @@ def _missing(extra: str, exc: ImportError) -> ConfigError:
 
 def _redis(uri: str) -> Store:
     try:
-        from .redis import RedisStore
+        from .redis import RedisStore, tagged
     except ImportError as exc:
         raise _missing("redis", exc) from exc
     options = _options(
@@ -224,8 +253,12 @@ def _redis(uri: str) -> Store:
             "prefix": str,
             "timeout": float,
             "connect_timeout": float,
+            "site": str,
         },
     )
+    site = _site(options)
+    if site:  # in the same hash tag: "{sitemap}:site:fr:meta"
+        options["prefix"] = f"{tagged(options.get('prefix', '{sitemap}:'))}site:{site}:"
     # The query holds only our options; redis-py gets the rest of the URI.
     return RedisStore(urlsplit(uri)._replace(query="").geturl(), **options)
 
@@ -235,4 +268,12 @@ def _postgres(uri: str) -> Store:
         from .postgres import PostgresStore
     except ImportError as exc:
         raise _missing("postgres", exc) from exc
+    parts = urlsplit(uri)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    site = _site(dict(item for item in query if item[0] == "site"))
+    if site:  # tables of their own: "sitemap_site_fr_url"
+        prefix = next((v for k, v in query if k == "table_prefix"), "sitemap_")
+        kept = [(k, v) for k, v in query if k not in ("site", "table_prefix")]
+        kept.append(("table_prefix", f"{prefix}site_{site}_"))
+        uri = parts._replace(query=urlencode(kept)).geturl()
     return PostgresStore(uri)
