@@ -10,14 +10,11 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from support.helpers import HTTPClient, free_port, stop_server
-from support.store_kinds import Fresh
+from support.helpers import HTTPClient, free_port, stop_server, wait_until
 
 from sitemap_middleware import open_store
 from sitemap_middleware.stores.base import Shared, Visits
@@ -79,11 +76,6 @@ SERVERS = {
 }
 
 
-@pytest.fixture(params=["postgres", "redis", "sqlite"])
-def store_uri(request: pytest.FixtureRequest, tmp_path: Path, fresh: Fresh) -> str:
-    return fresh.uri(request.param, tmp_path)
-
-
 @pytest.fixture(params=sorted(SERVERS))
 def served(
     request: pytest.FixtureRequest, tmp_path: Path, store_uri: str
@@ -118,23 +110,11 @@ def served(
         )
     client = HTTPClient("127.0.0.1", port)
     try:
-        _wait_until(lambda: client.get("/about").status == 200, 30, "the server")
+        wait_until(lambda: client.get("/about").status == 200, 30, "the server")
         yield client, process
     finally:
         stop_server(process, 15)
         assert process.returncode in (0, -signal.SIGTERM), log.read_text()
-
-
-def _wait_until(check: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if check():
-                return
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_verified_and_spoofed_crawls_on_every_store(
@@ -153,7 +133,7 @@ def test_verified_and_spoofed_crawls_on_every_store(
         assert get("/blog/", BINGBOT, BING_IP) == 200
         assert get("/no-such-page", GOOGLEBOT, GOOGLE_IP) == 404
         assert get("/", BROWSER, "192.0.2.1") == 200
-    _wait_until(lambda: client.get("/sitemap.xml").status == 200, 15, "the sitemap")
+    wait_until(lambda: client.get("/sitemap.xml").status == 200, 15, "the sitemap")
     for _ in range(4):
         assert get("/sitemap.xml", GOOGLEBOT, GOOGLE_IP) == 200
         assert get("/sitemap.xml", BINGBOT, SPOOFER) == 200

@@ -25,8 +25,8 @@ from support.helpers import (
     news_stories,
     sitemap_urls,
     stop_server,
+    wait_until,
 )
-from support.store_kinds import Fresh
 
 from sitemap_middleware.render import w3c_datetime
 from sitemap_middleware.sitemaps import NEWS_WINDOW
@@ -89,25 +89,6 @@ middleware.server.clock = clock
 
 def iso(seconds: float) -> str:
     return datetime.fromtimestamp(int(seconds), timezone.utc).isoformat()
-
-
-def wait_until(check: object, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    last: object = None
-    while time.monotonic() < deadline:
-        try:
-            last = check()  # type: ignore[operator]
-            if last:
-                return
-        except (OSError, AssertionError) as exc:
-            last = exc
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}: {last!r}")
-
-
-@pytest.fixture(params=["sqlite", "redis", "postgres"])
-def store_uri(request: pytest.FixtureRequest, tmp_path: Path, fresh: Fresh) -> str:
-    return fresh.uri(request.param, tmp_path)
 
 
 @pytest.fixture

@@ -15,8 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.helpers import HTTPClient, free_port, sitemap_urls, stop_server
-from support.store_kinds import Fresh
+from support.helpers import HTTPClient, free_port, sitemap_urls, stop_server, wait_until
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
 
@@ -24,25 +23,6 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 WORKERS = 4
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
-
-
-def wait_until(check: object, timeout: float, what: str) -> float:
-    """Seconds until ``check()`` held; fails after ``timeout``."""
-    start = time.monotonic()
-    while time.monotonic() - start < timeout:
-        try:
-            if check():  # type: ignore[operator]
-                return time.monotonic() - start
-        except OSError:
-            pass
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout} s waiting for {what}")
-
-
-@pytest.fixture(params=["sqlite", "redis", "postgres"])
-def store_uri(request: pytest.FixtureRequest, tmp_path: Path, fresh: Fresh) -> str:
-    """A fresh store of each kind several processes can share."""
-    return fresh.uri(request.param, tmp_path)
 
 
 @pytest.fixture

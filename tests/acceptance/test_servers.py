@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,23 +20,12 @@ from support.helpers import (
     sitemap_urls,
     stop_server,
     validate,
+    wait_until,
 )
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-
-
-def _wait_until(check: object, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            if check():  # type: ignore[operator]
-                return
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 SERVERS = {
@@ -91,7 +79,7 @@ def server(
         )
     client = HTTPClient("127.0.0.1", port)
     try:
-        _wait_until(
+        wait_until(
             lambda: client.get("/").status == 200, 30, f"{request.param} to start"
         )
         yield base, client
@@ -116,7 +104,7 @@ def test_consumer_finds_exactly_the_public_pages(
     demo_content.crawl(fetch)
     expected = sorted(f"{base}{p}" for p in demo_content.PUBLIC_PATHS)
     # The writer threads flush about once a second.
-    _wait_until(lambda: sorted(sitemap_urls(client)) == expected, 15, "the sitemap")
+    wait_until(lambda: sorted(sitemap_urls(client)) == expected, 15, "the sitemap")
     urls = sitemap_urls(client)
     assert len(urls) == len(set(urls))
 
@@ -129,7 +117,7 @@ def test_head_and_conditional_on_a_real_socket(server: tuple[str, HTTPClient]) -
     """HEAD sends no body over the wire; 304 has none either; gzip stays single."""
     base, client = server
     assert client.get("/about").status == 200
-    _wait_until(lambda: client.get("/sitemap.xml").status == 200, 15, "a sitemap")
+    wait_until(lambda: client.get("/sitemap.xml").status == 200, 15, "a sitemap")
     get = client.get("/sitemap.xml")
     validate(get.body)
     head = client.head("/sitemap.xml")
@@ -164,7 +152,7 @@ def test_the_health_report_of_the_live_demo(
 
     demo_content.crawl(fetch)
     expected = sorted(f"{base}{p}" for p in demo_content.PUBLIC_PATHS)
-    _wait_until(lambda: sorted(sitemap_urls(client)) == expected, 15, "the sitemap")
+    wait_until(lambda: sorted(sitemap_urls(client)) == expected, 15, "the sitemap")
     done = subprocess.run(
         [sys.executable, "-m", "sitemap_middleware", "report", "--json"],
         env={

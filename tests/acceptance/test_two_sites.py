@@ -17,8 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.helpers import HTTPClient, free_port, sitemap_urls, stop_server
-from support.store_kinds import Fresh
+from support.helpers import HTTPClient, free_port, sitemap_urls, stop_server, wait_until
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
 
@@ -94,25 +93,6 @@ def two_hosts(port: int, path: str) -> None:
         )
         while conn.recv(65536):
             pass
-
-
-def wait_until(check: object, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    last: object = None
-    while time.monotonic() < deadline:
-        try:
-            last = check()  # type: ignore[operator]
-            if last:
-                return
-        except (OSError, AssertionError) as exc:
-            last = exc
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}: {last!r}")
-
-
-@pytest.fixture(params=["sqlite", "redis", "postgres"])
-def store_uri(request: pytest.FixtureRequest, tmp_path: Path, fresh: Fresh) -> str:
-    return fresh.uri(request.param, tmp_path)
 
 
 @pytest.fixture(params=sorted(SERVERS))

@@ -331,3 +331,21 @@ class Bare:
         self.parts, self.part = inner.parts, inner.part
         self.fragments, self.entries = inner.fragments, inner.entries
         self.close = inner.close
+
+
+def wait_until(check: Any, timeout: float, what: str) -> float:
+    """Seconds until ``check()`` held (a server up, a write seen); fails after
+    ``timeout`` naming ``what`` and the last answer or error."""
+    import time
+
+    start = time.monotonic()
+    last: object = None
+    while time.monotonic() - start < timeout:
+        try:
+            last = check()
+            if last:
+                return time.monotonic() - start
+        except (OSError, AssertionError) as exc:
+            last = exc
+        time.sleep(0.05)
+    raise AssertionError(f"timed out after {timeout} s waiting for {what}: {last!r}")
