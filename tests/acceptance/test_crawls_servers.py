@@ -5,16 +5,13 @@ engine and every worker's counts. The resolver is the app's own: no network."""
 
 from __future__ import annotations
 
-import os
-import signal
 import subprocess
-import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.helpers import HTTPClient, free_port, stop_server, wait_until
+from support.helpers import HTTPClient, free_port, running, stop_server, wait_until
 
 from sitemap_middleware import open_store
 from sitemap_middleware.stores.base import Shared, Visits
@@ -96,25 +93,8 @@ def served(
         )
     )
     args = [a.format(bind=f"127.0.0.1:{port}", port=port) for a in argv]
-    log = tmp_path / "server.log"
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            [sys.executable, *args],
-            cwd=tmp_path,
-            env={
-                **os.environ,
-                "PYTHONPATH": os.pathsep.join([str(tmp_path), str(EXAMPLES.parent)]),
-            },
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
-    client = HTTPClient("127.0.0.1", port)
-    try:
-        wait_until(lambda: client.get("/about").status == 200, 30, "the server")
-        yield client, process
-    finally:
-        stop_server(process, 15)
-        assert process.returncode in (0, -signal.SIGTERM), log.read_text()
+    with running(args, tmp_path, port, "/about", "the server") as served:
+        yield served
 
 
 def test_verified_and_spoofed_crawls_on_every_store(

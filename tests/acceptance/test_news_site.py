@@ -7,10 +7,6 @@ consumer; its other pages never are; a removed article leaves; and two days on
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import textwrap
 import time
 from collections.abc import Iterator
@@ -23,8 +19,8 @@ from support.helpers import (
     Story,
     free_port,
     news_stories,
+    running,
     sitemap_urls,
-    stop_server,
     wait_until,
 )
 
@@ -100,26 +96,12 @@ def news_site(store_uri: str, tmp_path: Path) -> Iterator[tuple[str, Path, HTTPC
     (tmp_path / "entry.py").write_text(
         textwrap.dedent(APP).replace("CONFIG", repr(config))
     )
-    log = tmp_path / "server.log"
     argv = ["-m", "gunicorn", "-w", str(WORKERS), "-b", f"127.0.0.1:{port}"]
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            [sys.executable, *argv, "entry:app"],
-            cwd=tmp_path,
-            env={
-                **os.environ,
-                "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)]),
-            },
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
-    client = HTTPClient("127.0.0.1", port)
-    try:
-        wait_until(lambda: client.get("/").status == 200, 30, "gunicorn to start")
+    with running([*argv, "entry:app"], tmp_path, port, "/", "gunicorn to start") as (
+        client,
+        _,
+    ):
         yield base, tmp_path, client
-    finally:
-        stop_server(process, 15)
-        assert process.returncode in (0, -signal.SIGTERM), log.read_text()
 
 
 def test_articles_are_news_for_two_days(

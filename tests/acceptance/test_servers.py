@@ -4,7 +4,6 @@ sitemap consumer that starts from /robots.txt."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import textwrap
@@ -17,8 +16,8 @@ from support.helpers import (
     free_port,
     gunzip_once,
     locs,
+    running,
     sitemap_urls,
-    stop_server,
     validate,
     wait_until,
 )
@@ -64,28 +63,11 @@ def server(
         )
     )
     args = [a.format(bind=f"127.0.0.1:{port}", port=port) for a in argv]
-    log = tmp_path / "server.log"
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            [sys.executable, *args],
-            cwd=tmp_path,
-            # The checkout's package, whatever the environment has installed.
-            env={
-                **os.environ,
-                "PYTHONPATH": os.pathsep.join([str(tmp_path), str(EXAMPLES.parent)]),
-            },
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
-    client = HTTPClient("127.0.0.1", port)
-    try:
-        wait_until(
-            lambda: client.get("/").status == 200, 30, f"{request.param} to start"
-        )
+    with running(args, tmp_path, port, "/", f"{request.param} to start") as (
+        client,
+        _,
+    ):
         yield base, client
-    finally:
-        stop_server(process, 15)
-        assert process.returncode in (0, -signal.SIGTERM), log.read_text()
 
 
 def test_consumer_finds_exactly_the_public_pages(

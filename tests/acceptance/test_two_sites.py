@@ -6,18 +6,14 @@ nothing."""
 
 from __future__ import annotations
 
-import os
-import signal
 import socket
-import subprocess
-import sys
 import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.helpers import HTTPClient, free_port, sitemap_urls, stop_server, wait_until
+from support.helpers import HTTPClient, free_port, running, sitemap_urls, wait_until
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
 
@@ -120,27 +116,10 @@ def served(
     (tmp_path / "entry.py").write_text(
         textwrap.dedent(SERVERS[server][0]).replace("CONFIG", repr(config))
     )
-    log = tmp_path / "server.log"
     where = f"127.0.0.1:{port}" if server == "gunicorn" else str(port)
     argv = [*SERVERS[server][1], where]
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            [sys.executable, *argv, "entry:app"],
-            cwd=tmp_path,
-            env={
-                **os.environ,
-                "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)]),
-            },
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
-    client = HTTPClient("127.0.0.1", port)
-    try:
-        wait_until(lambda: client.get("/").status == 200, 30, "gunicorn to start")
+    with running([*argv, "entry:app"], tmp_path, port, "/", f"{server} to start"):
         yield port, origins
-    finally:
-        stop_server(process, 15)
-        assert process.returncode in (0, -signal.SIGTERM), log.read_text()
 
 
 def test_two_sites_on_one_store(served: tuple[int, dict[str, str]]) -> None:

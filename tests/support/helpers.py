@@ -4,10 +4,12 @@ WSGI and ASGI stacks, and the links of an HTML page by landmark."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gzip
 import pathlib
 import socketserver
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from typing import Any
@@ -349,3 +351,35 @@ def wait_until(check: Any, timeout: float, what: str) -> float:
             last = exc
         time.sleep(0.05)
     raise AssertionError(f"timed out after {timeout} s waiting for {what}: {last!r}")
+
+
+@contextlib.contextmanager
+def running(
+    args: list[str], folder: pathlib.Path, port: int, ready: str, what: str
+) -> Iterator[tuple[HTTPClient, Any]]:
+    """A server process, ``python *args``, run in ``folder`` with ``folder``
+    and the checkout first on its path (the checkout's package, whatever the
+    environment has installed), once ``ready`` answers 200; stopped after,
+    its log shown unless it exited cleanly."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    log = folder / "server.log"
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            [sys.executable, *args],
+            cwd=folder,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(root)])},
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    client = HTTPClient("127.0.0.1", port)
+    try:
+        wait_until(lambda: client.get(ready).status == 200, 30, what)
+        yield client, process
+    finally:
+        stop_server(process, 15)
+        assert process.returncode in (0, -signal.SIGTERM), log.read_text()
