@@ -111,15 +111,14 @@ def test_the_config_names_the_publication(make: Callable[..., Site]) -> None:
     """The key's name and language win over the page's; a page that gives
     neither (and a site that gives none) is left out, since Google requires
     both; a language the news sitemap cannot name is none."""
-    ROUTES["/news/bare"] = article("Bare", time.time() - HOUR, None, None)
-    ROUTES["/news/chinese"] = article("Chinese", time.time() - HOUR, "zh-Hant-TW")
-    ROUTES["/news/fictional"] = article("Klingon", time.time() - HOUR, "i-klingon")
+    when = time.time() - HOUR  # one instant: a second may pass meanwhile
+    ROUTES["/news/bare"] = article("Bare", when, None, None)
+    ROUTES["/news/chinese"] = article("Chinese", when, "zh-Hant-TW")
+    ROUTES["/news/fictional"] = article("Klingon", when, "i-klingon")
     site = make({"news": NEWS})
     site.visit("/news/bare", "/news/chinese", "/news/fictional")
     assert news_stories(site) == {
-        f"{BASE_URL}/news/chinese": Story(
-            "The Daily", "zh-tw", w3c(time.time() - HOUR), "Chinese"
-        )
+        f"{BASE_URL}/news/chinese": Story("The Daily", "zh-tw", w3c(when), "Chinese")
     }
     named = make({"news": {**NEWS, "name": "Le Quotidien", "language": "fr"}})
     named.visit("/news/bare", "/news/chinese")
