@@ -82,18 +82,21 @@ class Agents:
         self.str: dict[str, str] = {}
         self.bytes: dict[bytes, str] = {}
 
+    def _engine(self, agent: str) -> str:
+        found = self._pattern.search(agent)
+        return "" if found is None else self._tokens[found.group()]
+
     def claim(self, agent: str) -> str:
         """The engine ``agent`` claims to be a crawler of, or ``""``; kept
         for the next lookup while there is room."""
-        found = self._pattern.search(agent)
-        engine = "" if found is None else self._tokens[found.group()]
+        engine = self._engine(agent)
         if len(self.str) < AGENTS_KEPT:
             self.str[agent] = engine
         return engine
 
     def claim_bytes(self, agent: bytes) -> str:
-        """:meth:`claim` of a header's bytes (ASGI)."""
-        engine = self.claim(agent.decode("latin-1"))
+        """:meth:`claim` of a header's bytes (ASGI), kept by its bytes only."""
+        engine = self._engine(agent.decode("latin-1"))
         if len(self.bytes) < AGENTS_KEPT:
             self.bytes[agent] = engine
         return engine
