@@ -70,9 +70,7 @@ class ASGISitemapMiddleware(SitemapBase):
         self._amends = self.config.documents.amends
         # Crawls: User-Agent -> the engine it claims (b"": none), and the
         # trusted proxies' header.
-        agents = self.agents
-        self._agents = None if agents is None else agents.bytes
-        self._claim = _no_claim if agents is None else agents.claim_bytes
+        self._agents = self.agents.bytes
         crawlers = self.config.crawlers
         header = "" if crawlers is None else crawlers.forwarded_header
         self._forwarded = header.encode("latin-1")
@@ -110,7 +108,10 @@ class ASGISitemapMiddleware(SitemapBase):
             await self.app(scope, receive, send)
             return
         path: str = scope["path"]
-        root: str = scope.get("root_path", "")
+        try:  # a subscript costs less than a get() call; most servers set it
+            root: str = scope["root_path"]
+        except KeyError:
+            root = ""
         if root and path.startswith(root):
             # "/blog" is the prefix of "/blog/x" and of "/blog", not of "/blogroll".
             rest = path[len(root) :]
@@ -145,21 +146,18 @@ class ASGISitemapMiddleware(SitemapBase):
         reason = watcher.request_skip(
             method,
             path,
-            host.decode("latin-1"),
+            host,  # looked up as sent: decoded only the first time
             authorization,
             cookie.decode("latin-1") if cookie else "",  # most requests: none
         )
-        if agent:
-            agents = self._agents
-            if agents is not None:
-                # One lookup of a User-Agent seen before; a crawler's claim
-                # gets its response's start noted, whatever answers it.
-                try:
-                    engine = agents[agent]
-                except KeyError:
-                    engine = self._claim(agent)
-                if engine:
-                    send = self._crawled(scope, path, root, engine, send)
+        # One lookup of a User-Agent seen before; a crawler's claim gets its
+        # response's start noted, whatever answers it.
+        try:
+            engine = self._agents[agent]
+        except KeyError:
+            engine = self.agents.claim_bytes(agent)
+        if engine:
+            send = self._crawled(scope, path, root, engine, send)
         if reason is not None:
             # The middleware's own paths are among these (the policy gives
             # them a reason, OWN_ENDPOINT if no other): routed here, they cost
@@ -312,10 +310,6 @@ class _Watch:
                     self.recording = None
                     return
         await self.send(message)
-
-
-def _no_claim(agent: bytes) -> str:
-    return ""
 
 
 def _locate(scope: Mapping[str, Any], path: str, root: str) -> tuple[str, str, bool]:

@@ -83,10 +83,10 @@ class SitemapBase:
         self.watcher = Watcher(
             self.policy, self.routes, self.recorder, locate, find_route, cookie
         )
-        # The User-Agents that claim a search engine's crawler (None: crawls
-        # are not kept): the adapters look each request's up.
+        # The User-Agents that claim a search engine's crawler (none when
+        # crawls are not kept): the adapters look each request's up.
         crawlers = self.config.crawlers
-        self.agents = None if crawlers is None else Agents(crawlers.engines)
+        self.agents = Agents(() if crawlers is None else crawlers.engines)
 
     def _each_site(self, build: Callable[[Config], SitemapBase]) -> None:
         """With several ``sites``: the middleware of each other site, built

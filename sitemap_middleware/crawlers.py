@@ -70,20 +70,27 @@ class Agents:
     """User-Agent -> the engine it claims (``""``: none), for the request
     path: one dict lookup of a User-Agent seen before (a handful of strings
     make most of a site's traffic); the regex over every token on first
-    sight. A claim is only a claim: the writer verifies the client."""
+    sight. A claim is only a claim: the writer verifies the client.
+
+    With no engines (crawls not kept) every agent claims none, kept all the
+    same: the adapters then make the same one lookup, and no test of whether
+    crawls are kept at all."""
 
     __slots__ = ("_pattern", "_tokens", "bytes", "str")
 
     def __init__(self, engines: Iterable[Engine]) -> None:
         self._tokens = {token: e.name for e in engines for token in e.tokens}
         alternatives = sorted(self._tokens, key=len, reverse=True)
-        self._pattern = re.compile("|".join(map(re.escape, alternatives)))
-        # Looked up by the adapters: WSGI's str, ASGI's bytes.
+        self._pattern = (
+            re.compile("|".join(map(re.escape, alternatives))) if alternatives else None
+        )
+        # Looked up by the adapters: WSGI's str, ASGI's bytes (b"": no
+        # User-Agent sent, which claims none).
         self.str: dict[str, str] = {}
-        self.bytes: dict[bytes, str] = {}
+        self.bytes: dict[bytes, str] = {b"": ""}
 
     def _engine(self, agent: str) -> str:
-        found = self._pattern.search(agent)
+        found = None if self._pattern is None else self._pattern.search(agent)
         return "" if found is None else self._tokens[found.group()]
 
     def claim(self, agent: str) -> str:

@@ -70,9 +70,7 @@ class SitemapMiddleware(SitemapBase):
         self._amends = self.config.documents.amends
         # Crawls: User-Agent -> the engine it claims ("": none), and the
         # environ key of the trusted proxies' header.
-        agents = self.agents
-        self._agents = None if agents is None else agents.str
-        self._claim = _no_claim if agents is None else agents.claim
+        self._agents = self.agents.str
         crawlers = self.config.crawlers
         header = "" if crawlers is None else crawlers.forwarded_header
         self._forwarded = "HTTP_" + header.upper().replace("-", "_")
@@ -100,17 +98,15 @@ class SitemapMiddleware(SitemapBase):
             # Most requests carry none: a test costs less than a get() call.
             environ["HTTP_COOKIE"] if "HTTP_COOKIE" in environ else "",  # noqa: SIM401
         )
-        agents = self._agents
-        if agents is not None and "HTTP_USER_AGENT" in environ:
-            # One lookup of a User-Agent seen before; a crawler's claim gets
-            # its response's start noted, whatever answers it.
-            agent = environ["HTTP_USER_AGENT"]
-            try:
-                engine = agents[agent]
-            except KeyError:
-                engine = self._claim(agent)
-            if engine:
-                start_response = self._crawled(environ, path, engine, start_response)
+        # One lookup of a User-Agent seen before (a request without one
+        # raises too); a crawler's claim gets its response's start noted,
+        # whatever answers it.
+        try:
+            engine = self._agents[environ["HTTP_USER_AGENT"]]
+        except KeyError:
+            engine = self.agents.claim(environ.get("HTTP_USER_AGENT", ""))
+        if engine:
+            start_response = self._crawled(environ, path, engine, start_response)
         if reason is not None:
             # The middleware's own paths are among these (the policy gives
             # them a reason, OWN_ENDPOINT if no other): routed here, they cost
@@ -393,10 +389,6 @@ class _ObservedList(_Observed):
 
     def __len__(self) -> int:
         return len(self._body)  # type: ignore[arg-type]
-
-
-def _no_claim(agent: str) -> str:
-    return ""
 
 
 def _code(status: str, codes: dict[str, int]) -> int:

@@ -171,7 +171,7 @@ class Policy:
         self._any_host = "*" in hosts
         self._hosts = frozenset(h for h in hosts if not h.startswith("."))
         self._host_suffixes = tuple(h for h in hosts if h.startswith("."))
-        self._host_verdicts: dict[str, bool] = {}
+        self._host_verdicts: dict[str | bytes, bool] = {}
         # Header names (str or bytes, as sent) -> the watched name or "", and
         # Content-Type values -> whether HTML: both chosen by the app, so few.
         self._names: dict[str | bytes, str] = {}
@@ -205,11 +205,18 @@ class Policy:
         return self._claim(path) is not None
 
     def request_skip(
-        self, method: str, path: str, host: str, authorization: bool, cookie: str
+        self,
+        method: str,
+        path: str,
+        host: str | bytes,
+        authorization: bool,
+        cookie: str,
     ) -> str | None:
         """Why a request can neither add nor remove a page, or ``None``.
 
-        ``path`` is the decoded path; ``host`` is the ``Host`` header value.
+        ``path`` is the decoded path; ``host`` is the ``Host`` header value
+        as the adapter has it (WSGI's str, ASGI's latin-1 bytes: looked up
+        as they are, decoded only when first seen).
         A path of the middleware's own documents always has a reason
         (``OWN_ENDPOINT`` when no other comes first): the adapter routes those
         paths among the requests skipped, so the others pay nothing for it.
@@ -223,7 +230,9 @@ class Policy:
         try:  # a subscript costs less than a get() call
             verdict = self._host_verdicts[host]
         except KeyError:
-            verdict = self._host_allowed(host)
+            verdict = self._host_allowed(
+                host if isinstance(host, str) else host.decode("latin-1")
+            )
             if len(self._host_verdicts) < _HOST_CACHE:
                 self._host_verdicts[host] = verdict
         if not verdict:

@@ -69,7 +69,7 @@ class Watcher:
         self._request_skip = policy.request_skip
         # The first request of any kind starts the writer, then leaves the
         # policy's own method in its place: later requests pay nothing for it.
-        self.request_skip: Callable[[str, str, str, bool, str], str | None] = (
+        self.request_skip: Callable[[str, str, str | bytes, bool, str], str | None] = (
             self._first_request
         )
         recorder.on_reset(self._arm)
@@ -88,7 +88,12 @@ class Watcher:
         self.request_skip = self._first_request
 
     def _first_request(
-        self, method: str, path: str, host: str, authorization: bool, cookie: str
+        self,
+        method: str,
+        path: str,
+        host: str | bytes,
+        authorization: bool,
+        cookie: str,
     ) -> str | None:
         """:meth:`Policy.request_skip`, once the writer thread is started: its
         periodic wake checks why nothing is recorded (``hints``) whichever

@@ -217,6 +217,15 @@ def test_agents_claim_and_keep_a_bounded_number() -> None:
     assert agents.claim("googlebot") == ""  # tokens as the engines send them
 
 
+def test_agents_of_no_engines_claim_none() -> None:
+    """Crawls not kept: every agent claims none, kept for the next lookup
+    all the same (the adapters make one lookup either way)."""
+    agents = Agents(())
+    assert agents.claim(GOOGLEBOT) == "" and agents.str[GOOGLEBOT] == ""
+    assert agents.claim_bytes(GOOGLEBOT.encode()) == ""
+    assert agents.bytes == {b"": "", GOOGLEBOT.encode(): ""}
+
+
 # -- verification ----------------------------------------------------------------------
 
 
@@ -469,6 +478,28 @@ def test_verified_and_spoofed_crawls_through_the_middleware(stack: str) -> None:
         ("/a", ""): 200,
         ("/b", ""): 200,
     }
+    middleware.close()
+
+
+@pytest.mark.parametrize("stack", ["wsgi", "asgi"])
+def test_a_request_without_a_user_agent_is_no_crawl(stack: str) -> None:
+    """No User-Agent header at all: served, recorded as any page, no claim."""
+    middleware, _ = site(stack)
+    if stack == "wsgi":
+        response = Client(middleware).get("/a")
+        response.get_data()
+        response.close()
+        assert response.status_code == 200
+    else:
+        client = TestClient(middleware)
+        assert client.get("/a", headers={"User-Agent": ""}).status_code == 200
+        client.headers.pop("user-agent", None)
+        assert client.get("/c").status_code == 200
+    assert middleware.flush(10)
+    assert middleware.stats()["crawls"] == {}
+    assert middleware.store.known(["/a", "/c"]) == (
+        {"/a"} if stack == "wsgi" else {"/a", "/c"}
+    )
     middleware.close()
 
 
