@@ -302,11 +302,11 @@ class _Watch:
         elif kind == "http.response.body":
             recording = self.recording
             if recording is not None:
-                recording.body(message.get("body", b""))
+                recording.note(message.get("body", b""))
                 if not message.get("more_body", False):
                     await self.send(message)
                     # Sent in full: a client gone mid-body raised above instead.
-                    recording.end(complete=True)
+                    recording.end(True)
                     self.recording = None
                     return
         await self.send(message)

@@ -282,7 +282,7 @@ class _Watch:
     def watching_write(self, chunk: bytes) -> object:
         """The ``write`` of a response being recorded (PEP 3333's legacy
         path): the chunk is noted, then written."""
-        self.noted.body(chunk)
+        self.noted.note(chunk)
         return self.write(chunk)
 
 
@@ -300,11 +300,7 @@ class _Noted:
     _recording: Recording
 
     def __iter__(self) -> Iterator[bytes]:
-        recording = self._recording
-        for chunk in self._body:
-            recording.body(chunk)
-            yield chunk
-        recording.end(True)
+        return self._recording.through(self._body)
 
     def close(self) -> None:
         try:
@@ -358,7 +354,7 @@ class _Observed:
                     yield chunk
                     yield from chunks
                     return
-            recording.body(chunk)
+            recording.note(chunk)
             yield chunk
         recording = recording or self._recording()
         if recording is not None:

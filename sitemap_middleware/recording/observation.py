@@ -5,7 +5,7 @@ to remove, with the body chunks it saw (references, never copies).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from ..routes import Route
 
@@ -13,23 +13,61 @@ from ..routes import Route
 Headers = Iterable[tuple[str, str]] | Iterable[tuple[bytes, bytes]]
 
 
-class Observation(NamedTuple):
-    """One response to record or remove, as it was served."""
+class Observation(Protocol):
+    """One response to record or remove, as it was served: what the writer
+    reads. A page is handed over as the watcher's own recording of it (no
+    copy of its fields made at the end of every page); anything else as an
+    :class:`Observed`."""
+
+    @property
+    def action(self) -> str:
+        """``reasons.RECORD`` or ``reasons.REMOVE``."""
+
+    @property
+    def key(self) -> str:
+        """The recent-pages cache key: the path as received, plus a kept
+        query."""
+
+    @property
+    def path(self) -> str:
+        """The raw (wire) form if ``raw``, else latin-1 over the UTF-8 bytes."""
+
+    @property
+    def query(self) -> str: ...
+
+    @property
+    def raw(self) -> bool: ...
+
+    @property
+    def route(self) -> Route: ...
+
+    @property
+    def headers(self) -> Headers:
+        """For the writer: ``Link`` and ``Last-Modified``."""
+
+    @property
+    def body(self) -> list[bytes]:
+        """The chunks sent, up to the body budget (empty for a removal)."""
+
+    @property
+    def size(self) -> int:
+        """Bytes in ``body``."""
+
+    @property
+    def seen(self) -> float:
+        """When the response was sent in full (``time.time()``)."""
+
+
+class Observed(NamedTuple):
+    """An :class:`Observation` as a value: a removal, a replayed page."""
 
     action: str
-    """``reasons.RECORD`` or ``reasons.REMOVE``."""
     key: str
-    """The recent-pages cache key: the path as received, plus a kept query."""
     path: str
-    """The raw (wire) form if ``raw``, else latin-1 over the UTF-8 bytes."""
     query: str
     raw: bool
     route: Route
     headers: Headers
-    """For the writer: ``Link`` and ``Last-Modified``."""
     body: list[bytes]
-    """The chunks sent, up to the body budget (empty for a removal)."""
     size: int
-    """Bytes in ``body``."""
     seen: float
-    """When the response was sent in full (``time.time()``)."""

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from ..reasons import DEPENDS, RECORD, REMOVE, Seen, Skipped
-from ..recording.observation import Headers, Observation
+from ..recording.observation import Headers, Observed
 from ..recording.recorder import Recorder
 from ..routes import SKIP_KEY, Route, Routes
 from ..sitemaps import BODY_BUDGET
@@ -148,9 +148,7 @@ class Watcher:
                 # A page going away is removed even from an excluded route: it
                 # may have been recorded before the route was excluded.
                 self._recorder.submit(
-                    _observation(
-                        (REMOVE, key, wire, query, raw, route, headers, [], 0, 0.0)
-                    )
+                    Observed(REMOVE, key, wire, query, raw, route, headers, [], 0, 0.0)
                 )
                 return None
             if route.framework:
@@ -166,14 +164,14 @@ class Watcher:
             # third of what building it costs.
             recording = Recording()
             recording._recorder = self._recorder
-            recording._key = key
-            recording._wire = wire
-            recording._query = query
-            recording._raw = raw
-            recording._route = route
-            recording._headers = headers
-            recording._body = []
-            recording._size = 0
+            recording.key = key
+            recording.path = wire
+            recording.query = query
+            recording.raw = raw
+            recording.route = route
+            recording.headers = headers
+            recording.body = []
+            recording.size = 0
             recording.done = False
             return recording
         except Exception:
@@ -193,49 +191,58 @@ class Watcher:
         return self._redirect_action(headers, wire, raw)
 
 
-# Observation(*fields) runs the named tuple's __new__, a Python frame: the
-# tuple's own constructor builds the same tuple in one C call.
-_tuple_new = tuple.__new__
-
-
-def _observation(fields: tuple[Any, ...]) -> Observation:
-    return _tuple_new(Observation, fields)
-
-
 class Recording:
     """One page being sent: the body chunks are noted (references, up to the
-    body budget) and the page is queued once the response has been sent in full."""
+    body budget) and the page is handed to the recorder once the response has
+    been sent in full, as itself: it is the :class:`Observation` the writer
+    reads."""
 
     __slots__ = (
-        "_body",
-        "_headers",
-        "_key",
-        "_query",
-        "_raw",
         "_recorder",
-        "_route",
-        "_size",
-        "_wire",
+        "body",
         "done",
+        "headers",
+        "key",
+        "path",
+        "query",
+        "raw",
+        "route",
+        "seen",
+        "size",
     )
 
-    # Set by Watcher.start, which builds it without an __init__ frame.
+    action = RECORD
+    # Set by Watcher.start, which builds it without an __init__ frame; seen
+    # once sent in full.
     _recorder: Recorder
-    _key: str
-    _wire: str
-    _query: str
-    _raw: bool
-    _route: Route
-    _headers: Headers
-    _body: list[bytes]
-    _size: int
+    key: str
+    path: str
+    query: str
+    raw: bool
+    route: Route
+    headers: Headers
+    body: list[bytes]
+    size: int
+    seen: float
     done: bool
 
-    def body(self, chunk: bytes) -> None:
+    def note(self, chunk: bytes) -> None:
         """Note a body chunk as it passes."""
-        if self._size < BODY_BUDGET and chunk:
-            self._body.append(chunk)
-            self._size += len(chunk)
+        if self.size < BODY_BUDGET and chunk:
+            self.body.append(chunk)
+            self.size += len(chunk)
+
+    def through(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
+        """``chunks`` passed on, each noted (:meth:`note` inlined: a call per
+        chunk costs a page more than noting it); the page counts as sent
+        once the last one has been taken and asked past."""
+        body = self.body
+        for chunk in chunks:
+            if self.size < BODY_BUDGET and chunk:
+                body.append(chunk)
+                self.size += len(chunk)
+            yield chunk
+        self.end(True)
 
     def end(self, complete: bool) -> None:
         """The response is over: sent in full, or cut short (nothing recorded).
@@ -246,20 +253,5 @@ class Recording:
         if not complete:
             self._recorder.count(Skipped.INCOMPLETE)
             return
-        self._recorder.submit(
-            _tuple_new(
-                Observation,
-                (
-                    RECORD,
-                    self._key,
-                    self._wire,
-                    self._query,
-                    self._raw,
-                    self._route,
-                    self._headers,
-                    self._body,
-                    self._size,
-                    time.time(),
-                ),
-            )
-        )
+        self.seen = time.time()
+        self._recorder.submit(self)

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from sitemap_middleware.config import Config
 from sitemap_middleware.reasons import RECORD
-from sitemap_middleware.recording.observation import Observation
+from sitemap_middleware.recording.observation import Observed
 from sitemap_middleware.recording.recorder import Recorder
 from sitemap_middleware.routes import Routes
 from sitemap_middleware.stores import open_store
@@ -72,9 +72,7 @@ def round_(first: int, n: int) -> float:
         path, chunks = f"/p/{i}", body(i)
         size = sum(map(len, chunks))
         observations.append(
-            Observation(
-                RECORD, path, path, "", False, ROUTE, HEADERS, chunks, size, 0.0
-            )
+            Observed(RECORD, path, path, "", False, ROUTE, HEADERS, chunks, size, 0.0)
         )
     gc.collect()
     start = time.process_time()
@@ -115,7 +113,7 @@ def page_round(visits: list[tuple[str, bytes]]) -> tuple[float, float]:
     start = time.process_time()
     for i, (path, data) in enumerate(visits):
         recorder.submit(
-            Observation(
+            Observed(
                 RECORD, path, path, "", False, ROUTE, HEADERS, [data], len(data), 1.0
             )._replace(seen=time.time())
         )

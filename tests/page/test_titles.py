@@ -15,7 +15,7 @@ from sitemap_middleware.config import Config
 from sitemap_middleware.page.head import scan_head
 from sitemap_middleware.page.titles import MAX_TITLE, Affix, Titles, clean, heading
 from sitemap_middleware.reasons import RECORD
-from sitemap_middleware.recording.observation import Observation
+from sitemap_middleware.recording.observation import Observation, Observed
 from sitemap_middleware.recording.recorder import Recorder
 from sitemap_middleware.recording.writer import TITLE_AFFIX
 from sitemap_middleware.routes import Routes
@@ -205,7 +205,7 @@ def test_a_removed_page_leaves_no_title(make_store: Callable[..., Store]) -> Non
 def observed(path: str, head: str, body: str = "") -> Observation:
     chunk = f"<html><head>{head}</head><body>{body}{path}</body></html>".encode()
     route = Routes(CONFIG).unknown
-    return Observation(
+    return Observed(
         RECORD, path, path, "", False, route, HTML, [chunk], len(chunk), time.time()
     )
 

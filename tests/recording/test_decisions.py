@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 from sitemap_middleware import Store, StoreError
 from sitemap_middleware.config import Config
 from sitemap_middleware.reasons import RECORD, REMOVE, Seen, Skipped
-from sitemap_middleware.recording.observation import Observation
+from sitemap_middleware.recording.observation import Observation, Observed
 from sitemap_middleware.recording.recorder import Recorder
 from sitemap_middleware.routes import Routes
 from sitemap_middleware.stores.base import (
@@ -73,7 +73,7 @@ def observed(path: str, head: str = "", action: str = RECORD) -> Observation:
     chunk = f"<html><head>{head}</head><body>{path}</body></html>".encode()
     body = [chunk] if action == RECORD else []
     route = Routes(CONFIG).unknown
-    return Observation(
+    return Observed(
         action, path, path, "", False, route, HTML, body, len(chunk), time.time()
     )
 

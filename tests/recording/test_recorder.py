@@ -29,7 +29,7 @@ from sitemap_middleware.recording.digest import (
     is_storable,
     locate,
 )
-from sitemap_middleware.recording.observation import Observation
+from sitemap_middleware.recording.observation import Observation, Observed
 from sitemap_middleware.recording.recorder import PROCESS, Recorder
 from sitemap_middleware.routes import Route, Routes
 from sitemap_middleware.stores.memory import MemoryStore
@@ -52,7 +52,7 @@ def page(
     ]
     if action != RECORD:
         body = []
-    return Observation(
+    return Observed(
         action,
         path,
         path,

@@ -18,7 +18,7 @@ from sitemap_middleware.config import Config
 from sitemap_middleware.model import Entry
 from sitemap_middleware.reasons import RECORD, REMOVE, Skipped
 from sitemap_middleware.recording.digest import Skip, Target, locate
-from sitemap_middleware.recording.observation import Observation
+from sitemap_middleware.recording.observation import Observation, Observed
 from sitemap_middleware.recording.recheck import ConfigJudge
 from sitemap_middleware.recording.refusal import REASONS, Query, Refusal, refuse
 from sitemap_middleware.routes import Route, Routes
@@ -33,7 +33,7 @@ LONG = "z" * 1100  # a word, however long: two make a URL too long
 
 def observe(path: str, query: str, route: Route, action: str = RECORD) -> Observation:
     """A response to exactly ``path?query`` (the raw wire form)."""
-    return Observation(action, path, path, query, True, route, HTML, [], 0, 0.0)
+    return Observed(action, path, path, query, True, route, HTML, [], 0, 0.0)
 
 
 def judge(config: Config, route: Route) -> ConfigJudge:

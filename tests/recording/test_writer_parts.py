@@ -18,7 +18,7 @@ from sitemap_middleware.reasons import RECORD
 from sitemap_middleware.recording.breaker import Breaker
 from sitemap_middleware.recording.clusters import Alternates
 from sitemap_middleware.recording.digest import Prints, Unchanged, Upsert, digest
-from sitemap_middleware.recording.observation import Observation
+from sitemap_middleware.recording.observation import Observation, Observed
 from sitemap_middleware.recording.recorder import Recorder
 from sitemap_middleware.routes import Routes
 from sitemap_middleware.stores.base import (
@@ -41,7 +41,7 @@ LOGGER = "sitemap_middleware"
 
 def observed(path: str) -> Observation:
     body = [f"<html><head><title>{path}</title></head><body>hi</body></html>".encode()]
-    return Observation(
+    return Observed(
         action=RECORD,
         key=path,
         path=path,
