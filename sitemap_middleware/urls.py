@@ -25,6 +25,9 @@ _PATH_SAFE = _UNRESERVED | frozenset(b"!$&'()*+,;=:@/")
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
 # A path with a control character or DEL is never a page anyone links to.
 _CONTROL = frozenset(range(0x20)) | {0x7F}
+# A path of pchar and "/" only, no escape: what nearly every request sends, and
+# already its own canonical spelling but for dot segments.
+_PLAIN = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*")
 
 
 def wsgi_path(path_info: str) -> str:
@@ -45,6 +48,8 @@ def normalise_path(raw: str) -> str | None:
     encoded, and dot segments removed. Paths with control characters or
     bytes that are not UTF-8 give ``None``. The result is a fixed point.
     """
+    if _PLAIN.fullmatch(raw):  # the loop below would keep every character
+        return remove_dot_segments(raw)
     data = bytearray()
     out: list[str] = []
     i, n = 0, len(raw)
