@@ -109,7 +109,8 @@ def read_content(
     lastmod = None
     if sources:
         when = time.time() if seen is None else seen
-        lastmod = declared_date(sources, head, _header_values(headers).modified, when)
+        modified = _header_values(headers, charset=False).modified
+        lastmod = declared_date(sources, head, modified, when)
     return Facts(content.digest, lastmod, _images(config, path, content.images))
 
 
@@ -178,6 +179,11 @@ def _images(config: Config, path: str, sources: Iterable[str]) -> tuple[str, ...
     return tuple(images)
 
 
+# The header fields read: without the Content-Type when the charset is known.
+_WANTED_NO_TYPE = frozenset({"link", "last-modified"})
+_WANTED = _WANTED_NO_TYPE | {"content-type"}
+
+
 class _Fields(NamedTuple):
     links: list[str]
     """Every ``Link`` field value."""
@@ -187,14 +193,16 @@ class _Fields(NamedTuple):
     """The ``charset`` parameter of the ``Content-Type``."""
 
 
-def _header_values(headers: Headers) -> _Fields:
-    """The header fields the page's facts are read from."""
+def _header_values(headers: Headers, charset: bool = True) -> _Fields:
+    """The header fields the page's facts are read from; the charset only if
+    asked (parsing the ``Content-Type`` costs more than the rest)."""
     links: list[str] = []
-    modified = charset = None
+    modified = found = None
+    wanted = _WANTED if charset else _WANTED_NO_TYPE
     for raw_name, raw_value in headers:
         name = raw_name.decode("latin-1") if isinstance(raw_name, bytes) else raw_name
         name = name.lower()
-        if name not in ("link", "last-modified", "content-type"):
+        if name not in wanted:
             continue
         value = (
             raw_value.decode("latin-1") if isinstance(raw_value, bytes) else raw_value
@@ -204,8 +212,8 @@ def _header_values(headers: Headers) -> _Fields:
         elif name == "last-modified":
             modified = value
         else:
-            charset = parse_options_header(value)[1].get("charset") or None
-    return _Fields(links, modified, charset)
+            found = parse_options_header(value)[1].get("charset") or None
+    return _Fields(links, modified, found)
 
 
 def _iso_datetime(text: str) -> datetime | None:
