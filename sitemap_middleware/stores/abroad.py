@@ -119,15 +119,28 @@ class Abroad:
         return tuple(pairs)
 
 
-def reached(batch: Mapping[str, Entry], rows: Iterable[Stored]) -> set[str]:
-    """The members on other sites (absolute URLs) that the batch's entries
-    and these stored rows declare."""
+def reached(
+    batch: Mapping[str, Entry], old: Mapping[str, Stored], paths: Collection[str]
+) -> set[str]:
+    """The members on other sites (absolute URLs) a settling may compare: those
+    the batch's entries declare, and those declared by the stored rows of the
+    batch's pages, of ``paths`` (removed, or settled again) and of the members
+    on this site these name (``old`` may hold every row: only these are read)."""
     urls: set[str] = set()
-    for entry in batch.values():
-        urls.update(url for _, url in entry.alternates if not url.startswith("/"))
-    for _, row in rows:
-        if row.declared and "://" in row.declared:
-            urls.update(url for _, url in unpack(row.declared) if "://" in url)
+    here: set[str] = set(paths)
+    for path, entry in batch.items():
+        here.add(path)
+        for _, member in entry.alternates:
+            (here if member.startswith("/") else urls).add(member)
+    for path in list(here):
+        stored = old.get(path)
+        if stored is not None and stored.row.declared:
+            for _, member in unpack(stored.row.declared):
+                (here if member.startswith("/") else urls).add(member)
+    for path in here:
+        stored = old.get(path)
+        if stored is not None and stored.row.declared and "://" in stored.row.declared:
+            urls.update(url for _, url in unpack(stored.row.declared) if "://" in url)
     return urls
 
 
@@ -137,5 +150,9 @@ def crossing(
     """The members on other sites whose clusters a write changes: those the
     batch's entries declare, and those the stored rows of the batch's and
     the removed ``paths`` declared."""
-    rows = (old[path] for path in (*batch, *paths) if path in old)
-    return reached(batch, rows)
+    urls = {url for entry in batch.values() for _, url in entry.alternates}
+    for path in (*batch, *paths):
+        stored = old.get(path)
+        if stored is not None and stored.row.declared:
+            urls.update(url for _, url in unpack(stored.row.declared))
+    return {url for url in urls if not url.startswith("/")}

@@ -607,7 +607,7 @@ class StoreBase(Generic[C]):
         found = None
         abroad = self.abroad
         if abroad is not None:
-            urls = reached(batch, old.values())
+            urls = reached(batch, old, (*removed, *again))
             found = abroad.declared(urls) if urls else {}
             if not again:
                 told = crossing(batch, old, removed)
