@@ -24,10 +24,11 @@ change: it reads P as it stands. A write that read P before that change
 commits before the settling takes B's lock (Redis: fails its WATCH, which the
 settling's EXEC bumps, and reads P again), so it never has the last word.
 Between P's commit and Q's settling, Q may still list P: a window of one
-write, never a state the store keeps. If B cannot be written, A's write
-fails after its commit and the writer tries the batch again, which asks for
-the settling again; if B cannot be read, A's members are unlisted (a member
-not found is incomplete).
+write, never a state the store keeps. If B cannot be read, A's write fails
+(B's StoreError, an outage: the writer keeps the batch and tries it again);
+if B cannot be written, A's write fails after its commit, and trying the
+batch again asks for the settling again. The sites share one backend, so
+that an outage of one listing is mostly an outage of all of them.
 
 Never listing is safe; listing a set that is not reciprocal once both writes
 are done is not, and the steps above never leave one.
