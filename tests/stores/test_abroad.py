@@ -6,7 +6,8 @@ members removed or changing their set, and with both sites writing at once."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from support.store_kinds import Fresh
 
 from sitemap_middleware import Entry, Store, open_store
 from sitemap_middleware.stores import link_sites
+from sitemap_middleware.stores.abroad import Abroad, Clusters
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 DE, FR = "https://example.de", "https://example.fr"
@@ -33,14 +35,20 @@ def page(site: str, *extra: tuple[str, str], print_: str = "p") -> Entry:
 
 
 @pytest.fixture(params=("memory", "sqlite", "postgres", "redis"))
-def sites(
+def uris(
     request: pytest.FixtureRequest, tmp_path: Path, fresh: Fresh
-) -> Iterator[tuple[Store, Store]]:
-    """The stores of two sites' pipelines, linked as core.py links them."""
-    uris = {}
+) -> dict[str, str]:
+    """Each site's base URL -> the URI of its listing."""
+    found = {}
     for base, name in ((DE, "de"), (FR, "fr")):
         (tmp_path / name).mkdir()
-        uris[base] = fresh.uri(request.param, tmp_path / name)
+        found[base] = fresh.uri(str(request.param), tmp_path / name)
+    return found
+
+
+@pytest.fixture
+def sites(uris: dict[str, str]) -> Iterator[tuple[Store, Store]]:
+    """The stores of two sites' pipelines, linked as core.py links them."""
     stores = {base: open_store(uri) for base, uri in uris.items()}
     opened = link_sites({base: (uris[base], stores[base]) for base in uris})
     yield stores[DE], stores[FR]
@@ -153,3 +161,68 @@ def test_both_sites_writing_at_once_end_reciprocal(
         listed = served(de, fr)
         assert not unreciprocated(listed), (a, b, listed)
         assert all(listed.values()) == (a == b), (a, b, listed)
+
+
+class Paused:
+    """Another site's listing whose first read of members waits for ``go``:
+    the write that reads it holds its transaction (its lock, or its WATCH)
+    meanwhile."""
+
+    def __init__(self, store: Clusters) -> None:
+        self.store = store
+        self.abroad = store.abroad
+        self.read = threading.Event()
+        self.go = threading.Event()
+
+    def declarations(self, paths: Iterable[str]) -> dict[str, str]:
+        found = self.store.declarations(paths)
+        if found and not self.read.is_set():
+            self.read.set()
+            self.go.wait(10)
+        return found
+
+    def resettle(self, paths: Iterable[str]) -> None:
+        self.store.resettle(paths)
+
+
+def test_a_member_changed_while_the_other_site_writes(
+    sites: tuple[Store, Store], uris: dict[str, str]
+) -> None:
+    """DE writes its page and reads FR's, which agrees; before DE commits,
+    FR's page changes its set and FR asks DE to settle its page again. That
+    settling waits for DE's lock (Redis: fails DE's WATCH), so it reads FR's
+    new set: once both are done, neither page is listed."""
+    de, fr = sites
+    fr.upsert([page(FR)])
+    assert isinstance(de, Clusters) and isinstance(fr, Clusters)
+    far = fr if uris[FR].startswith("memory:") else open_store(uris[FR])
+    assert isinstance(far, Clusters)
+    far.abroad = fr.abroad
+    paused = Paused(far)
+    de.abroad = Abroad(DE, {FR: paused})
+    errors: list[BaseException] = []
+
+    def write(store: Store, entry: Entry) -> None:
+        try:
+            store.upsert([entry])
+        except BaseException as exc:  # reported by the test
+            errors.append(exc)
+
+    first = threading.Thread(target=write, args=(de, page(DE)))
+    first.start()
+    assert paused.read.wait(10)  # DE read FR's page, agreeing
+    second = threading.Thread(target=write, args=(fr, page(FR, ("en", "/en/x"))))
+    second.start()
+    # FR's change committed; FR now asks DE to settle its page again.
+    deadline = time.monotonic() + 10
+    while "en" not in fr.declarations(["/x"]).get("/x", ""):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    time.sleep(0.3)
+    paused.go.set()
+    first.join()
+    second.join()
+    if far is not fr:
+        far.close()
+    assert not errors
+    assert not any(served(de, fr).values())
