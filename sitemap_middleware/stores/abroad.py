@@ -40,7 +40,7 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Protocol, runtime_checkable
 
 from ..model import Entry
-from .layout import Alternates, Stored, unpack
+from .layout import BATCH, Alternates, Stored, unpack
 
 
 @runtime_checkable
@@ -92,9 +92,11 @@ class Abroad:
             store.declarations(())
 
     def resettle(self, urls: Iterable[str]) -> None:
-        """Ask each other site to settle again its pages among ``urls``."""
+        """Ask each other site to settle again its pages among ``urls``, a
+        write of at most ``BATCH`` pages at a time (a bulk load's)."""
         for _, store, paths in self._grouped(urls):
-            store.resettle(paths)
+            for start in range(0, len(paths), BATCH):
+                store.resettle(paths[start : start + BATCH])
 
     def _grouped(self, urls: Iterable[str]) -> list[tuple[str, Clusters, list[str]]]:
         """``urls`` by the site whose base URL they start with, as paths;
