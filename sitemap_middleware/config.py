@@ -346,6 +346,13 @@ class Config:
             site=name,
         )
 
+    def abroad(self) -> tuple[str, ...]:
+        """The ``base_url`` of each other site of ``sites``: the origins a
+        page's hreflang alternates may name besides its own."""
+        return tuple(
+            site.base_url for site in self.sites if site.base_url != self.base_url
+        )
+
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, Any] | Config) -> Config:
         """Check a config dict and return the frozen ``Config``."""

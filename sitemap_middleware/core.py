@@ -20,7 +20,7 @@ from .recording.recorder import Recorder
 from .recording.sharing import site_name
 from .routes import Routes
 from .serving.server import Server
-from .stores import Store, open_store
+from .stores import Store, link_sites, open_store
 from .stores.base import Checked
 from .watching.policy import Policy
 from .watching.watcher import CookieReader, Locator, RouteFinder, Watcher
@@ -60,6 +60,8 @@ class SitemapBase:
         self._sites: dict[str, Any] | None = None
         self._others: tuple[SitemapBase, ...] = ()
         self._by_name: dict[str, SitemapBase] = {}
+        # The store objects through which each site reads the others'.
+        self._abroad: list[Store] = []
         check_spelling(self.config.routes, spelling)
         self._table: RouteTable | None = None
         self._learning = threading.Lock()
@@ -105,6 +107,14 @@ class SitemapBase:
             host: by_name[site.name] for site in whole.sites for host in site.hosts
         }
         self._by_name = by_name
+        # hreflang clusters may span the sites: each store reads the others'.
+        self._abroad = link_sites(
+            {
+                site.config.base_url: (site.config.store, site.store)
+                for site in by_name.values()
+                if isinstance(site.config.store, str)
+            }
+        )
 
     def site(self, name: str) -> SitemapBase:
         """The middleware of the site ``name`` of the ``sites`` key (itself
@@ -189,6 +199,8 @@ class SitemapBase:
         self.recorder.close()
         for other in self._others:
             other.recorder.close()
+        for store in self._abroad:
+            store.close()
 
 
 def _check(store: Store) -> None:

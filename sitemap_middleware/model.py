@@ -32,7 +32,8 @@ class Entry:
     ``seen`` becomes the lastmod only when the fingerprint replaces another
     one (a change seen): a page first seen without a date has none.
     ``alternates`` are ``(hreflang,
-    path)`` pairs written as ``xhtml:link``; ``images`` are paths or http(s)
+    path)`` pairs written as ``xhtml:link`` (a member on another of the app's
+    ``sites``: its http(s) URL, written as it is); ``images`` are paths or http(s)
     URLs written as ``image:loc`` (at most 1,000). ``title`` is the page's
     title as a person reads it (the site's repeated affix taken out), kept
     beside the entry, never in the sitemap: ``None`` in an upsert keeps the

@@ -158,16 +158,28 @@ def fragment(entry: Entry, lastmod: int) -> bytes:
 
 def links(alternates: Iterable[tuple[str, str]]) -> str:
     """The ``xhtml:link`` elements of ``(hreflang, path)`` pairs, as a
-    fragment holds them. Raises ``ValueError`` for values no sitemap may hold."""
+    fragment holds them: a path is on the site's origin; an absolute URL is
+    a page of another of the app's sites, written as it is (a sitemap may
+    name another host's pages when that host's robots.txt names its own,
+    sitemaps.org's cross-submission rule). Raises ``ValueError`` for values
+    no sitemap may hold."""
     out = []
     for hreflang, href in alternates:
         if not is_language_tag(hreflang):
             raise ValueError(f"hreflang must be a language tag, got {hreflang!r}")
         out.append(
             f'<xhtml:link rel="alternate" hreflang="{hreflang}"'
-            f' href="{_path(href, "an alternate")}"/>'
+            f' href="{_alternate(href)}"/>'
         )
     return "".join(out)
+
+
+def _alternate(href: str) -> str:
+    if href.startswith("/"):
+        return _path(href, "an alternate")
+    if len(href) > MAX_URL_LENGTH or not _ABSOLUTE.fullmatch(href):
+        raise ValueError(f"an alternate must be a path or an http(s) URL, got {href!r}")
+    return escape(href)
 
 
 _LINK = b"<xhtml:link "

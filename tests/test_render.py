@@ -81,7 +81,8 @@ def test_alternates_and_images_validate() -> None:
         (Entry("/" + "a" * 2040), "at most 2039 characters"),
         (Entry("/a", priority=1.5), "priority must be 0.0 to 1.0"),
         (Entry("/a", alternates=(("en us", "/a"),)), "hreflang must be a language"),
-        (Entry("/a", alternates=(("en", "https://x.example/"),)), "an alternate"),
+        (Entry("/a", alternates=(("en", "javascript:x()"),)), "an alternate"),
+        (Entry("/a", alternates=(("en", "https://x.example/<"),)), "an alternate"),
         (Entry("/a", images=("javascript:alert(1)",)), "an image must be a path"),
         (Entry("/a", images=("/i.png",) * (MAX_IMAGES + 1)), "at most 1000 images"),
     ],
@@ -158,3 +159,15 @@ def test_standard_library_fallback_gives_the_same_document() -> None:
     default, stdlib = urlset(BASE, pieces), urlset(BASE, pieces, deflate=zlib)
     assert zlib.decompress(stdlib, 31) == gzip.decompress(default)
     assert stdlib == urlset(BASE, pieces, deflate=zlib)  # deterministic
+
+
+def test_an_alternate_on_another_site_is_written_as_it_is() -> None:
+    """A member on another of the app's sites keeps its own origin when the
+    page's is put in; a member on the site takes the page's."""
+    entry = Entry(
+        "/x", alternates=(("de", "/x"), ("fr", "https://example.fr/x?a=1&b=2"))
+    )
+    xml = gzip.decompress(urlset("https://example.de", [fragment(entry, 0)]))
+    validate(xml)
+    assert b'hreflang="de" href="https://example.de/x"' in xml
+    assert b'hreflang="fr" href="https://example.fr/x?a=1&amp;b=2"' in xml

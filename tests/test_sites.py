@@ -8,8 +8,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from support.helpers import gunzip_once, locs, validate
-from support.sites import Site, make_site, stored_entries
+from support import sites
+from support.helpers import NS, gunzip_once, locs, validate
+from support.sites import HTML, Site, html, make_site, stored_entries
 
 DE = "https://example.de"
 FR = "https://example.fr"
@@ -104,6 +105,46 @@ def test_an_unknown_host_gets_the_default_site_s_documents(two: Site) -> None:
         index = two.get("/sitemap.xml", {"Host": host})
         assert locs(validate(index.body)) == [f"{DE}/sitemap-1.xml.gz"]
         assert "evil" not in index.body.decode()
+
+
+def test_an_hreflang_cluster_spans_the_sites(
+    two: Site, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/twins on each site declares itself and the other site's /twins: each
+    sitemap lists its page with both links (the other site's under its own
+    origin), once both sites hold it; a member on no site of the app is
+    dropped from what the page declares."""
+    links = "".join(
+        f'<link rel="alternate" hreflang="{lang}" href="{href}">'
+        for lang, href in (
+            ("de", f"{DE}/twins"),
+            ("fr", f"{FR}/twins"),
+            ("it", "https://example.it/twins"),
+        )
+    )
+    monkeypatch.setitem(
+        sites.ROUTES, "/twins", (200, {"Content-Type": HTML}, [html("T", links)])
+    )
+    cluster = {("de", f"{DE}/twins"), ("fr", f"{FR}/twins")}
+    assert two.fetch("/twins", [("Host", "example.de")]) == 200
+    assert two.middleware.flush(5.0)
+    assert twins(two, "example.de") == {f"{DE}/twins": set()}
+    assert two.fetch("/twins", [("Host", "example.fr")]) == 200
+    assert two.middleware.flush(5.0)
+    assert twins(two, "example.de") == {f"{DE}/twins": cluster}
+    assert twins(two, "example.fr") == {f"{FR}/twins": cluster}
+
+
+def twins(site: Site, host: str) -> dict[str, set[tuple[str, str]]]:
+    """loc -> its links, in the validated part the site serves for ``host``."""
+    part = validate(gunzip_once(site.get("/sitemap-1.xml.gz", {"Host": host}).body))
+    return {
+        url.findtext("sm:loc", namespaces=NS) or "": {
+            (str(link.get("hreflang")), str(link.get("href")))
+            for link in url.iterfind("xhtml:link", NS)
+        }
+        for url in part.iterfind("sm:url", NS)
+    }
 
 
 def test_one_base_url_is_one_site(stack: str) -> None:

@@ -27,13 +27,17 @@ def declared(
     base_url: str,
     page: str,
     allowed: frozenset[str],
+    abroad: tuple[str, ...] = (),
 ) -> Alternates:
     """A page's ``(hreflang, href)`` pairs as ``(hreflang, stored path)``, sorted.
 
-    Hrefs outside ``base_url`` are dropped: the sitemap names no other host.
-    Languages compare without case (RFC 5646 §2.1.1); the first spelling wins.
-    ``page`` is the stored path of the declaring page, ``allowed`` the query
-    parameters kept for its route.
+    An href on ``base_url`` is kept as its stored path; one on the
+    ``base_url`` of another of the app's sites (``abroad``) as that site's
+    absolute URL (its base URL and stored path), which the store settles
+    against that site's listing; any other is dropped: the sitemap names no
+    host the app does not serve. Languages compare without case (RFC 5646
+    §2.1.1); the first spelling wins. ``page`` is the stored path of the
+    declaring page, ``allowed`` the query parameters kept for its route.
     """
     pairs: dict[str, tuple[str, str]] = {}
     for lang, href in alternates:
@@ -43,6 +47,12 @@ def declared(
         path = canonical_target(href, base_url, page, allowed)
         if path is not None:
             pairs[key] = (lang, path)
+            continue
+        for other in abroad:
+            path = canonical_target(href, other, page, allowed)
+            if path is not None:
+                pairs[key] = (lang, other + path)
+                break
     return tuple(pairs[key] for key in sorted(pairs))
 
 

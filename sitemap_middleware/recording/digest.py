@@ -169,7 +169,9 @@ def digest(
         return Removal(path, key, reason)
     facts = read_content(config, path, body, headers, head, observation.seen)
     prints = Prints(raw, facts.fingerprint)
-    alternates = declared(head.alternates, config.base_url, path, route.query)
+    alternates = declared(
+        head.alternates, config.base_url, path, route.query, config.abroad()
+    )
     if (
         hit is not None
         and hit.content == facts.fingerprint

@@ -24,13 +24,14 @@ from __future__ import annotations
 import importlib
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 from ..errors import ConfigError, StoreError
 from ..model import Entry, PageInfo, PartInfo
 from . import layout
+from .abroad import Abroad, Clusters
 from .base import (
     MAX_COUNT,
     NEWS_KEPT,
@@ -73,6 +74,7 @@ __all__ = [
     "batches",
     "deltas",
     "layout",
+    "link_sites",
     "newest",
     "news_cutoff",
     "open_store",
@@ -134,6 +136,42 @@ def open_store(uri: str | Store) -> Store:
         if isinstance(exc, ConfigError):
             raise
         raise ConfigError(f"bad store URI {uri!r}: {exc}") from exc
+
+
+def link_sites(sites: Mapping[str, tuple[str, Store]]) -> list[Store]:
+    """Let the sites' stores settle hreflang clusters across sites. ``sites``:
+    each site's ``base_url`` -> the URI of its listing and the store of its
+    pipeline. Each store that can (:class:`~.base.Clusters`) gets the others
+    as its :class:`~.abroad.Abroad`, each through a store object of its own,
+    built from the URI: its reads and writes never wait on a connection that
+    listing's writer holds. A ``memory://`` listing lives only in its object,
+    which is used itself (its reads take no lock). Returns the store objects
+    it opened, for the caller to close."""
+    clustered = {
+        base: (uri, store)
+        for base, (uri, store) in sites.items()
+        if isinstance(store, Clusters)
+    }
+    if len(clustered) < 2:
+        return []
+    handles: dict[str, Clusters] = {}
+    opened: list[Store] = []
+    for base, (uri, store) in clustered.items():
+        if urlsplit(uri).scheme == "memory":
+            handles[base] = store
+            continue
+        handle = open_store(uri)
+        opened.append(handle)
+        if isinstance(handle, Clusters):
+            handles[base] = handle
+    for base, (_, store) in clustered.items():
+        # A site's handle settles its pages as its own store does: against
+        # the others.
+        others = {other: h for other, h in handles.items() if other != base}
+        store.abroad = Abroad(base, others)
+        if base in handles:
+            handles[base].abroad = store.abroad
+    return opened
 
 
 def _from_entry_point(scheme: str) -> StoreFactory | None:

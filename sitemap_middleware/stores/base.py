@@ -26,11 +26,13 @@ from ..errors import StoreError, StoreFault
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART, NEWS_WINDOW
 from . import layout
+from .abroad import Abroad, Clusters, crossing, reached
 
 # Entry: for the modules that imported it from here.
 __all__ = [
     "Article",
     "Checked",
+    "Clusters",
     "Decision",
     "Decisions",
     "Entry",
@@ -438,6 +440,8 @@ C = TypeVar("C")
 _CALLS = (
     "upsert",
     "remove",
+    "resettle",
+    "declarations",
     "count",
     "known",
     "parts",
@@ -493,6 +497,9 @@ class StoreBase(Generic[C]):
 
     part_size: int
     part_bytes: int
+    # The app's other sites, whose listings this store's hreflang clusters
+    # may reach (core.py sets it with several ``sites``; None: none).
+    abroad: Abroad | None = None
 
     def __init__(
         self, part_size: int = MAX_URLS_PER_PART, part_bytes: int = MAX_PART_BYTES
@@ -590,13 +597,42 @@ class StoreBase(Generic[C]):
         batch: Mapping[str, Entry],
         old: Mapping[str, layout.Stored],
         removed: Collection[str] = (),
+        again: Collection[str] = (),
     ) -> layout.Settled:
-        """:func:`layout.settle`, its reasons noted for :meth:`hreflang`."""
-        settled = layout.settle(batch, old, removed)
+        """:func:`layout.settle`, its reasons noted for :meth:`hreflang`.
+        Called in the write's transaction, after its lock is taken: the
+        members on other sites are read here (:mod:`.abroad`), and those whose
+        clusters the write changes are noted for :meth:`_tell_abroad`; a
+        settling (``again``: :meth:`resettle`) notes none."""
+        found = None
+        abroad = self.abroad
+        if abroad is not None:
+            urls = reached(batch, old, (*removed, *again))
+            found = abroad.declared(urls) if urls else {}
+            if not again:
+                told = crossing(batch, old, removed)
+                if told:
+                    self._abroad_pending().update(told)
+        settled = layout.settle(batch, old, removed, found, again)
         into = getattr(self._write_context, "into", None)
         if into is not None and settled.reasons:
             into.update(settled.reasons)
         return settled
+
+    def _abroad_pending(self) -> set[str]:
+        pending: set[str] | None = getattr(self._write_context, "abroad", None)
+        if pending is None:
+            pending = self._write_context.abroad = set()
+        return pending
+
+    def _tell_abroad(self) -> None:
+        """Once a write is committed: ask the other sites to settle again
+        their members of the clusters it changed. Kept until they answer, so
+        that a failed settling is asked again with the next write."""
+        pending = getattr(self._write_context, "abroad", None)
+        if pending and self.abroad is not None:
+            self.abroad.resettle(pending)
+            pending.clear()
 
     @contextmanager
     def hreflang(self) -> Iterator[dict[str, str | None]]:

@@ -514,17 +514,35 @@ def members(
         stored = old.get(path)
         if stored is not None and stored.row.declared:
             wanted.update(member for _, member in unpack(stored.row.declared))
-    return {path for path in wanted if path not in batch and path not in old}
+    return {
+        path
+        for path in wanted
+        if path not in batch and path not in old and is_local(path)
+    }
+
+
+def is_local(member: str) -> bool:
+    """Whether a member is a page of this listing (a path), not another
+    site's (an absolute URL, :mod:`.abroad`)."""
+    return member.startswith("/")
 
 
 def settle(
     batch: Mapping[str, Entry],
     old: Mapping[str, Stored],
     removed: Collection[str] = (),
+    abroad: Mapping[str, Alternates | None] | None = None,
+    again: Collection[str] = (),
 ) -> Settled:
     """Which pages list their alternates once ``batch`` is written and
     ``removed`` deleted, given the stored rows in ``old`` (those of the batch,
     of the removed paths and of :func:`members`).
+
+    Members on other sites (absolute URLs) are decided by ``abroad``: what
+    each declares, in this listing's terms (``None``: not stored there),
+    read in the write's transaction; without it, a cluster that reaches
+    another site is never listed. The stored paths in ``again`` are decided
+    again whatever the write (another site's member changed).
 
     A page lists the alternates it declares only when it is among them and
     every member is stored declaring the same set (languages compared without
@@ -535,9 +553,13 @@ def settle(
     touched (never listing one is safe; listing a wrong one is not).
     """
     gone = frozenset(removed)
-    if not gone and not any(
-        entry.alternates or ((stored := old.get(path)) and stored.row.declared)
-        for path, entry in batch.items()
+    if (
+        not gone
+        and not again
+        and not any(
+            entry.alternates or ((stored := old.get(path)) and stored.row.declared)
+            for path, entry in batch.items()
+        )
     ):
         return NOTHING
     # The members of a cluster mostly declare the same set, spelled the same:
@@ -567,6 +589,9 @@ def settle(
         entry = batch.get(path)
         if entry is not None:
             held: Key | None = key_of(entry.alternates)
+        elif not is_local(path):
+            theirs = None if abroad is None else abroad.get(path)
+            held = None if theirs is None else key_of(theirs)
         elif path in gone or (stored := old.get(path)) is None:
             held = None
         else:
@@ -607,6 +632,7 @@ def settle(
         stored = old.get(path)
         if stored is not None and stored.row.declared:
             touched.update(member for _, member in unpacked(stored.row.declared))
+    touched.update(again)
     rewrites: dict[str, Row] = {}
     for path in touched:
         stored = old.get(path)
@@ -618,7 +644,9 @@ def settle(
             listing = ""
         else:
             alternates = unpacked(row.declared)
-            if not any(p in batch or p in gone for _, p in alternates):
+            if path not in again and not any(
+                p in batch or p in gone for _, p in alternates
+            ):
                 continue  # its cluster holds no page of this write
             reason = broken(path, alternates)
             listing = ""

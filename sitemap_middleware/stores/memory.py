@@ -90,10 +90,13 @@ class MemoryStore(StoreBase[None]):
     #                  its rows, and add to the parts' _summaries
     #   _queue         the IndexNow pushes
     # remove: _settle, _delete, _queue, _log_removed, and the members written
-    # again through _plan and _apply.
+    # again through _plan and _apply. After either, _tell_abroad; resettle:
+    # _settle again, its members written again through _plan and _apply.
 
     def upsert(self, entries: Iterable[Entry]) -> int:
-        return sum(self._upsert(batch) for batch in batches(entries))
+        changed = sum(self._upsert(batch) for batch in batches(entries))
+        self._tell_abroad()
+        return changed
 
     def _upsert(self, batch: dict[str, Entry]) -> int:
         with self._lock:
@@ -108,6 +111,11 @@ class MemoryStore(StoreBase[None]):
         return len(todo.changes)
 
     def remove(self, paths: Iterable[str]) -> int:
+        removed = self._remove(paths)
+        self._tell_abroad()
+        return removed
+
+    def _remove(self, paths: Iterable[str]) -> int:
         with self._lock:
             current = now()
             gone = {path for path in paths if path in self._rows}
@@ -124,6 +132,30 @@ class MemoryStore(StoreBase[None]):
                 todo = self._plan({}, self._rows, sizes, last, current, settled, opened)
                 self._apply(todo, current)
             return len(gone)
+
+    def resettle(self, paths: Iterable[str]) -> None:
+        with self._lock:
+            again = [path for path in paths if path in self._rows]
+            if not again:
+                return
+            current = now()
+            settled = self._settle({}, self._rows, (), again)
+            if settled.rewrites:
+                sizes, last, opened = self._sizes()
+                todo = self._plan({}, self._rows, sizes, last, current, settled, opened)
+                self._apply(todo, current)
+
+    def declarations(self, paths: Iterable[str]) -> dict[str, str]:
+        # Without the lock: the asking site's writer holds its own, and this
+        # one's may be asking it back. One dict read each (atomic); a row read
+        # while its write goes on is settled again once that write is done.
+        rows = self._rows
+        found: dict[str, str] = {}
+        for path in paths:
+            stored = rows.get(path)
+            if stored is not None:
+                found[path] = stored.row.declared or ""
+        return found
 
     def _sizes(self) -> tuple[dict[int, Fill], int, dict[str, int]]:
         """The Fill of every part; the highest; each section's open part."""

@@ -420,15 +420,18 @@ class PostgresStore(StoreBase[ConnectionPool]):
     #                  their parts, _write its rows
     #   _summaries     add what the writes added to their parts' summaries
     # remove: _read, _read_members, _settle, _delete, _queue, _log_removed, and
-    # the members written again through _plan, _apply and _summaries.
-    # Here the steps interleave: the reads of a batch's runs are pipelined, and
-    # each run is planned and applied while the server reads the next.
+    # the members written again through _plan, _apply and _summaries. After
+    # either, _tell_abroad; resettle: _read, _read_members, _settle, _plan,
+    # _apply, _summaries. Here the steps interleave: the reads of a batch's
+    # runs are pipelined, and each run is planned and applied while the server
+    # reads the next.
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         changed = 0
         for batch in batches(entries):
             with self._borrow() as conn, conn.transaction():
                 changed += self._upsert(conn, batch)
+        self._tell_abroad()
         return changed
 
     def _upsert(self, conn: psycopg.Connection[Any], batch: dict[str, Entry]) -> int:
@@ -517,6 +520,11 @@ class PostgresStore(StoreBase[ConnectionPool]):
         return changed
 
     def remove(self, paths: Iterable[str]) -> int:
+        removed = self._remove(paths)
+        self._tell_abroad()
+        return removed
+
+    def _remove(self, paths: Iterable[str]) -> int:
         wanted = sorted(set(paths))
         if not wanted:
             return 0
@@ -562,6 +570,50 @@ class PostgresStore(StoreBase[ConnectionPool]):
                 seq = self._apply(cur, todo, others, sizes, parts, seq, current)
                 self._summaries(cur, parts, seq, current)
             return removed
+
+    def resettle(self, paths: Iterable[str]) -> None:
+        wanted = sorted(set(paths))
+        if not wanted:
+            return
+        with (
+            self._borrow() as conn,
+            conn.transaction(),
+            conn.cursor(binary=True) as cur,
+        ):
+            cur.execute(self._sql("SELECT next_seq FROM {p}meta FOR UPDATE"))
+            (seq,) = _one(cur)
+            rows: dict[str, Stored] = {}
+            sizes: dict[int, Fill] = {}
+            _take(self._read(conn, wanted), rows, sizes)
+            if not rows:
+                return
+            again = list(rows)
+            self._read_members(conn, layout.members({}, rows, again), rows, sizes)
+            settled = self._settle({}, rows, (), again)
+            if settled.rewrites:
+                current = now()
+                number, opened = _opened(
+                    cur.execute(self._sql(_OPEN)).fetchall(), sizes
+                )
+                parts: dict[int, Totals] = {}
+                todo = self._plan({}, rows, sizes, number, current, settled, opened)
+                seq = self._apply(cur, todo, rows, sizes, parts, seq, current)
+                self._summaries(cur, parts, seq, current)
+
+    def declarations(self, paths: Iterable[str]) -> dict[str, str]:
+        # READ COMMITTED, no lock: it never waits for a writer.
+        names = list(paths)
+        if not names:
+            return {}
+        with self._borrow() as conn, conn.cursor(binary=True) as cur:
+            cur.execute(
+                self._sql(
+                    "SELECT path, coalesce(declared, '') FROM {p}url"
+                    " WHERE path = ANY(%b)"
+                ),
+                (names,),
+            )
+            return dict(cur.fetchall())
 
     def _read(
         self, conn: psycopg.Connection[Any], run: Collection[str]

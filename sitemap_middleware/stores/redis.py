@@ -278,7 +278,8 @@ class RedisStore(StoreBase[_Client]):
     #   _write         the rows, and _summaries the summaries touched
     #   _queue         the IndexNow pushes
     # remove: _read, _read_members, _settle, _delete, _queue, _log_removed, and
-    # the members written again through _plan and _apply.
+    # the members written again through _plan and _apply. After either,
+    # _tell_abroad; resettle: _read, _read_members, _settle, _plan, _apply.
 
     def _transact(self, work: Callable[[_Client, Pipeline, str], _Work | None]) -> int:
         """Run ``work`` (its reads, then the commands it queues) until no other
@@ -323,9 +324,11 @@ class RedisStore(StoreBase[_Client]):
         return token
 
     def upsert(self, entries: Iterable[Entry]) -> int:
-        return sum(
+        changed = sum(
             self._transact(partial(self._upsert, batch)) for batch in batches(entries)
         )
+        self._tell_abroad()
+        return changed
 
     def _upsert(
         self, batch: dict[str, Entry], conn: _Client, pipe: Pipeline, token: str
@@ -352,9 +355,48 @@ class RedisStore(StoreBase[_Client]):
 
     def remove(self, paths: Iterable[str]) -> int:
         wanted = list(set(paths))
-        if not wanted:
-            return 0
-        return self._transact(partial(self._remove, wanted))
+        removed = self._transact(partial(self._remove, wanted)) if wanted else 0
+        self._tell_abroad()
+        return removed
+
+    def resettle(self, paths: Iterable[str]) -> None:
+        wanted = list(set(paths))
+        if wanted:
+            self._transact(partial(self._resettle, wanted))
+
+    def _resettle(
+        self, wanted: list[str], conn: _Client, pipe: Pipeline, token: str
+    ) -> _Work:
+        state = self._read(conn, pipe, wanted, token)
+        again = list(state.rows)
+        members = layout.members({}, state.rows, again)
+        self._read_members(conn, pipe, state, members, token)
+        settled = self._settle({}, state.rows, (), again)
+        rewrite: Callable[[Pipeline], None] = _nothing
+        if settled.rewrites:
+            current = now()
+            sizes, opened = state.sizes(), layout.opened(state.named, state.last)
+            todo = self._plan(
+                {}, state.rows, sizes, state.last, current, settled, opened
+            )
+            rewrite = self._apply(conn, pipe, todo, state, current)
+        # Always a write, even of nothing: its EXEC bumps meta, so that a
+        # write of this listing that read the other site's members before
+        # their change fails its WATCH and reads them again (abroad.py).
+        return len(settled.rewrites), rewrite
+
+    def declarations(self, paths: Iterable[str]) -> dict[str, str]:
+        names = list(paths)
+        if not names:
+            return {}
+        found: dict[str, str] = {}
+        for path, packed in zip(
+            names, self._connection().redis.hmget(self._rows, names), strict=True
+        ):
+            if packed is not None:
+                rest = _unpack(packed)[4:]
+                found[path] = (rest[0] if rest else None) or ""
+        return found
 
     def _remove(
         self, wanted: list[str], conn: _Client, pipe: Pipeline, token: str
@@ -1013,3 +1055,7 @@ def _text(value: Any) -> str:
     if value is None:
         return ""
     return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def _nothing(pipe: Pipeline) -> None:
+    """The commands of a write that changes no row (it bumps meta)."""

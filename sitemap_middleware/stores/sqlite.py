@@ -651,6 +651,8 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     @contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:
         """The connection, in a write transaction of its own."""
+        if self.abroad is not None:
+            self.abroad.ready()
         with self._busy:
             conn = self._use()
             if self._read_only:
@@ -673,13 +675,15 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     #                  its rows, and add to the parts' _summaries
     #   _queue         the IndexNow pushes
     # remove: _read, _read_members, _settle, _delete, _queue, _log_removed, and
-    # the members written again through _plan and _apply.
+    # the members written again through _plan and _apply. After either,
+    # _tell_abroad; resettle: _read, _read_members, _settle, _plan, _apply.
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         changed = 0
         for batch in batches(entries):
             with self._writing() as conn:
                 changed += self._upsert(conn, batch)
+        self._tell_abroad()
         return changed
 
     def _upsert(self, conn: sqlite3.Connection, batch: dict[str, Entry]) -> int:
@@ -693,6 +697,11 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         return len(todo.changes)
 
     def remove(self, paths: Iterable[str]) -> int:
+        removed = self._remove(paths)
+        self._tell_abroad()
+        return removed
+
+    def _remove(self, paths: Iterable[str]) -> int:
         wanted = list(set(paths))
         if not wanted:
             return 0
@@ -717,6 +726,37 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
                 todo = self._plan({}, others, sizes, last, current, settled, opened)
                 self._apply(conn, todo, others, current)
             return removed
+
+    def resettle(self, paths: Iterable[str]) -> None:
+        wanted = list(set(paths))
+        if not wanted:
+            return
+        with self._writing() as conn:
+            current = now()
+            rows = self._read(conn, wanted)
+            if not rows:
+                return
+            again = list(rows)
+            self._read_members(conn, layout.members({}, rows, again), rows)
+            settled = self._settle({}, rows, (), again)
+            if settled.rewrites:
+                sizes, last, opened = self._sizes(conn, rows)
+                todo = self._plan({}, rows, sizes, last, current, settled, opened)
+                self._apply(conn, todo, rows, current)
+
+    def declarations(self, paths: Iterable[str]) -> dict[str, str]:
+        # A read of what is committed (WAL): it never waits for a writer.
+        names = list(paths)
+        with self._busy:
+            conn = self._use()  # opened even for none: Abroad.ready
+            if not names:
+                return {}
+            found = conn.execute(
+                "SELECT path, coalesce(declared, '') FROM sitemap_url"
+                " WHERE path IN (SELECT value FROM json_each(?))",
+                (json.dumps(names),),
+            )
+            return dict(found.fetchall())
 
     @staticmethod
     def _read(conn: sqlite3.Connection, paths: list[str]) -> dict[str, Stored]:

@@ -1,7 +1,10 @@
 """The write cost of hreflang clusters, decided by the store in the write's
 transaction: N pages in clusters of 3 languages through ``store.upsert`` in
 batches of 1,000, language by language (so each batch reads the members stored by
-earlier batches and rewrites them), against the same pages without alternates.
+earlier batches and rewrites them), against the same pages without alternates;
+and the same clusters across 3 sites (a language a site, each its own listing,
+linked as the middleware links them: each batch reads the other sites' members
+and has them settled again there).
 
 Run it from the repository root with the servers of the test suite up::
 
@@ -27,6 +30,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from support.services import DATABASE_URL, REDIS_URL  # noqa: E402
 
 from sitemap_middleware import Entry, open_store  # noqa: E402
+from sitemap_middleware.stores import link_sites  # noqa: E402
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 LANGUAGES = ("en", "de", "fr")
@@ -44,6 +48,31 @@ def entries(n: int, clustered: bool) -> list[Entry]:
             )
             out.append(Entry(f"/{lang}/{k}", T0, f"f{k}", alternates=alternates))
     return out
+
+
+def across(n: int) -> dict[str, list[Entry]]:
+    """The clustered pages, each language on a site of its own: site -> its
+    pages, the other sites' members as their URLs."""
+    clusters = n // len(LANGUAGES)
+    out: dict[str, list[Entry]] = {}
+    for lang in LANGUAGES:
+        out[lang] = [
+            Entry(
+                f"/{lang}/{k}",
+                T0,
+                f"f{k}",
+                alternates=tuple(
+                    (other, ("" if other == lang else site(other)) + f"/{other}/{k}")
+                    for other in LANGUAGES
+                ),
+            )
+            for k in range(clusters)
+        ]
+    return out
+
+
+def site(lang: str) -> str:
+    return f"https://{lang}.example"
 
 
 def uri(kind: str, folder: str) -> str:
@@ -81,6 +110,26 @@ def run(kind: str, n: int, clustered: bool, folder: str) -> float:
     return len(batch) / seconds
 
 
+def run_sites(kind: str, n: int, folder: str) -> float:
+    uris = {lang: uri(kind, folder) for lang in LANGUAGES}
+    stores = {lang: open_store(uris[lang]) for lang in LANGUAGES}
+    handles = link_sites({site(lang): (uris[lang], stores[lang]) for lang in uris})
+    pages = across(n)
+    for store in [*stores.values(), *handles]:
+        store.count()  # connected
+    start = time.perf_counter()
+    for lang in LANGUAGES:
+        batch = pages[lang]
+        for i in range(0, len(batch), 1000):
+            stores[lang].upsert(batch[i : i + 1000])
+    seconds = time.perf_counter() - start
+    for store in stores.values():
+        cleanup(kind, store)
+    for store in [*stores.values(), *handles]:
+        store.close()
+    return sum(map(len, pages.values())) / seconds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=30_000)
@@ -88,12 +137,17 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         print(f"{args.n:,} pages, clusters of 3, batches of 1,000")
-        print(f"{'store':10} {'plain/s':>10} {'clusters/s':>11} {'ratio':>6}")
+        print(
+            f"{'store':10} {'plain/s':>10} {'clusters/s':>11} {'ratio':>6}"
+            f" {'sites/s':>10} {'ratio':>6}"
+        )
         for kind in args.only.split(","):
             plain = run(kind, args.n, False, folder)
             clustered = run(kind, args.n, True, folder)
+            sites = run_sites(kind, args.n, folder)
             print(
                 f"{kind:10} {plain:10,.0f} {clustered:11,.0f} {clustered / plain:5.2f}x"
+                f" {sites:10,.0f} {sites / plain:5.2f}x"
             )
 
 

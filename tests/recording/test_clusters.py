@@ -9,13 +9,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sitemap_middleware.model import Entry
+from sitemap_middleware.recording.clusters import declared
 from sitemap_middleware.render import fragment, links, relink
 from sitemap_middleware.stores import layout
 
 pairs = st.lists(
     st.tuples(
         st.sampled_from(["en", "de-AT", "x-default", "EN"]),
-        st.from_regex(r"/[a-z&'=?]{0,8}", fullmatch=True),
+        st.from_regex(r"(https://example\.fr)?/[a-z&'=?]{0,8}", fullmatch=True),
     ),
     max_size=4,
 ).map(tuple)
@@ -61,3 +62,33 @@ def test_members_are_those_declared_now_and_before() -> None:
     batch = {"/de": Entry("/de", alternates=(("de", "/de"), ("it", "/it")))}
     assert layout.members(batch, old) == {"/en", "/fr", "/it"}
     assert layout.members({}, old, ["/de"]) == {"/en", "/fr"}
+
+
+def test_a_member_on_another_site_is_kept_as_its_url() -> None:
+    """An href on another of the app's sites is kept as that site's URL (its
+    base URL and stored path); one on no site of the app is dropped; one on
+    the page's own site is a path."""
+    head = (
+        ("de", "https://example.de/x"),
+        ("fr", "https://Example.FR:443/./x?utm_source=a"),
+        ("it", "https://example.it/x"),
+        ("es", "/es/x"),
+    )
+    abroad = ("https://example.fr", "https://example.com/en")
+    assert declared(head, "https://example.de", "/x", frozenset(), abroad) == (
+        ("de", "/x"),
+        ("es", "/es/x"),
+        ("fr", "https://example.fr/x"),
+    )
+    assert declared(
+        (("en", "https://example.com/en/x"), ("nl", "https://example.com/nl")),
+        "https://example.de",
+        "/x",
+        frozenset(),
+        abroad,
+    ) == (("en", "https://example.com/en/x"),)
+    # One site: only its own hrefs, as before.
+    assert declared(head, "https://example.de", "/x", frozenset()) == (
+        ("de", "/x"),
+        ("es", "/es/x"),
+    )

@@ -80,9 +80,19 @@ def _drop_tables(url: str, prefix: str) -> None:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(
-            f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta,"
-            f" {prefix}count, {prefix}setting, {prefix}decision, {prefix}push,"
-            f" {prefix}removal, {prefix}news, {prefix}section"
-        )
-        conn.execute(f"DROP SEQUENCE IF EXISTS {prefix}decision_seq")
+        # The other sites' listings of a multi-site config: "{prefix}site_fr_".
+        sites = {
+            name[: -len("url")]
+            for (name,) in conn.execute(
+                "SELECT tablename FROM pg_tables WHERE starts_with(tablename, %s)"
+                " AND tablename LIKE '%%\\_url'",
+                (f"{prefix}site_",),
+            )
+        }
+        for each in (prefix, *sites):
+            conn.execute(
+                f"DROP TABLE IF EXISTS {each}url, {each}page, {each}meta,"
+                f" {each}count, {each}setting, {each}decision, {each}push,"
+                f" {each}removal, {each}news, {each}section, {each}visit"
+            )
+            conn.execute(f"DROP SEQUENCE IF EXISTS {each}decision_seq")
