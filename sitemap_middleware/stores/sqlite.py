@@ -197,6 +197,14 @@ SELECT (SELECT value FROM sitemap_meta WHERE key = 'epoch'),
     (SELECT json_group_array(path) FROM
         (SELECT path FROM sitemap_removal WHERE seq > ? ORDER BY seq))
 """
+# A part's first and last seq and its URLs. Each end is a subquery of its
+# own: SQLite reads a lone min() or max() as one probe of the (page, seq)
+# index, but both in one SELECT as a walk over all the part's entries.
+_ENDS = (
+    "SELECT (SELECT min(seq) FROM sitemap_url WHERE page = ?1),"
+    " (SELECT max(seq) FROM sitemap_url WHERE page = ?1),"
+    " (SELECT urls FROM sitemap_page WHERE page = ?1)"
+)
 _RUN = "FROM sitemap_url WHERE seq >= ? AND seq <= ? AND +page = ? ORDER BY seq"
 # The run of a part whose rows share their seq range with other parts' (parts
 # of several sections fill side by side): read through the (page, seq) index.
@@ -1043,11 +1051,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         side by side, many rows gone) is read through the (page, seq) index,
         each run's end found by one probe of it.
         """
-        ((low, high, urls),) = self._query(
-            "SELECT min(seq), max(seq), (SELECT urls FROM sitemap_page"
-            " WHERE page = ?1) FROM sitemap_url WHERE page = ?1",
-            (number,),
-        )
+        ((low, high, urls),) = self._query(_ENDS, (number,))
         if low is None:
             return
         if high - low < 2 * (urls or 0) + RUN:
