@@ -22,7 +22,6 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..errors import StoreError
 from ..model import Entry, PartInfo
 from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART
-from ..sitemaps import RUN as FRAGMENT_RUN
 from . import layout
 from .base import (
     MAX_COUNT,
@@ -1006,12 +1005,20 @@ class PostgresStore(StoreBase[ConnectionPool]):
             after = rows[-1][0]
 
     def fragments(self, number: int) -> Iterator[bytes]:
-        """A part's fragments, a run of sitemaps.RUN joined by the server:
-        one bytea and the run's last seq come back, not a row object per URL
-        (which held a part's peak memory at three times its gzip body). The
-        run is the other stores', shorter than READ_RUN: the render holds a
-        joined run twice (once with its origin put in), most of its peak
-        memory, and the round trips a longer run saves are not measurable."""
+        """A part's fragments, a run of ``layout.run_rows`` joined by the
+        server: one bytea and the run's last seq come back, not a row object
+        per URL (which held a part's peak memory at three times its gzip
+        body). The run is the other stores', shorter than READ_RUN: the
+        render holds a joined run twice (once with its origin put in), most
+        of its peak memory, and the round trips a longer run saves are not
+        measurable."""
+        with self._borrow() as conn:
+            found = conn.execute(
+                self._sql("SELECT urls, bytes FROM {p}page WHERE page = %s"),
+                (number,),
+            ).fetchone()
+        urls, size = found or (0, 0)
+        run = layout.run_rows(urls, size)
         query = self._sql(
             "SELECT string_agg(fragment, ''::bytea ORDER BY seq), max(seq),"
             " count(*) FROM (SELECT seq, fragment FROM {p}url WHERE"
@@ -1022,11 +1029,11 @@ class PostgresStore(StoreBase[ConnectionPool]):
         while True:
             with self._borrow() as conn, conn.cursor(binary=True) as cur:
                 joined, last, count = _one(
-                    cur.execute(query, (number, after, FRAGMENT_RUN), prepare=True)
+                    cur.execute(query, (number, after, run), prepare=True)
                 )
             if count:
                 yield joined
-            if count < FRAGMENT_RUN:
+            if count < run:
                 return
             after = last
 

@@ -35,7 +35,13 @@ from sitemap_middleware import (
     register_store,
 )
 from sitemap_middleware.render import urlset
-from sitemap_middleware.sitemaps import MAX_NEWS, MAX_ORIGIN_BYTES, NEWS_WINDOW, RUN
+from sitemap_middleware.sitemaps import (
+    MAX_NEWS,
+    MAX_ORIGIN_BYTES,
+    NEWS_WINDOW,
+    RUN,
+    RUN_BYTES,
+)
 from sitemap_middleware.stores.base import (
     MAX_COUNT,
     NEWS_KEPT,
@@ -429,6 +435,20 @@ def test_a_part_read_in_several_runs_comes_whole_and_in_order(
     assert len(list(store.fragments(1))) >= 3
     served = locs(parse(rendered(store, 1)))
     assert served == [f"{LONG_BASE}/p/{n}" for n in range(2 * RUN + 1)]
+
+
+def test_a_part_of_large_fragments_is_read_in_shorter_runs(
+    make_store: Callable[..., Store],
+) -> None:
+    """Pages of many images are read fewer at a time, so that a run holds
+    about RUN_BYTES however large its fragments: every URL once, in order."""
+    store = make_store()
+    images = tuple(f"/img/{k}/" + "i" * 300 for k in range(30))
+    store.upsert(Entry(f"/p/{n}", T0, images=images) for n in range(150))
+    runs = [len(run) for run in store.fragments(1)]
+    assert len(runs) >= 3 and max(runs) <= RUN_BYTES
+    served = locs(parse(rendered(store, 1)))
+    assert served == [f"{LONG_BASE}/p/{n}" for n in range(150)]
 
 
 def test_large_iterables_are_written_in_batches(
