@@ -1,12 +1,14 @@
-"""Peak memory and time of a cold 50,000-URL part, read from each store and
-rendered, each against its anchor: the gzip body it makes, and the deflate of
-the same XML bytes.
+"""Peak memory and time of a cold part, read from each store and rendered,
+each against its anchor: the gzip body it makes, and the deflate of the same
+XML bytes.
 
-For each of SQLite, Redis and PostgreSQL: 50,000 URLs (paths like
-``/products/12345/some-item-name``, a lastmod each) are written in one part;
-then, on a store opened afresh and connected beforehand (as a serving process
-is), ``render.urlset(base_url, store.fragments(1))`` (what the server runs for
-a part it has not cached) is measured twice:
+For each of SQLite, Redis and PostgreSQL and each case, one part is written:
+``plain``, 50,000 URLs (paths like ``/products/12345/some-item-name``, a
+lastmod each); ``rich``, 3,000 such URLs with 40 images each, large fragments
+that fill most of a part's 50 MiB with few URLs. Then, on a store opened
+afresh and connected beforehand (as a serving process is),
+``render.urlset(base_url, store.fragments(1))`` (what the server runs for a
+part it has not cached) is measured twice:
 
 - its peak memory with ``tracemalloc`` (Python's allocations, the deflate
   state included; a driver's own buffers, such as libpq's result or SQLite's
@@ -21,17 +23,18 @@ a part it has not cached) is measured twice:
 
 Targets: peak <= 2 MiB on every store; SQLite's time <= 2.5x zlib-ng's deflate.
 
-``--instructions`` counts, with callgrind, the instructions of SQLite's render
-and of the two deflates instead (each in a process of its own, run once and
-three times: the difference halved is one run, start-up cancelling out): a
-figure that does not move with the machine's load. Deflate does more per
-instruction than a store's read does, so this ratio is below the time's.
+``--instructions`` counts instead, with callgrind, the instructions of
+SQLite's render of the plain part and of the two deflates (each in a process
+of its own, run once and three times: the difference halved is one run,
+start-up cancelling out): a figure that does not move with the machine's
+load. Deflate does more per instruction than a store's read does, so this
+ratio is below the time's.
 
 Run it from the repository root with the project's virtualenv, with the servers
 of the test suite (``REDIS_URL``, ``DATABASE_URL``) up::
 
     python tests/benchmarks/parts.py
-    python tests/benchmarks/parts.py --only sqlite,postgres --rounds 15
+    python tests/benchmarks/parts.py --only sqlite,postgres --case plain --rounds 15
     python tests/benchmarks/parts.py --instructions     # SQLite, ~2 minutes
 
 It cleans up its keys and tables (prefix ``bench_part``). A measurement, not a
@@ -66,6 +69,10 @@ from sitemap_middleware import Entry, Store, open_store  # noqa: E402
 from sitemap_middleware.render import DEFLATE, ORIGIN, urlset  # noqa: E402
 
 N = 50_000
+# The rich part: fewer pages, each with many images (a shop's product pages),
+# 13 KB a page as a part's size counts it: about 39 MB of its 50 MiB.
+N_RICH = 3_000
+IMAGES = 40
 BASE = "https://www.example.com"
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 LEVEL = 6  # the default gzip_level
@@ -76,7 +83,7 @@ STANDARD = "zlib"  # the anchor's second figure: the standard library's deflate
 _DEFLATES = {"fast": DEFLATE, "zlib": zlib}
 
 
-def entries() -> list[Entry]:
+def plain() -> list[Entry]:
     return [
         Entry(
             f"/products/{i}/some-item-name-{i % 97}",
@@ -87,14 +94,29 @@ def entries() -> list[Entry]:
     ]
 
 
-def fill(uri: str) -> bytes:
-    """Write the part into the store at ``uri``; its XML, origin put back."""
+def rich() -> list[Entry]:
+    return [
+        Entry(
+            f"/products/{i}/some-item-name-{i % 97}",
+            T0 + timedelta(seconds=i),
+            route="/products/<n>",
+            images=tuple(f"/img/{i}/{k}/photo-{k}.jpg" for k in range(IMAGES)),
+        )
+        for i in range(N_RICH)
+    ]
+
+
+CASES: dict[str, Callable[[], list[Entry]]] = {"plain": plain, "rich": rich}
+
+
+def fill(uri: str, case: str = "plain") -> bytes:
+    """Write the case's part into the store at ``uri``; its XML, origin put back."""
     store: Store = open_store(uri)
     try:
-        data = entries()
-        for start in range(0, N, 1000):
+        data = CASES[case]()
+        for start in range(0, len(data), 1000):
             store.upsert(data[start : start + 1000])
-        assert store.count() == N and len(store.parts()) == 1, store.parts()
+        assert store.count() == len(data) and len(store.parts()) == 1, store.parts()
         return b"".join(store.fragments(1)).replace(ORIGIN, BASE.encode())
     finally:
         store.close()
@@ -124,8 +146,8 @@ def interleaved(
     return out
 
 
-def measure(name: str, uri: str, rounds: int) -> None:
-    xml = fill(uri)
+def measure(name: str, uri: str, rounds: int, case: str) -> None:
+    xml = fill(uri, case)
     fresh = open_store(uri)
     fresh.count()  # connected, like a serving process
     try:
@@ -157,9 +179,9 @@ def measure(name: str, uri: str, rounds: int) -> None:
     target = TIME_TARGETS.get(name)
     verdict = "" if target is None else f" <= {target}x {_ok(fast <= target)}"
     print(
-        f"{name:9} peak {peak:4.2f} MiB = {peak / size:4.1f}x the gzip body"
+        f"{name:8} {case:5} peak {peak:4.2f} MiB = {peak / size:4.1f}x the gzip body"
         f" ({size:.2f} MiB), <= {PEAK_TARGET:.0f} MiB {_ok(peak <= PEAK_TARGET)}\n"
-        f"{'':9} time {median('render') * 1e3:5.1f} ms = {fast:4.2f}x"
+        f"{'':14} time {median('render') * 1e3:5.1f} ms = {fast:4.2f}x"
         f" {DEFLATE.__name__.split('.')[-1]} ({median('fast') * 1e3:.1f} ms){verdict},"
         f" {ratio('zlib'):4.2f}x {STANDARD} ({median('zlib') * 1e3:.1f} ms)",
         flush=True,
@@ -234,6 +256,7 @@ def instructions() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", default="sqlite,redis,postgres")
+    parser.add_argument("--case", default="plain,rich")
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--instructions", action="store_true")
     parser.add_argument("--child", nargs=3, metavar=("WHAT", "URI", "TIMES"))
@@ -242,48 +265,56 @@ def main() -> None:
         what, uri, times = args.child
         child(what, uri, int(times))
         return
-    print(f"a cold {N:,}-URL part, gzip level {LEVEL}, deflate by {DEFLATE.__name__}")
+    print(
+        f"a cold part: plain {N:,} URLs, rich {N_RICH:,} URLs of {IMAGES} images;"
+        f" gzip level {LEVEL}, deflate by {DEFLATE.__name__}"
+    )
     if args.instructions:
         instructions()
         return
-    only = args.only.split(",")
-    if "sqlite" in only:
-        with tempfile.TemporaryDirectory() as folder:
-            measure("sqlite", f"sqlite:///{folder}/part.db", args.rounds)
-    if "redis" in only:
-        import redis
+    only, cases = args.only.split(","), args.case.split(",")
+    for case in cases:
+        if "sqlite" in only:
+            with tempfile.TemporaryDirectory() as folder:
+                measure("sqlite", f"sqlite:///{folder}/part.db", args.rounds, case)
+        if "redis" in only:
+            _clean_redis()
+            try:
+                uri = f"{REDIS_URL}?prefix={REDIS_PREFIX}"
+                measure("redis", uri, args.rounds, case)
+            finally:
+                _clean_redis()
+        if "postgres" in only:
+            _clean_postgres()
+            try:
+                uri = f"{DATABASE_URL}?table_prefix=bench_part_&statement_timeout=60000"
+                measure("postgres", uri, args.rounds, case)
+            finally:
+                _clean_postgres()
 
-        prefix = "{bench_part}:"
 
-        def clean_redis() -> None:
-            client = redis.Redis.from_url(REDIS_URL)
-            keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
-            for start in range(0, len(keys), 1000):
-                client.delete(*keys[start : start + 1000])
-            client.close()
+REDIS_PREFIX = "{bench_part}:"
 
-        clean_redis()
-        try:
-            measure("redis", f"{REDIS_URL}?prefix={prefix}", args.rounds)
-        finally:
-            clean_redis()
-    if "postgres" in only:
-        import psycopg
 
-        def clean_postgres() -> None:
-            with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
-                tables = conn.execute(
-                    "SELECT tablename FROM pg_tables WHERE tablename LIKE 'bench_part%'"
-                ).fetchall()
-                for (table,) in tables:
-                    conn.execute(f'DROP TABLE IF EXISTS "{table}" CASCADE')
+def _clean_redis() -> None:
+    import redis
 
-        clean_postgres()
-        uri = f"{DATABASE_URL}?table_prefix=bench_part_&statement_timeout=60000"
-        try:
-            measure("postgres", uri, args.rounds)
-        finally:
-            clean_postgres()
+    client = redis.Redis.from_url(REDIS_URL)
+    keys = list(client.scan_iter(match=f"{REDIS_PREFIX}*", count=1000))
+    for start in range(0, len(keys), 1000):
+        client.delete(*keys[start : start + 1000])
+    client.close()
+
+
+def _clean_postgres() -> None:
+    import psycopg
+
+    with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
+        tables = conn.execute(
+            "SELECT tablename FROM pg_tables WHERE tablename LIKE 'bench_part%'"
+        ).fetchall()
+        for (table,) in tables:
+            conn.execute(f'DROP TABLE IF EXISTS "{table}" CASCADE')
 
 
 if __name__ == "__main__":
