@@ -215,9 +215,10 @@ _PART = (
     " FROM {p}page p LEFT JOIN {p}section s ON s.page = p.page WHERE urls > 0"
 )
 _COPY_TYPES = ["text", "int8", "int4", "int8", "text", "text", "bytea", "text", "text"]
-# Rows read per query when streaming a part (keyset pagination, no OFFSET):
-# more than sitemaps.RUN, since each run here is a round trip to the server
-# and a pooled connection taken and given back.
+# Rows read per query when streaming a part's entries or the visits (keyset
+# pagination, no OFFSET): more than sitemaps.RUN, since each run here is a
+# round trip to the server and a pooled connection taken and given back. The
+# fragments are read in the runs of the other stores (see fragments).
 READ_RUN = 5000
 # Entries planned at a time in an upsert, from MIN_RUN up to RUN: the server
 # writes one run while the next is planned (see _split).
