@@ -221,8 +221,11 @@ def urlset(
     the speed of deflate alone and memory holds one chunk at a time. The gzip
     header carries no file name and a zero mtime, so the same page gives the
     same bytes in every process with the same ``deflate`` module (zlib-ng
-    when installed, else zlib); it is one gzip member. ``schema`` adds the
-    ``xsi:schemaLocation`` of the three namespaces.
+    when installed, else zlib); it is one gzip member. zlib-ng's bytes at
+    levels 1, 5 and 6 also depend on where its input is cut: every process
+    reads a part version in the same runs (``layout.run_rows`` of its
+    summary). ``schema`` adds the ``xsi:schemaLocation`` of the three
+    namespaces.
     """
     origin = escape(base_url).encode()
     compressor = deflate.compressobj(level, deflate.DEFLATED, 31)

@@ -66,6 +66,11 @@ BODY_BUDGET = 512 * 1024
 # Stored <url> fragments read and joined at once when a part is served: large
 # enough that per-run overhead vanishes, small enough to keep memory flat.
 RUN = 2000
+# At most about this many bytes of fragments (as a part's size counts them,
+# each origin at its longest) in a run: a part of large fragments (images,
+# alternates) is read in runs shorter than RUN, so that serving it holds as
+# little as serving a part of plain ones.
+RUN_BYTES = 1024 * 1024
 
 
 def escape(value: str) -> str:

@@ -99,7 +99,8 @@ class Store(Protocol):
 
     def fragments(self, number: int) -> Iterator[bytes]:
         """One part's stored ``<url>`` fragments in first-seen order, read in
-        runs (keyset pagination) and yielded joined, a run at a time."""
+        runs of ``layout.run_rows`` (keyset pagination) and yielded joined, a
+        run at a time."""
 
     def entries(self, number: int) -> Iterator[Entry]:
         """One part's entries in first-seen order, as the store decides with:

@@ -23,7 +23,7 @@ from ..model import UNDATED_SECONDS, Entry
 from ..reasons import Skipped
 from ..render import ORIGIN, URLSET_CLOSE, URLSET_OPEN, fragment, links, relink
 from ..sections import DEFAULT
-from ..sitemaps import MAX_ORIGIN_BYTES
+from ..sitemaps import MAX_ORIGIN_BYTES, RUN, RUN_BYTES
 
 ENVELOPE_BYTES = len(URLSET_OPEN) + len(URLSET_CLOSE)
 # Entries written in one transaction: a bulk load of millions runs in batches,
@@ -141,6 +141,15 @@ def epoch(moment: datetime | None, default: int) -> int:
 def weight(piece: bytes) -> int:
     """The bytes a fragment takes in a part once the origin is in."""
     return len(piece) + piece.count(ORIGIN) * (MAX_ORIGIN_BYTES - 1)
+
+
+def run_rows(urls: int, size: int) -> int:
+    """The rows of a part to read at once when it is served, from its URLs
+    and the bytes of its fragments (its ``Fill``): RUN, fewer when that many
+    of its fragments would weigh more than RUN_BYTES on average."""
+    if urls <= 0 or size <= 0:
+        return RUN
+    return max(1, min(RUN, RUN_BYTES * urls // size))
 
 
 def merge(

@@ -16,7 +16,7 @@ from itertools import islice
 
 from ..model import Entry, PartInfo, to_datetime
 from ..sections import DEFAULT
-from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
+from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART
 from .base import (
     MAX_COUNT,
     NEWS_KEPT,
@@ -43,6 +43,7 @@ from .layout import (
     leaving,
     now,
     opened,
+    run_rows,
 )
 
 
@@ -386,8 +387,12 @@ class MemoryStore(StoreBase[None]):
     def fragments(self, number: int) -> Iterator[bytes]:
         # Joined a run at a time, as a database store reads them.
         rows = self._part_rows(number)
-        for i in range(0, len(rows), RUN):
-            yield b"".join(stored.row.fragment for _, stored in rows[i : i + RUN])
+        if not rows:
+            return
+        with self._lock:
+            run = run_rows(len(rows), self._parts[number - 1].bytes)
+        for i in range(0, len(rows), run):
+            yield b"".join(stored.row.fragment for _, stored in rows[i : i + run])
 
     def entries(self, number: int) -> Iterator[Entry]:
         for path, (_, row) in self._part_rows(number):

@@ -215,9 +215,10 @@ _PART = (
     " FROM {p}page p LEFT JOIN {p}section s ON s.page = p.page WHERE urls > 0"
 )
 _COPY_TYPES = ["text", "int8", "int4", "int8", "text", "text", "bytea", "text", "text"]
-# Rows read per query when streaming a part (keyset pagination, no OFFSET):
-# more than sitemaps.RUN, since each run here is a round trip to the server
-# and a pooled connection taken and given back.
+# Rows read per query when streaming a part's entries or the visits (keyset
+# pagination, no OFFSET): more than sitemaps.RUN, since each run here is a
+# round trip to the server and a pooled connection taken and given back. The
+# fragments are read in the runs of the other stores (see fragments).
 READ_RUN = 5000
 # Entries planned at a time in an upsert, from MIN_RUN up to RUN: the server
 # writes one run while the next is planned (see _split).
@@ -1057,9 +1058,20 @@ class PostgresStore(StoreBase[ConnectionPool]):
             after = rows[-1][0]
 
     def fragments(self, number: int) -> Iterator[bytes]:
-        """A part's fragments, a run of READ_RUN joined by the server: one
-        bytea and the run's last seq come back, not a row object per URL
-        (which held a part's peak memory at three times its gzip body)."""
+        """A part's fragments, a run of ``layout.run_rows`` joined by the
+        server: one bytea and the run's last seq come back, not a row object
+        per URL (which held a part's peak memory at three times its gzip
+        body). The run is the other stores', shorter than READ_RUN: the
+        render holds a joined run twice (once with its origin put in), most
+        of its peak memory, and the round trips a longer run saves are not
+        measurable."""
+        with self._borrow() as conn:
+            found = conn.execute(
+                self._sql("SELECT urls, bytes FROM {p}page WHERE page = %s"),
+                (number,),
+            ).fetchone()
+        urls, size = found or (0, 0)
+        run = layout.run_rows(urls, size)
         query = self._sql(
             "SELECT string_agg(fragment, ''::bytea ORDER BY seq), max(seq),"
             " count(*) FROM (SELECT seq, fragment FROM {p}url WHERE"
@@ -1070,11 +1082,11 @@ class PostgresStore(StoreBase[ConnectionPool]):
         while True:
             with self._borrow() as conn, conn.cursor(binary=True) as cur:
                 joined, last, count = _one(
-                    cur.execute(query, (number, after, READ_RUN), prepare=True)
+                    cur.execute(query, (number, after, run), prepare=True)
                 )
             if count:
                 yield joined
-            if count < READ_RUN:
+            if count < run:
                 return
             after = last
 

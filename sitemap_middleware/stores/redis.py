@@ -897,19 +897,24 @@ class RedisStore(StoreBase[_Client]):
             _text(section),
         )
 
-    def _runs(self, number: int, hash_key: str, mode: bytes) -> Iterator[list[Any]]:
-        """A part's members in runs of RUN, by keyset on seq (never by rank)."""
+    def _runs(
+        self, number: int, hash_key: str, mode: bytes, run: int = RUN
+    ) -> Iterator[list[Any]]:
+        """A part's members in runs of ``run``, by keyset on seq (never by rank)."""
         keys, after = [self._part_key(number), hash_key, self._titles], b"0"
         while True:
-            reply = self._connection().run(keys=keys, args=[after, RUN, mode])
+            reply = self._connection().run(keys=keys, args=[after, run, mode])
             if reply[1]:
                 yield reply
-            if reply[1] < RUN:
+            if reply[1] < run:
                 return
             after = reply[0]
 
     def fragments(self, number: int) -> Iterator[bytes]:
-        for _, _, joined in self._runs(number, self._fragments, b"f"):
+        packed = self._connection().redis.hget(self._summaries_key, str(number))
+        summary = _Summary.unpack(packed)
+        run = layout.run_rows(summary.urls, summary.size)
+        for _, _, joined in self._runs(number, self._fragments, b"f", run):
             if joined:
                 yield joined
 

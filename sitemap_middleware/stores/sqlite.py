@@ -197,6 +197,14 @@ SELECT (SELECT value FROM sitemap_meta WHERE key = 'epoch'),
     (SELECT json_group_array(path) FROM
         (SELECT path FROM sitemap_removal WHERE seq > ? ORDER BY seq))
 """
+# A part's first and last seq, its URLs and bytes. Each end is a subquery of
+# its own: SQLite reads a lone min() or max() as one probe of the (page, seq)
+# index, but both in one SELECT as a walk over all the part's entries.
+_ENDS = (
+    "SELECT (SELECT min(seq) FROM sitemap_url WHERE page = ?1),"
+    " (SELECT max(seq) FROM sitemap_url WHERE page = ?1), urls, bytes"
+    " FROM (SELECT 1) LEFT JOIN sitemap_page ON page = ?1"
+)
 _RUN = "FROM sitemap_url WHERE seq >= ? AND seq <= ? AND +page = ? ORDER BY seq"
 # The run of a part whose rows share their seq range with other parts' (parts
 # of several sections fill side by side): read through the (page, seq) index.
@@ -1073,7 +1081,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
 
     def _ranges(self, number: int) -> Iterator[tuple[bool, tuple[int, int, int]]]:
         """Whether each run is sparse, and its (first seq, last seq, part):
-        runs of at most RUN rows.
+        runs of at most the part's ``layout.run_rows``.
 
         Without sections, new rows always join the last part, so each part's
         rows fill one range of seq that no other part's rows enter: after one
@@ -1083,23 +1091,20 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         side by side, many rows gone) is read through the (page, seq) index,
         each run's end found by one probe of it.
         """
-        ((low, high, urls),) = self._query(
-            "SELECT min(seq), max(seq), (SELECT urls FROM sitemap_page"
-            " WHERE page = ?1) FROM sitemap_url WHERE page = ?1",
-            (number,),
-        )
+        ((low, high, urls, size),) = self._query(_ENDS, (number,))
         if low is None:
             return
-        if high - low < 2 * (urls or 0) + RUN:
-            for start in range(low, high + 1, RUN):
-                yield False, (start, min(start + RUN - 1, high), number)
+        rows = layout.run_rows(urls or 0, size or 0)
+        if high - low < 2 * (urls or 0) + rows:
+            for start in range(low, high + 1, rows):
+                yield False, (start, min(start + rows - 1, high), number)
             return
         start = low
         while start <= high:
             found = self._query(
                 "SELECT seq FROM sitemap_url WHERE page = ? AND seq >= ?"
                 " ORDER BY seq LIMIT 1 OFFSET ?",
-                (number, start, RUN),
+                (number, start, rows),
             )
             end = found[0][0] - 1 if found else high
             yield True, (start, end, number)

@@ -9,6 +9,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sitemap_middleware import Entry
+from sitemap_middleware.sitemaps import (
+    MAX_PART_BYTES,
+    MAX_URLS_PER_PART,
+    RUN,
+    RUN_BYTES,
+)
 from sitemap_middleware.stores import layout
 from sitemap_middleware.stores.layout import Fill, Row, Stored
 
@@ -147,3 +153,19 @@ def test_opened_parts_from_the_named_ones() -> None:
         "": 4,
     }
     assert layout.opened({1: "posts", 2: "posts"}, 2) == {"posts": 2}
+
+
+def test_a_run_holds_run_rows_or_about_run_bytes() -> None:
+    """Plain fragments are read RUN at a time; large ones in shorter runs of
+    about RUN_BYTES; never none, and an empty part's summary reads as RUN."""
+    assert layout.run_rows(50_000, 50_000 * 350) == RUN
+    assert layout.run_rows(3_000, 3_000 * 16_000) == RUN_BYTES // 16_000
+    assert layout.run_rows(1, MAX_PART_BYTES) == 1
+    assert layout.run_rows(0, 0) == RUN
+
+
+@given(st.integers(1, MAX_URLS_PER_PART), st.integers(1, MAX_PART_BYTES))
+def test_runs_are_bounded(urls: int, size: int) -> None:
+    rows = layout.run_rows(urls, size)
+    assert 1 <= rows <= RUN
+    assert rows == 1 or rows * size <= RUN_BYTES * urls  # at most RUN_BYTES on average

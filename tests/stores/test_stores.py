@@ -35,7 +35,13 @@ from sitemap_middleware import (
     register_store,
 )
 from sitemap_middleware.render import urlset
-from sitemap_middleware.sitemaps import MAX_NEWS, MAX_ORIGIN_BYTES, NEWS_WINDOW
+from sitemap_middleware.sitemaps import (
+    MAX_NEWS,
+    MAX_ORIGIN_BYTES,
+    NEWS_WINDOW,
+    RUN,
+    RUN_BYTES,
+)
 from sitemap_middleware.stores.base import (
     MAX_COUNT,
     NEWS_KEPT,
@@ -416,6 +422,33 @@ def test_bulk_load_keeps_order(make_store: Callable[..., Store]) -> None:
     # The fragments served come in the same first-seen order.
     served = [u for p in store.parts() for u in locs(parse(rendered(store, p.number)))]
     assert served == [f"{LONG_BASE}/p/{n}" for n in range(5000)]
+
+
+def test_a_part_read_in_several_runs_comes_whole_and_in_order(
+    make_store: Callable[..., Store],
+) -> None:
+    """A part longer than a run of fragments is read run after run, by keyset:
+    every URL once, in first-seen order, the last run a short one."""
+    store = make_store()
+    store.upsert(Entry(f"/p/{n}", T0) for n in range(2 * RUN + 1))
+    assert [p.urls for p in store.parts()] == [2 * RUN + 1]
+    assert len(list(store.fragments(1))) >= 3
+    served = locs(parse(rendered(store, 1)))
+    assert served == [f"{LONG_BASE}/p/{n}" for n in range(2 * RUN + 1)]
+
+
+def test_a_part_of_large_fragments_is_read_in_shorter_runs(
+    make_store: Callable[..., Store],
+) -> None:
+    """Pages of many images are read fewer at a time, so that a run holds
+    about RUN_BYTES however large its fragments: every URL once, in order."""
+    store = make_store()
+    images = tuple(f"/img/{k}/" + "i" * 300 for k in range(30))
+    store.upsert(Entry(f"/p/{n}", T0, images=images) for n in range(150))
+    runs = [len(run) for run in store.fragments(1)]
+    assert len(runs) >= 3 and max(runs) <= RUN_BYTES
+    served = locs(parse(rendered(store, 1)))
+    assert served == [f"{LONG_BASE}/p/{n}" for n in range(150)]
 
 
 def test_large_iterables_are_written_in_batches(

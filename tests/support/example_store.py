@@ -22,7 +22,6 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from sitemap_middleware.model import to_datetime
-from sitemap_middleware.sitemaps import RUN
 from sitemap_middleware.stores import (
     MAX_COUNT,
     NEWS_KEPT,
@@ -309,9 +308,15 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
         return [(path, rows[path]) for path in part.paths] if part else []
 
     def fragments(self, number: int) -> Iterator[bytes]:
+        with self._lock:
+            part = self._connection()["parts"].get(number)
+        if part is None:
+            return
         rows = self._rows(number)
-        for start in range(0, len(rows), RUN):
-            run = rows[start : start + RUN]
+        # Fewer rows a run when they are large: serving holds a run at a time.
+        size = layout.run_rows(len(part.paths), part.bytes)
+        for start in range(0, len(rows), size):
+            run = rows[start : start + size]
             yield b"".join(stored.row.fragment for _, stored in run)
 
     def entries(self, number: int) -> Iterator[Entry]:
