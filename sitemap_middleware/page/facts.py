@@ -25,6 +25,11 @@ from .head import Head, merge, scan_head, scan_link_header
 NO_QUERY: frozenset[str] = frozenset()
 # A path with nothing to normalise: no escapes, query, fragment or empty segment.
 _is_plain = re.compile(r"(?:/[A-Za-z0-9._~!$&'()*+,;=:@-]+)+").fullmatch
+# An absolute or scheme-relative URL whose host is written plainly (lower
+# case, no user, no port): its origin is its scheme and host as written, or
+# none (canonical_origin), so one that is not the site's names no image of
+# it. Most foreign images (a CDN's) are told so at a tenth of the cost.
+_plain_origin = re.compile(r"(?:(https?):)?//([a-z0-9.-]+)(?=[/?#]|\Z)").match
 
 Headers = Iterable[tuple[str, str]] | Iterable[tuple[bytes, bytes]]
 
@@ -159,7 +164,8 @@ def _images(config: Config, path: str, sources: Iterable[str]) -> tuple[str, ...
     """The site's own images as stored paths: a foreign one may come from a
     visitor's comment. Their query is dropped (cache busters, signed URLs),
     and so is an image whose URL no ``<image:loc>`` can hold."""
-    _, prefix = split_base_url(config.base_url)
+    home, prefix = split_base_url(config.base_url)
+    scheme = home.partition(":")[0]
     start = prefix + "/"
     # sitemaps.org: a <loc> is less than 2,048 characters.
     longest = MAX_URL_LENGTH - len(config.base_url)
@@ -171,6 +177,10 @@ def _images(config: Config, path: str, sources: Iterable[str]) -> tuple[str, ...
             image: str | None = source[len(prefix) :]
             if len(source) - len(prefix) > longest:
                 image = None
+        elif (origin := _plain_origin(source)) is not None and (
+            f"{origin[1] or scheme}://{origin[2]}" != home
+        ):
+            continue
         else:
             # None too when the result is too long for a <loc>.
             image = canonical_target(source, config.base_url, path, NO_QUERY)

@@ -1,14 +1,18 @@
 """The date a page declares, as read_content takes it: from the sources the config
 names, in order, and only when plausible (not before the web, not the response's
-own time, not in the future)."""
+own time, not in the future); the images it keeps, as canonical_target reads
+their URLs."""
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from sitemap_middleware.config import Config
+from sitemap_middleware.page import facts
 from sitemap_middleware.page.facts import (
     EARLIEST,
     RECENT,
@@ -17,6 +21,7 @@ from sitemap_middleware.page.facts import (
     read_head,
 )
 from sitemap_middleware.page.head import Head
+from sitemap_middleware.urls import canonical_target
 
 SEEN = datetime(2025, 6, 1, 12, tzinfo=timezone.utc).timestamp()
 ARTICLE = datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
@@ -111,3 +116,36 @@ def test_published_date(published: str | None, expected: datetime | None) -> Non
     declared dates (after 1990, not after it was seen) without its minute."""
     assert published_date(Head(published=published), SERVED) == expected
     assert EARLIEST.year == 1991
+
+
+IMAGE_URLS = st.lists(
+    st.tuples(
+        st.sampled_from(["", "", "https:", "http:", "HTTPS:", "ftp:", " ", "\t"]),
+        st.sampled_from(["//", "//", "/", ""]),
+        st.sampled_from(
+            ["www.example.com", "cdn.example.com", "WWW.example.com", "localhost"]
+        )
+        | st.sampled_from(["www.example.com.", "a..b", "x@www.example.com", ""])
+        | st.sampled_from(["www.example.com:443", "localhost:8000", "xn--bcher-kva"]),
+        st.sampled_from(["", "/", "/img/a.png", "/blog/a.png?x=1", "?q", "#f"])
+        | st.sampled_from(["\n.evil/a", "/a\tb", "/./a", "/" + "x" * 2100]),
+    ).map("".join),
+    max_size=6,
+)
+
+
+@pytest.mark.parametrize(
+    "base_url", ["https://www.example.com", "http://localhost:8000/blog"]
+)
+@settings(max_examples=300)
+@given(IMAGE_URLS)
+@example(["//", "///img/a.png", "https:///a.png", "//www.example.com/b.png"])
+def test_images_are_what_canonical_target_reads(
+    base_url: str, sources: list[str]
+) -> None:
+    """The shortcuts for a plain path and a plain foreign origin keep what
+    resolving each URL keeps."""
+    config = Config.from_mapping({"base_url": base_url})
+    resolved = (canonical_target(s, base_url, "/p/a", frozenset()) for s in sources)
+    expected = tuple(dict.fromkeys(i for i in resolved if i is not None))
+    assert facts._images(config, "/p/a", sources) == expected
