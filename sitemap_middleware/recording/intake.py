@@ -1,12 +1,13 @@
 """The request side of recording: a bounded queue of observations that never
-blocks nor locks; beyond either bound it refuses, and the caller counts the drop
-(invariant 15).
+blocks nor locks; beyond either bound it refuses, and tells its owner (the
+recorder counts the drop: invariant 15).
 """
 
 from __future__ import annotations
 
 import threading
 from collections import deque
+from collections.abc import Callable
 
 from .observation import Observation
 
@@ -30,8 +31,9 @@ class Intake:
     two takes does not last).
     """
 
-    def __init__(self, batch: int) -> None:
+    def __init__(self, batch: int, refused: Callable[[], object]) -> None:
         self._batch = batch
+        self._refused = refused  # told of each observation refused
         self._queue: deque[Observation] = deque()
         self._bytes = 0
         self._ready = threading.Event()
@@ -42,10 +44,12 @@ class Intake:
         return len(self._queue)
 
     def put(self, observation: Observation) -> bool:
-        """Queue ``observation``; ``False`` (and nothing queued) when full."""
+        """Queue ``observation``; ``False`` (nothing queued, and ``refused``
+        told) when full."""
         queue = self._queue
         size = observation.size
         if len(queue) >= MAX_QUEUED or self._bytes + size > MAX_QUEUED_BYTES:
+            self._refused()
             return False
         queue.append(observation)
         self._bytes += size

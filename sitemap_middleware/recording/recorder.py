@@ -12,6 +12,7 @@ import threading
 import weakref
 from collections import Counter
 from collections.abc import Callable, Container
+from functools import partial
 
 from ..config import Config
 from ..reasons import Crawls, Dropped
@@ -84,7 +85,11 @@ class Recorder:
 
     def _reset(self) -> None:
         # Also run in a forked child: the parent's thread and queue are not ours.
-        self._intake = Intake(BATCH)
+        self._intake = Intake(BATCH, partial(self.count, Dropped.QUEUE_FULL))
+        # put(observation): the intake's own, with no frame of the recorder's
+        # between: the watcher hands each page over through it (the writer was
+        # started by the first request; a drop is counted).
+        self.put = self._intake.put
         # Crawls: queued apart from the pages, verified by the writer.
         self._crawls = CrawlQueue() if self._config.crawlers is not None else None
         judge, recheck = self._judge, None
@@ -126,9 +131,7 @@ class Recorder:
     def submit(self, observation: Observation) -> None:
         """Queue an observation to record or remove; never blocks, drops and
         counts when the queue is full."""
-        if not self._intake.put(observation):
-            self.count(Dropped.QUEUE_FULL)
-        elif not self._writer.started:
+        if self._intake.put(observation) and not self._writer.started:
             self._writer.start(self)
 
     def crawled(self, crawl: Crawl) -> None:

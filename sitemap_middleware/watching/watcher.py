@@ -254,4 +254,4 @@ class Recording:
             self._recorder.count(Skipped.INCOMPLETE)
             return
         self.seen = time.time()
-        self._recorder.submit(self)
+        self._recorder.put(self)
