@@ -15,6 +15,7 @@ import time
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 from urllib.parse import quote
 
@@ -806,11 +807,9 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     @staticmethod
     def _write(conn: sqlite3.Connection, changes: list[Change]) -> None:
         """Write the rows of planned changes: new ones take the next seq."""
-        conn.executemany(
-            "INSERT INTO sitemap_url (path, page, lastmod, fingerprint, route,"
-            " fragment, declared, title) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(path, part, *row) for path, part, row, new in changes if new],
-        )
+        inserts = [change for change in changes if change.new]
+        if inserts:
+            _insert(conn, inserts)
         conn.executemany(
             "UPDATE sitemap_url SET lastmod = ?, fingerprint = ?, route = ?,"
             " fragment = ?, declared = ?, title = ? WHERE path = ?",
@@ -1087,6 +1086,34 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
 
     def news(self, since: int, limit: int = MAX_NEWS) -> list[Article]:
         return [Article(*row) for row in self._query(_NEWS_READ, (since, limit))]
+
+
+# The columns of a new row after its path and part (layout.Row's fields), and
+# those that may hold NULL.
+_ROW_COLUMNS = ("lastmod", "fingerprint", "route", "fragment", "declared", "title")
+_NULLABLE = frozenset({1, 2, 4, 5})
+
+
+def _insert(conn: sqlite3.Connection, new: list[Change]) -> None:
+    """Insert the rows of new paths, in order. A column NULL in every
+    row (a bulk load's titles) is left to its default rather than bound: the
+    driver looks each None it binds up in its adapters' registry, which costs
+    more than the rest of the row's binding."""
+    first = new[0].row
+    kept = [
+        i
+        for i in range(len(_ROW_COLUMNS))
+        if i not in _NULLABLE
+        or first[i] is not None
+        or any(change.row[i] is not None for change in new)
+    ]
+    pick = itemgetter(*kept)
+    columns = ["path", "page", *(_ROW_COLUMNS[i] for i in kept)]
+    conn.executemany(
+        f"INSERT INTO sitemap_url ({', '.join(columns)})"
+        f" VALUES ({', '.join('?' * len(columns))})",
+        ((path, part, *pick(row)) for path, part, row, _ in new),
+    )
 
 
 @contextmanager

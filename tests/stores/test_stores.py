@@ -132,6 +132,32 @@ def test_metadata_updates(make_store: Callable[..., Store]) -> None:
     assert b"changefreq" not in rendered(store, 1)
 
 
+def test_new_rows_keep_what_only_some_of_their_batch_have(
+    make_store: Callable[..., Store],
+) -> None:
+    """A batch of new paths where some entries lack a fingerprint, route or
+    title (the first of them among those) stores each entry's own; one where
+    none has any stores none."""
+    store = make_store()
+    store.upsert(
+        [
+            Entry("/a", T0),
+            Entry("/b", T0, "f", route="/<x>", title="B"),
+            Entry("/c", T0, route="/<x>"),
+        ]
+    )
+    store.upsert([Entry("/d", T0), Entry("/e", T0)])
+    kept = {e.path: (e.fingerprint, e.route, e.title) for e in store.entries(1)}
+    assert kept == {
+        "/a": (None, None, None),
+        "/b": ("f", "/<x>", "B"),
+        "/c": (None, "/<x>", None),
+        "/d": (None, None, None),
+        "/e": (None, None, None),
+    }
+    assert store.count("/<x>") == 2
+
+
 def test_remove(make_store: Callable[..., Store]) -> None:
     store = make_store()
     store.upsert([Entry(f"/{n}", T0 + timedelta(seconds=n)) for n in range(4)])
