@@ -268,6 +268,9 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         # The signature of the file last checked whole (inherited across fork:
         # a worker does not check again the file its master checked).
         self._checked: tuple[int, ...] | None = None
+        # Whether the last batch written held no stored path (the next is
+        # then written without a read first, see _upsert).
+        self._unread = False
 
     # -- opening and watching the file ----------------------------------------------
 
@@ -685,8 +688,34 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
 
     def _upsert(self, conn: sqlite3.Connection, batch: dict[str, Entry]) -> int:
         current = now()
+        if self._unread and not any(entry.alternates for entry in batch.values()):
+            # After a batch of new paths alone, the next is written as one
+            # too, without reading first (a bulk load's): the insert of a
+            # path stored after all fails on its unique index, and the batch
+            # is written again from a read.
+            conn.execute("SAVEPOINT unread")
+            try:
+                changed = self._written(conn, batch, {}, current)
+            except sqlite3.IntegrityError:
+                conn.execute("ROLLBACK TO unread")
+                conn.execute("RELEASE unread")
+            else:
+                conn.execute("RELEASE unread")
+                return changed
         old = self._read(conn, list(batch))
         self._read_members(conn, layout.members(batch, old), old)
+        self._unread = not old
+        return self._written(conn, batch, old, current)
+
+    def _written(
+        self,
+        conn: sqlite3.Connection,
+        batch: dict[str, Entry],
+        old: dict[str, Stored],
+        current: int,
+    ) -> int:
+        """Plan and write a batch on the stored rows read (``old``): how many
+        rows changed."""
         sizes, last, opened = self._sizes(conn, old)
         todo = self._plan(batch, old, sizes, last, current, None, opened)
         self._apply(conn, todo, old, current)
