@@ -425,7 +425,9 @@ class PostgresStore(StoreBase[ConnectionPool]):
     # remove: _read, _read_members, _settle, _delete, _queue, _log_removed, and
     # the members written again through _plan, _apply and _summaries.
     # Here the steps interleave: the reads of a batch's runs are pipelined, and
-    # each run is planned and applied while the server reads the next.
+    # each run is planned and applied while the server reads the next. After a
+    # batch of new paths alone, the next goes without _read, each run planned
+    # while the server copies in the one before (_copied).
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         changed = 0

@@ -678,6 +678,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     #   _queue         the IndexNow pushes
     # remove: _read, _read_members, _settle, _delete, _queue, _log_removed, and
     # the members written again through _plan and _apply.
+    # After a batch of new paths alone, the next goes without _read (_upsert).
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         changed = 0
