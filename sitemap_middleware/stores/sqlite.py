@@ -696,7 +696,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
             # is written again from a read.
             conn.execute("SAVEPOINT unread")
             try:
-                changed = self._written(conn, batch, {}, current)
+                changed = self._written(conn, batch, {}, current, layout.NOTHING)
             except sqlite3.IntegrityError:
                 conn.execute("ROLLBACK TO unread")
                 conn.execute("RELEASE unread")
@@ -714,11 +714,12 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         batch: dict[str, Entry],
         old: dict[str, Stored],
         current: int,
+        settled: layout.Settled | None = None,
     ) -> int:
-        """Plan and write a batch on the stored rows read (``old``): how many
-        rows changed."""
+        """Plan and write a batch on the stored rows read (``old``; ``settled``
+        their clusters, worked out when not given): how many rows changed."""
         sizes, last, opened = self._sizes(conn, old)
-        todo = self._plan(batch, old, sizes, last, current, None, opened)
+        todo = self._plan(batch, old, sizes, last, current, settled, opened)
         self._apply(conn, todo, old, current)
         self._queue(conn, self._pushes(todo, old))
         return len(todo.changes)
@@ -1137,12 +1138,17 @@ def _insert(conn: sqlite3.Connection, new: list[Change]) -> None:
         or first[i] is not None
         or any(change.row[i] is not None for change in new)
     ]
-    pick = itemgetter(*kept)
     columns = ["path", "page", *(_ROW_COLUMNS[i] for i in kept)]
+    pick = itemgetter(*kept)
+    params = (
+        ((path, part, *row) for path, part, row, _ in new)
+        if len(kept) == len(_ROW_COLUMNS)
+        else ((path, part, *pick(row)) for path, part, row, _ in new)
+    )
     conn.executemany(
         f"INSERT INTO sitemap_url ({', '.join(columns)})"
         f" VALUES ({', '.join('?' * len(columns))})",
-        ((path, part, *pick(row)) for path, part, row, _ in new),
+        params,
     )
 
 
