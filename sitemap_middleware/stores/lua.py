@@ -179,10 +179,11 @@ return k
 )
 # HDEL of many fields in one argument: KEYS[1] the hash, ARGV[1] the fields,
 # each ending in NUL (a bulk load's new paths cost one string, not an argument
-# each to encode and send).
+# each to encode and send). A hash not there has none of them: nothing split.
 FORGET = (
     _LUA_HMGET
     + """
+if redis.call('exists', KEYS[1]) == 0 then return 0 end
 local fields = split(ARGV[1])
 for i = 1, #fields, 1000 do
   redis.call('hdel', KEYS[1], unpack(fields, i, math.min(i + 999, #fields)))

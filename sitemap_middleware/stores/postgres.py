@@ -286,6 +286,9 @@ class PostgresStore(StoreBase[ConnectionPool]):
         self._params = params
         self._epoch = ""
         self._pinned = threading.local()  # conn: this thread's snapshot's
+        # Whether the last batch written held no stored path (the next is
+        # then copied in without a read first, see _upsert).
+        self._unread = False
 
     def _sql(self, statement: str) -> str:
         return statement.replace("{p}", self.prefix)
@@ -425,7 +428,9 @@ class PostgresStore(StoreBase[ConnectionPool]):
     # either, _tell_abroad; resettle: _read, _read_members, _settle, _plan,
     # _apply, _summaries. Here the steps interleave: the reads of a batch's
     # runs are pipelined, and each run is planned and applied while the server
-    # reads the next.
+    # reads the next. After a batch of new paths alone, the next goes without
+    # _read, each run planned while the server copies in the one before
+    # (_copied).
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         changed = 0
@@ -436,6 +441,16 @@ class PostgresStore(StoreBase[ConnectionPool]):
         return changed
 
     def _upsert(self, conn: psycopg.Connection[Any], batch: dict[str, Entry]) -> int:
+        if self._unread and not any(entry.alternates for entry in batch.values()):
+            # After a batch of new paths alone, the next is copied in as one
+            # too, without reading first (a bulk load's): a path stored after
+            # all fails the copy on the primary key; back to the savepoint
+            # (the meta row's lock goes with it), the batch is written again
+            # from a read.
+            try:
+                return self._copied(conn, batch)
+            except psycopg.errors.UniqueViolation:
+                conn.execute("ROLLBACK TO SAVEPOINT unread")
         # Pipelined: statements go out without waiting for the ones before;
         # the new rows are copied in once it is over (COPY leaves pipeline
         # mode), in the same transaction.
@@ -447,6 +462,46 @@ class PostgresStore(StoreBase[ConnectionPool]):
                 copy.set_types(_COPY_TYPES)
                 for row in new:
                     copy.write_row(row)
+        return changed
+
+    def _copied(self, conn: psycopg.Connection[Any], batch: dict[str, Entry]) -> int:
+        """:meth:`_upsert` of a batch taken for new paths alone (no stored row
+        read): planned a run at a time into the copy, so that the server
+        inserts a run while the next is planned."""
+        current = now()
+        with conn.pipeline():
+            conn.execute("SAVEPOINT unread")
+            lock = conn.execute(
+                self._sql("SELECT next_seq FROM {p}meta FOR UPDATE"), binary=True
+            )
+            tail = conn.execute(self._sql(_OPEN), binary=True)
+            (seq,) = _one(lock)
+            sizes: dict[int, Fill] = {}
+            number, opened = _opened(tail.fetchall(), sizes)
+        parts: dict[int, Totals] = {}
+        pushes: list[str] = []
+        changed = 0
+        with conn.cursor(binary=True) as cur:
+            with cur.copy(self._sql(_COPY)) as copy:
+                copy.set_types(_COPY_TYPES)
+                for run in _split(list(batch.items())):
+                    todo = self._plan(
+                        run, {}, sizes, number, current, layout.NOTHING, opened
+                    )
+                    pushes += self._pushes(todo, {})
+                    todo.advance(sizes, {})
+                    for part, totals in todo.parts.items():
+                        parts.setdefault(part, Totals(section=totals.section)).add(
+                            totals
+                        )
+                    for path, page, row, _ in todo.changes:
+                        seq += 1
+                        copy.write_row((path, seq, page, *row))
+                    number, opened = todo.last_part, todo.open
+                    changed += len(todo.changes)
+            with conn.pipeline():
+                self._queue(cur, pushes)
+                self._summaries(cur, parts, seq, current)
         return changed
 
     def _pipelined(
@@ -518,6 +573,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
             changed += len(todo.changes)
         if changed:
             self._summaries(cur, parts, seq, current)
+        self._unread = not old
         return changed
 
     def remove(self, paths: Iterable[str]) -> int:

@@ -65,17 +65,14 @@ _unpack = json.loads  # takes bytes too
 
 
 class _Client(NamedTuple):
-    """This process's client and the scripts registered on it."""
+    """This process's client and the scripts registered on it: those a write
+    runs on its pipeline go by their source instead (:func:`_eval`)."""
 
     redis: Any
-    read: Script
     run: Script
-    newest: Script
     unlock: Script
-    write: Script
     note: Script
     removed: Script
-    forget: Script
 
 
 def tagged(prefix: str) -> str:
@@ -199,16 +196,7 @@ class RedisStore(StoreBase[_Client]):
         except BaseException:
             client.close()
             raise
-        scripts = (
-            lua.READ,
-            lua.RUN,
-            lua.NEWEST,
-            lua.UNLOCK,
-            lua.WRITE,
-            lua.NOTE,
-            lua.REMOVED,
-            lua.FORGET,
-        )
+        scripts = (lua.RUN, lua.UNLOCK, lua.NOTE, lua.REMOVED)
         return _Client(client, *(client.register_script(s) for s in scripts))
 
     def _disconnect(self, conn: _Client) -> None:
@@ -281,7 +269,7 @@ class RedisStore(StoreBase[_Client]):
     # the members written again through _plan and _apply. After either,
     # _tell_abroad; resettle: _read, _read_members, _settle, _plan, _apply.
 
-    def _transact(self, work: Callable[[_Client, Pipeline, str], _Work | None]) -> int:
+    def _transact(self, work: Callable[[Pipeline, str], _Work | None]) -> int:
         """Run ``work`` (its reads, then the commands it queues) until no other
         writer committed in between; it returns ``None`` when it has nothing to
         write."""
@@ -291,7 +279,7 @@ class RedisStore(StoreBase[_Client]):
                 for _ in range(TRIES):
                     try:
                         pipe.watch(self._meta, self._lock_key)
-                        todo = work(conn, pipe, token or "")
+                        todo = work(pipe, token or "")
                         if todo is None:
                             return 0
                         changed, queue = todo
@@ -331,11 +319,11 @@ class RedisStore(StoreBase[_Client]):
         return changed
 
     def _upsert(
-        self, batch: dict[str, Entry], conn: _Client, pipe: Pipeline, token: str
+        self, batch: dict[str, Entry], pipe: Pipeline, token: str
     ) -> _Work | None:
         current = now()
-        state = self._read(conn, pipe, batch, token)
-        self._read_members(conn, pipe, state, layout.members(batch, state.rows), token)
+        state = self._read(pipe, batch, token)
+        self._read_members(pipe, state, layout.members(batch, state.rows), token)
         sizes = state.sizes()
         # Planned in full first, so that a bad entry changes nothing.
         opened = layout.opened(state.named, state.last)
@@ -343,7 +331,7 @@ class RedisStore(StoreBase[_Client]):
         if not todo.changes:
             return None
         pushes = self._pushes(todo, state.rows)
-        queue = self._apply(conn, pipe, todo, state, current)
+        queue = self._apply(pipe, todo, state, current)
         if not pushes:
             return len(todo.changes), queue
 
@@ -364,13 +352,11 @@ class RedisStore(StoreBase[_Client]):
         if wanted:
             self._transact(partial(self._resettle, wanted))
 
-    def _resettle(
-        self, wanted: list[str], conn: _Client, pipe: Pipeline, token: str
-    ) -> _Work:
-        state = self._read(conn, pipe, wanted, token)
+    def _resettle(self, wanted: list[str], pipe: Pipeline, token: str) -> _Work:
+        state = self._read(pipe, wanted, token)
         again = list(state.rows)
         members = layout.members({}, state.rows, again)
-        self._read_members(conn, pipe, state, members, token)
+        self._read_members(pipe, state, members, token)
         settled = self._settle({}, state.rows, (), again)
         rewrite: Callable[[Pipeline], None] = _nothing
         if settled.rewrites:
@@ -379,7 +365,7 @@ class RedisStore(StoreBase[_Client]):
             todo = self._plan(
                 {}, state.rows, sizes, state.last, current, settled, opened
             )
-            rewrite = self._apply(conn, pipe, todo, state, current)
+            rewrite = self._apply(pipe, todo, state, current)
         # Always a write, even of nothing: its EXEC bumps meta, so that a
         # write of this listing that read the other site's members before
         # their change fails its WATCH and reads them again (abroad.py).
@@ -398,18 +384,16 @@ class RedisStore(StoreBase[_Client]):
                 found[path] = (rest[0] if rest else None) or ""
         return found
 
-    def _remove(
-        self, wanted: list[str], conn: _Client, pipe: Pipeline, token: str
-    ) -> _Work | None:
-        state = self._read(conn, pipe, wanted, token)
+    def _remove(self, wanted: list[str], pipe: Pipeline, token: str) -> _Work | None:
+        state = self._read(pipe, wanted, token)
         if not state.rows:
             return None
         current = now()
         gone = {path: state.rows[path] for path in state.rows}
         # The other members of the removed pages' clusters lose their links.
-        self._read_members(conn, pipe, state, layout.members({}, gone, gone), token)
+        self._read_members(pipe, state, layout.members({}, gone, gone), token)
         settled = self._settle({}, state.rows, gone)
-        leaving = self._delete(conn, pipe, gone, state.parts, current)
+        leaving = self._delete(pipe, gone, state.parts, current)
         routes: dict[str, int] = {}
         for stored in gone.values():
             _tally(routes, stored.row.route, -1)
@@ -422,7 +406,7 @@ class RedisStore(StoreBase[_Client]):
             todo = self._plan(
                 {}, state.rows, sizes, state.last, current, settled, opened
             )
-            rewrite = self._apply(conn, pipe, todo, state, current)
+            rewrite = self._apply(pipe, todo, state, current)
 
         def queue(pipe: Pipeline) -> None:
             self._unlist(pipe, leaving)
@@ -441,12 +425,12 @@ class RedisStore(StoreBase[_Client]):
 
         return len(gone), queue
 
-    def _read(
-        self, conn: _Client, pipe: Pipeline, paths: Collection[str], token: str
-    ) -> _State:
+    def _read(self, pipe: Pipeline, paths: Collection[str], token: str) -> _State:
         """What a write needs to know, read under the WATCH (one round trip)."""
-        holder, seq, last, found, summaries, named = conn.read(
-            keys=[
+        holder, seq, last, found, summaries, named = _eval(
+            pipe,
+            lua.READ,
+            [
                 self._meta,
                 self._lock_key,
                 self._rows,
@@ -455,8 +439,7 @@ class RedisStore(StoreBase[_Client]):
                 self._titles,
                 self._sections_key,
             ],
-            args=[_nul_ended(paths)],
-            client=pipe,
+            [_nul_ended(paths)],
         )
         if holder and holder.decode() != token:
             raise redis.WatchError  # another's turn: wait for ours
@@ -479,7 +462,6 @@ class RedisStore(StoreBase[_Client]):
 
     def _read_members(
         self,
-        conn: _Client,
         pipe: Pipeline,
         state: _State,
         paths: Collection[str],
@@ -488,7 +470,7 @@ class RedisStore(StoreBase[_Client]):
         """Add the rows of these paths (hreflang members) to ``state``, read
         under the same WATCH."""
         if paths:
-            more = self._read(conn, pipe, paths, token)
+            more = self._read(pipe, paths, token)
             state.rows.update(more.rows)
             for number, summary in more.parts.items():
                 state.parts.setdefault(number, summary)
@@ -496,7 +478,6 @@ class RedisStore(StoreBase[_Client]):
 
     def _apply(
         self,
-        conn: _Client,
         pipe: Pipeline,
         todo: Plan,
         state: _State,
@@ -505,7 +486,6 @@ class RedisStore(StoreBase[_Client]):
         """Apply a plan to ``state``'s summaries (reading what moved rows
         need); the function that queues its commands."""
         moved = self._delete(
-            conn,
             pipe,
             {path: state.rows[path] for path in todo.moved},
             state.parts,
@@ -531,7 +511,7 @@ class RedisStore(StoreBase[_Client]):
             _tally(routes, change.row.route, 1)
 
         def queue(pipe: Pipeline) -> None:
-            self._write(conn, pipe, todo, state, moved, touched)
+            self._write(pipe, todo, state, moved, touched)
             self._tallies(pipe, routes)
 
         return queue
@@ -553,7 +533,6 @@ class RedisStore(StoreBase[_Client]):
 
     def _delete(
         self,
-        conn: _Client,
         pipe: Pipeline,
         rows: Mapping[str, Stored],
         parts: dict[int, _Summary],
@@ -574,10 +553,11 @@ class RedisStore(StoreBase[_Client]):
             elif max(rows[p].row.lastmod for p in paths[number]) >= summary.lastmod:
                 # The newest row may be leaving: find the newest of those left.
                 summary.lastmod = int(
-                    conn.newest(
-                        keys=[self._part_key(number), self._rows],
-                        args=[_nul_ended(paths[number])],
-                        client=pipe,
+                    _eval(
+                        pipe,
+                        lua.NEWEST,
+                        [self._part_key(number), self._rows],
+                        [_nul_ended(paths[number])],
                     )
                 )
             summary.version += 1
@@ -592,7 +572,6 @@ class RedisStore(StoreBase[_Client]):
 
     def _write(
         self,
-        conn: _Client,
         pipe: Pipeline,
         todo: Plan,
         state: _State,
@@ -635,17 +614,17 @@ class RedisStore(StoreBase[_Client]):
             if not new:
                 updates.add(path, packed, row.fragment)
                 if len(updates) >= RUN:
-                    updates = self._write_rows(conn, pipe, updates)
+                    updates = self._write_rows(pipe, updates)
                 continue
             if inserts.part != part or len(inserts.paths) >= RUN:
-                inserts = self._write_rows(conn, pipe, inserts)
+                inserts = self._write_rows(pipe, inserts)
                 inserts.part = part
             inserts.add(path, packed, row.fragment)
             seq += 1
-        self._write_rows(conn, pipe, updates)
-        self._write_rows(conn, pipe, inserts)
+        self._write_rows(pipe, updates)
+        self._write_rows(pipe, inserts)
         if untitled:
-            conn.forget(keys=[self._titles], args=[_nul_ended(untitled)], client=pipe)
+            _eval(pipe, lua.FORGET, [self._titles], [_nul_ended(untitled)])
         if titles:
             pipe.hset(self._titles, mapping=titles)
         self._summaries(pipe, state.parts, touched)
@@ -662,7 +641,7 @@ class RedisStore(StoreBase[_Client]):
         pipe.hsetnx(self._meta, "schema", SCHEMA_VERSION)
         pipe.hsetnx(self._meta, "epoch", self._new_epoch())
 
-    def _write_rows(self, conn: _Client, pipe: Pipeline, rows: _Rows) -> _Rows:
+    def _write_rows(self, pipe: Pipeline, rows: _Rows) -> _Rows:
         """Queue the write script for a run of rows; the next run's collector."""
         if rows.paths:
             keys = [self._rows, self._fragments]
@@ -675,7 +654,7 @@ class RedisStore(StoreBase[_Client]):
                 b"".join(rows.fragments),
                 rows.seq,
             ]
-            conn.write(keys=keys, args=args, client=pipe)
+            _eval(pipe, lua.WRITE, keys, args)
         return _Rows(rows.part, rows.seq + len(rows.paths))
 
     def _summaries(
@@ -1049,6 +1028,13 @@ def _nul_ended(paths: Collection[str]) -> bytes:
     if joined.count("\0") >= len(paths):
         joined = "\0".join([path for path in paths if "\0" not in path])
     return joined.encode() + b"\0" if joined else b""
+
+
+def _eval(pipe: Pipeline, source: str, keys: list[str], args: list[Any]) -> Any:
+    """Run a script on a write's pipeline by its source (EVAL; Redis keeps it
+    compiled by its SHA): a pipeline that runs one by its SHA first asks
+    whether Redis holds it, a round trip more each batch."""
+    return pipe.eval(source, len(keys), *keys, *args)
 
 
 def _json(value: str | None) -> bytes:

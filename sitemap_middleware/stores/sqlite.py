@@ -15,6 +15,7 @@ import time
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from datetime import datetime
+from operator import itemgetter
 from typing import Any
 from urllib.parse import quote
 
@@ -275,6 +276,9 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         # The signature of the file last checked whole (inherited across fork:
         # a worker does not check again the file its master checked).
         self._checked: tuple[int, ...] | None = None
+        # Whether the last batch written held no stored path (the next is
+        # then written without a read first, see _upsert).
+        self._unread = False
 
     # -- opening and watching the file ----------------------------------------------
 
@@ -685,6 +689,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     # remove: _read, _read_members, _settle, _delete, _queue, _log_removed, and
     # the members written again through _plan and _apply. After either,
     # _tell_abroad; resettle: _read, _read_members, _settle, _plan, _apply.
+    # After a batch of new paths alone, the next goes without _read (_upsert).
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         changed = 0
@@ -696,10 +701,37 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
 
     def _upsert(self, conn: sqlite3.Connection, batch: dict[str, Entry]) -> int:
         current = now()
+        if self._unread and not any(entry.alternates for entry in batch.values()):
+            # After a batch of new paths alone, the next is written as one
+            # too, without reading first (a bulk load's): the insert of a
+            # path stored after all fails on its unique index, and the batch
+            # is written again from a read.
+            conn.execute("SAVEPOINT unread")
+            try:
+                changed = self._written(conn, batch, {}, current, layout.NOTHING)
+            except sqlite3.IntegrityError:
+                conn.execute("ROLLBACK TO unread")
+                conn.execute("RELEASE unread")
+            else:
+                conn.execute("RELEASE unread")
+                return changed
         old = self._read(conn, list(batch))
         self._read_members(conn, layout.members(batch, old), old)
+        self._unread = not old
+        return self._written(conn, batch, old, current)
+
+    def _written(
+        self,
+        conn: sqlite3.Connection,
+        batch: dict[str, Entry],
+        old: dict[str, Stored],
+        current: int,
+        settled: layout.Settled | None = None,
+    ) -> int:
+        """Plan and write a batch on the stored rows read (``old``; ``settled``
+        their clusters, worked out when not given): how many rows changed."""
         sizes, last, opened = self._sizes(conn, old)
-        todo = self._plan(batch, old, sizes, last, current, None, opened)
+        todo = self._plan(batch, old, sizes, last, current, settled, opened)
         self._apply(conn, todo, old, current)
         self._queue(conn, self._pushes(todo, old))
         return len(todo.changes)
@@ -854,11 +886,9 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     @staticmethod
     def _write(conn: sqlite3.Connection, changes: list[Change]) -> None:
         """Write the rows of planned changes: new ones take the next seq."""
-        conn.executemany(
-            "INSERT INTO sitemap_url (path, page, lastmod, fingerprint, route,"
-            " fragment, declared, title) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [(path, part, *row) for path, part, row, new in changes if new],
-        )
+        inserts = [change for change in changes if change.new]
+        if inserts:
+            _insert(conn, inserts)
         conn.executemany(
             "UPDATE sitemap_url SET lastmod = ?, fingerprint = ?, route = ?,"
             " fragment = ?, declared = ?, title = ? WHERE path = ?",
@@ -1132,6 +1162,39 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
 
     def news(self, since: int, limit: int = MAX_NEWS) -> list[Article]:
         return [Article(*row) for row in self._query(_NEWS_READ, (since, limit))]
+
+
+# The columns of a new row after its path and part (layout.Row's fields), and
+# those that may hold NULL.
+_ROW_COLUMNS = ("lastmod", "fingerprint", "route", "fragment", "declared", "title")
+_NULLABLE = frozenset({1, 2, 4, 5})
+
+
+def _insert(conn: sqlite3.Connection, new: list[Change]) -> None:
+    """Insert the rows of new paths, in order. A column NULL in every
+    row (a bulk load's titles) is left to its default rather than bound: the
+    driver looks each None it binds up in its adapters' registry, which costs
+    more than the rest of the row's binding."""
+    first = new[0].row
+    kept = [
+        i
+        for i in range(len(_ROW_COLUMNS))
+        if i not in _NULLABLE
+        or first[i] is not None
+        or any(change.row[i] is not None for change in new)
+    ]
+    columns = ["path", "page", *(_ROW_COLUMNS[i] for i in kept)]
+    pick = itemgetter(*kept)
+    params = (
+        ((path, part, *row) for path, part, row, _ in new)
+        if len(kept) == len(_ROW_COLUMNS)
+        else ((path, part, *pick(row)) for path, part, row, _ in new)
+    )
+    conn.executemany(
+        f"INSERT INTO sitemap_url ({', '.join(columns)})"
+        f" VALUES ({', '.join('?' * len(columns))})",
+        params,
+    )
 
 
 @contextmanager

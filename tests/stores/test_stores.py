@@ -138,6 +138,67 @@ def test_metadata_updates(make_store: Callable[..., Store]) -> None:
     assert b"changefreq" not in rendered(store, 1)
 
 
+def test_new_rows_keep_what_only_some_of_their_batch_have(
+    make_store: Callable[..., Store],
+) -> None:
+    """A batch of new paths where some entries lack a fingerprint, route or
+    title (the first of them among those) stores each entry's own; one where
+    none has any stores none."""
+    store = make_store()
+    store.upsert(
+        [
+            Entry("/a", T0),
+            Entry("/b", T0, "f", route="/<x>", title="B"),
+            Entry("/c", T0, route="/<x>"),
+        ]
+    )
+    store.upsert([Entry("/d", T0), Entry("/e", T0)])
+    kept = {e.path: (e.fingerprint, e.route, e.title) for e in store.entries(1)}
+    assert kept == {
+        "/a": (None, None, None),
+        "/b": ("f", "/<x>", "B"),
+        "/c": (None, "/<x>", None),
+        "/d": (None, None, None),
+        "/e": (None, None, None),
+    }
+    assert store.count("/<x>") == 2
+
+
+def test_a_batch_after_new_paths_may_hold_stored_ones(
+    make_store: Callable[..., Store],
+) -> None:
+    """After batches of new paths alone, a batch that mixes stored and new
+    ones merges the stored (lastmod moves with a new fingerprint only, each
+    stays in its part) and appends the new, once each."""
+    store = make_store(part_size=3)
+    store.upsert([Entry("/a", T0, "f"), Entry("/b", T0, "f")])
+    store.upsert([Entry("/c", T0, "f")])
+    later = T0 + timedelta(days=1)
+    assert store.upsert([Entry("/d", T0, "f"), Entry("/a", later, "f2")]) == 2
+    assert paths(store) == ["/a", "/b", "/c", "/d"]
+    dates = {e.path: e.lastmod for p in store.parts() for e in store.entries(p.number)}
+    assert dates == {"/a": later, "/b": T0, "/c": T0, "/d": T0}
+    assert [(p.number, p.urls) for p in store.parts()] == [(1, 3), (2, 1)]
+    assert store.count() == 4
+
+
+@pytest.mark.parametrize("kind", ("postgres", "redis", "sqlite"))
+def test_a_path_another_writer_stored_between_two_batches(
+    kind: str, fresh: Fresh, tmp_path: Path
+) -> None:
+    """A writer whose last batch held new paths alone learns, in its next
+    batch, of a path another writer stored meanwhile: merged, not doubled."""
+    uri = fresh.uri(kind, tmp_path)
+    with open_store(uri) as first, open_store(uri) as other:
+        first.upsert([Entry("/a", T0, "f")])
+        other.upsert([Entry("/b", T0, "f")])
+        later = T0 + timedelta(days=1)
+        assert first.upsert([Entry("/c", T0, "f"), Entry("/b", later, "f2")]) == 2
+        assert paths(first) == ["/a", "/b", "/c"]
+        assert [e.lastmod for e in first.entries(1)] == [T0, later, T0]
+        assert first.count() == 3 and first.part(1).urls == 3  # type: ignore[union-attr]
+
+
 def test_remove(make_store: Callable[..., Store]) -> None:
     store = make_store()
     store.upsert([Entry(f"/{n}", T0 + timedelta(seconds=n)) for n in range(4)])
