@@ -394,6 +394,10 @@ def _may_declare(lowered: bytes) -> bool:
         return True
     if b"published_time" in lowered:
         return True
+    # A page without a title may still name its language and site (the news
+    # sitemap reads both): "lang" is in most pages, but most have a title too.
+    if b"lang" in lowered or b"site_name" in lowered:
+        return True
     if b"&" in lowered and _WORD_REFERENCE.search(lowered):
         return True
     if _NO_WORDS.search(lowered) is None:

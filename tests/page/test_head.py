@@ -885,6 +885,13 @@ def test_never_raises_in_any_charset(body: bytes, charset: str | None) -> None:
             b"<html lang=nl><head><meta property=article:published_time content=2026>",
             Head(published="2026", lang="nl"),
         ),
+        # No title and nothing else declared: the language and the site's
+        # name are read all the same.
+        (b"<html lang=fr><head><meta charset=utf-8></head><body>x", Head(lang="fr")),
+        (
+            b"<html><head><meta property=og:site_name content=Acme></head>",
+            Head(site_name="Acme"),
+        ),
     ],
 )
 def test_news_facts(body: bytes, expected: Head) -> None:
