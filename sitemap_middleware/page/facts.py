@@ -6,6 +6,7 @@ plausible), and its images.
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Iterable
@@ -222,8 +223,15 @@ def _header_values(headers: Headers, charset: bool = True) -> _Fields:
         elif name == "last-modified":
             modified = value
         else:
-            found = parse_options_header(value)[1].get("charset") or None
+            found = _charset(value)
     return _Fields(links, modified, found)
+
+
+@functools.lru_cache(maxsize=64)
+def _charset(content_type: str) -> str | None:
+    """The ``charset`` parameter of a ``Content-Type`` value: a site sends
+    a handful of them, each parsed once (as render's minutes are formatted)."""
+    return parse_options_header(content_type)[1].get("charset") or None
 
 
 def _iso_datetime(text: str) -> datetime | None:
