@@ -619,13 +619,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
                     urls, size, section = sizes[part]
                     sizes[part] = Fill(urls - totals.urls, size - totals.bytes, section)
                 # Read after the delete: the parts' fill as it leaves them.
-                number, opened = _opened(
-                    cur.execute(self._sql(_OPEN)).fetchall(), sizes
-                )
-                parts: dict[int, Totals] = {}
-                todo = self._plan({}, others, sizes, number, current, settled, opened)
-                seq = self._apply(cur, todo, others, sizes, parts, seq, current)
-                self._summaries(cur, parts, seq, current)
+                self._rewrite(cur, others, sizes, seq, current, settled)
             return removed
 
     def resettle(self, paths: Iterable[str]) -> None:
@@ -648,14 +642,24 @@ class PostgresStore(StoreBase[ConnectionPool]):
             self._read_members(conn, layout.members({}, rows, again), rows, sizes)
             settled = self._settle({}, rows, (), again)
             if settled.rewrites:
-                current = now()
-                number, opened = _opened(
-                    cur.execute(self._sql(_OPEN)).fetchall(), sizes
-                )
-                parts: dict[int, Totals] = {}
-                todo = self._plan({}, rows, sizes, number, current, settled, opened)
-                seq = self._apply(cur, todo, rows, sizes, parts, seq, current)
-                self._summaries(cur, parts, seq, current)
+                self._rewrite(cur, rows, sizes, seq, now(), settled)
+
+    def _rewrite(
+        self,
+        cur: psycopg.Cursor[Any],
+        rows: dict[str, Stored],
+        sizes: dict[int, Fill],
+        seq: int,
+        current: int,
+        settled: layout.Settled,
+    ) -> None:
+        """Write again the stored ``rows`` whose listing ``settled`` changes
+        (a removal's or a settling's), into parts filled as ``sizes`` says."""
+        number, opened = _opened(cur.execute(self._sql(_OPEN)).fetchall(), sizes)
+        parts: dict[int, Totals] = {}
+        todo = self._plan({}, rows, sizes, number, current, settled, opened)
+        seq = self._apply(cur, todo, rows, sizes, parts, seq, current)
+        self._summaries(cur, parts, seq, current)
 
     def declarations(self, paths: Iterable[str]) -> dict[str, str]:
         # READ COMMITTED, no lock: it never waits for a writer.
