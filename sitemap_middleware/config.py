@@ -495,15 +495,20 @@ def _with_sites(mapping: Mapping[str, Any]) -> dict[str, Any]:
     return values
 
 
-def site_host(host: str) -> str:
-    """The host a ``Host`` value names, as ``sites`` spell it: lower case,
-    without port, brackets or a trailing dot. Only ever compared with the
-    configured hosts: it selects a site, it never builds a URL (invariant 1)."""
+def host_name(host: str) -> str:
+    """The host a ``Host`` value names, as ``allowed_hosts`` spell it: lower
+    case, without port; an IPv6 literal without its brackets."""
     host = host.lower()
     if host.startswith("["):
-        host = host[1:].partition("]")[0]
-    else:
-        host = host.partition(":")[0]
+        return host[1:].partition("]")[0]
+    return host.partition(":")[0]
+
+
+def site_host(host: str) -> str:
+    """The host a ``Host`` value names, as ``sites`` spell it: its
+    :func:`host_name` without a trailing dot. Only ever compared with the
+    configured hosts: it selects a site, it never builds a URL (invariant 1)."""
+    host = host_name(host)
     return host[:-1] if host.endswith(".") else host
 
 

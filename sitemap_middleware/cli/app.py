@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from .. import render
-from ..config import DEFAULT_STORE, Config, site_store
+from ..config import DEFAULT_STORE, Config
 from ..errors import ConfigError, StoreError
 from ..model import Entry
 from ..paths import PART
@@ -35,6 +35,7 @@ from .site import (
     opened,
     plural,
     progress,
+    site_listing,
     stamp,
 )
 
@@ -235,10 +236,7 @@ def _judged(
     store_uri = store_uri or DEFAULT_STORE
     name = click.get_current_context().meta.get(SITE_KEY)
     if name:  # the site's listing, as the store commands' --site names it
-        try:
-            store_uri = site_store(store_uri, name)
-        except ConfigError as exc:
-            fail(str(exc), Exit.USAGE)
+        store_uri = site_listing(store_uri, name)
     with opened(store_uri, base_url, existing=True) as site:
         config = site.config
         judge = ConfigJudge(config, Policy(config), Routes(config).resolve)

@@ -80,6 +80,15 @@ class Site:
         return f"{self.config.base_url}{path}"
 
 
+def site_listing(store_uri: str, name: str) -> str:
+    """The URI of site ``name``'s listing in the store (``config.site_store``),
+    or a usage error for a name no site can have."""
+    try:
+        return site_store(store_uri, name)
+    except ConfigError as exc:
+        fail(str(exc), Exit.USAGE)
+
+
 def site_options(needs_base_url: bool) -> Callable[[Callable[..., Any]], Any]:
     def decorate(run: Callable[..., Any]) -> Any:
         @functools.wraps(run)
@@ -87,10 +96,7 @@ def site_options(needs_base_url: bool) -> Callable[[Callable[..., Any]], Any]:
             # A site of the config's 'sites' other than the first: its listing
             # in the store (config.site_store), as the middleware names it.
             if site:
-                try:
-                    kwargs["store_uri"] = site_store(kwargs["store_uri"], site)
-                except ConfigError as exc:
-                    fail(str(exc), Exit.USAGE)
+                kwargs["store_uri"] = site_listing(kwargs["store_uri"], site)
             return run(*args, **kwargs)
 
         command = click.option(

@@ -465,6 +465,8 @@ _CALLS = (
     "news",
 )
 _STREAMS = ("fragments", "entries", "visits")
+# The writes after which the other sites settle their members again.
+_WRITES = ("upsert", "remove")
 
 
 class StoreBase(Generic[C]):
@@ -523,14 +525,18 @@ class StoreBase(Generic[C]):
         super().__init_subclass__(**kwargs)
         # Only where the driver is named: a subclass of a store that calls
         # super() is translated there, once.
-        if "errors" not in cls.__dict__ or not cls.errors:
-            return
-        for name in _CALLS:
+        if "errors" in cls.__dict__ and cls.errors:
+            for name in _CALLS:
+                if name in cls.__dict__:
+                    setattr(cls, name, _translating(cls.__dict__[name]))
+            for name in _STREAMS:
+                if name in cls.__dict__:
+                    setattr(cls, name, _translating_stream(cls.__dict__[name]))
+        # Every write, once done, tells the other sites what it changed of
+        # their clusters (:meth:`_tell_abroad`), whatever the store.
+        for name in _WRITES:
             if name in cls.__dict__:
-                setattr(cls, name, _translating(cls.__dict__[name]))
-        for name in _STREAMS:
-            if name in cls.__dict__:
-                setattr(cls, name, _translating_stream(cls.__dict__[name]))
+                setattr(cls, name, _telling(cls.__dict__[name]))
 
     # -- the per-process connection ---------------------------------------------
 
@@ -751,6 +757,16 @@ def _translating(method: Callable[..., Any]) -> Callable[..., Any]:
             raise self._store_error(exc) from exc
 
     return call
+
+
+def _telling(method: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(method)
+    def write(self: StoreBase[Any], *args: Any, **kwargs: Any) -> Any:
+        done = method(self, *args, **kwargs)
+        self._tell_abroad()
+        return done
+
+    return write
 
 
 def _translating_stream(method: Callable[..., Iterator[Any]]) -> Callable[..., Any]:

@@ -91,13 +91,11 @@ class MemoryStore(StoreBase[None]):
     #                  its rows, and add to the parts' _summaries
     #   _queue         the IndexNow pushes
     # remove: _settle, _delete, _queue, _log_removed, and the members written
-    # again through _plan and _apply. After either, _tell_abroad; resettle:
-    # _settle again, its members written again through _plan and _apply.
+    # again through _plan and _apply. After either, StoreBase's _tell_abroad;
+    # resettle: _settle again, its members written again through _plan and _apply.
 
     def upsert(self, entries: Iterable[Entry]) -> int:
-        changed = sum(self._upsert(batch) for batch in batches(entries))
-        self._tell_abroad()
-        return changed
+        return sum(self._upsert(batch) for batch in batches(entries))
 
     def _upsert(self, batch: dict[str, Entry]) -> int:
         with self._lock:
@@ -112,11 +110,6 @@ class MemoryStore(StoreBase[None]):
         return len(todo.changes)
 
     def remove(self, paths: Iterable[str]) -> int:
-        removed = self._remove(paths)
-        self._tell_abroad()
-        return removed
-
-    def _remove(self, paths: Iterable[str]) -> int:
         with self._lock:
             current = now()
             gone = {path for path in paths if path in self._rows}

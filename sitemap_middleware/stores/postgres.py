@@ -425,7 +425,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
     #   _summaries     add what the writes added to their parts' summaries
     # remove: _read, _read_members, _settle, _delete, _queue, _log_removed, and
     # the members written again through _plan, _apply and _summaries. After
-    # either, _tell_abroad; resettle: _read, _read_members, _settle, _plan,
+    # either, StoreBase's _tell_abroad; resettle: _read, _read_members, _settle, _plan,
     # _apply, _summaries. Here the steps interleave: the reads of a batch's
     # runs are pipelined, and each run is planned and applied while the server
     # reads the next. After a batch of new paths alone, the next goes without
@@ -437,7 +437,6 @@ class PostgresStore(StoreBase[ConnectionPool]):
         for batch in batches(entries):
             with self._borrow() as conn, conn.transaction():
                 changed += self._upsert(conn, batch)
-        self._tell_abroad()
         return changed
 
     def _upsert(self, conn: psycopg.Connection[Any], batch: dict[str, Entry]) -> int:
@@ -577,11 +576,6 @@ class PostgresStore(StoreBase[ConnectionPool]):
         return changed
 
     def remove(self, paths: Iterable[str]) -> int:
-        removed = self._remove(paths)
-        self._tell_abroad()
-        return removed
-
-    def _remove(self, paths: Iterable[str]) -> int:
         wanted = sorted(set(paths))
         if not wanted:
             return 0
@@ -599,11 +593,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
             conn.transaction(),
             conn.cursor(binary=True) as cur,
         ):
-            cur.execute(self._sql("SELECT next_seq FROM {p}meta FOR UPDATE"))
-            (seq,) = _one(cur)
-            gone: dict[str, Stored] = {}
-            sizes: dict[int, Fill] = {}
-            _take(self._read(conn, wanted), gone, sizes)
+            seq, gone, sizes = self._locked(conn, cur, wanted)
             # The other members of the removed pages' clusters lose their links.
             others: dict[str, Stored] = {}
             self._read_members(conn, layout.members({}, gone, gone), others, sizes)
@@ -631,11 +621,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
             conn.transaction(),
             conn.cursor(binary=True) as cur,
         ):
-            cur.execute(self._sql("SELECT next_seq FROM {p}meta FOR UPDATE"))
-            (seq,) = _one(cur)
-            rows: dict[str, Stored] = {}
-            sizes: dict[int, Fill] = {}
-            _take(self._read(conn, wanted), rows, sizes)
+            seq, rows, sizes = self._locked(conn, cur, wanted)
             if not rows:
                 return
             again = list(rows)
@@ -643,6 +629,21 @@ class PostgresStore(StoreBase[ConnectionPool]):
             settled = self._settle({}, rows, (), again)
             if settled.rewrites:
                 self._rewrite(cur, rows, sizes, seq, now(), settled)
+
+    def _locked(
+        self,
+        conn: psycopg.Connection[Any],
+        cur: psycopg.Cursor[Any],
+        wanted: list[str],
+    ) -> tuple[int, dict[str, Stored], dict[int, Fill]]:
+        """The listing's write lock (its meta row), the next seq, and the
+        stored rows of ``wanted`` with their parts' fill."""
+        cur.execute(self._sql("SELECT next_seq FROM {p}meta FOR UPDATE"))
+        (seq,) = _one(cur)
+        rows: dict[str, Stored] = {}
+        sizes: dict[int, Fill] = {}
+        _take(self._read(conn, wanted), rows, sizes)
+        return seq, rows, sizes
 
     def _rewrite(
         self,

@@ -267,7 +267,8 @@ class RedisStore(StoreBase[_Client]):
     #   _queue         the IndexNow pushes
     # remove: _read, _read_members, _settle, _delete, _queue, _log_removed, and
     # the members written again through _plan and _apply. After either,
-    # _tell_abroad; resettle: _read, _read_members, _settle, _plan, _apply.
+    # StoreBase's _tell_abroad; resettle: _read, _read_members, _settle, _plan,
+    # _apply.
 
     def _transact(self, work: Callable[[Pipeline, str], _Work | None]) -> int:
         """Run ``work`` (its reads, then the commands it queues) until no other
@@ -312,11 +313,9 @@ class RedisStore(StoreBase[_Client]):
         return token
 
     def upsert(self, entries: Iterable[Entry]) -> int:
-        changed = sum(
+        return sum(
             self._transact(partial(self._upsert, batch)) for batch in batches(entries)
         )
-        self._tell_abroad()
-        return changed
 
     def _upsert(
         self, batch: dict[str, Entry], pipe: Pipeline, token: str
@@ -343,9 +342,7 @@ class RedisStore(StoreBase[_Client]):
 
     def remove(self, paths: Iterable[str]) -> int:
         wanted = list(set(paths))
-        removed = self._transact(partial(self._remove, wanted)) if wanted else 0
-        self._tell_abroad()
-        return removed
+        return self._transact(partial(self._remove, wanted)) if wanted else 0
 
     def resettle(self, paths: Iterable[str]) -> None:
         wanted = list(set(paths))

@@ -688,7 +688,8 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     #   _queue         the IndexNow pushes
     # remove: _read, _read_members, _settle, _delete, _queue, _log_removed, and
     # the members written again through _plan and _apply. After either,
-    # _tell_abroad; resettle: _read, _read_members, _settle, _plan, _apply.
+    # StoreBase's _tell_abroad; resettle: _read, _read_members, _settle, _plan,
+    # _apply.
     # After a batch of new paths alone, the next goes without _read (_upsert).
 
     def upsert(self, entries: Iterable[Entry]) -> int:
@@ -696,7 +697,6 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         for batch in batches(entries):
             with self._writing() as conn:
                 changed += self._upsert(conn, batch)
-        self._tell_abroad()
         return changed
 
     def _upsert(self, conn: sqlite3.Connection, batch: dict[str, Entry]) -> int:
@@ -737,11 +737,6 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         return len(todo.changes)
 
     def remove(self, paths: Iterable[str]) -> int:
-        removed = self._remove(paths)
-        self._tell_abroad()
-        return removed
-
-    def _remove(self, paths: Iterable[str]) -> int:
         wanted = list(set(paths))
         if not wanted:
             return 0

@@ -8,7 +8,7 @@ import fnmatch
 import re
 from collections.abc import Callable, Container, Iterable
 
-from ..config import Config
+from ..config import Config, host_name
 from ..reasons import DEPENDS, RECORD, REMOVE, Skipped
 from ..sitemaps import is_noindex
 from ..urls import canonical_target, wsgi_path
@@ -431,12 +431,7 @@ class Policy:
     def _host_allowed(self, host: str) -> bool:
         if self._any_host:
             return True
-        host = host.lower()
-        # Drop the port; an IPv6 literal loses its brackets, as in allowed_hosts.
-        if host.startswith("["):
-            host = host[1:].partition("]")[0]
-        else:
-            host = host.partition(":")[0]
+        host = host_name(host)
         return host in self._hosts or (
             bool(self._host_suffixes)
             and any(
