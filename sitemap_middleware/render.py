@@ -85,11 +85,13 @@ def _path(value: str, what: str) -> str:
     return "\x00" + value
 
 
-def _image(value: str) -> str:
+def _reference(value: str, what: str) -> str:
+    """An image's or an alternate's URL as a fragment holds it: a path on the
+    site's origin, or an absolute http(s) URL written as it is."""
     if value.startswith("/"):
-        return _path(value, "an image")
+        return _path(value, what)
     if len(value) > MAX_URL_LENGTH or not _ABSOLUTE.fullmatch(value):
-        raise ValueError(f"an image must be a path or an http(s) URL, got {value!r}")
+        raise ValueError(f"{what} must be a path or an http(s) URL, got {value!r}")
     return escape(value)
 
 
@@ -149,9 +151,8 @@ def fragment(entry: Entry, lastmod: int) -> bytes:
     if len(entry.images) > MAX_IMAGES:
         raise ValueError(f"at most {MAX_IMAGES} images a URL, got {len(entry.images)}")
     for image in entry.images:
-        parts.append(
-            f"<image:image><image:loc>{_image(image)}</image:loc></image:image>"
-        )
+        url = _reference(image, "an image")
+        parts.append(f"<image:image><image:loc>{url}</image:loc></image:image>")
     parts.append("</url>\n")
     return "".join(parts).encode()
 
@@ -169,17 +170,9 @@ def links(alternates: Iterable[tuple[str, str]]) -> str:
             raise ValueError(f"hreflang must be a language tag, got {hreflang!r}")
         out.append(
             f'<xhtml:link rel="alternate" hreflang="{hreflang}"'
-            f' href="{_alternate(href)}"/>'
+            f' href="{_reference(href, "an alternate")}"/>'
         )
     return "".join(out)
-
-
-def _alternate(href: str) -> str:
-    if href.startswith("/"):
-        return _path(href, "an alternate")
-    if len(href) > MAX_URL_LENGTH or not _ABSOLUTE.fullmatch(href):
-        raise ValueError(f"an alternate must be a path or an http(s) URL, got {href!r}")
-    return escape(href)
 
 
 _LINK = b"<xhtml:link "
