@@ -46,10 +46,7 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
-import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -63,6 +60,7 @@ from types import ModuleType
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
+from callgrind import counted  # noqa: E402
 from support.services import DATABASE_URL, REDIS_URL  # noqa: E402
 
 from sitemap_middleware import Entry, Store, open_store  # noqa: E402
@@ -218,30 +216,7 @@ def child(what: str, uri: str, times: int) -> None:
 
 
 def _counted(what: str, uri: str, times: int) -> int:
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "callgrind.out")
-        subprocess.run(
-            [
-                "valgrind",
-                "--tool=callgrind",
-                f"--callgrind-out-file={out}",
-                sys.executable,
-                __file__,
-                "--child",
-                what,
-                uri,
-                str(times),
-            ],
-            check=True,
-            capture_output=True,
-            env={**os.environ, "PYTHONHASHSEED": "0"},
-        )
-        text = Path(out).read_text()
-    match = re.search(r"^summary: (\d+)", text, re.MULTILINE) or re.search(
-        r"^totals: (\d+)", text, re.MULTILINE
-    )
-    assert match, "no totals in callgrind output"
-    return int(match.group(1))
+    return counted(__file__, "--child", what, uri, str(times))
 
 
 def instructions() -> None:
