@@ -115,8 +115,7 @@ def read_content(
     lastmod = None
     if sources:
         when = time.time() if seen is None else seen
-        modified = _header_values(headers, charset=False).modified
-        lastmod = declared_date(sources, head, modified, when)
+        lastmod = declared_date(sources, head, _header_values(headers).modified, when)
     return Facts(content.digest, lastmod, _images(config, path, content.images))
 
 
@@ -190,11 +189,6 @@ def _images(config: Config, path: str, sources: Iterable[str]) -> tuple[str, ...
     return tuple(images)
 
 
-# The header fields read: without the Content-Type when the charset is known.
-_WANTED_NO_TYPE = frozenset({"link", "last-modified"})
-_WANTED = _WANTED_NO_TYPE | {"content-type"}
-
-
 class _Fields(NamedTuple):
     links: list[str]
     """Every ``Link`` field value."""
@@ -204,16 +198,14 @@ class _Fields(NamedTuple):
     """The ``charset`` parameter of the ``Content-Type``."""
 
 
-def _header_values(headers: Headers, charset: bool = True) -> _Fields:
-    """The header fields the page's facts are read from; the charset only if
-    asked (parsing the ``Content-Type`` costs more than the rest)."""
+def _header_values(headers: Headers) -> _Fields:
+    """The header fields the page's facts are read from."""
     links: list[str] = []
-    modified = found = None
-    wanted = _WANTED if charset else _WANTED_NO_TYPE
+    modified = charset = None
     for raw_name, raw_value in headers:
         name = raw_name.decode("latin-1") if isinstance(raw_name, bytes) else raw_name
         name = name.lower()
-        if name not in wanted:
+        if name not in ("link", "last-modified", "content-type"):
             continue
         value = (
             raw_value.decode("latin-1") if isinstance(raw_value, bytes) else raw_value
@@ -223,8 +215,8 @@ def _header_values(headers: Headers, charset: bool = True) -> _Fields:
         elif name == "last-modified":
             modified = value
         else:
-            found = _charset(value)
-    return _Fields(links, modified, found)
+            charset = _charset(value)
+    return _Fields(links, modified, charset)
 
 
 @functools.lru_cache(maxsize=64)
