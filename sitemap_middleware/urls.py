@@ -320,3 +320,34 @@ def split_base_url(url: str) -> tuple[str, str]:
     """Split a validated ``base_url`` into origin and path prefix (no trailing /)."""
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}", parts.path.rstrip("/")
+
+
+# A query parameter of a URI: its name and "=" (group 1, the name group 2),
+# then its value; and the words of a name that say the value is a credential
+# (libpq's "password" and "sslpassword", redis-py's "password", a "token").
+_PARAMETER = re.compile(r"(?<![^?&;])(([^=&;#]*)=)([^&;#]*)")
+_CREDENTIAL = re.compile(r"pass|pwd|secret|token|key", re.IGNORECASE)
+HIDDEN = "***"
+
+
+def redacted(uri: str) -> str:
+    """``uri`` as it may be shown (an error, a log line, a report): the password
+    of its user info and the value of each query parameter whose name says it
+    holds a credential written as ``***``, the rest as given. Every place that
+    shows a store URI shows it through this function."""
+    scheme, slashes, rest = uri.partition("://")
+    if slashes:
+        end = next((i for i, c in enumerate(rest) if c in "/?#"), len(rest))
+        user_info, at, host = rest[:end].rpartition("@")
+        user, colon, _ = user_info.partition(":")
+        if at and colon:
+            rest = f"{user}:{HIDDEN}@{host}{rest[end:]}"
+        uri = scheme + slashes + rest
+    before, mark, after = uri.partition("?")
+    if not mark:
+        return uri
+    query, hash_mark, fragment = after.partition("#")
+    query = _PARAMETER.sub(
+        lambda m: m[1] + HIDDEN if _CREDENTIAL.search(m[2]) else m[0], query
+    )
+    return before + mark + query + hash_mark + fragment
