@@ -165,6 +165,15 @@ class SitemapBase:
             raise ConfigError(message)
         logger.warning("%s; its options apply to no page", message)
 
+    def hold_recheck(self) -> None:
+        """Leave the stored pages as they are, whatever the config now refuses:
+        no re-check of them (invariant 21) by this middleware or its other
+        sites' in this process. A command that loads the app asks it first,
+        so that it changes the store only as it says (``prune --yes`` removes
+        what it prints)."""
+        for site in (self, *self._others):
+            site.recorder.hold_recheck()
+
     def flush(self, timeout: float | None = 5.0) -> bool:
         """Block until everything queued so far is in the store.
 

@@ -127,6 +127,12 @@ class Replay:
     """Request a stored path anonymously of the app beneath the middleware
     (nothing recorded): the status and headers the middleware would see."""
 
+    def __post_init__(self) -> None:
+        # The one rule of every command that loads the app: the store changes
+        # only as the command says. The middleware's own re-check would remove
+        # what the config refuses at its first flush, a dry run's included.
+        self.sitemap.hold_recheck()
+
     def route(self, path: str) -> Route | None:
         """The route serving ``path`` as the middleware resolves it."""
         template = self.match(path)
@@ -333,7 +339,10 @@ _Sitemap = TypeVar("_Sitemap", bound=SitemapBase)
 
 
 def _site_of(found: _Sitemap, name: str) -> _Sitemap:
-    """The middleware of the site ``name`` of ``found``'s config."""
+    """The middleware of the site ``name`` of ``found``'s config; ``found``
+    and its every site held as a replayed one is (:class:`Replay`), since
+    closing the app flushes them all."""
+    found.hold_recheck()
     try:
         return cast(_Sitemap, found.site(name))
     except KeyError:
@@ -387,6 +396,9 @@ def _asgi(
             made.append(root)
     with TestClient(root):  # lifespan startup: the middleware exists, routes known
         found = get_sitemap(root)
+        # Held as a replayed one is (Replay): it had the lifespan's startup,
+        # and flushes at its shutdown, even once replaced below.
+        found.hold_recheck()
         known = found.table()
         if site is not None:
             # The site's own middleware answers the replayed requests, as the

@@ -95,6 +95,7 @@ class Recorder:
         judge, recheck = self._judge, None
         if judge is not None:
             recheck = Recheck(self._store, judge, self._digest)
+        self._recheck = recheck
         self._writer = Writer(
             self._config,
             self._policy,
@@ -109,6 +110,15 @@ class Recorder:
         )
         for hook in self._on_reset:
             hook()
+
+    def hold_recheck(self) -> None:
+        """Never judge the stored pages again by the config in this process
+        (invariant 21's re-check, which removes what the config refuses): for
+        a command that loads the app, which changes the store only as it
+        says."""
+        self._judge = None  # nor in a forked child's writer
+        if self._recheck is not None:
+            self._recheck.done = True
 
     def on_reset(self, hook: Callable[[], object]) -> None:
         """Call ``hook`` whenever this recorder gets a new, unstarted writer
