@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..config import Config
 from ..errors import StoreError
+from ..reasons import GROUP, GROUPS
 from ..recording.counters import by_group
 from ..stores.base import Shared, Store
 from .health import Health, site_health
@@ -146,24 +147,14 @@ class SitemapCollector:
         return None
 
 
-# What site_stats() holds beside the counters: this process's queue, the
-# store's size (the health figures give it per section).
-_NOT_COUNTERS = frozenset({"queued", "pending", "urls", "parts"})
-
-
 def _flat(stats: Mapping[str, Any]) -> dict[str, int]:
-    """``site_stats()`` back to counts by reason."""
-    counts: dict[str, int] = {}
-    for name, value in stats.items():
-        if isinstance(value, Mapping):
-            counts.update(value)
-        elif isinstance(value, int) and name not in {
-            "queued",
-            "pending",
-            "urls",
-            "parts",
-        }:
-            counts[name] = value
+    """``site_stats()`` back to counts by reason: the totals and each counter
+    group's reasons, nothing else. Beside them it holds this process's queue,
+    the store's size and, with sections, each one's (a dict of its own): the
+    health figures give the URLs per section, as ``sitemap_urls``."""
+    counts = {name: n for name, n in stats.items() if GROUP.get(name) == ""}
+    for group in GROUPS:
+        counts.update(stats.get(group) or {})
     return counts
 
 

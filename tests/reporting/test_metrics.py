@@ -196,3 +196,54 @@ def test_the_package_never_needs_prometheus_client() -> None:
         "assert 'prometheus_client' not in sys.modules"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=60)
+
+
+def test_a_scrape_with_sections_sites_and_crawls_together(tmp_path: Path) -> None:
+    """The docs' config with every feature that adds to ``site_stats()`` at
+    once: the counters are only counters (a section's dict is none), and
+    ``sitemap_urls`` has one series per section, for each site."""
+    config = {
+        "sites": {
+            "main": {"base_url": BASE},
+            "blog": {"base_url": "https://blog.example.com"},
+        },
+        "store": f"sqlite:///{tmp_path / 'sites.sqlite3'}",
+        "sections": {"posts": ["/posts/*"], "docs": ["/docs/*"]},
+        # Crawls kept (the default): a claim from 127.0.0.1 is no crawler's.
+        "crawlers": {"engines": ["google"]},
+    }
+    made = SitemapMiddleware(_page, config)
+    try:
+        client = Client(made)
+        google = {"User-Agent": "Mozilla/5.0 (compatible; Googlebot/2.1)"}
+        for path in ("/", "/posts/a", "/posts/b", "/docs/x", "/missing"):
+            assert client.get(path, base_url=BASE, headers=google).data
+        for path in ("/", "/posts/c"):
+            assert client.get(path, base_url="https://blog.example.com").data
+        assert made.flush()
+        assert "sections" in made.site_stats()  # what the collector once merged
+        main = _scrape(SitemapCollector(made))
+        blog = _scrape(SitemapCollector(made.site("blog")))
+    finally:
+        made.close()
+    urls = {labels: n for (name, labels), n in main.items() if name == "sitemap_urls"}
+    assert urls == {
+        (("section", "default"),): 1,
+        (("section", "docs"),): 1,
+        (("section", "posts"),): 2,
+    }
+    assert main[("sitemap_recorded_total", ())] == 4
+    assert main[("sitemap_skipped_total", (("reason", "gone"),))] == 1
+    crawls = {
+        dict(labels)["reason"]: n
+        for (name, labels), n in main.items()
+        if name == "sitemap_crawls_total"
+    }
+    assert sum(crawls.values()) == 5, crawls
+    reasons = {dict(labels).get("reason") for _, labels in main}
+    assert not reasons & {"sections", "posts", "docs", "default", "urls", "parts"}
+    blog_urls = {
+        labels: n for (name, labels), n in blog.items() if name == "sitemap_urls"
+    }
+    assert blog_urls == {(("section", "default"),): 1, (("section", "posts"),): 1}
+    assert blog[("sitemap_recorded_total", ())] == 2
