@@ -119,39 +119,65 @@ def read_content(
     return Facts(content.digest, lastmod, _images(config, path, content.images))
 
 
+# The two dates a page declares of itself, each read by _declared from its
+# sources: the one reading of them, for lastmod and the news sitemap alike.
+MODIFIED = "modified"
+PUBLISHED = "published"
+
+
 def declared_date(
     sources: Iterable[str], head: Head, last_modified: str | None, seen: float
 ) -> datetime | None:
-    """The first plausible date of ``sources`` (``"article"``: the
-    ``article:modified_time`` meta tag; ``"json-ld"``: the newest
-    ``dateModified`` of the head's JSON-LD; ``"last-modified"``: the
-    header), in UTC; ``None`` when none declares one. Plausible: not before
-    :data:`EARLIEST`, not within :data:`RECENT` seconds of ``seen`` nor
-    after it. Never raises on what the page says."""
+    """When the page says it was last modified: the newest plausible date of
+    the first of ``sources`` that declares one (``"article"``: the
+    ``article:modified_time`` meta tag; ``"json-ld"``: the head's JSON-LD
+    ``dateModified``; ``"last-modified"``: the header), in UTC; else ``None``.
+    Plausible: not before :data:`EARLIEST`, not within :data:`RECENT`
+    seconds of ``seen`` nor after it. Never raises on what the page says."""
     for source in sources:
-        if source == "article":
-            dates = [_iso_datetime(head.modified)] if head.modified else []
-        elif source == "json-ld":
-            dates = [_iso_datetime(text) for text in head.date_modified]
-        else:
-            # None when absent or malformed.
-            dates = [_instant(parse_date(last_modified))] if last_modified else []
-        plausible = [d for d in dates if d is not None and _plausible(d, seen)]
+        plausible = _declared(source, MODIFIED, head, last_modified, seen, RECENT)
         if plausible:
             return max(plausible)
     return None
 
 
 def published_date(head: Head, seen: float) -> datetime | None:
-    """When the page says it was published (``article:published_time``), in
-    UTC, if plausible: not before :data:`EARLIEST` and not after ``seen``
-    (epoch seconds, when it was served); else ``None``. A news article is
-    read as soon as it is published, so unlike a modified time a moment
-    ago is no stamp of the response. Never raises on what the page says."""
-    moment = _iso_datetime(head.published) if head.published else None
-    if moment is None or not _plausible(moment, seen, 0.0):
-        return None
-    return moment
+    """When the page says it was published: the earliest plausible date of
+    its ``article:published_time``, else of its JSON-LD ``datePublished``
+    (a ``NewsArticle``'s, a ``BlogPosting``'s, at the top level, in an array
+    or in an ``@graph``), in UTC; else ``None``. Plausible as for
+    :func:`declared_date`, but a moment ago counts: a news article is read as
+    soon as it is published, so unlike a modified time it is no stamp of the
+    response. Never raises on what the page says."""
+    for source in ("article", "json-ld"):
+        plausible = _declared(source, PUBLISHED, head, None, seen, 0.0)
+        if plausible:
+            return min(plausible)
+    return None
+
+
+def _declared(
+    source: str,
+    kind: str,
+    head: Head,
+    last_modified: str | None,
+    seen: float,
+    recent: float,
+) -> list[datetime]:
+    """The plausible dates of ``kind`` that ``source`` declares (see
+    :func:`_plausible`)."""
+    dates: list[datetime | None] = []
+    if source == "article":
+        said = head.modified if kind == MODIFIED else head.published
+        dates = [_iso_datetime(said)] if said else []
+    elif source == "json-ld":
+        texts = head.date_modified if kind == MODIFIED else head.date_published
+        dates = [_iso_datetime(text) for text in texts]
+    elif kind == MODIFIED and last_modified:
+        # The response's header: a modified time, never a published one;
+        # parse_date gives None for a malformed one.
+        dates = [_instant(parse_date(last_modified))]
+    return [d for d in dates if d is not None and _plausible(d, seen, recent)]
 
 
 def _plausible(moment: datetime, seen: float, recent: float = RECENT) -> bool:

@@ -42,10 +42,11 @@ MODIFIED_PROPERTY = "article:modified_time"
 PUBLISHED_PROPERTY = "article:published_time"
 SITE_NAME_PROPERTY = "og:site_name"
 # JSON-LD in the head (https://www.w3.org/TR/json-ld11/#embedding-json-ld-in-html-documents):
-# schema.org's dateModified of a top-level object or of the items of its
-# @graph (the way Yoast and most CMS plugins write a page's WebPage and
-# Article). At most this many values are kept a page.
+# schema.org's dateModified and datePublished of a top-level object or of the
+# items of its @graph (the way Yoast and most CMS plugins write a page's
+# WebPage and Article). At most this many values of each are kept a page.
 MAX_DATES = 16
+JSON_LD_DATES = ("dateModified", "datePublished")
 # The quick scan decodes this much of the body first: most heads end within
 # it, and decoding the whole budget would cost more than reading them.
 QUICK_BYTES = 8 * 1024
@@ -68,8 +69,9 @@ class Head:
     on past the budget, so what it declares is not all known (never set with
     ``noindex``, which no later tag can undo). ``title``: the text of the
     first ``<title>``, entities decoded, as written (see ``titles.clean``).
-    ``date_modified``: the unparsed ``dateModified`` values of the head's
-    JSON-LD, in order. ``encoding``: the Python codec the head was read with
+    ``date_modified`` and ``date_published``: the unparsed ``dateModified``
+    and ``datePublished`` values of the head's JSON-LD, in order.
+    ``encoding``: the Python codec the head was read with
     (:func:`encoding_of`), for whatever else reads the body's text.
     ``published``: the unparsed ``article:published_time``; ``site_name``:
     the ``og:site_name``; ``lang``: the ``<html lang>`` (each the first one,
@@ -87,6 +89,7 @@ class Head:
     published: str | None = None
     site_name: str | None = None
     lang: str | None = None
+    date_published: tuple[str, ...] = ()
 
     @property
     def canonical(self) -> str | None:
@@ -355,6 +358,7 @@ def merge(page: Head, header: Head) -> Head:
         truncated=(page.truncated or header.truncated) and not noindex,
         title=page.title,
         date_modified=page.date_modified,
+        date_published=page.date_published,
         encoding=page.encoding,
         published=page.published,
         site_name=page.site_name,
@@ -365,6 +369,7 @@ def merge(page: Head, header: Head) -> Head:
 _ROBOTS_WORDS = tuple(name.encode() for name in ROBOTS_NAMES)
 # One pass for both: re finds a literal prefix faster than two `in` scans.
 _NO_WORDS = re.compile(rb"no(?:index|ne)")
+_JSON_LD_DATE = re.compile(rb"date(?:modified|published)")
 # A character reference that may stand for a letter, a digit, "_" or ":" of
 # the words below (HTML, "named character references": &lowbar; and
 # &UnderBar; are "_", &colon; is ":"; no name stands for a letter or digit).
@@ -390,9 +395,9 @@ def _may_declare(lowered: bytes) -> bool:
     # on by one of them, before the regex reads the whole budget.
     if b"canonical" in lowered or b"hreflang" in lowered:
         return True
-    if b"modified_time" in lowered or b"datemodified" in lowered:
+    if b"modified_time" in lowered or b"published_time" in lowered:
         return True
-    if b"published_time" in lowered:
+    if _JSON_LD_DATE.search(lowered):
         return True
     # A page without a title may still name its language and site (the news
     # sitemap reads both): "lang" is in most pages, but most have a title too.
@@ -468,7 +473,8 @@ class _HeadParser(HTMLParser):
         self._title: list[str] = []  # the first title's text
         self._titled = False  # the first title has ended
         self._json: list[str] | None = None  # a JSON-LD script's text, if in one
-        self.dates: list[str] = []
+        # JSON_LD_DATES -> the values read, in order.
+        self.dates: dict[str, list[str]] = {key: [] for key in JSON_LD_DATES}
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.start(tag, _first(attrs) if tag in _READ_ATTRIBUTES else _NONE)
@@ -555,20 +561,21 @@ class _HeadParser(HTMLParser):
             self.site_name = attrs.get("content", "").strip() or None
 
     def _add_dates(self, text: str) -> None:
-        """Keep the ``dateModified`` values of a JSON-LD script's text, which
-        the head budget bounds. Bad JSON is no declaration: never raises."""
-        if len(self.dates) >= MAX_DATES or "dateModified" not in text:
+        """Keep the :data:`JSON_LD_DATES` values of a JSON-LD script's text,
+        which the head budget bounds. Bad JSON is no declaration: never
+        raises."""
+        wanted = [key for key in JSON_LD_DATES if key in text]
+        if not wanted:
             return
         try:
             data = json.loads(text)
         except (ValueError, RecursionError):  # bad JSON, nested too deep
             return
         for node in _nodes(data):
-            value = node.get("dateModified")
-            if isinstance(value, str) and value.strip():
-                self.dates.append(value.strip())
-                if len(self.dates) >= MAX_DATES:
-                    return
+            for key in wanted:
+                value, kept = node.get(key), self.dates[key]
+                if isinstance(value, str) and value.strip() and len(kept) < MAX_DATES:
+                    kept.append(value.strip())
 
     def _link(self, attrs: dict[str, str]) -> None:
         href = attrs.get("href", "")
@@ -592,7 +599,8 @@ class _HeadParser(HTMLParser):
             ),
             modified=self.modified,
             title="".join(self._title) if self._title else None,
-            date_modified=tuple(self.dates),
+            date_modified=tuple(self.dates["dateModified"]),
+            date_published=tuple(self.dates["datePublished"]),
             published=self.published,
             site_name=self.site_name,
             lang=self.lang,

@@ -1,19 +1,23 @@
 """What a writer keeps in the store beside the pages, each on an optional store
 feature (``stores/base.py``): its counts, summed with the other writers'; the
-site's title affix; its decisions, the log ``explain`` reads; and what it reads
-back: the store's epoch and the paths removed from it.
+site's title affix; since when each section is watched for news; its decisions,
+the log ``explain`` reads; and what it reads back: the store's epoch and the
+paths removed from it.
 """
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime, timezone
 
 from ..errors import StoreError
 from ..model import Entry
 from ..page.titles import Affix, Titles
+from ..sitemaps import NEWS_WINDOW
 from ..stores.base import Decision, Decisions, Epoch, Removals, Shared, Store
 from .counters import Counters
 from .digest import Upsert
@@ -23,6 +27,9 @@ from .digest import Upsert
 COUNTS_INTERVAL = 10.0
 # The setting that shares the site's title affix between the writers.
 TITLE_AFFIX = "title_affix"
+# The setting that shares since when each section is watched for news articles:
+# a JSON object, section -> epoch seconds.
+NEWS_WATCH = "news_watch"
 # Decisions waiting for the store's log: beyond it the oldest go (a diagnosis
 # aid, never worth memory while the store is down).
 MAX_DECISIONS = 10_000
@@ -117,6 +124,61 @@ class SiteTitles:
             else u.entry
             for u in upserts
         ]
+
+
+class NewsWatch:
+    """Since when the writers watch each section for news articles (the
+    first article of it any writer wrote, kept in a :class:`Shared` setting;
+    this process's own start without one). An article that declares no
+    published time is dated when the store first held its page only if its
+    section was watched for a whole news window before: until then, a page
+    first seen may be an old article visited for the first time (every page
+    of a new store is), and it is not news."""
+
+    __slots__ = ("_shared", "_since")
+
+    def __init__(self, store: Store) -> None:
+        self._shared = store if isinstance(store, Shared) else None
+        self._since: dict[str, int] = {}
+
+    def watch(self, sections: Iterable[str], now: int) -> None:
+        """Note that ``sections`` are watched from ``now`` on, unless they
+        were earlier: one read of the setting when a section is new to this
+        process, one write when it is new to the store.
+
+        :raises StoreError: the store failed (asked again with the next).
+        """
+        new = set(sections) - self._since.keys()
+        if not new:
+            return
+        since = dict(self._since)
+        if self._shared is not None:
+            since.update(_watched(self._shared.setting(NEWS_WATCH)))
+        unseen = new - since.keys()
+        for section in unseen:
+            since[section] = now
+        if unseen and self._shared is not None:
+            self._shared.set_setting(NEWS_WATCH, json.dumps(since, sort_keys=True))
+        self._since = since
+
+    def dated(self, section: str, first_held: int) -> bool:
+        """Whether an undated article of ``section`` whose page the store
+        first held at ``first_held`` appeared then, as far as the store can
+        tell: its section was watched a news window before."""
+        since = self._since.get(section)
+        return since is not None and first_held >= since + NEWS_WINDOW
+
+
+def _watched(value: str | None) -> dict[str, int]:
+    """The setting's sections and times; another writer's damaged value is
+    none (the sections are watched from now on)."""
+    try:
+        found = json.loads(value) if value else {}
+    except ValueError:
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    return {k: v for k, v in found.items() if isinstance(v, int) and v >= 0}
 
 
 def site_name(store: Store) -> str | None:

@@ -35,6 +35,7 @@ from ..reasons import (
     Seen,
     Skipped,
 )
+from ..sections import DEFAULT
 from ..stores.base import Article, Hreflang, News, Pushes, Pushing, Store
 from .admission import Limits
 from .breaker import Breaker
@@ -47,7 +48,14 @@ from .intake import MAX_QUEUED, Intake
 from .observation import Observation
 from .recent import Recent
 from .recheck import Recheck
-from .sharing import TITLE_AFFIX, DecisionLog, SharedCounts, SiteTitles, StoreWatch
+from .sharing import (
+    TITLE_AFFIX,
+    DecisionLog,
+    NewsWatch,
+    SharedCounts,
+    SiteTitles,
+    StoreWatch,
+)
 
 __all__ = ["TITLE_AFFIX", "Writer"]
 
@@ -237,6 +245,7 @@ class Writer:
         self._news = (
             store if config.news is not None and isinstance(store, News) else None
         )
+        self._news_watch = NewsWatch(store)
         self._counts = SharedCounts(store, counters)
         self._titles = SiteTitles(store)
         self._log = DecisionLog(store)
@@ -617,15 +626,24 @@ class Writer:
     def _write_upserts(self) -> None:
         pending = self._pending
         # An article that declares no published time is dated when the store
-        # first holds its page: those it held already keep the stored date.
+        # first holds its page, once its section is watched (NewsWatch):
+        # those it held already keep the stored date.
         undeclared = [
             path
             for path, upsert in pending.upserts.items()
             if upsert.story is not None and not upsert.story.declared
         ]
         held = set()
-        if self._news is not None and undeclared:
-            held = self._store.known(undeclared)
+        if self._news is not None:
+            sections = {
+                upsert.entry.section or DEFAULT
+                for upsert in pending.upserts.values()
+                if upsert.story is not None
+            }
+            if sections:
+                self._news_watch.watch(sections, int(time.time()))
+            if undeclared:
+                held = self._store.known(undeclared)
         entries = self._titles.entries(list(pending.upserts.values()))
         _, bad = self._isolate("a store upsert", self._store.upsert, entries)
         for entry in bad:
@@ -652,8 +670,13 @@ class Writer:
             if upsert is None or upsert.story is None or not entry.title:
                 continue
             article = upsert.story.article._replace(title=entry.title)
-            if not upsert.story.declared and entry.path in held:
-                article = article._replace(published=0)
+            if not upsert.story.declared:
+                if entry.path in held:
+                    article = article._replace(published=0)
+                elif not self._news_watch.dated(
+                    entry.section or DEFAULT, article.published
+                ):
+                    continue  # it may be old: the section is watched too lately
             articles.append(article)
         if articles:
             self._isolate("a news write", self._publish_part, articles)

@@ -83,9 +83,10 @@ EMPTY = (
 NO_NEWS = (
     "No news article of the last two days.\n"
     "The news sitemap lists the pages the 'news' key names that were published"
-    " (article:published_time) or first recorded within two days, titled, with"
-    " a publication name and language (the key's, else og:site_name and"
-    " <html lang>).\n"
+    " within two days (article:published_time, else JSON-LD datePublished;"
+    " without either, when first recorded, once their section was watched for"
+    " two days), titled, with a publication name and language (the key's, else"
+    " og:site_name and <html lang>).\n"
 )
 
 

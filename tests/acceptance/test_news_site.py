@@ -24,6 +24,8 @@ from support.helpers import (
     wait_until,
 )
 
+from sitemap_middleware import open_store
+from sitemap_middleware.recording.sharing import NEWS_WATCH
 from sitemap_middleware.render import w3c_datetime
 from sitemap_middleware.sitemaps import NEWS_WINDOW
 
@@ -34,7 +36,8 @@ WORKERS = 2
 HOUR = 3600
 
 # The news site: /news/<slug> from articles.json (slug -> [title, published
-# epoch seconds or null]; a slug not there is 410), /about, /; each worker's
+# ISO time or null, and "json-ld" to declare it as a CMS does, in an @graph];
+# a slug not there is 410), /about, /; each worker's
 # middleware reads its clock's offset from the file "offset" (time injected).
 APP = """
 import html, json, os, time
@@ -66,9 +69,12 @@ def article(slug):
     articles = json.loads((HERE / "articles.json").read_text())
     if slug not in articles:
         abort(410)
-    title, published = articles[slug]
+    title, published, *how = articles[slug]
     head = ""
-    if published is not None:
+    if published is not None and how == ["json-ld"]:
+        graph = {"@graph": [{"@type": "NewsArticle", "datePublished": published}]}
+        head = f'<script type="application/ld+json">{json.dumps(graph)}</script>'
+    elif published is not None:
         head = f'<meta property="article:published_time" content="{published}">'
     return page(title, head)
 
@@ -92,6 +98,14 @@ def news_site(store_uri: str, tmp_path: Path) -> Iterator[tuple[str, Path, HTTPC
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     config = {"base_url": base, "store": store_uri, "news": {"pages": ["/news/*"]}}
+    # A site that has watched for news for three days: an undated article
+    # first seen now appeared now.
+    store = open_store(store_uri)
+    try:
+        since = {"": int(time.time() - 3 * 86_400)}
+        store.set_setting(NEWS_WATCH, json.dumps(since))  # type: ignore[attr-defined]
+    finally:
+        store.close()
     (tmp_path / "articles.json").write_text("{}")
     (tmp_path / "entry.py").write_text(
         textwrap.dedent(APP).replace("CONFIG", repr(config))
@@ -113,7 +127,7 @@ def test_articles_are_news_for_two_days(
     now = time.time()
     articles = {
         "fresh": ["Fresh & <new>", iso(now - HOUR)],
-        "yesterday": ["Yesterday", iso(now - 30 * HOUR)],
+        "yesterday": ["Yesterday", iso(now - 30 * HOUR), "json-ld"],
         "undated": ["Undated", None],  # dated when first recorded
         "stale": ["Stale", iso(now - NEWS_WINDOW - HOUR)],
     }
@@ -130,6 +144,8 @@ def test_articles_are_news_for_two_days(
     assert stories[f"{base}/news/fresh"] == Story(
         "The Daily", "en", published, "Fresh & <new>"
     )
+    declared = w3c_datetime(datetime.fromisoformat(iso(now - 30 * HOUR)))
+    assert stories[f"{base}/news/yesterday"].published == declared  # in JSON-LD
     undated = datetime.fromisoformat(stories[f"{base}/news/undated"].published)
     assert now - 1 <= undated.timestamp() <= recorded
     # The stale article and the other pages are in the sitemap, not the news

@@ -116,6 +116,26 @@ def test_published_date(published: str | None, expected: datetime | None) -> Non
     declared dates (after 1990, not after it was seen) without its minute."""
     assert published_date(Head(published=published), SERVED) == expected
     assert EARLIEST.year == 1991
+    # The same rule for JSON-LD's datePublished.
+    said = () if published is None else (published,)
+    assert published_date(Head(date_published=said), SERVED) == expected
+
+
+def test_published_date_reads_the_meta_tag_then_json_ld() -> None:
+    """The meta tag first; else the earliest plausible datePublished (a
+    WebPage's and its Article's); never the modified dates."""
+    at = datetime(2026, 5, 30, tzinfo=timezone.utc)
+    meta = "2026-05-31T00:00:00Z"
+    json_ld = ("2026-06-02", "2026-05-30", "nonsense", "2026-05-31")
+    assert published_date(Head(published=meta, date_published=json_ld), SERVED) == (
+        datetime(2026, 5, 31, tzinfo=timezone.utc)
+    )
+    assert published_date(Head(date_published=json_ld), SERVED) == at
+    # An implausible meta tag is no date: JSON-LD's is read.
+    head = Head(published="1970-01-01T00:00:00Z", date_published=json_ld)
+    assert published_date(head, SERVED) == at
+    modified = Head(modified="2026-05-01T00:00:00Z", date_modified=("2026-05-01",))
+    assert published_date(modified, SERVED) is None
 
 
 IMAGE_URLS = st.lists(

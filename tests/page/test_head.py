@@ -720,10 +720,32 @@ def test_json_ld_date_modified(body: bytes, dates: tuple[str, ...]) -> None:
     assert scan_head([body]).date_modified == dates
 
 
+@pytest.mark.parametrize("quick", [True, False])
+def test_json_ld_date_published_is_read_beside_date_modified(quick: bool) -> None:
+    """The same script, the same objects: each property's values in order,
+    a head without a title sent to the parser by either word alone."""
+    graph = (
+        '{"@context": "https://schema.org", "@graph": ['
+        '{"@type": "WebPage", "datePublished": "2024-01-01", "dateModified": 5},'
+        '{"@type": "NewsArticle", "datePublished": " 2024-01-02T03:04:05Z ",'
+        ' "dateModified": "2024-02-03", "author": {"datePublished": "1999-01-01"}}'
+        "]}"
+    )
+    head = scan_head([json_ld(graph) + b"<body>"], quick=quick)
+    assert head.date_published == ("2024-01-01", "2024-01-02T03:04:05Z")
+    assert head.date_modified == ("2024-02-03",)
+    alone = scan_head([json_ld('[{"@type": "BlogPosting", "datePublished": "2024"}]')])
+    assert (alone.date_published, alone.date_modified) == (("2024",), ())
+    assert head_module._may_declare(b'"datepublished"')
+
+
 def test_json_ld_dates_are_capped() -> None:
     items = ", ".join('{"dateModified": "2024-01-02"}' for _ in range(100))
     head = scan_head([json_ld(f'{{"@graph": [{items}]}}')])
     assert len(head.date_modified) == head_module.MAX_DATES
+    items = ", ".join('{"datePublished": "2024-01-02"}' for _ in range(100))
+    head = scan_head([json_ld(f'{{"@graph": [{items}]}}')])
+    assert len(head.date_published) == head_module.MAX_DATES
 
 
 # -- the page's charset -------------------------------------------------------------

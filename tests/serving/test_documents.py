@@ -6,6 +6,8 @@ and the config keeps configured paths off; near misses stay where they were.
 
 from __future__ import annotations
 
+import json
+import time
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -14,6 +16,8 @@ from support.sites import ROUTES, Site
 from sitemap_middleware import Config, ConfigError
 from sitemap_middleware.paths import DOCUMENTS, PART, SITE_MAP, Document
 from sitemap_middleware.reasons import Skipped
+from sitemap_middleware.recording.sharing import NEWS_WATCH
+from sitemap_middleware.stores.memory import MemoryStore
 from sitemap_middleware.watching.policy import Policy
 
 BASE = "http://localhost"
@@ -119,8 +123,12 @@ def test_no_configured_path_may_take_a_document_s(document: Document) -> None:
 
 @pytest.fixture
 def every(make: Callable[..., Site]) -> Site:
-    """A site with every document on and one part of one page."""
-    site = make(EVERY)
+    """A site with every document on and one part of one page, an undated
+    article on a site that has watched for news for three days."""
+    store = MemoryStore()
+    since = int(time.time()) - 3 * 86_400
+    store.set_setting(NEWS_WATCH, json.dumps({"": since}))
+    site = make({**EVERY, "store": store})
     assert site.get("/").status == 200
     site.recorded()
     return site

@@ -6,17 +6,27 @@ age out, removed pages leave, other pages are never in it.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
 from typing import Any
 
 import pytest
-from support.helpers import NS, Story, news_stories, parse, sitemap_urls, validate
+from support.helpers import (
+    NS,
+    Story,
+    news_stories,
+    parse,
+    sitemap_lastmods,
+    sitemap_urls,
+    validate,
+)
 from support.sites import HTML, ROUTES, Site
 from werkzeug.http import parse_date
 
 from sitemap_middleware import render
+from sitemap_middleware.recording.sharing import NEWS_WATCH
 from sitemap_middleware.sitemaps import NEWS_WINDOW, news_language
 from sitemap_middleware.stores.memory import MemoryStore
 from sitemap_middleware.visible import visible
@@ -31,13 +41,17 @@ def article(
     published: float | None = None,
     lang: str | None = "en-GB",
     site_name: str | None = "The Daily",
+    json_ld: object = None,
 ) -> tuple[int, dict[str, str], list[bytes]]:
     """A news page: its title, published time, language and site name (each
-    left out when ``None``)."""
+    left out when ``None``), and a JSON-LD script of ``json_ld``."""
     head = f"<title>{title}</title>"
     if published is not None:
         stamp = datetime.fromtimestamp(published, timezone.utc).isoformat()
         head += f'<meta property="article:published_time" content="{stamp}">'
+    if json_ld is not None:
+        script = json.dumps(json_ld)
+        head += f'<script type="application/ld+json">{script}</script>'
     if site_name is not None:
         head += f'<meta property="og:site_name" content="{site_name}">'
     opening = "<html>" if lang is None else f'<html lang="{lang}">'
@@ -49,16 +63,26 @@ def w3c(seconds: float) -> str:
     return render.w3c_datetime(datetime.fromtimestamp(int(seconds), timezone.utc))
 
 
+def watched(days: float, sections: tuple[str, ...] = ("",)) -> MemoryStore:
+    """A store whose writers have watched ``sections`` (the default one) for
+    news for ``days``, as a site running that long has."""
+    store = MemoryStore()
+    since = int(time.time() - days * 86_400)
+    store.set_setting(NEWS_WATCH, json.dumps(dict.fromkeys(sections, since)))
+    return store
+
+
 def later(site: Site, seconds: float) -> None:
     """Move the news sitemap's clock ``seconds`` on (time injected)."""
     site.middleware.server.clock = lambda: time.time() + seconds
 
 
 def test_recent_articles_are_listed_and_age_out(make: Callable[..., Site]) -> None:
-    """Articles published (or first recorded) within two days are listed with
-    their publication's name and language, date and title; older ones and
-    pages that are no articles never are; two days on, they leave, the news
-    sitemap answers 404 and the index no longer names it."""
+    """Articles published (or first recorded, on a site watched for news for
+    a while) within two days are listed with their publication's name and
+    language, date and title; older ones and pages that are no articles never
+    are; two days on, they leave, the news sitemap answers 404 and the index
+    no longer names it."""
     now = time.time()
     ROUTES["/news/fresh"] = article("Fresh", now - HOUR)
     ROUTES["/news/stale"] = article("Stale", now - NEWS_WINDOW - HOUR)
@@ -67,7 +91,7 @@ def test_recent_articles_are_listed_and_age_out(make: Callable[..., Site]) -> No
     ROUTES["/news/future"] = article("Future", now + HOUR)
     ROUTES["/news/ancient"] = article("Ancient", 0)
     ROUTES["/news/untitled"] = (200, {"Content-Type": HTML}, [b"<p>no title</p>"])
-    site = make({"news": NEWS})
+    site = make({"news": NEWS, "store": watched(days=3)})
     assert site.get("/sitemap-news.xml").status == 404  # nothing yet
     site.visit("/", "/about", *[p for p in ROUTES if p.startswith("/news/")])
     stories = news_stories(site)
@@ -152,6 +176,8 @@ def test_articles_by_section_and_route(routed: Callable[..., Site], stack: str) 
         {
             "sections": {"posts": ["/blog/*"]},
             "news": {"sections": ["posts"], "pages": [template], "name": "Daily"},
+            # The pages declare no date: news once their sections are watched.
+            "store": watched(days=3, sections=("posts", "")),
         }
     )
     site.visit("/blog/hello", "/products/a/b", "/about")
@@ -202,6 +228,131 @@ def test_a_page_known_before_news_was_on(make: Callable[..., Site]) -> None:
     after = make({"store": store, "news": NEWS})
     after.visit("/news/old", "/news/dated")
     assert set(news_stories(after)) == {f"{BASE_URL}/news/dated"}
+
+
+def test_an_undated_article_is_news_once_its_section_was_watched(
+    make: Callable[..., Site],
+) -> None:
+    """An article that declares no date is news only if the store saw it
+    appear: first held a whole news window after its section was first
+    watched. A new store's first visits find old articles as much as new
+    ones, so none of them is listed as published today; a dated one is."""
+    now = time.time()
+    ROUTES["/news/old"] = article("Old")  # 400 days old, says nothing
+    ROUTES["/news/dated"] = article("Dated", now - HOUR)
+    store = MemoryStore()
+    site = make({"news": NEWS, "store": store})
+    site.visit("/news/old", "/news/dated")
+    assert set(news_stories(site)) == {f"{BASE_URL}/news/dated"}
+    since = json.loads(store.setting(NEWS_WATCH) or "{}")
+    assert set(since) == {""} and now - 5 <= since[""] <= time.time()
+    # Another day: still within the first window, an undated page is no news.
+    store.set_setting(NEWS_WATCH, json.dumps({"": int(now - 86_400)}))
+    ROUTES["/news/second"] = article("Second")
+    again = make({"news": NEWS, "store": store})
+    again.visit("/news/second")
+    assert set(news_stories(again)) == {f"{BASE_URL}/news/dated"}
+    # Watched for longer than a window: a new undated article appeared when
+    # the store first held it. Those held before stay out (no date to go by).
+    store.set_setting(NEWS_WATCH, json.dumps({"": int(now - NEWS_WINDOW - HOUR)}))
+    ROUTES["/news/third"] = article("Third")
+    third = make({"news": NEWS, "store": store})
+    third.visit("/news/third", "/news/second", "/news/old")
+    stories = news_stories(third)
+    assert set(stories) == {f"{BASE_URL}/news/dated", f"{BASE_URL}/news/third"}
+    first_held = datetime.fromisoformat(stories[f"{BASE_URL}/news/third"].published)
+    assert now - 1 <= first_held.timestamp() <= time.time()
+
+
+def test_a_damaged_watch_setting_starts_the_watch_again(
+    make: Callable[..., Site],
+) -> None:
+    """Another writer's unreadable value is no watch: from now on, as in a
+    new store (never a date out of it)."""
+    store = MemoryStore()
+    store.set_setting(NEWS_WATCH, '{"": "yesterday", "x": [1]')
+    ROUTES["/news/undated"] = article("Undated")
+    site = make({"news": NEWS, "store": store})
+    site.visit("/news/undated")
+    assert news_stories(site) == {}
+    since = json.loads(store.setting(NEWS_WATCH) or "{}")
+    assert isinstance(since[""], int)
+
+
+GRAPH = {
+    "@context": "https://schema.org",
+    "@graph": [
+        {"@type": "WebSite", "name": "The Daily"},
+        {
+            "@type": "NewsArticle",
+            "headline": "Graph",
+            "datePublished": "PUBLISHED",
+            "dateModified": "MODIFIED",
+        },
+    ],
+}
+
+
+def _stamp(seconds: float) -> str:
+    return datetime.fromtimestamp(int(seconds), timezone.utc).isoformat()
+
+
+@pytest.mark.parametrize(
+    "shape",
+    ["graph", "top", "array", "blog"],
+)
+def test_an_article_dated_in_json_ld(make: Callable[..., Site], shape: str) -> None:
+    """The publication date a CMS writes in JSON-LD (``datePublished`` of a
+    NewsArticle, Article or BlogPosting, at the top level, in an array, in an
+    ``@graph``) dates the article as the meta tag does; a 400-day-old one is
+    no news, never news of today; lastmod reads the same script's
+    ``dateModified``."""
+    now = time.time()
+    recent, modified, old = now - 3 * HOUR, now - 2 * HOUR, now - 400 * 86_400
+
+    def node(published: float) -> object:
+        dates = {"datePublished": _stamp(published), "dateModified": _stamp(modified)}
+        if shape == "graph":
+            return {
+                **GRAPH,
+                "@graph": [GRAPH["@graph"][0], {"@type": "NewsArticle", **dates}],
+            }
+        if shape == "array":
+            return [{"@type": "Organization"}, {"@type": "Article", **dates}]
+        kind = "BlogPosting" if shape == "blog" else "NewsArticle"
+        return {"@context": "https://schema.org", "@type": kind, **dates}
+
+    ROUTES["/news/recent"] = article("Recent", json_ld=node(recent))
+    ROUTES["/news/old"] = article("Old", json_ld=node(old))
+    site = make({"news": NEWS})  # a new store: no date taken from first sight
+    site.visit("/news/recent", "/news/old")
+    stories = news_stories(site)
+    assert set(stories) == {f"{BASE_URL}/news/recent"}
+    assert stories[f"{BASE_URL}/news/recent"].published == w3c(recent)
+    lastmods = sitemap_lastmods(site)
+    assert lastmods[f"{BASE_URL}/news/recent"] == w3c(modified)
+
+
+def test_the_meta_tag_comes_before_json_ld(make: Callable[..., Site]) -> None:
+    """Both declared: the meta tag's date, as for lastmod; of several
+    JSON-LD dates the earliest plausible (a page's WebPage and its Article)."""
+    now = time.time()
+    both = {"@type": "NewsArticle", "datePublished": _stamp(now - 5 * HOUR)}
+    ROUTES["/news/both"] = article("Both", now - HOUR, json_ld=both)
+    graph = {
+        "@graph": [
+            {"@type": "WebPage", "datePublished": _stamp(now - 4 * HOUR)},
+            {"@type": "Article", "datePublished": _stamp(now - 6 * HOUR)},
+            {"@type": "Article", "datePublished": "not a date"},
+            {"@type": "Article", "datePublished": _stamp(now + HOUR)},
+        ]
+    }
+    ROUTES["/news/graph"] = article("Graph", json_ld=graph)
+    site = make({"news": NEWS})
+    site.visit("/news/both", "/news/graph")
+    stories = news_stories(site)
+    assert stories[f"{BASE_URL}/news/both"].published == w3c(now - HOUR)
+    assert stories[f"{BASE_URL}/news/graph"].published == w3c(now - 6 * HOUR)
 
 
 def test_off_by_default(site: Site) -> None:
