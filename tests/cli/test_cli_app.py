@@ -16,6 +16,7 @@ from typing import Any
 import demo_content
 import pytest
 from click.testing import CliRunner
+from support.helpers import stored_paths
 
 from sitemap_middleware import Entry, open_store
 from sitemap_middleware.cli import Exit, main
@@ -48,14 +49,6 @@ def uri(tmp_path: Path) -> str:
 def _run(*args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(main, list(args), catch_exceptions=False)
     return result.exit_code, result.stdout, result.stderr
-
-
-def _paths(uri: str) -> list[str]:
-    store = open_store(uri)
-    try:
-        return sorted(e.path for p in store.parts() for e in store.entries(p.number))
-    finally:
-        store.close()
 
 
 def _entry(uri: str, path: str) -> Entry:
@@ -97,7 +90,7 @@ def _crawled(example: str, uri: str) -> list[str]:
 
             demo_content.crawl(fetch)
             get_sitemap(app).close()
-    return _paths(uri)
+    return stored_paths(uri)
 
 
 def _process(*args: str, program: str = "sitemap_middleware") -> tuple[int, str, str]:
@@ -129,7 +122,7 @@ def test_seed_lists_every_public_page_of_the_example(
 ) -> None:
     code, out, err = _run("seed", "--app", f"{example}:create_app", "--store", uri)
     assert code == Exit.OK, err
-    seeded = _paths(uri)
+    seeded = stored_paths(uri)
     assert seeded == demo_content.PUBLIC_PATHS
     assert seeded == _crawled(example, f"sqlite:///{tmp_path / 'crawl.sqlite3'}")
     # The public pages, and /draft, /old and /gone; never /admin/, /api/posts,
@@ -148,7 +141,7 @@ def test_seed_lists_every_public_page_of_the_example(
 def test_seed_does_not_record_private_pages(example: str, uri: str) -> None:
     code, out, _ = _run("seed", "--app", f"{example}:create_app", "--store", uri)
     assert code == Exit.OK
-    assert not set(PRIVATE) & set(_paths(uri))
+    assert not set(PRIVATE) & set(stored_paths(uri))
     assert f"not requested: {BASE}/account: excluded" in out
     # Each page not recorded is named with the reason, in explain's words.
     assert f"not recorded: {BASE}/gone: it answers an anonymous GET with 410" in out
@@ -236,7 +229,7 @@ def test_seed_requests_nothing_the_config_refuses(
         ("/hidden", "its route '/hidden' is excluded"),
     ]:
         assert f"not requested: {BASE}{path}: {words}" in out
-    assert _paths(uri) == ["/", "/sitemap.xml.bak"]
+    assert stored_paths(uri) == ["/", "/sitemap.xml.bak"]
 
 
 def test_verify_never_requests_what_the_config_refuses(
@@ -257,14 +250,14 @@ def test_verify_never_requests_what_the_config_refuses(
     assert module.CALLS == ["home"]
     assert f"removed: {BASE}/reports/send: excluded by exclude pattern" in out
     assert f"removed: {BASE}/ping: its route '/ping' is excluded" in out
-    assert _paths(uri) == ["/"]
+    assert stored_paths(uri) == ["/"]
 
 
 @pytest.mark.slow
 def test_seed_as_a_real_process(example: str, uri: str) -> None:
     code, out, err = _process("seed", "--app", f"{example}:create_app", "--store", uri)
     assert code == Exit.OK, err
-    assert _paths(uri) == demo_content.PUBLIC_PATHS
+    assert stored_paths(uri) == demo_content.PUBLIC_PATHS
     assert f"recorded {PUBLIC}" in out
 
 
@@ -275,7 +268,7 @@ def test_seed_under_a_base_url_prefix(example: str, uri: str) -> None:
     args = ("--app", f"{example}:create_app", "--store", uri, "--base-url", prefixed)
     code, _, err = _run("seed", *args)
     assert code == Exit.OK, err
-    assert _paths(uri) == demo_content.PUBLIC_PATHS
+    assert stored_paths(uri) == demo_content.PUBLIC_PATHS
     code, out, _ = _run("verify", *args)
     assert code == Exit.OK
     assert f"{PUBLIC} URLs: 0 removed" in out
@@ -294,7 +287,7 @@ def test_seed_leaves_what_traffic_stored_and_a_visit_updates_it(
     assert "1 already listed" in out
     kept = _entry(uri, "/about")
     assert (kept.lastmod, kept.fingerprint) == (OLD, "stale-fingerprint")
-    assert _paths(uri) == demo_content.PUBLIC_PATHS
+    assert stored_paths(uri) == demo_content.PUBLIC_PATHS
     # verify is a visit: the page answers with other content, so it changes.
     assert _run("verify", "--app", f"{example}:create_app", "--store", uri)[0] == 0
     visited = _entry(uri, "/about")
@@ -318,7 +311,7 @@ def test_seed_is_not_held_back_by_the_rate_of_new_urls(
     code, out, _ = _run("seed", "--app", name)
     assert code == Exit.OK
     assert "dropped" not in out
-    assert _paths(uri) == demo_content.PUBLIC_PATHS
+    assert stored_paths(uri) == demo_content.PUBLIC_PATHS
 
 
 @pytest.mark.parametrize("stack", ["wsgi", "asgi"])
@@ -353,7 +346,7 @@ def test_seed_with_the_middleware_as_the_app(
     # /pages renders the site map through the app's own get_sitemap(), which
     # finds no middleware in this bare app: it answers 500, and is not listed.
     public = [path for path in demo_content.PUBLIC_PATHS if path != "/pages"]
-    assert _paths(uri) == public
+    assert stored_paths(uri) == public
 
 
 def test_seed_reports_params_that_name_no_page(
@@ -387,7 +380,7 @@ def test_seed_reports_params_that_name_no_page(
     assert code == Exit.PROBLEMS
     assert "skipped /tags/<tag>: a parameter without a value" in err
     assert f"not recorded: {BASE}/boom: it answers an anonymous GET with 500" in out
-    assert _paths(uri) == ["/tags/a%20b"]
+    assert stored_paths(uri) == ["/tags/a%20b"]
     assert "recorded 1" in out
 
 
@@ -420,7 +413,7 @@ def test_verify_removes_a_page_that_turned_404(example: str, uri: str) -> None:
     )
     assert f"removed: {BASE}/old: it answers an anonymous GET with 301" in out
     assert f"{PUBLIC + 2} URLs: 2 removed" in out
-    assert _paths(uri) == demo_content.PUBLIC_PATHS
+    assert stored_paths(uri) == demo_content.PUBLIC_PATHS
     code, out, _ = _run("verify", "--check", *args)
     assert (code, out.strip()) == (
         Exit.OK,
@@ -442,7 +435,7 @@ def test_verify_check_changes_nothing_and_exits_1_as_a_real_process(
     )
     assert code == Exit.PROBLEMS
     assert f"would remove: {BASE}/gone: it answers an anonymous GET with 410" in out
-    assert _paths(uri) == ["/about", "/gone"]
+    assert stored_paths(uri) == ["/about", "/gone"]
     assert _entry(uri, "/about").fingerprint == "stale"  # not even a visit's update
 
 
@@ -455,7 +448,7 @@ def test_verify_requests_the_stored_spelling_only(example: str, uri: str) -> Non
     code, out, _ = _run("verify", "--app", f"{example}:create_app", "--store", uri)
     assert code == Exit.OK
     assert "0 removed" in out
-    assert _paths(uri) == ["/blog/caf%C3%A9-au-lait"]
+    assert stored_paths(uri) == ["/blog/caf%C3%A9-au-lait"]
 
 
 # -- prune -------------------------------------------------------------------------
@@ -479,7 +472,15 @@ def test_prune_applies_the_app_config_now(
     assert code == Exit.OK
     assert f"removed: {BASE}/blog/hello-world" in out
     assert f"checked {PUBLIC} URLs: 5 removed" in out
-    assert _paths(uri) == ["/", "/about", "/blog/", "/de/", "/en/", "/pages", "/search"]
+    assert stored_paths(uri) == [
+        "/",
+        "/about",
+        "/blog/",
+        "/de/",
+        "/en/",
+        "/pages",
+        "/search",
+    ]
 
 
 @pytest.mark.slow
@@ -490,7 +491,7 @@ def test_prune_with_the_defaults_only(uri: str) -> None:
     code, out, _ = _process("prune", "--store", uri, "--base-url", BASE)
     assert code == Exit.OK
     assert f"removed: {BASE}/admin/users" in out
-    assert _paths(uri) == ["/about"]
+    assert stored_paths(uri) == ["/about"]
     assert _run("prune", "--store", uri)[0] == Exit.USAGE  # no config at all
 
 
@@ -669,7 +670,7 @@ def test_explain_names_the_response_rule_that_keeps_a_page_out(
     assert "why: it answers with 302 to /login?next=/billing, an excluded" in out
     module = __import__(name)
     assert module.CALLS == ["/members", "/post"]  # asked once each
-    assert _paths(uri) == []  # explain records nothing
+    assert stored_paths(uri) == []  # explain records nothing
 
 
 @pytest.mark.parametrize("stack", sorted(ANSWERS))
@@ -688,7 +689,7 @@ def test_explain_a_page_that_sets_a_cookie_to_a_crawler(
     assert "it answers an anonymous GET with 200 as a public page" in out
     code, out, err = _run("seed", "--app", name)
     assert code == Exit.OK, err
-    assert _paths(uri) == ["/post"]
+    assert stored_paths(uri) == ["/post"]
     code, out, _ = _run("explain", "--app", name, f"{BASE}/post")
     assert code == Exit.OK
     assert "listed: yes" in out
@@ -754,7 +755,7 @@ def test_flask_sitemap_seed(uri: str) -> None:
     result = app.test_cli_runner().invoke(args=["sitemap", "seed"])
     assert result.exit_code == 0, result.output
     assert f"recorded {PUBLIC}" in result.output
-    assert _paths(uri) == demo_content.PUBLIC_PATHS
+    assert stored_paths(uri) == demo_content.PUBLIC_PATHS
     result = app.test_cli_runner().invoke(args=["sitemap", "explain", f"{BASE}/draft"])
     assert result.exit_code == Exit.PROBLEMS
     assert "listed: no" in result.output
@@ -773,7 +774,7 @@ def test_flask_sitemap_store_commands_use_the_app_config(uri: str) -> None:
     assert result.output.splitlines()[0] == f"{BASE}/"
     result = runner.invoke(args=["sitemap", "remove", f"{BASE}/about"])
     assert (result.exit_code, result.output) == (0, f"removed: {BASE}/about\n")
-    assert "/about" not in _paths(uri)
+    assert "/about" not in stored_paths(uri)
 
 
 @pytest.mark.slow
@@ -781,7 +782,7 @@ def test_flask_sitemap_as_a_real_process(uri: str) -> None:
     args = ("--app", "flask_app:create_app", "sitemap")
     code, out, err = _process(*args, "seed", "--store", uri, program="flask")
     assert code == Exit.OK, err
-    assert _paths(uri) == demo_content.PUBLIC_PATHS
+    assert stored_paths(uri) == demo_content.PUBLIC_PATHS
     store = open_store(uri)
     store.upsert([Entry("/blog/deleted-post", OLD)])
     store.close()
@@ -790,7 +791,7 @@ def test_flask_sitemap_as_a_real_process(uri: str) -> None:
     )
     assert code == Exit.PROBLEMS, err
     assert f"would remove: {BASE}/blog/deleted-post: it answers an anonymous GET" in out
-    assert "/blog/deleted-post" in _paths(uri)
+    assert "/blog/deleted-post" in stored_paths(uri)
     code, out, _ = _process(*args, "prune", "--store", uri, program="flask")
     assert code == Exit.OK
     assert "0 removed" in out

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from support.helpers import stored_paths
 
 from sitemap_middleware import Entry, open_store
 from sitemap_middleware.cli import BRAKE_URLS, Exit, main
@@ -113,14 +114,6 @@ def _store(uri: str) -> None:
         store.close()
 
 
-def _paths(uri: str) -> list[str]:
-    store = open_store(uri)
-    try:
-        return sorted(e.path for p in store.parts() for e in store.entries(p.number))
-    finally:
-        store.close()
-
-
 def _run(*args: str) -> tuple[int, str, str]:
     result = CliRunner().invoke(main, list(args), catch_exceptions=False)
     return result.exit_code, result.stdout, result.stderr
@@ -146,11 +139,11 @@ def test_a_command_that_says_nothing_changes_removes_nothing(
     app_module: tuple[str, str], command: tuple[str, ...], own_store: bool
 ) -> None:
     app, uri = app_module
-    before = _paths(uri)
+    before = stored_paths(uri)
     store = () if own_store else ("--store", uri)
     code, _, err = _run(*command, "--app", app, *store)
     assert code in (Exit.OK, Exit.PROBLEMS, Exit.REFUSED), err
-    assert _paths(uri) == before
+    assert stored_paths(uri) == before
 
 
 @pytest.mark.parametrize("command", ["prune", "verify"])
@@ -164,7 +157,7 @@ def test_yes_removes_what_it_prints(app_module: tuple[str, str], command: str) -
     assert code == Exit.OK, err
     removed = {row["url"] for row in json.loads(out)["urls"]}
     assert removed == previewed
-    assert _paths(uri) == sorted(PUBLIC)
+    assert stored_paths(uri) == sorted(PUBLIC)
 
 
 def test_a_site_of_several_is_left_as_it_is(
@@ -182,9 +175,9 @@ def test_a_site_of_several_is_left_as_it_is(
     _store(uri)  # the default site's listing
     blog = f"{uri}?site=blog"
     _store(blog)
-    before = (_paths(uri), _paths(blog))
+    before = (stored_paths(uri), stored_paths(blog))
     for site in ("main", "blog"):
         for command in (("prune", "--dry-run"), ("report",), ("verify", "--check")):
             code, _, err = _run(*command, "--app", f"{name}:create_app", "--site", site)
             assert code in (Exit.OK, Exit.PROBLEMS), err
-            assert (_paths(uri), _paths(blog)) == before, (site, command)
+            assert (stored_paths(uri), stored_paths(blog)) == before, (site, command)

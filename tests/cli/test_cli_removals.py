@@ -16,6 +16,7 @@ from pathlib import Path
 import demo_content
 import pytest
 from click.testing import CliRunner
+from support.helpers import stored_paths
 
 from sitemap_middleware import Entry, open_store
 from sitemap_middleware.cli import BRAKE_URLS, Exit, main
@@ -41,14 +42,6 @@ def _run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
-def _paths(uri: str) -> list[str]:
-    store = open_store(uri)
-    try:
-        return sorted(e.path for p in store.parts() for e in store.entries(p.number))
-    finally:
-        store.close()
-
-
 def _stored(uri: str, *paths: str) -> None:
     store = open_store(uri)
     store.upsert([Entry(path, OLD, "print", route="/blog/<slug>") for path in paths])
@@ -67,7 +60,7 @@ def test_verify_dry_run_names_what_would_go_and_changes_nothing(
     example: str, uri: str
 ) -> None:
     _stored(uri, *demo_content.PUBLIC_PATHS, *_gone(3))
-    before = _paths(uri)
+    before = stored_paths(uri)
     args = ("--app", f"{example}:create_app", "--store", uri)
     code, out, _ = _run("verify", "--dry-run", *args)
     assert code == Exit.OK
@@ -78,7 +71,7 @@ def test_verify_dry_run_names_what_would_go_and_changes_nothing(
     assert out.endswith(
         f"verified {len(before)} URLs: 3 would be removed (nothing changed)\n"
     )
-    assert _paths(uri) == before
+    assert stored_paths(uri) == before
 
 
 def test_verify_stops_before_removing_much_of_the_store(example: str, uri: str) -> None:
@@ -87,7 +80,7 @@ def test_verify_stops_before_removing_much_of_the_store(example: str, uri: str) 
     removed nothing; --yes goes on."""
     gone = _gone(BRAKE_URLS + 1)
     _stored(uri, *demo_content.PUBLIC_PATHS, *gone)
-    before = _paths(uri)
+    before = stored_paths(uri)
     args = ("--app", f"{example}:create_app", "--store", uri)
     code, out, err = _run("verify", *args)
     assert code == Exit.REFUSED
@@ -95,11 +88,11 @@ def test_verify_stops_before_removing_much_of_the_store(example: str, uri: str) 
     assert err.count("\n") == 1
     assert f"would remove {len(gone)} of the {len(before)} URLs stored" in err
     assert "--dry-run" in err and "--yes" in err
-    assert _paths(uri) == before
+    assert stored_paths(uri) == before
     code, out, _ = _run("verify", "--yes", *args)
     assert code == Exit.OK
     assert f"{len(gone)} removed" in out
-    assert _paths(uri) == demo_content.PUBLIC_PATHS
+    assert stored_paths(uri) == demo_content.PUBLIC_PATHS
 
 
 def test_verify_removes_a_few_without_asking(uri: str) -> None:
@@ -107,7 +100,7 @@ def test_verify_removes_a_few_without_asking(uri: str) -> None:
     code, out, _ = _run("verify", "--app", "flask_app:create_app", "--store", uri)
     assert code == Exit.OK
     assert f"{BRAKE_URLS} removed" in out
-    assert _paths(uri) == demo_content.PUBLIC_PATHS
+    assert stored_paths(uri) == demo_content.PUBLIC_PATHS
 
 
 def test_verify_json_gives_each_url_its_action_and_reason(uri: str) -> None:
@@ -125,7 +118,7 @@ def test_verify_json_gives_each_url_its_action_and_reason(uri: str) -> None:
     assert urls[f"{BASE}/gone"]["action"] == "would_remove"
     assert "410" in urls[f"{BASE}/gone"]["reason"]
     assert "noindex" in urls[f"{BASE}/draft"]["reason"]
-    assert _paths(uri) == ["/about", "/draft", "/gone"]
+    assert stored_paths(uri) == ["/about", "/draft", "/gone"]
 
 
 @pytest.mark.slow
@@ -176,7 +169,7 @@ def test_verify_asks_on_a_terminal(uri: str) -> None:
         except OSError:  # the terminal closed with the process
             pass
         os.close(leader)
-        assert len(_paths(uri)) == left
+        assert len(stored_paths(uri)) == left
 
 
 # -- prune -------------------------------------------------------------------------
@@ -185,7 +178,7 @@ def test_verify_asks_on_a_terminal(uri: str) -> None:
 def test_prune_previews_checks_and_brakes(uri: str) -> None:
     admin = [f"/admin/page-{n}" for n in range(BRAKE_URLS + 5)]
     _stored(uri, "/about", *admin)
-    before = _paths(uri)
+    before = stored_paths(uri)
     args = ("--store", uri, "--base-url", BASE)
     code, out, _ = _run("prune", "--dry-run", *args)
     assert code == Exit.OK
@@ -194,19 +187,19 @@ def test_prune_previews_checks_and_brakes(uri: str) -> None:
         "'*/admin/*' (from default_exclude)" in out
     )
     assert f"{len(admin)} would be removed" in out and "(nothing changed)" in out
-    assert _paths(uri) == before
+    assert stored_paths(uri) == before
     code, _, _ = _run("prune", "--check", *args)
     assert code == Exit.PROBLEMS
-    assert _paths(uri) == before
+    assert stored_paths(uri) == before
     code, out, err = _run("prune", *args)
     assert (code, out, err.count("\n")) == (Exit.REFUSED, "", 1)
-    assert _paths(uri) == before
+    assert stored_paths(uri) == before
     code, out, _ = _run("prune", "--yes", "--json", *args)
     assert code == Exit.OK
     found = json.loads(out)
     assert (found["checked"], found["removed"]) == (len(before), len(admin))
     assert {row["action"] for row in found["urls"]} == {"removed"}
-    assert _paths(uri) == ["/about"]
+    assert stored_paths(uri) == ["/about"]
     # The config's digest is stored once the removals are made.
     code, out, _ = _run("prune", "--check", *args)
     assert code == Exit.OK

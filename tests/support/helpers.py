@@ -91,6 +91,17 @@ class Reply:
     body: bytes
 
 
+def stored_paths(uri: str) -> list[str]:
+    """Every path the store at ``uri`` lists, sorted (opened and closed here)."""
+    from sitemap_middleware import open_store
+
+    store = open_store(uri)
+    try:
+        return sorted(e.path for p in store.parts() for e in store.entries(p.number))
+    finally:
+        store.close()
+
+
 def sitemap_urls(client: Any, prefix: str = "") -> list[str]:
     """Every <loc> of every page the index lists, each document validated.
 
