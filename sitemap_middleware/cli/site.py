@@ -1,11 +1,12 @@
-"""What every command shares: the exit codes, a failure in one line, the site a
-store command works on (the config of its options and its store), progress bars,
-how a lastmod and a URL's query are read out.
+"""What every command shares: the exit codes, a failure in one line, the numbers
+its options take, the site a store command works on (the config of its options and
+its store), progress bars, how a lastmod and a URL's query are read out.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import os
 import sys
 import time
@@ -14,7 +15,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from enum import IntEnum
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import click
@@ -60,9 +61,43 @@ BRAKE_URLS = 10
 
 
 def fail(message: str, code: int) -> NoReturn:
-    """One line on stderr, and the exit code: a user's mistake is no traceback."""
-    click.echo(f"Error: {message}", err=True)
+    """One line on stderr, and the exit code: a user's mistake is no traceback.
+    Runs of whitespace are one space: a driver's message (libpq's "connection
+    failed: ...\n\tIs the server running ...") or an exception's repr may
+    span lines, and a script or a log reads one."""
+    click.echo(f"Error: {' '.join(message.split())}", err=True)
     sys.exit(code)
+
+
+if TYPE_CHECKING:
+    _NumberType = click.ParamType[float]
+else:  # a generic class in newer click only; the package takes 8.2
+    _NumberType = click.ParamType
+
+
+class Number(_NumberType):
+    """What every numeric option takes: a finite number, above 0 (0 too with
+    ``zero``). click's ``FloatRange`` lets ``nan`` through (it compares false
+    to any bound) and ``inf``, which then fail deep in a command: here they
+    are a usage error, as a negative number is. No option has a meaning for
+    one below 0."""
+
+    name = "number"
+
+    def __init__(self, *, zero: bool = False) -> None:
+        self.zero = zero
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(number) or number < 0 or (number == 0 and not self.zero):
+            least = "0 or more" if self.zero else "above 0"
+            self.fail(f"{value!r} is not a finite number {least}", param, ctx)
+        return number
 
 
 def plural(number: int, word: str, many: str | None = None) -> str:
