@@ -1,6 +1,7 @@
 """What every command shares: the exit codes, a failure in one line, the numbers
 its options take, the site a store command works on (the config of its options and
-its store), progress bars, how a lastmod and a URL's query are read out.
+its store, shown with its password masked), progress bars, how a lastmod and a
+URL's query are read out.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ..errors import ConfigError, StoreError
 from ..model import Entry, PartInfo, dated
 from ..sections import DEFAULT, label
 from ..stores import Store, open_store, site_file
+from ..urls import redacted
 
 T = TypeVar("T")
 
@@ -176,14 +178,15 @@ def opened(store_uri: str, base_url: str | None, *, existing: bool) -> Iterator[
     try:
         yield Site(config, store)
     except StoreError as exc:
-        fail(f"the store {store_uri} failed: {exc}", Exit.STORE)
+        fail(f"the store {redacted(store_uri)} failed: {exc}", Exit.STORE)
     finally:
         store.close()
 
 
 def hinted(exc: ConfigError, store_uri: str | None) -> str:
-    """The config's words, and the fix of a store URI's known slip."""
-    hint = store_hint(store_uri) if store_uri else None
+    """The config's words, and the fix of a store URI's known slip (the URI
+    in it masked)."""
+    hint = store_hint(redacted(store_uri)) if store_uri else None
     return f"{exc}; {hint}" if hint else str(exc)
 
 
@@ -197,7 +200,8 @@ def check_exists(uri: str) -> None:
         and not os.path.exists(site_file(unquote(parts.path[1:]), site))
     ):
         fail(
-            f"no store at {uri} (nothing recorded there yet, or another --store?)",
+            f"no store at {redacted(uri)} (nothing recorded there yet, or another"
+            " --store?)",
             Exit.STORE,
         )
 
