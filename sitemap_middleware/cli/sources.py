@@ -255,13 +255,13 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
     def redirect_request(
         self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
     ) -> Any:
+        where = f"redirected to {_shown(redacted(newurl))}"
         if urlsplit(newurl).scheme not in _HTTP:
-            raise SourceError(f"redirected to {_shown(redacted(newurl))}, not http(s)")
+            fp.close()  # the redirect's connection: not followed, not read
+            raise SourceError(f"{where}, not http(s)")
         if self._origin is not None and _origin(newurl) != self._origin:
-            raise SourceError(
-                f"redirected to {_shown(newurl)}, off the origin of the index"
-                f" ({self._origin})"
-            )
+            fp.close()
+            raise SourceError(f"{where}, off the origin of the index ({self._origin})")
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 

@@ -149,6 +149,18 @@ def test_a_redirect_off_the_origin_is_not_followed(
     assert paths(store) == ["/a", "/kept"]
 
 
+def test_a_redirect_to_another_scheme_is_not_followed(
+    sites: tuple[Site, Site], store: str
+) -> None:
+    """Not even for the source itself: urllib would follow one to ftp:."""
+    own, _ = sites
+    own.documents["/sitemap.xml"] = (302, "ftp://127.0.0.1:1/x.xml")
+    code, _, err = _import(store, f"{own.url}/sitemap.xml")
+    assert code == Exit.SOURCE
+    assert "redirected to ftp://127.0.0.1:1/x.xml, not http(s)" in err
+    assert paths(store) == ["/kept"]
+
+
 def test_a_file_index_reads_only_files_beside_it(tmp_path: Path, store: str) -> None:
     """A file index's URL names the file of its name beside the index; a
     path out of its folder (a ``file:`` URL, a parent) is reported."""
