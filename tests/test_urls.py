@@ -20,6 +20,7 @@ from sitemap_middleware.urls import (
     is_tracking,
     normalise_path,
     only_tracking,
+    redacted,
     remove_dot_segments,
     strip_secrets,
     wsgi_path,
@@ -423,3 +424,59 @@ def test_tracking_list_is_documented_and_frozen() -> None:
     assert isinstance(TRACKING_PARAMETERS, frozenset)
     assert all(name == name.lower() for name in TRACKING_PARAMETERS)
     assert "utm_" in TRACKING_PREFIXES
+
+
+# -- redacted: a store URI as it may be shown -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("uri", "shown"),
+    [
+        ("redis://:secret@cache:6379/0", "redis://:***@cache:6379/0"),
+        ("rediss://app:secret@cache/0", "rediss://app:***@cache/0"),
+        (
+            "postgresql://u:pw@db/site?password=x&sslmode=require",
+            "postgresql://u:***@db/site?password=***&sslmode=require",
+        ),
+        ("postgresql://db/site?sslpassword=x", "postgresql://db/site?sslpassword=***"),
+        ("memory://?part_size=5;token=abc", "memory://?part_size=5;token=***"),
+        ("redis://u:p@ss@cache/0", "redis://u:***@cache/0"),  # "@" in a password
+        ("redis://u:pw@cache/0?x=1#pw", "redis://u:***@cache/0?x=1#pw"),
+    ],
+)
+def test_redacted_masks_the_password_and_credential_parameters(
+    uri: str, shown: str
+) -> None:
+    assert redacted(uri) == shown
+
+
+@pytest.mark.parametrize(
+    "uri",
+    [
+        "redis://cache:6379/0",
+        "redis://user@cache:6379/0",  # a user name alone is no secret
+        "postgresql://db/site?sslmode=require&connect_timeout=3",
+        "memory://",
+        "sqlite:///instance/sitemap.sqlite3?part_size=50000",
+        "sqlite:////srv/a:b@c.sqlite3",  # a path that looks like user info
+        "not a uri at all",
+    ],
+)
+def test_redacted_leaves_a_uri_without_secrets_as_given(uri: str) -> None:
+    assert redacted(uri) == uri
+
+
+@given(
+    st.text(
+        alphabet=st.characters(
+            exclude_categories=["Cc", "Cs", "Zl", "Zp"], exclude_characters="/?#@"
+        ),
+        min_size=4,
+    )
+)
+def test_redacted_never_shows_a_password(password: str) -> None:
+    # Equal: the host kept, and nothing of the password left (a password
+    # such as "host" is in the rest of the URI, not shown itself).
+    assert redacted(f"redis://user:{password}@host:6379/0") == (
+        "redis://user:***@host:6379/0"
+    )

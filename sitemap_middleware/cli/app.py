@@ -28,6 +28,7 @@ from .site import (
     BRAKE_SHARE,
     BRAKE_URLS,
     Exit,
+    Number,
     any_query,
     check_exists,
     fail,
@@ -668,7 +669,7 @@ def app_commands(source: AppSource, with_option: bool) -> list[click.Command]:
     @_overrides
     @click.option(
         "--stale-after",
-        type=click.FloatRange(min=0, min_open=True),
+        type=Number(),
         metavar="DAYS",
         help="Days served to no one after which a listed URL is stale; "
         "default: the config's stale_after (30 days).",

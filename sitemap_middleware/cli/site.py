@@ -1,11 +1,13 @@
-"""What every command shares: the exit codes, a failure in one line, the site a
-store command works on (the config of its options and its store), progress bars,
-how a lastmod and a URL's query are read out.
+"""What every command shares: the exit codes, a failure in one line, the numbers
+its options take, the site a store command works on (the config of its options and
+its store, shown with its password masked), progress bars, how a lastmod and a
+URL's query are read out.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import os
 import sys
 import time
@@ -14,7 +16,7 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from enum import IntEnum
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import click
@@ -25,6 +27,7 @@ from ..errors import ConfigError, StoreError
 from ..model import Entry, PartInfo, dated
 from ..sections import DEFAULT, label
 from ..stores import Store, open_store, site_file
+from ..urls import redacted
 
 T = TypeVar("T")
 
@@ -60,9 +63,43 @@ BRAKE_URLS = 10
 
 
 def fail(message: str, code: int) -> NoReturn:
-    """One line on stderr, and the exit code: a user's mistake is no traceback."""
-    click.echo(f"Error: {message}", err=True)
+    """One line on stderr, and the exit code: a user's mistake is no traceback.
+    Runs of whitespace are one space: a driver's message (libpq's "connection
+    failed: ...\n\tIs the server running ...") or an exception's repr may
+    span lines, and a script or a log reads one."""
+    click.echo(f"Error: {' '.join(message.split())}", err=True)
     sys.exit(code)
+
+
+if TYPE_CHECKING:
+    _NumberType = click.ParamType[float]
+else:  # a generic class in newer click only; the package takes 8.2
+    _NumberType = click.ParamType
+
+
+class Number(_NumberType):
+    """What every numeric option takes: a finite number, above 0 (0 too with
+    ``zero``). click's ``FloatRange`` lets ``nan`` through (it compares false
+    to any bound) and ``inf``, which then fail deep in a command: here they
+    are a usage error, as a negative number is. No option has a meaning for
+    one below 0."""
+
+    name = "number"
+
+    def __init__(self, *, zero: bool = False) -> None:
+        self.zero = zero
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(number) or number < 0 or (number == 0 and not self.zero):
+            least = "0 or more" if self.zero else "above 0"
+            self.fail(f"{value!r} is not a finite number {least}", param, ctx)
+        return number
 
 
 def plural(number: int, word: str, many: str | None = None) -> str:
@@ -141,14 +178,15 @@ def opened(store_uri: str, base_url: str | None, *, existing: bool) -> Iterator[
     try:
         yield Site(config, store)
     except StoreError as exc:
-        fail(f"the store {store_uri} failed: {exc}", Exit.STORE)
+        fail(f"the store {redacted(store_uri)} failed: {exc}", Exit.STORE)
     finally:
         store.close()
 
 
 def hinted(exc: ConfigError, store_uri: str | None) -> str:
-    """The config's words, and the fix of a store URI's known slip."""
-    hint = store_hint(store_uri) if store_uri else None
+    """The config's words, and the fix of a store URI's known slip (the URI
+    in it masked)."""
+    hint = store_hint(redacted(store_uri)) if store_uri else None
     return f"{exc}; {hint}" if hint else str(exc)
 
 
@@ -162,7 +200,8 @@ def check_exists(uri: str) -> None:
         and not os.path.exists(site_file(unquote(parts.path[1:]), site))
     ):
         fail(
-            f"no store at {uri} (nothing recorded there yet, or another --store?)",
+            f"no store at {redacted(uri)} (nothing recorded there yet, or another"
+            " --store?)",
             Exit.STORE,
         )
 

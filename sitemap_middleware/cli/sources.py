@@ -1,9 +1,9 @@
 """Reading sitemaps that exist elsewhere: an XML sitemap, a sitemap index (its parts
-followed, from the source's own origin or folder only), gzip or not, or a text
-sitemap, from a file or an http(s) URL, turned into the entries of one site, each
-bad one reported rather than fatal. Every document is read through once (by expat,
-counting, building nothing) before any entry is given, so a source refused
-half-way adds nothing.
+followed from the source's own origin or folder only: :func:`_part`, the one rule),
+gzip or not, or a text sitemap, from a file or an http(s) URL, turned into the
+entries of one site, each bad one reported rather than fatal. Every document is
+read through once (by expat, counting, building nothing) before any entry is given,
+so a source refused half-way adds nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import IO, Any, Literal, Protocol
-from urllib.parse import parse_qsl, urljoin, urlsplit
+from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
 from xml.etree.ElementTree import Element, ParseError, XMLPullParser
 from xml.parsers import expat
 
@@ -32,7 +32,7 @@ from .. import render
 from ..model import UNDATED, Entry
 from ..render import MAX_PATH_LENGTH
 from ..sitemaps import CHANGEFREQS, MAX_URL_LENGTH, is_language_tag
-from ..urls import canonical_origin, canonical_target, split_base_url
+from ..urls import canonical_origin, canonical_target, redacted, split_base_url
 
 SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 URLSET = f"{SITEMAP_NS}urlset"
@@ -147,10 +147,11 @@ def reading(
     ``<loc>``, a bad ``lastmod``, ``changefreq`` or ``priority``.
 
     A sitemap index is followed one level down, as the protocol allows no
-    deeper: its parts are fetched from the source's own origin when ``source``
-    is a URL (a part elsewhere, or a redirect away, is a problem), looked for
-    beside it (by file name) when it is a file. Query parameters are kept only
-    when named in ``query``; a URL that would lose some is a problem.
+    deeper, its parts where :func:`_part` allows: fetched over http(s) from the
+    source's own origin when ``source`` is a URL (a redirect away is a
+    problem too), read from the source's folder when it is a file; any other
+    part is a problem. Query parameters are kept only when named in
+    ``query``; a URL that would lose some is a problem.
 
     Every document is read through (a URL's into a temporary file) before the
     first entry is given: a part that cannot be read is a problem and gives
@@ -159,7 +160,8 @@ def reading(
     :raises SourceError: when ``source`` itself cannot be read.
     """
     with ExitStack() as stack:
-        top = _fetch(source, None, stack)
+        is_url = urlsplit(source).scheme in _HTTP
+        top = _fetch(source, None, stack) if is_url else _Local(source, None)
         checked = _check(source, top)
         documents = [_Document(source, top, checked.ns, checked.urls)]
         problems: list[Problem] = []
@@ -175,7 +177,10 @@ def reading(
                 continue
             followed.add(part)
             try:
-                local = _fetch(part, _origin(top.url), stack)
+                if top.url is None:
+                    local = _Local(part, None)
+                else:
+                    local = _fetch(part, _origin(top.url), stack)
                 found = _check(part, local)
                 if found.parts is not None:
                     raise SourceError("a sitemap index inside a sitemap index")
@@ -195,14 +200,13 @@ class _Local:
     url: str | None
 
 
+_HTTP = ("http", "https")
+
+
 def _fetch(source: str, origin: str | None, stack: ExitStack) -> _Local:
-    """``source`` as a local file: a path as it is, a URL's body copied into
-    a temporary file (bounded by :data:`MAX_BYTES`). With ``origin``, a URL
-    elsewhere, or a redirect to one, is refused before it is requested."""
-    if urlsplit(source).scheme not in ("http", "https"):
-        return _Local(source, None)
-    if origin is not None and _origin(source) != origin:
-        raise SourceError(f"not on the origin of the index ({origin})")
+    """The http(s) URL ``source``, its body copied into a temporary file
+    (bounded by :data:`MAX_BYTES`). With ``origin``, a redirect off it is
+    refused before it is followed."""
     request = urllib.request.Request(
         source, headers={"User-Agent": "sitemap-middleware"}
     )
@@ -251,11 +255,13 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
     def redirect_request(
         self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
     ) -> Any:
+        where = f"redirected to {_shown(redacted(newurl))}"
+        if urlsplit(newurl).scheme not in _HTTP:
+            fp.close()  # the redirect's connection: not followed, not read
+            raise SourceError(f"{where}, not http(s)")
         if self._origin is not None and _origin(newurl) != self._origin:
-            raise SourceError(
-                f"redirected to {_shown(newurl)}, off the origin of the index"
-                f" ({self._origin})"
-            )
+            fp.close()
+            raise SourceError(f"{where}, off the origin of the index ({self._origin})")
         return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
@@ -272,15 +278,63 @@ def _origin(url: str | None) -> str | None:
 
 
 def _part(source: str, top: _Local, loc: str) -> str | Problem:
-    """Where to read the part an index names: ``loc`` itself for an index
-    read from a URL (resolved against it; its origin is checked when read),
-    the file of the same name beside a file index."""
-    if top.url is not None:
-        return urljoin(top.url, loc)
-    name = os.path.basename(urlsplit(loc).path)
-    if name in ("", ".", ".."):
-        return Problem(_shown(loc), "names no file to look for beside the index")
-    return os.path.join(os.path.dirname(source), name)
+    """The one rule of what a sitemap index may have read: where to read the
+    part ``loc`` names, or why it is not read. An index read from a URL
+    names URLs on its own origin (scheme, host and port), read over http(s)
+    (``loc`` resolved against the index); an index read from a file names
+    files in its folder or below (an http(s) URL's file name, or a relative
+    path). Anything else, whatever its scheme or spelling, is a problem: an
+    index is input from elsewhere, and must not have a file of this machine
+    read, nor a request sent elsewhere."""
+    try:
+        if top.url is not None:
+            return _remote_part(top.url, loc)
+        return _local_part(source, loc)
+    except ValueError:  # urlsplit: a bad IPv6 host, a bad port
+        return Problem(_shown(redacted(loc)), "not a URL")
+
+
+def _remote_part(index: str, loc: str) -> str | Problem:
+    url = urljoin(index, loc)
+    parts = urlsplit(url)
+    origin = _origin(index)
+    if parts.scheme not in _HTTP:
+        return Problem(
+            _shown(redacted(loc)),
+            f"not an http(s) URL: an index's parts are read from its origin"
+            f" ({origin}) only",
+        )
+    if "@" in parts.netloc:
+        return Problem(
+            _shown(redacted(url)),
+            "holds user info: an index's parts are read without credentials",
+        )
+    if _origin(url) != origin:
+        return Problem(_shown(url), f"not on the origin of the index ({origin})")
+    return url
+
+
+def _local_part(index: str, loc: str) -> str | Problem:
+    parts = urlsplit(loc)
+    if parts.scheme in _HTTP and parts.netloc:
+        name = unquote(parts.path.rpartition("/")[2])  # its file name
+    elif not (parts.scheme or parts.netloc or parts.path.startswith("/")):
+        name = unquote(parts.path)
+    else:
+        return Problem(
+            _shown(redacted(loc)),
+            "neither an http(s) URL nor a relative path: a file index's parts"
+            " are read from its folder only",
+        )
+    path = os.path.join(os.path.dirname(index), name)
+    # Resolved, symbolic links too: ".." or a link must not lead out.
+    folder = os.path.realpath(os.path.dirname(index) or ".")
+    real = os.path.realpath(path)
+    if real == folder or os.path.commonpath([folder, real]) != folder:
+        return Problem(
+            _shown(loc), "names no file to look for in the index's folder or below"
+        )
+    return path
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 from ..errors import ConfigError, StoreError
 from ..model import Entry, PageInfo, PartInfo
+from ..urls import redacted
 from . import layout
 from .abroad import Abroad, Clusters
 from .base import (
@@ -124,7 +125,7 @@ def open_store(uri: str | Store) -> Store:
         known = set(_REGISTRY)
         known.update(p.name.lower() for p in _entry_points())
         raise ConfigError(
-            f"unknown store scheme {scheme!r} in {uri!r}; known schemes: "
+            f"unknown store scheme {scheme!r} in {redacted(uri)!r}; known schemes: "
             f"{', '.join(sorted(known))}"
         )
     if isinstance(factory, str):
@@ -135,7 +136,7 @@ def open_store(uri: str | Store) -> Store:
     except ValueError as exc:
         if isinstance(exc, ConfigError):
             raise
-        raise ConfigError(f"bad store URI {uri!r}: {exc}") from exc
+        raise ConfigError(f"bad store URI {redacted(uri)!r}: {exc}") from exc
 
 
 def link_sites(sites: Mapping[str, tuple[str, Store]]) -> list[Store]:
@@ -206,11 +207,12 @@ def _options(uri: str, allowed: dict[str, type]) -> dict[str, Any]:
         kind = allowed.get(key)
         if kind is None and RENAMED.get(key) in allowed:
             raise ConfigError(
-                f"store option {key!r} in {uri!r} is now called {RENAMED[key]!r}"
+                f"store option {key!r} in {redacted(uri)!r} is now called"
+                f" {RENAMED[key]!r}"
             )
         if kind is None:
             raise ConfigError(
-                f"unknown option {key!r} in store URI {uri!r}; "
+                f"unknown option {key!r} in store URI {redacted(uri)!r}; "
                 f"expected one of {', '.join(allowed) or 'none'}"
             )
         try:
@@ -260,11 +262,11 @@ def _sqlite(uri: str) -> Store:
     if parts.netloc:
         raise ConfigError(
             f"SQLite URIs have an empty host: 'sqlite:///relative/file.db' or "
-            f"'sqlite:////absolute/file.db', got {uri!r}"
+            f"'sqlite:////absolute/file.db', got {redacted(uri)!r}"
         )
     path = unquote(parts.path[1:])  # "sqlite:///x" is relative, "sqlite:////x" not
     if not path:
-        raise ConfigError(f"SQLite URI {uri!r} names no file")
+        raise ConfigError(f"SQLite URI {redacted(uri)!r} names no file")
     options = _options(
         uri, {"part_size": int, "part_bytes": int, "timeout": float, "site": str}
     )

@@ -9,11 +9,14 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
+from click.types import FloatParamType, IntParamType
 
 from sitemap_middleware import Entry, open_store
 from sitemap_middleware.cli import Exit, main
+from sitemap_middleware.cli.site import Number, fail
 
 BASE = "https://www.example.com"
 ROOT = Path(__file__).resolve().parents[2]
@@ -96,3 +99,45 @@ def test_a_bad_input_is_one_line_as_a_real_process(
     )
     assert done.returncode == code, done.stderr
     _one_line(done.stderr)
+
+
+# Every numeric option of every command, found by its type: one added later
+# (a FloatRange, an int) is held to the same rule.
+NUMERIC = [
+    (name, option.opts[0])
+    for name, command in sorted(main.commands.items())
+    for option in command.params
+    if isinstance(option, click.Option)
+    and isinstance(option.type, Number | FloatParamType | IntParamType)
+]
+
+
+def test_every_numeric_option_is_found() -> None:
+    assert ("report", "--stale-after") in NUMERIC
+
+
+@pytest.mark.parametrize("value", ["nan", "NaN", "inf", "-inf", "1e400", "-1", "0"])
+@pytest.mark.parametrize(("name", "option"), NUMERIC)
+def test_a_number_that_means_nothing_is_a_usage_error(
+    name: str, option: str, value: str, uri: str
+) -> None:
+    """nan passes click's FloatRange (it compares false to any bound), and
+    inf too: a traceback deep in the command, exit 1."""
+    code, out, err = _run(name, "--store", uri, "--base-url", BASE, f"{option}={value}")
+    assert code == Exit.USAGE
+    assert out == ""
+    assert _one_line(err).startswith(f"Error: Invalid value for '{option}': ")
+
+
+def test_fail_prints_one_line_whatever_the_message(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """libpq's connection errors, an exception's repr: lines folded."""
+    with pytest.raises(SystemExit) as stopped:
+        fail(
+            "connection failed: refused\n\tIs the server running?\r\n  (x)  ",
+            Exit.STORE,
+        )
+    assert stopped.value.code == Exit.STORE
+    err = capsys.readouterr().err
+    assert err == "Error: connection failed: refused Is the server running? (x)\n"

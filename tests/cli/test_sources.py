@@ -149,9 +149,21 @@ def test_a_redirect_off_the_origin_is_not_followed(
     assert paths(store) == ["/a", "/kept"]
 
 
+def test_a_redirect_to_another_scheme_is_not_followed(
+    sites: tuple[Site, Site], store: str
+) -> None:
+    """Not even for the source itself: urllib would follow one to ftp:."""
+    own, _ = sites
+    own.documents["/sitemap.xml"] = (302, "ftp://127.0.0.1:1/x.xml")
+    code, _, err = _import(store, f"{own.url}/sitemap.xml")
+    assert code == Exit.SOURCE
+    assert "redirected to ftp://127.0.0.1:1/x.xml, not http(s)" in err
+    assert paths(store) == ["/kept"]
+
+
 def test_a_file_index_reads_only_files_beside_it(tmp_path: Path, store: str) -> None:
-    """Whatever a file index's ``<loc>`` says (another folder, a parent, a
-    URL), only the file of that name beside the index is read."""
+    """A file index's URL names the file of its name beside the index; a
+    path out of its folder (a ``file:`` URL, a parent) is reported."""
     folder = tmp_path / "export"
     folder.mkdir()
     (tmp_path / "secret.xml").write_text(urlset("/secret"))
@@ -165,9 +177,137 @@ def test_a_file_index_reads_only_files_beside_it(tmp_path: Path, store: str) -> 
     )
     code, _, err = _import(store, str(folder / "sitemap.xml"))
     assert code == Exit.PROBLEMS
-    assert "names no file to look for beside the index" in err
-    assert "cannot read" in err  # secret.xml is not beside the index
+    assert "../: names no file to look for in the index's folder or below" in err
+    assert f"file://{tmp_path}/secret.xml: neither an http(s) URL" in err
     assert paths(store) == ["/kept", "/part"]
+
+
+# What an index may name that is no part of it: each is reported in a line and
+# skipped, the rest imported, nothing stored lost. A remote index's: schemes
+# other than http(s), whatever their case, another host, port or scheme, user
+# info (to send credentials, or to hide the host).
+REMOTE_REFUSED = [
+    ("ftp://127.0.0.1/x.xml", "not an http(s) URL"),
+    ("FTP://127.0.0.1/x.xml", "not an http(s) URL"),
+    ("gopher:x.xml", "not an http(s) URL"),
+    ("data:text/xml;base64,PHVybHNldC8+", "not an http(s) URL"),
+    ("javascript:alert(1)", "not an http(s) URL"),
+    ("file:///etc/passwd", "not an http(s) URL"),
+    ("File:x.xml", "not an http(s) URL"),
+    ("//evil.example/x.xml", "not on the origin of the index"),
+    ("{other}/x.xml", "not on the origin of the index"),
+    ("{own_https}/x.xml", "not on the origin of the index"),
+    ("{own_user}/x.xml", "holds user info"),
+    ("http://{own_host}@evil.example/x.xml", "holds user info"),
+    ("http://[::1/x.xml", "not a URL"),
+]
+
+
+@pytest.mark.parametrize(("loc", "reason"), REMOTE_REFUSED)
+def test_a_remote_index_reads_its_own_origin_over_http_only(
+    sites: tuple[Site, Site],
+    store: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    loc: str,
+    reason: str,
+) -> None:
+    own, other = sites
+    host = own.url.removeprefix("http://")
+    loc = loc.format(
+        other=other.url,
+        own_https=f"https://{host}",
+        own_user=f"http://user:SECRETPW@{host}",
+        own_host=host,
+    )
+    # What an index's part was once read from when its scheme was not
+    # http(s): a path of the working directory.
+    monkeypatch.chdir(tmp_path)
+    planted = tmp_path / loc
+    if planted.parent.is_relative_to(tmp_path) and loc.isprintable():
+        planted.parent.mkdir(parents=True, exist_ok=True)
+        planted.write_text(urlset("/stolen"))
+    own.documents["/sitemap.xml"] = index("/a.xml", loc)
+    own.documents["/a.xml"] = urlset("/a")
+    other.documents["/x.xml"] = urlset("/stolen")
+    code, out, err = _import(store, f"{own.url}/sitemap.xml")
+    assert code == Exit.PROBLEMS, err
+    assert err.count("\n") == 1 and err.startswith("skipped "), err
+    assert f": {reason}" in err
+    assert "SECRETPW" not in out + err
+    assert other.asked == []
+    assert paths(store) == ["/a", "/kept"]
+
+
+@pytest.mark.parametrize(
+    ("loc", "asked"),
+    [
+        ("relative/path.xml", "/relative/path.xml"),
+        ("/etc/passwd", "/etc/passwd"),
+        ("%2e%2e/%2e%2e/x.xml", "/%2e%2e/%2e%2e/x.xml"),
+        ("HTTP://{host}/upper.xml", "/upper.xml"),
+    ],
+)
+def test_a_remote_index_part_is_a_request_to_its_origin(
+    sites: tuple[Site, Site],
+    store: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    loc: str,
+    asked: str,
+) -> None:
+    """A path, relative or absolute, names a URL on the index's origin: it is
+    requested there, never read from this machine."""
+    own, _ = sites
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "relative").mkdir()
+    (tmp_path / "relative" / "path.xml").write_text(urlset("/stolen"))
+    own.documents["/sitemap.xml"] = index(
+        loc.format(host=own.url.removeprefix("http://"))
+    )
+    own.documents[asked] = urlset("/b")
+    code, _, err = _import(store, f"{own.url}/sitemap.xml")
+    assert (code, err) == (Exit.OK, "")
+    assert own.asked == ["/sitemap.xml", asked]
+    assert paths(store) == ["/b", "/kept"]
+
+
+LOCAL_REFUSED = [
+    ("../secret.xml", "names no file"),
+    ("../../../../../../etc/passwd", "names no file"),
+    ("%2e%2e/secret.xml", "names no file"),
+    ("sub/../../secret.xml", "names no file"),
+    ("https://www.example.com/..%2fsecret.xml", "names no file"),
+    ("link.xml", "names no file"),  # a symbolic link out of the folder
+    ("{root}/secret.xml", "neither an http(s) URL nor a relative path"),
+    ("file://{root}/secret.xml", "neither an http(s) URL nor a relative path"),
+    ("FILE:///etc/passwd", "neither an http(s) URL nor a relative path"),
+    ("//evil.example/secret.xml", "neither an http(s) URL nor a relative path"),
+    ("ftp://evil.example/secret.xml", "neither an http(s) URL nor a relative path"),
+    ("gopher:secret.xml", "neither an http(s) URL nor a relative path"),
+    ("data:text/xml;base64,PHVybHNldC8+", "neither an http(s) URL nor a relative path"),
+]
+
+
+@pytest.mark.parametrize(("loc", "reason"), LOCAL_REFUSED)
+def test_a_file_index_reads_files_in_its_folder_only(
+    tmp_path: Path, store: str, loc: str, reason: str
+) -> None:
+    folder = tmp_path / "export"
+    (folder / "sub").mkdir(parents=True)
+    (tmp_path / "secret.xml").write_text(urlset("/secret"))
+    (folder / "link.xml").symlink_to(tmp_path / "secret.xml")
+    (folder / "sub" / "part.xml").write_text(urlset("/below"))
+    (folder / "part.xml").write_text(urlset("/part"))
+    hostile = loc.format(root=tmp_path)
+    (folder / "sitemap.xml").write_text(
+        index("sub/part.xml", "https://www.example.com/deep/part.xml", hostile)
+    )
+    code, _, err = _import(store, str(folder / "sitemap.xml"))
+    assert code == Exit.PROBLEMS
+    assert err == f"skipped {hostile}: {reason}" + err.partition(reason)[2], err
+    assert err.count("\n") == 1
+    assert paths(store) == ["/below", "/kept", "/part"]
 
 
 def test_a_part_an_index_names_many_times_is_read_once(
