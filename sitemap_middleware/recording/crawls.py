@@ -379,11 +379,12 @@ class VisitLog:
     def kept(self) -> bool:
         return self._store is not None
 
-    def __bool__(self) -> bool:
-        return bool(self._pending)
-
     def __len__(self) -> int:
         return len(self._pending)
+
+    def due(self, force: bool) -> bool:
+        """Visits are waiting."""
+        return bool(self._pending)
 
     def served(self, path: str, at: float, status: int = 200) -> None:
         """A page the writer digested was served at ``at``."""

@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime, timezone
+from typing import Protocol
 
 from ..errors import StoreError
 from ..model import Entry
@@ -37,6 +38,20 @@ MAX_DECISIONS = 10_000
 # and its removals log: a page removed elsewhere is recorded again at its next
 # request after about this long.
 EPOCH_INTERVAL = 1.0
+
+
+class Side(Protocol):
+    """What a writer keeps for the store beside the pages, written after them in
+    the same round, under the same outage rule (``Writer._write_sides``)."""
+
+    def due(self, force: bool) -> bool:
+        """Whether there is something to write now (``force``: a flush)."""
+
+    def write(self) -> None:
+        """Write it, in one store call.
+
+        :raises StoreError: the store failed (it waits for the next round).
+        """
 
 
 class SharedCounts:
@@ -67,7 +82,7 @@ class SharedCounts:
         self._due = current + COUNTS_INTERVAL
         return True
 
-    def send(self) -> None:
+    def write(self) -> None:
         """Add the counts made since the last send, in one write.
 
         :raises StoreError: the store failed (they stay unsent).
@@ -209,7 +224,7 @@ class DecisionLog:
         """Whether the store keeps a log."""
         return self._store is not None
 
-    def __bool__(self) -> bool:
+    def due(self, force: bool) -> bool:
         """Decisions are waiting."""
         return bool(self._decided)
 

@@ -53,6 +53,7 @@ from .sharing import (
     DecisionLog,
     NewsWatch,
     SharedCounts,
+    Side,
     SiteTitles,
     StoreWatch,
 )
@@ -253,6 +254,9 @@ class Writer:
         # Crawls: verified off the request path, kept as visits with the
         # pages' last-served times.
         self._visits = VisitLog(config, store)
+        # Written after the pages, in this order (the counts last: they count
+        # what the others wrote).
+        self._sides: tuple[Side, ...] = (self._log, self._visits, self._counts)
         self._crawls = crawls
         self._verifier = None
         if crawls is not None and config.crawlers is not None:
@@ -305,7 +309,6 @@ class Writer:
                     self._drain()
                     self._verify()
                     self._push(force=False)
-                    self._send_counts(force=False)
                     self._recent.expire()
                 if self._hints is not None:
                     self._hints.check()
@@ -325,7 +328,6 @@ class Writer:
                 self._drain(deadline)
                 self._verify(deadline)
                 done = self._push(force=True) and not len(self._intake)
-                done = self._send_counts(force=True) and done
                 self._recent.expire()
                 return done
             finally:
@@ -472,7 +474,7 @@ class Writer:
             return False
         pending = self._pending
         if not pending:
-            return self._write_decisions(force) and self._write_visits(force)
+            return self._write_sides(force)
         if not force and not self._breaker.allows():
             return False
         with self._outage() as outage:
@@ -493,7 +495,7 @@ class Writer:
             return False
         self._breaker.reset()
         self._read_only = False
-        return self._write_decisions(force) and self._write_visits(force)
+        return self._write_sides(force)
 
     def _forget(self) -> None:
         """Forget the recent pages the store no longer holds as this writer
@@ -512,38 +514,20 @@ class Writer:
             # again since, and then read once more at their next request.
             self._recent.forget(path, path)
 
-    def _write_decisions(self, force: bool) -> bool:
-        """Add the decisions made since the last write to the store's log, in
-        one write; on an outage they stay for the next."""
-        if not self._log:
+    def _write_sides(self, force: bool) -> bool:
+        """Write what each side writer holds, once the pages are written: the
+        decisions log, the visits, this process's counts (each when due).
+        One outage rule: not while the breaker is open unless forced, and the
+        first failure ends the round (what is left waits for the next).
+        ``False`` when something is left."""
+        due = [side for side in self._sides if side.due(force)]
+        if not due:
             return True
         if not force and not self._breaker.allows():
             return False
         with self._outage() as outage:
-            self._log.write()
-        return not outage.failed
-
-    def _write_visits(self, force: bool) -> bool:
-        """Write the visits waiting (:class:`VisitLog`), in one write; on an
-        outage they stay for the next."""
-        if not self._visits:
-            return True
-        if not force and not self._breaker.allows():
-            return False
-        with self._outage() as outage:
-            self._visits.write()
-        return not outage.failed
-
-    def _send_counts(self, force: bool) -> bool:
-        """Add this process's new counts to the store's, every
-        ``COUNTS_INTERVAL`` or when forced; on an outage they stay unsent and
-        go with the next send. ``False`` if some are left (lock held)."""
-        if not force and not self._breaker.allows():
-            return True
-        if not self._counts.due(force):
-            return True
-        with self._outage() as outage:
-            self._counts.send()
+            for side in due:
+                side.write()
         return not outage.failed
 
     def _rechecked(self, force: bool) -> bool:
