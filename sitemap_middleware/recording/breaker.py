@@ -1,14 +1,26 @@
-"""The circuit breaker the writer keeps for its store and the IndexNow pusher for its
-endpoint: a backoff that doubles while calls fail, one WARNING an outage, one INFO
-when it ends; a fault that waiting does not end one ERROR, and rare looks.
+"""What a failure does: the circuit breaker the writer keeps for its store and the
+IndexNow pusher for its endpoint (a backoff that doubles while calls fail, one WARNING
+an outage, one INFO when it ends; a fault that waiting does not end one ERROR, and
+rare looks); the writer's one outage rule (Outage) and its report of bugs (Bugs).
 """
 
 from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
+from types import TracebackType
+
+from ..errors import StoreError, StoreFault, StoreReadOnly
+from ..reasons import Errors
 
 logger = logging.getLogger("sitemap_middleware")
+
+# A store that waiting does not mend (StoreFault: damaged, a schema this release
+# cannot read) is looked at again this rarely: it may be repaired meanwhile.
+FAULT_BACKOFF = 60.0
+# Seconds between two tracebacks of the same bug (the counters keep the count).
+BUG_INTERVAL = 60.0
 
 
 class Breaker:
@@ -110,3 +122,71 @@ class Breaker:
             seconds = time.monotonic() - self._paused_at
             logger.info(self._resumed, {"seconds": seconds})
             self._paused_at = None
+
+
+class Outage:
+    """A block of store calls: a ``StoreError`` out of it is an outage, counted
+    and tripping the breaker, and ends the block; ``failed`` says so. A
+    ``StoreFault`` opens the breaker for ``FAULT_BACKOFF``, said once at ERROR;
+    a ``StoreReadOnly`` goes to ``read_only`` (no breaker: nothing to wait
+    for). Any other exception passes (a bug). The one place the writer meets
+    an outage."""
+
+    __slots__ = ("_breaker", "_count", "_read_only", "failed")
+
+    def __init__(
+        self,
+        breaker: Breaker,
+        count: Callable[[str], object],
+        read_only: Callable[[StoreReadOnly], object] = lambda exc: None,
+    ) -> None:
+        self._breaker = breaker
+        self._count = count
+        self._read_only = read_only
+        self.failed = False
+
+    def __enter__(self) -> Outage:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> bool:
+        if not isinstance(exc, StoreError):
+            return False
+        self.failed = True
+        if isinstance(exc, StoreReadOnly):
+            self._read_only(exc)
+            return True
+        self._count(Errors.STORE)
+        if isinstance(exc, StoreFault):
+            self._breaker.fault(exc, FAULT_BACKOFF)
+        else:
+            self._breaker.trip(exc)
+        return True
+
+
+class Bugs:
+    """Reports unexpected exceptions: each kind's traceback once per
+    ``BUG_INTERVAL`` at ERROR, the repeats at DEBUG; each one counted."""
+
+    __slots__ = ("_count", "_logged")
+
+    def __init__(self, count: Callable[[str], object]) -> None:
+        self._count = count
+        self._logged: dict[tuple[str, str], float] = {}
+
+    def report(self, where: str, exc: BaseException) -> None:
+        self._count(Errors.BUG)
+        kind = (where, type(exc).__qualname__)
+        current = time.monotonic()
+        last = self._logged.get(kind)
+        if last is not None and current - last < BUG_INTERVAL:
+            logger.debug("bug in %s again: %r", where, exc)
+            return
+        self._logged[kind] = current
+        logger.error(
+            "bug in %s (recording goes on without it): %r", where, exc, exc_info=exc
+        )

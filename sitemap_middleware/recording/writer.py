@@ -16,11 +16,10 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
 from ..config import Config
-from ..errors import StoreError, StoreFault, StoreReadOnly
+from ..errors import StoreError, StoreReadOnly
 from ..model import Entry
 from ..reasons import (
     MOVED,
@@ -31,14 +30,13 @@ from ..reasons import (
     RESTYLED,
     Crawls,
     Dropped,
-    Errors,
     Seen,
     Skipped,
 )
 from ..sections import DEFAULT
 from ..stores.base import Article, Hreflang, News, Pushes, Pushing, Store
 from .admission import Limits
-from .breaker import Breaker
+from .breaker import Breaker, Bugs, Outage
 from .clusters import Alternates, Declared
 from .counters import Counters
 from .crawls import CrawlQueue, Verdict, Verifier, VisitLog, client_address
@@ -46,6 +44,7 @@ from .digest import Removal, Rules, Skip, Unchanged, Upsert, digest
 from .hints import Hints
 from .intake import MAX_QUEUED, Intake
 from .observation import Observation
+from .pending import Pending
 from .recent import Recent
 from .recheck import Recheck
 from .sharing import (
@@ -73,133 +72,11 @@ BATCH = 1000  # observations written per store call
 # (read as each writer is made).
 MIN_BACKOFF = 1.0
 MAX_BACKOFF = 30.0
-# A store that waiting does not mend (StoreFault: damaged, a schema this release
-# cannot read) is looked at again this rarely: it may be repaired meanwhile.
-FAULT_BACKOFF = 60.0
-# Seconds between two tracebacks of the same bug (the counters keep the count).
-BUG_INTERVAL = 60.0
 # What the decisions log says of a page written, and of one not admitted
 # (a cap or the rate: counted under its reason in stats()).
 NOTED_RECORDED = "recorded"
 NOTED_REMOVED = "removed"
 NOTED_NOT_ADMITTED = "not_admitted"
-
-
-class Pending:
-    """Digested, not yet written; kept across store failures."""
-
-    __slots__ = ("candidates", "removals", "upserts")
-
-    def __init__(self) -> None:
-        self.upserts: dict[str, Upsert] = {}
-        self.removals: dict[str, Removal] = {}
-        # Pages at paths this process has not written lately, waiting for
-        # admission: maybe new URLs, which the caps and the rate admit.
-        self.candidates: dict[str, Upsert] = {}
-
-    def __len__(self) -> int:
-        return len(self.upserts) + len(self.removals) + len(self.candidates)
-
-    def __bool__(self) -> bool:
-        return bool(self.upserts or self.removals or self.candidates)
-
-    def upsert(self, upsert: Upsert) -> str | None:
-        """Take a page to write: the last one for a path wins, a new URL waits
-        for admission. Returns the reason to count when it is refused."""
-        path = upsert.entry.path
-        if upsert.stand_in is not None:
-            # Another spelling of the URL: it may add the page, never change
-            # it or cancel its removal (invariant 19).
-            if path in self.upserts or path in self.removals or path in self.candidates:
-                return upsert.stand_in
-            self.candidates[path] = upsert
-            return None
-        self.removals.pop(path, None)
-        if upsert.known or path in self.upserts:
-            self.candidates.pop(path, None)
-            self.upserts[path] = upsert
-        else:
-            self.candidates[path] = upsert
-        return None
-
-    def remove(self, removal: Removal) -> None:
-        """Take a page to remove, in place of any write waiting for it."""
-        path = removal.path
-        self.removals[path] = removal
-        self.upserts.pop(path, None)
-        self.candidates.pop(path, None)
-
-    def drop_oldest(self) -> None:
-        pending = self.candidates or self.upserts or self.removals
-        del pending[next(iter(pending))]
-
-
-class Outage:
-    """A block of store calls: a ``StoreError`` out of it is an outage, counted
-    and tripping the breaker, and ends the block; ``failed`` says so. A
-    ``StoreFault`` opens the breaker for ``FAULT_BACKOFF``, said once at ERROR;
-    a ``StoreReadOnly`` goes to ``read_only`` (no breaker: nothing to wait
-    for). Any other exception passes (a bug). The one place the writer meets
-    an outage."""
-
-    __slots__ = ("_breaker", "_count", "_read_only", "failed")
-
-    def __init__(
-        self,
-        breaker: Breaker,
-        count: Callable[[str], object],
-        read_only: Callable[[StoreReadOnly], object] = lambda exc: None,
-    ) -> None:
-        self._breaker = breaker
-        self._count = count
-        self._read_only = read_only
-        self.failed = False
-
-    def __enter__(self) -> Outage:
-        return self
-
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> bool:
-        if not isinstance(exc, StoreError):
-            return False
-        self.failed = True
-        if isinstance(exc, StoreReadOnly):
-            self._read_only(exc)
-            return True
-        self._count(Errors.STORE)
-        if isinstance(exc, StoreFault):
-            self._breaker.fault(exc, FAULT_BACKOFF)
-        else:
-            self._breaker.trip(exc)
-        return True
-
-
-class Bugs:
-    """Reports unexpected exceptions: each kind's traceback once per
-    ``BUG_INTERVAL`` at ERROR, the repeats at DEBUG; each one counted."""
-
-    __slots__ = ("_count", "_logged")
-
-    def __init__(self, count: Callable[[str], object]) -> None:
-        self._count = count
-        self._logged: dict[tuple[str, str], float] = {}
-
-    def report(self, where: str, exc: BaseException) -> None:
-        self._count(Errors.BUG)
-        kind = (where, type(exc).__qualname__)
-        current = time.monotonic()
-        last = self._logged.get(kind)
-        if last is not None and current - last < BUG_INTERVAL:
-            logger.debug("bug in %s again: %r", where, exc)
-            return
-        self._logged[kind] = current
-        logger.error(
-            "bug in %s (recording goes on without it): %r", where, exc, exc_info=exc
-        )
 
 
 class Writer:
