@@ -73,6 +73,51 @@ def find_flask(app: Any) -> Any | None:
     return None
 
 
+def sitemap_below(app: Any, kind: type) -> str | None:
+    """Where a sitemap middleware of ``kind`` already serves ``app``, found
+    down its layers (``.app``; a Flask app's ``wsgi_app``; a Starlette or
+    FastAPI app's declared middleware, then its built stack), as the layers
+    that lead to it: ``None`` when there is none. A bound ``wsgi_app`` is
+    the bottom (the Flask app beneath any middleware): whatever its app's
+    ``wsgi_app`` now holds wraps it, from above."""
+    layer: Any = app
+    names: list[str] = []
+    for _ in range(MAX_LAYERS):
+        if layer is None or getattr(layer, "__self__", None) is not None:
+            return None
+        name = type(layer).__name__
+        if isinstance(layer, kind):
+            return " > ".join([*names, name])
+        if hasattr(layer, "url_map") and hasattr(layer, "view_functions"):  # Flask
+            names.append(f"{name}.wsgi_app")
+            layer = layer.wsgi_app
+        elif hasattr(layer, "user_middleware"):  # Starlette, FastAPI
+            for spec in layer.user_middleware:
+                cls = getattr(spec, "cls", None)
+                if isinstance(cls, type) and issubclass(cls, kind):
+                    found = f"{cls.__name__} (add_sitemap or middleware())"
+                    return " > ".join([*names, f"{name}.user_middleware", found])
+            names.append(name)
+            layer = layer.middleware_stack  # None until built: nothing more
+        else:
+            names.append(name)
+            layer = getattr(layer, "app", None)
+    return None
+
+
+def refuse_second(app: Any, kind: type) -> None:
+    """One sitemap middleware per app: a second records every page twice.
+
+    :raises ConfigError: naming where the first is.
+    """
+    where = sitemap_below(app, kind)
+    if where is not None:
+        raise ConfigError(
+            f"this app already has a sitemap middleware ({where}): install one"
+            " only; for several origins, give it the 'sites' key"
+        )
+
+
 def flask_finder(app: Any) -> EnvironFinder:
     """Finds the route of a response from Flask's request in the environ."""
     views = app.view_functions

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from ._types import ASGIApp, Message, Receive, Scope, Send
-from .apps import STARLETTE, routed, starlette_table
+from .apps import STARLETTE, refuse_second, routed, starlette_table
 from .config import Config, site_host
 from .core import SitemapBase, logger
 from .errors import ConfigError
@@ -56,6 +56,7 @@ class ASGISitemapMiddleware(SitemapBase):
     """
 
     def __init__(self, app: ASGIApp, config: Mapping[str, Any] | Config) -> None:
+        refuse_second(app, ASGISitemapMiddleware)
         super().__init__(config, _locate, self._route, STARLETTE, _cookie)
         self.app = app
         self.watcher.query_key = "query_string"

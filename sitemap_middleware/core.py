@@ -21,7 +21,7 @@ from .recording.sharing import site_name
 from .routes import Routes
 from .serving.server import Server
 from .stores import Store, link_sites, open_store
-from .stores.base import Checked
+from .stores.base import Checked, Placed
 from .watching.policy import Policy
 from .watching.watcher import CookieReader, Locator, RouteFinder, Watcher
 
@@ -35,10 +35,13 @@ class SitemapBase:
     of its protocol's request state (see
     :class:`~sitemap_middleware.watching.watcher.Watcher`);
     ``spelling`` is how its framework writes route templates
-    (:data:`~sitemap_middleware.apps.WERKZEUG` or ``STARLETTE``).
+    (:data:`~sitemap_middleware.apps.WERKZEUG` or ``STARLETTE``);
+    ``own_folder`` a folder the app owns (Flask's instance folder), made when
+    the store's file is to be in it.
 
     :raises ConfigError: for a bad config, a ``routes`` key in the other
-        framework's syntax among them.
+        framework's syntax among them, or a store file named where none can
+        ever be (its folder missing).
     """
 
     def __init__(
@@ -48,6 +51,7 @@ class SitemapBase:
         find_route: RouteFinder,
         spelling: str,
         cookie: CookieReader,
+        own_folder: str | None = None,
     ) -> None:
         whole = Config.from_mapping(config)
         # With several sites, this middleware is the default site's; the
@@ -66,7 +70,7 @@ class SitemapBase:
         self._table: RouteTable | None = None
         self._learning = threading.Lock()
         self.store: Store = open_store(self.config.store)
-        _check(self.store)
+        _check(self.store, own_folder)
         self.policy = Policy(self.config)
         self.routes = Routes(self.config)
         # How stored pages are judged again after a change of config
@@ -212,12 +216,15 @@ class SitemapBase:
             store.close()
 
 
-def _check(store: Store) -> None:
-    """A store that cannot be used until someone acts (a damaged file, a
-    schema this release cannot read) is an ERROR at start-up, naming it and
-    what to do; the app still starts (the request path fails open), and
-    the sitemap answers 503 while it lasts. An outage is left to the writer,
-    which retries it."""
+def _check(store: Store, own_folder: str | None) -> None:
+    """A store file named where none can ever be (its folder missing) is a
+    ``ConfigError``: the app does not start. A store that cannot be used
+    until someone acts (a damaged file, a schema this release cannot read) is
+    an ERROR at start-up, naming it and what to do; the app still starts (the
+    request path fails open), and the sitemap answers 503 while it lasts. An
+    outage (a server down) is left to the writer, which retries it."""
+    if isinstance(store, Placed):
+        store.place(own_folder)
     if not isinstance(store, Checked):
         return
     try:

@@ -33,14 +33,16 @@ class Sitemap:
     def init_app(self, app: Any) -> SitemapMiddleware:
         """Wrap ``app.wsgi_app``; calling it twice for one app is an error."""
         if EXTENSION in app.extensions:
-            raise ConfigError("Sitemap is already set up for this app")
+            raise ConfigError(
+                "Sitemap is already set up for this app"
+                " (app.extensions['sitemap']): install one only"
+            )
         config = app.config.get("SITEMAP")
         if config is None:
             raise ConfigError(
                 "Sitemap needs app.config[\"SITEMAP\"], a dict with at least 'base_url'"
             )
-        if "store" not in config:
-            os.makedirs(app.instance_path, exist_ok=True)
+        if "store" not in config:  # the middleware makes the instance folder
             path = os.path.join(app.instance_path, DEFAULT_STORE_FILE)
             config = {**config, "store": f"sqlite:///{path}"}
         # The middleware finds the app's routes through the bound wsgi_app.

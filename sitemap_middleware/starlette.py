@@ -8,10 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .apps import MAX_LAYERS, STARLETTE, check_spelling
+from .apps import MAX_LAYERS, STARLETTE, check_spelling, refuse_second
 from .asgi import ASGISitemapMiddleware
 from .config import Config
 from .stores import open_store
+from .stores.base import Placed
 
 if TYPE_CHECKING:
     from starlette.middleware import Middleware
@@ -30,9 +31,11 @@ def add_sitemap(app: Any, config: Mapping[str, Any] | Config) -> None:
         add_sitemap(app, {"base_url": "https://www.example.com"})
 
     :raises ConfigError: naming the key at fault, the store URI's options
-        included. The store is not connected to: a server that is down is
-        an outage, met at run time.
+        included; an SQLite file whose folder is missing; an app that has a
+        sitemap middleware already. The store is not connected to: a server
+        that is down is an outage, met at run time.
     """
+    refuse_second(app, ASGISitemapMiddleware)
     app.add_middleware(ASGISitemapMiddleware, config=checked(config))
 
 
@@ -57,11 +60,15 @@ def middleware(config: Mapping[str, Any] | Config) -> Middleware:
 def checked(config: Mapping[str, Any] | Config) -> Config:
     """The config parsed, its route keys' syntax and its store URI checked
     (``open_store`` parses the URI and its options; it connects only when
-    first used, so nothing is opened here)."""
+    first used, so nothing is opened here), an SQLite file's folder looked
+    at (``Placed``)."""
     parsed = Config.from_mapping(config)
     check_spelling(parsed.routes, STARLETTE)
     if isinstance(parsed.store, str):  # a ready store object is the caller's
-        open_store(parsed.store).close()
+        store = open_store(parsed.store)
+        if isinstance(store, Placed):
+            store.place()
+        store.close()
     return parsed
 
 

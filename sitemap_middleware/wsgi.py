@@ -11,7 +11,14 @@ from http import HTTPStatus
 from typing import Any
 
 from ._types import Environ, ResponseHeaders, StartResponse, WSGIApp
-from .apps import WERKZEUG, EnvironFinder, find_flask, flask_finder, flask_table
+from .apps import (
+    WERKZEUG,
+    EnvironFinder,
+    find_flask,
+    flask_finder,
+    flask_table,
+    refuse_second,
+)
 from .config import Config, site_host
 from .core import SitemapBase, logger
 from .reasons import Skipped
@@ -51,11 +58,17 @@ class SitemapMiddleware(SitemapBase):
         *,
         find_route: EnvironFinder | None = None,
     ) -> None:
+        refuse_second(app, SitemapMiddleware)
         self.app = app
         self._named = False
-        flask = find_flask(app) if find_route is None else None
+        flask = find_flask(app)
         super().__init__(
-            config, _locate, self._finder(flask, find_route), WERKZEUG, _cookie
+            config,
+            _locate,
+            self._finder(flask if find_route is None else None, find_route),
+            WERKZEUG,
+            _cookie,
+            own_folder=None if flask is None else flask.instance_path,
         )
         # Status lines seen, with their code: int() of a string costs more than
         # the rest of a passed-through request's status handling.

@@ -564,17 +564,11 @@ def test_fastapi_docs_are_not_recorded_under_uvicorn(tmp_path: Path) -> None:
 def test_unknown_route_key_stops_uvicorn(tmp_path: Path) -> None:
     """uvicorn's default lifespan mode ("auto") goes on when an app raises
     before its startup; a startup that fails stops it."""
-    from support.helpers import free_port
+    from support.helpers import exited, free_port
 
     port = free_port()
     entry = UNKNOWN_ROUTE_ENTRY.format(base=f"http://127.0.0.1:{port}")
-    process = _uvicorn(tmp_path, entry, port)
-    try:
-        assert process.wait(30) != 0
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+    assert exited(_uvicorn(tmp_path, entry, port), 30) != 0
     log = (tmp_path / "server.log").read_text()
     assert "'/blgo/{slug}' matches no route" in log
     assert "Application startup failed" in log

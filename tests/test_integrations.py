@@ -350,3 +350,165 @@ def test_extension_after_other_middleware_finds_the_routes(tmp_path: Path) -> No
         assert entry.route == "/blog/<slug>"
     finally:
         middleware.close()
+
+
+# -- One sitemap middleware per app ------------------------------------------------
+
+MEMORY = {"base_url": "http://localhost", "store": "memory://"}
+
+
+def _plain(app: Flask) -> None:
+    app.wsgi_app = SitemapMiddleware(app.wsgi_app, MEMORY)  # type: ignore[method-assign]
+
+
+def _behind_proxy_fix(app: Flask) -> None:
+    from werkzeug.middleware.proxy_fix import ProxyFix
+
+    app.wsgi_app = ProxyFix(app.wsgi_app)  # type: ignore[method-assign]
+
+
+def _extension(app: Flask) -> None:
+    app.config["SITEMAP"] = MEMORY
+    Sitemap(app)
+
+
+# The first install, and what the second wraps: where the refusal says it is.
+FLASK_TWICE: dict[str, tuple[Any, Any, str]] = {
+    "plain around plain": (
+        _plain,
+        lambda app: SitemapMiddleware(app.wsgi_app, MEMORY),
+        "(SitemapMiddleware)",
+    ),
+    "plain around the extension": (
+        _extension,
+        lambda app: SitemapMiddleware(app.wsgi_app, MEMORY),
+        "(SitemapMiddleware)",
+    ),
+    "the extension around plain": (_plain, _extension, "(SitemapMiddleware)"),
+    "plain around other middleware around plain": (
+        lambda app: (_plain(app), _behind_proxy_fix(app)),
+        lambda app: SitemapMiddleware(app.wsgi_app, MEMORY),
+        "(ProxyFix > SitemapMiddleware)",
+    ),
+    "plain around the Flask app": (
+        _extension,
+        lambda app: SitemapMiddleware(app, MEMORY),
+        "(Flask.wsgi_app > SitemapMiddleware)",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FLASK_TWICE))
+def test_a_second_sitemap_middleware_on_flask_is_refused(
+    tmp_path: Path, case: str
+) -> None:
+    """Two would record every page twice and count it twice: the second is
+    refused, naming where the first is; the app keeps the first."""
+    first, second, where = FLASK_TWICE[case]
+    app = _flask(tmp_path, None)
+    first(app)
+    before = app.wsgi_app
+    with pytest.raises(ConfigError, match="already has a sitemap middleware") as e:
+        second(app)
+    assert where in str(e.value)
+    assert app.wsgi_app is before
+
+
+def test_the_extension_twice_is_refused_naming_it(tmp_path: Path) -> None:
+    app = _flask(tmp_path, MEMORY)
+    Sitemap(app)
+    with pytest.raises(ConfigError, match=r"already set up .*extensions\['sitemap'\]"):
+        Sitemap(app)
+
+
+def test_sites_build_their_middlewares_around_the_same_app(tmp_path: Path) -> None:
+    """Several ``sites``: the other sites' middlewares wrap the same app; that
+    is one sitemap middleware, not a second, and a replay's replacement
+    (around the app beneath) is none either."""
+    config = {
+        "store": "memory://",
+        "sites": {
+            "a": {"base_url": "http://a.example", "hosts": ["a.example"]},
+            "b": {"base_url": "http://b.example", "hosts": ["b.example"]},
+        },
+    }
+    app = _flask(tmp_path, config)
+    Sitemap(app)
+    installed = get_sitemap(app)
+    assert installed.site("b") is not installed
+    replacement = SitemapMiddleware(installed.app, MEMORY)
+    replacement.close()
+    installed.close()
+
+
+def test_a_store_in_the_flask_instance_folder_makes_the_folder(tmp_path: Path) -> None:
+    """Flask leaves its instance folder to the app: a store file named in it,
+    plain middleware or extension, makes it (as the extension's default store
+    always did); any other missing folder is refused."""
+    instance = tmp_path / "instance"
+    app = _flask(tmp_path, None)
+    config = {"base_url": "http://localhost", "store": f"sqlite:///{instance}/s.db"}
+    middleware = SitemapMiddleware(app.wsgi_app, config)
+    middleware.close()
+    assert instance.is_dir()
+    elsewhere = {**config, "store": f"sqlite:///{tmp_path}/data/s.db"}
+    with pytest.raises(ConfigError, match=f"{tmp_path}/data does not exist"):
+        SitemapMiddleware(_flask(tmp_path / "other", None).wsgi_app, elsewhere)
+
+
+def test_add_sitemap_twice_is_refused_at_the_call() -> None:
+    from starlette.middleware import Middleware
+
+    from sitemap_middleware import ASGISitemapMiddleware
+    from sitemap_middleware.starlette import add_sitemap, middleware
+
+    app = _starlette_app()
+    add_sitemap(app, ASGI_CONFIG)
+    with pytest.raises(ConfigError, match=r"Starlette.user_middleware > ASGISitem"):
+        add_sitemap(app, ASGI_CONFIG)
+    assert len(app.user_middleware) == 1
+    listed = _starlette_app()
+    listed.user_middleware.insert(0, middleware(ASGI_CONFIG))
+    assert isinstance(listed.user_middleware[0], Middleware)
+    with pytest.raises(ConfigError, match="already has a sitemap middleware"):
+        add_sitemap(listed, ASGI_CONFIG)
+    with pytest.raises(ConfigError, match="already has a sitemap middleware"):
+        ASGISitemapMiddleware(listed, ASGI_CONFIG)
+
+
+def test_asgi_middleware_around_one_through_other_layers_is_refused() -> None:
+    from sitemap_middleware import ASGISitemapMiddleware
+
+    first = ASGISitemapMiddleware(_starlette_app(), ASGI_CONFIG)
+    try:
+        with pytest.raises(ConfigError, match=r"\(_Tagged > ASGISitemapMiddleware\)"):
+            ASGISitemapMiddleware(_Tagged(first), ASGI_CONFIG)
+    finally:
+        first.close()
+
+
+def test_a_second_declared_only_when_built_fails_the_startup() -> None:
+    """Starlette builds its middleware at startup: two declared (add_middleware
+    twice, or middleware() listed twice) fail it with the ConfigError rather
+    than record every page twice."""
+    from starlette.testclient import TestClient
+
+    from sitemap_middleware import ASGISitemapMiddleware
+    from sitemap_middleware.starlette import middleware
+
+    app = _starlette_app()
+    app.add_middleware(ASGISitemapMiddleware, config=ASGI_CONFIG)
+    app.add_middleware(ASGISitemapMiddleware, config=ASGI_CONFIG)
+    with (
+        pytest.raises(ConfigError, match="already has a sitemap middleware"),
+        TestClient(app),
+    ):
+        pass
+    from starlette.applications import Starlette
+
+    listed = Starlette(middleware=[middleware(ASGI_CONFIG), middleware(ASGI_CONFIG)])
+    with (
+        pytest.raises(ConfigError, match="already has a sitemap middleware"),
+        TestClient(listed),
+    ):
+        pass

@@ -178,7 +178,7 @@ def opened(store_uri: str, base_url: str | None, *, existing: bool) -> Iterator[
     try:
         yield Site(config, store)
     except StoreError as exc:
-        fail(f"the store {redacted(store_uri)} failed: {exc}", Exit.STORE)
+        fail(f"the store failed: {exc}", Exit.STORE)
     finally:
         store.close()
 

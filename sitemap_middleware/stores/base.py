@@ -39,6 +39,7 @@ __all__ = [
     "Epoch",
     "Hreflang",
     "News",
+    "Placed",
     "Pushes",
     "Pushing",
     "Removals",
@@ -273,6 +274,20 @@ class Checked(Protocol):
 
 
 @runtime_checkable
+class Placed(Protocol):
+    """A store kept in a file (SQLite), whose name the file system can refuse
+    for good (a folder that is not there): refused when the app starts,
+    looking only, opening nothing."""
+
+    def place(self, own: str | None = None) -> None:
+        """Refuse a file named where none can ever be; its folder made first
+        when it is ``own`` (a folder the app owns: Flask's instance folder).
+
+        :raises ConfigError: naming the absolute path and what to do.
+        """
+
+
+@runtime_checkable
 class Snapshot(Protocol):
     """Reads that see one state of the store whatever its writers do
     meanwhile (``export``). A store without it is read as it goes, and its
@@ -490,6 +505,10 @@ class StoreBase(Generic[C]):
 
     errors: ClassVar[tuple[type[BaseException], ...]] = ()
     label: ClassVar[str] = "store"
+    # Where the store is, as every message about it shows it: a file's
+    # absolute path, a server's URI through ``urls.redacted`` (set by the
+    # subclass; "" shows the label alone).
+    where: str = ""
     # The bounds of the decisions log (tests set smaller ones).
     decisions_kept: int = DECISIONS_KEPT
     decision_paths: int = DECISION_PATHS
@@ -739,7 +758,14 @@ class StoreBase(Generic[C]):
     def _store_error(self, exc: BaseException) -> StoreError:
         """The ``StoreError`` a driver error of ``errors`` becomes: an outage
         unless the store knows better (a damaged file is a ``StoreFault``)."""
-        return StoreError(f"{self.label}: {exc}")
+        return StoreError(self._said(exc))
+
+    def _said(self, words: object) -> str:
+        """A message about this store, on one line: its label and where it
+        is, then ``words``, a driver's several lines (psycopg's hint after
+        its error) folded into one, as a log line or an ``Error:`` holds."""
+        name = f"{self.label} {self.where}" if self.where else self.label
+        return f"{name}: {' '.join(str(words).split())}"
 
     def __enter__(self) -> Any:
         return self

@@ -22,6 +22,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..errors import StoreError
 from ..model import Entry, PartInfo
 from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART
+from ..urls import redacted
 from . import layout
 from .base import (
     MAX_COUNT,
@@ -246,6 +247,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
     label = "PostgreSQL"
 
     def __init__(self, uri: str) -> None:
+        self.where = redacted(uri)
         parts = urlsplit(uri)
         ours: dict[str, Any] = {}
         theirs = []
@@ -319,7 +321,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
                 finally:
                     self._pinned.conn = None
         except self.errors as exc:
-            raise StoreError(f"{self.label}: {exc}") from exc
+            raise StoreError(self._said(exc)) from exc
 
     def _connect(self) -> ConnectionPool:
         # One plain connection first: a server that is down fails at once
@@ -368,7 +370,7 @@ class PostgresStore(StoreBase[ConnectionPool]):
                     self._sql("SELECT schema, epoch FROM {p}meta")
                 ).fetchone()
         if row is None:
-            raise StoreError(f"table {self.prefix}meta has no row")
+            raise StoreError(self._said(f"table {self.prefix}meta has no row"))
         schema, epoch = row
         self._check_schema(f"table {self.prefix}meta", schema, SCHEMA_VERSION)
         for table, statements in _ADDED:

@@ -26,6 +26,7 @@ from ..errors import StoreError
 from ..model import Entry, PartInfo, to_datetime
 from ..sections import DEFAULT
 from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
+from ..urls import redacted
 from . import layout, lua
 from .base import (
     MAX_COUNT,
@@ -126,6 +127,7 @@ class RedisStore(StoreBase[_Client]):
         super().__init__(part_size, part_bytes)
         prefix = tagged(prefix)
         self.url, self.prefix = url, prefix
+        self.where = redacted(url)
         self.timeout, self.connect_timeout = timeout, connect_timeout
         (
             self._meta,
@@ -252,7 +254,9 @@ class RedisStore(StoreBase[_Client]):
                     return
                 except redis.WatchError:
                     pipe.reset()
-        raise StoreError(f"gave up counting routes after {TRIES} conflicting writes")
+        raise StoreError(
+            self._said(f"gave up counting routes after {TRIES} conflicting writes")
+        )
 
     # -- the write path -------------------------------------------------------------
     # The steps, named alike in every store (postgres.py, sqlite.py, memory.py),
@@ -296,7 +300,9 @@ class RedisStore(StoreBase[_Client]):
         finally:
             if token is not None:
                 conn.unlock(keys=[self._lock_key], args=[token])
-        raise StoreError(f"gave up after {TRIES} conflicting writes to {self._meta}")
+        raise StoreError(
+            self._said(f"gave up after {TRIES} conflicting writes to {self._meta}")
+        )
 
     def _wait_turn(self, client: Any) -> str:
         """Take the writers' lock. Writers take it only after a collision, and
@@ -307,7 +313,9 @@ class RedisStore(StoreBase[_Client]):
         deadline = time.monotonic() + LOCK_WAIT
         while not client.set(self._lock_key, token, nx=True, px=LOCK_TTL_MS):
             if time.monotonic() > deadline:
-                raise StoreError(f"waited {LOCK_WAIT} s for {self._lock_key}")
+                raise StoreError(
+                    self._said(f"waited {LOCK_WAIT} s for {self._lock_key}")
+                )
             time.sleep(random.uniform(0, delay))
             delay = min(2 * delay, 0.01)
         return token

@@ -19,7 +19,7 @@ from operator import itemgetter
 from typing import Any
 from urllib.parse import quote
 
-from ..errors import StoreError, StoreFault, StoreReadOnly
+from ..errors import ConfigError, StoreError, StoreFault, StoreReadOnly
 from ..model import Entry, PartInfo, to_datetime
 from ..sections import DEFAULT
 from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
@@ -60,7 +60,7 @@ WATCH_INTERVAL = 1.0
 QUICK_CHECK_BYTES = 64 * 1024 * 1024
 # SQLite's primary result codes (https://sqlite.org/rescode.html) of a file
 # that is not (or no longer) a sound database, and of a write it refused.
-_CORRUPT, _NOTADB, _READONLY = 11, 26, 8
+_CORRUPT, _NOTADB, _READONLY, _CANTOPEN = 11, 26, 8, 14
 _DAMAGED_WORDS = ("file is not a database", "database disk image is malformed")
 # The schema the first release wrote (no fragments): upgraded when opened.
 _SCHEMA_1 = "1"
@@ -256,6 +256,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     ) -> None:
         super().__init__(part_size, part_bytes)
         self.path = path
+        self.where = os.path.abspath(path) if self._named() else path
         self.timeout = timeout
         self._busy = threading.Lock()  # one statement at a time on the connection
         self._epoch = ""
@@ -313,7 +314,7 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     def _writable(self) -> bool:
         """Whether this process may write the file and its folder (WAL keeps
         two files beside it). A missing folder counts as writable: opening
-        says what is wrong (an outage: a mount not there yet)."""
+        says what is wrong (:meth:`place` refuses it at start-up)."""
         folder = os.path.dirname(os.path.abspath(self.path))
         if not os.path.isdir(folder):
             return True
@@ -377,7 +378,9 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
                     (SCHEMA_VERSION, self._new_epoch()),
                 )
             meta = dict(conn.execute("SELECT key, value FROM sitemap_meta"))
-            self._check_schema(self.path, meta["schema"], SCHEMA_VERSION)
+            self._check_schema(
+                f"{self.label} {self.where}", meta["schema"], SCHEMA_VERSION
+            )
             self._add_columns(conn)
         except BaseException:
             conn.close()
@@ -390,11 +393,9 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         processes write (it needs the -shm beside the file, or a folder where
         it can be made); ``immutable=1`` when neither is there (a read-only
         file system), which SQLite then trusts not to change."""
-        if not os.path.exists(self.path):
-            raise StoreFault(
-                f"SQLite: {self.path} does not exist and its folder cannot be"
-                " written: make the folder writable, or point the store elsewhere"
-            )
+        problem = self._unopenable()
+        if problem is not None:
+            raise problem
         uri = "file:" + quote(os.path.abspath(self.path))
         failure: sqlite3.Error | None = None
         for option in ("mode=ro", "immutable=1"):
@@ -411,17 +412,22 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
                 ).fetchall()
                 if not has_meta:
                     raise StoreFault(
-                        f"SQLite: {self.path} holds no sitemap and cannot be"
-                        " written: make it writable, or point the store elsewhere"
+                        self._said(
+                            "holds no sitemap and cannot be written: make it"
+                            " writable, or point the store elsewhere"
+                        )
                     )
                 meta = dict(conn.execute("SELECT key, value FROM sitemap_meta"))
                 if meta.get("schema") == _SCHEMA_1:
                     raise StoreFault(
-                        f"SQLite: {self.path} holds sitemap schema 1, upgraded"
-                        " when first opened by a worker that can write it: make"
-                        " it writable once"
+                        self._said(
+                            "holds sitemap schema 1, upgraded when first opened"
+                            " by a worker that can write it: make it writable once"
+                        )
                     )
-                self._check_schema(self.path, meta.get("schema"), SCHEMA_VERSION)
+                self._check_schema(
+                    f"{self.label} {self.where}", meta.get("schema"), SCHEMA_VERSION
+                )
                 self._as_this_release(conn)
             except sqlite3.OperationalError as exc:  # no -shm to share: immutable
                 conn.close()
@@ -480,9 +486,11 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
     def _damaged(self, detail: object) -> StoreFault:
         words = " ".join(str(detail).split())  # quick_check's lines, on one
         return StoreFault(
-            f"SQLite: {self.path} is damaged ({words}): restore it from a backup,"
-            " or delete it (with its -wal and -shm files) to start again; its"
-            " pages are recorded again as they are visited"
+            self._said(
+                f"is damaged ({words}): restore it from a backup, or delete it (with"
+                " its -wal and -shm files) to start again; its pages are"
+                " recorded again as they are visited"
+            )
         )
 
     def _store_error(self, exc: BaseException) -> StoreError:
@@ -496,7 +504,12 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
             return self._fault_found(self._damaged(exc))
         if code is not None and code & 0xFF == _READONLY:
             self._look_at = 0.0  # opened again, read-only, at the next call
-            return StoreReadOnly(f"SQLite: {self.path} cannot be written ({exc})")
+            return StoreReadOnly(self._said(f"cannot be written ({exc})"))
+        if code is not None and code & 0xFF == _CANTOPEN:
+            # A folder gone since start-up (a mount): an outage, said plainly.
+            problem = self._unopenable()
+            if problem is not None:
+                return StoreError(str(problem))
         return super()._store_error(exc)
 
     def _fault_found(self, fault: StoreFault) -> StoreFault:
@@ -576,6 +589,51 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         except OSError:
             return False
         return (st.st_dev, st.st_ino) == self._file
+
+    def _unopenable(self) -> ConfigError | StoreFault | None:
+        """Why the file cannot be opened here, from the file system alone: the
+        one place that says so. A name no file can have (its folder missing
+        or not a folder, the name a folder's) is a ``ConfigError``; a file not
+        there in a folder this process cannot write, a ``StoreFault``. Each
+        names the absolute path and what to do; ``None``: it may be opened."""
+        if not self._named():
+            return None
+        folder = os.path.dirname(self.where)
+        if os.path.isdir(self.where):
+            return ConfigError(
+                self._said("is a folder: name a file in it in the store URI")
+            )
+        if not os.path.isdir(folder):
+            state = "is not a folder" if os.path.exists(folder) else "does not exist"
+            return ConfigError(
+                self._said(
+                    f"its folder {folder} {state}: create the folder, or fix"
+                    " the store URI"
+                )
+            )
+        if not os.path.exists(self.where) and not os.access(folder, os.W_OK):
+            return StoreFault(
+                self._said(
+                    "does not exist and its folder cannot be written: make the"
+                    " folder writable, or point the store elsewhere"
+                )
+            )
+        return None
+
+    def place(self, own: str | None = None) -> None:
+        """Refuse, before anything is opened, a file named where none can
+        ever be (its folder missing or not a folder, the name a folder's):
+        waiting mends none of these, so each is a ``ConfigError`` at start-up
+        rather than an outage retried forever. A folder that is ``own``, one
+        the app owns (Flask's instance folder), is made first.
+
+        :raises ConfigError: naming the absolute path and what to do.
+        """
+        if own is not None and os.path.dirname(self.where) == os.path.abspath(own):
+            os.makedirs(own, exist_ok=True)
+        problem = self._unopenable()
+        if isinstance(problem, ConfigError):
+            raise problem
 
     def check(self) -> None:
         """Open the file now (at start-up): ``StoreFault`` if it cannot be
@@ -923,14 +981,14 @@ class SQLiteStore(StoreBase[sqlite3.Connection]):
         try:
             self._query("BEGIN")
         except self.errors as exc:
-            raise StoreError(f"{self.label}: {exc}") from exc
+            raise StoreError(self._said(exc)) from exc
         try:
             yield
         finally:
             try:
                 self._query("COMMIT")  # it wrote nothing: it only ends the read
             except self.errors as exc:
-                raise StoreError(f"{self.label}: {exc}") from exc
+                raise StoreError(self._said(exc)) from exc
 
     def epoch(self) -> str:
         rows = self._query("SELECT value FROM sitemap_meta WHERE key = 'epoch'")

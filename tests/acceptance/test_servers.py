@@ -13,11 +13,13 @@ from pathlib import Path
 import pytest
 from support.helpers import (
     HTTPClient,
+    exited,
     free_port,
     gunzip_once,
     locs,
     running,
     sitemap_urls,
+    started,
     validate,
     wait_until,
 )
@@ -162,3 +164,103 @@ def test_the_health_report_of_the_live_demo(
         assert section["stale"] == 0
         assert section["never_fetched"] == report["listed"]
         assert report["unlisted"] == 0
+
+
+# -- A store at start-up ---------------------------------------------------------
+
+FLASK_ENTRY = """
+from flask import Flask
+from sitemap_middleware import SitemapMiddleware
+
+app = Flask(__name__)
+
+@app.get("/")
+def home():
+    return "<!doctype html><title>Home</title><main>Home</main>"
+
+app.wsgi_app = SitemapMiddleware(app.wsgi_app, {config!r})
+"""
+
+FASTAPI_ENTRY = """
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse
+from sitemap_middleware.starlette import add_sitemap
+
+app = FastAPI()
+
+@app.get("/", response_class=HTMLResponse)
+async def home() -> str:
+    return "<!doctype html><title>Home</title><main>Home</main>"
+
+add_sitemap(app, {config!r})
+"""
+
+ENTRIES = {
+    "gunicorn-flask": (
+        FLASK_ENTRY,
+        ["-m", "gunicorn", "-w", "2", "-b", "{bind}", "entry:app"],
+    ),
+    "uvicorn-fastapi": (
+        FASTAPI_ENTRY,
+        ["-m", "uvicorn", "--port", "{port}", "entry:app"],
+    ),
+}
+
+
+def _entry(folder: Path, server: str, port: int, store: str) -> list[str]:
+    """The server's command line, its entry.py written: the app of ``server``
+    with a sitemap middleware on ``store``."""
+    entry, argv = ENTRIES[server]
+    config = {"base_url": f"http://127.0.0.1:{port}", "store": store}
+    (folder / "entry.py").write_text(entry.format(config=config))
+    return [a.format(bind=f"127.0.0.1:{port}", port=port) for a in argv]
+
+
+@pytest.mark.parametrize("server", sorted(ENTRIES))
+def test_a_store_folder_that_is_missing_stops_the_server(
+    tmp_path: Path, server: str
+) -> None:
+    """The configuration reference's relative URI without its folder: the app
+    does not start, and the log says the absolute path and what to do (not
+    the Flask instance folder: that one is made)."""
+    port = free_port()
+    args = _entry(tmp_path, server, port, "sqlite:///data/sitemap.sqlite3")
+    assert exited(started(args, tmp_path), 60) != 0
+    said = (tmp_path / "server.log").read_text()
+    assert (
+        f"ConfigError: SQLite {tmp_path}/data/sitemap.sqlite3: its folder"
+        f" {tmp_path}/data does not exist: create the folder, or fix the store URI"
+    ) in said, said
+    assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("server", sorted(ENTRIES))
+def test_redis_down_at_start_up_is_an_outage_served_through(
+    tmp_path: Path, server: str
+) -> None:
+    """Redis not there when the app starts: it starts and serves its pages;
+    the sitemap answers 503 with Retry-After; the warning names the store,
+    its password masked, on one line."""
+    port = free_port()
+    store = "redis://:s3cret@127.0.0.1:1/0?connect_timeout=0.2&timeout=0.2"
+    args = _entry(tmp_path, server, port, store)
+    with running(args, tmp_path, port, "/", f"{server} to start") as (client, _):
+        for _ in range(3):
+            assert client.get("/").status == 200
+        reply = client.get("/sitemap.xml")
+        assert reply.status == 503
+        assert int(reply.headers["Retry-After"]) > 0
+        log = tmp_path / "server.log"
+
+        def warned() -> bool:
+            return "recording paused: store unavailable" in log.read_text()
+
+        wait_until(warned, 15, "the outage's warning")
+    lines = [
+        line
+        for line in log.read_text().splitlines()
+        if "recording paused: store unavailable" in line
+    ]
+    assert lines, log.read_text()
+    assert "(Redis redis://:***@127.0.0.1:1/0: " in lines[0], lines
+    assert "s3cret" not in log.read_text()

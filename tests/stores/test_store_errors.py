@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import logging
 import os
+import re
 import secrets
 import sqlite3
 import time
@@ -139,8 +140,70 @@ def test_memory_store_has_no_outage() -> None:
 
 
 def test_sqlite_unopenable_file_is_an_outage(tmp_path: Path) -> None:
+    """Its folder gone after start-up (a mount): an outage, saying which."""
     store = open_store(f"sqlite:///{tmp_path}/missing-folder/s.sqlite3")
     assert_outage(store, sqlite3.OperationalError)
+    with pytest.raises(StoreError) as caught:
+        store.count()
+    assert str(caught.value) == (
+        f"SQLite {tmp_path}/missing-folder/s.sqlite3: its folder"
+        f" {tmp_path}/missing-folder does not exist: create the folder, or fix"
+        " the store URI"
+    )
+
+
+# A name no file can have: (the URI's path under tmp_path, what is said).
+UNOPENABLE = {
+    "missing folder": ("instance/sitemap.sqlite3", "instance does not exist"),
+    "a file for a folder": ("notes.txt/sitemap.sqlite3", "notes.txt is not a folder"),
+    "a folder for a file": ("data", "is a folder: name a file in it"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(UNOPENABLE))
+def test_sqlite_file_no_folder_can_hold_is_refused_at_start_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """The configuration reference's own relative URI, without its folder (or
+    a typo): refused as the middleware is made, naming the absolute path and
+    what to do, never a silent 503 retried forever; nothing made."""
+    from sitemap_middleware import ConfigError, SitemapMiddleware
+
+    name, said = UNOPENABLE[case]
+    (tmp_path / "notes.txt").write_text("not a folder")
+    (tmp_path / "data").mkdir()
+    monkeypatch.chdir(tmp_path)
+    config = {"base_url": "http://localhost", "store": f"sqlite:///{name}"}
+    with pytest.raises(ConfigError) as caught:
+        SitemapMiddleware(_page_app, config)
+    words = str(caught.value)
+    assert words.startswith(f"SQLite {tmp_path / name}: "), words
+    assert said in words and "\n" not in words
+    assert "create the folder, or fix the store URI" in words or "name a file" in words
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "notes.txt"]
+
+
+def test_sqlite_read_only_folder_without_the_file_is_an_error_at_start_up(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A folder that is there but cannot be written, without the file: a
+    fault said at ERROR as the app starts (it starts: someone may make the
+    folder writable), in the words the missing folder's are made by."""
+    from sitemap_middleware import SitemapMiddleware
+
+    caplog.set_level(logging.ERROR, "sitemap_middleware")
+    with read_only_folder(tmp_path / "ro", lambda where: None) as where:
+        config = {"base_url": "http://localhost", "store": f"sqlite:///{where}/s.db"}
+        middleware = SitemapMiddleware(_page_app, config)
+        try:
+            assert _records(caplog, logging.ERROR) == [
+                f"sitemap store unusable at start-up: SQLite {where}/s.db: does not"
+                " exist and its folder cannot be written: make the folder"
+                " writable, or point the store elsewhere"
+            ]
+            assert Client(middleware).get("/sitemap.xml").status_code == 503
+        finally:
+            middleware.close()
 
 
 def test_sqlite_file_that_is_not_a_database_is_a_fault(
@@ -357,7 +420,9 @@ def test_sqlite_locked_file_is_an_outage(tmp_path: Path) -> None:
                 lambda: store.upsert([Entry("/b", T0)]),
                 lambda: store.remove(["/a"]),
             ):
-                with pytest.raises(StoreError, match="SQLite: database is locked") as e:
+                with pytest.raises(
+                    StoreError, match=re.escape(f"SQLite {path}: database is locked")
+                ) as e:
                     write()
                 # Transient: an outage, retried; never a fault.
                 assert not isinstance(e.value, (StoreFault, StoreReadOnly))
@@ -376,6 +441,30 @@ def test_redis_nothing_listening_is_an_outage() -> None:
 
     store = open_store("redis://127.0.0.1:1/0?connect_timeout=0.2&timeout=0.2")
     assert_outage(store, redis.ConnectionError)
+
+
+def test_an_outage_names_the_store_its_password_masked_on_one_line() -> None:
+    """What every outage warning says (the writer's, serving's, the CLI's)
+    is the StoreError's text: the store by its URI, password masked, and the
+    driver's words on one line (psycopg's hint folded in)."""
+    pytest.importorskip("psycopg")
+    uris = {
+        "redis://:s3cret@127.0.0.1:1/0?connect_timeout=0.2&timeout=0.2": (
+            "Redis redis://:***@127.0.0.1:1/0: "
+        ),
+        "postgresql://postgres:s3cret@127.0.0.1:1/test?connect_timeout=1": (
+            "PostgreSQL postgresql://postgres:***@127.0.0.1:1/test"
+            "?connect_timeout=1: connection failed: "
+        ),
+    }
+    for uri, start in uris.items():
+        store = open_store(uri)
+        with pytest.raises(StoreError) as caught:
+            store.count()
+        words = str(caught.value)
+        assert words.startswith(start), words
+        assert "s3cret" not in words and "\n" not in words and "\t" not in words
+        assert len(words) > len(start) + 10  # the driver's own words follow
 
 
 # -- PostgreSQL ----------------------------------------------------------------------

@@ -374,21 +374,10 @@ def running(
     and the checkout first on its path (the checkout's package, whatever the
     environment has installed), once ``ready`` answers 200; stopped after,
     its log shown unless it exited cleanly."""
-    import os
     import signal
-    import subprocess
-    import sys
 
-    root = pathlib.Path(__file__).resolve().parents[2]
+    process = started(args, folder)
     log = folder / "server.log"
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            [sys.executable, *args],
-            cwd=folder,
-            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(root)])},
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
     client = HTTPClient("127.0.0.1", port)
     try:
         wait_until(lambda: client.get(ready).status == 200, 30, what)
@@ -396,3 +385,32 @@ def running(
     finally:
         stop_server(process, 15)
         assert process.returncode in (0, -signal.SIGTERM), log.read_text()
+
+
+def started(args: list[str], folder: pathlib.Path) -> Any:
+    """``python *args`` run in ``folder``, with ``folder`` and the checkout
+    first on its path, its output in ``folder/server.log``."""
+    import os
+    import subprocess
+    import sys
+
+    root = pathlib.Path(__file__).resolve().parents[2]
+    with (folder / "server.log").open("wb") as output:
+        return subprocess.Popen(
+            [sys.executable, *args],
+            cwd=folder,
+            env={**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(root)])},
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+
+
+def exited(process: Any, timeout: float) -> int:
+    """The exit code of a server expected to stop by itself within
+    ``timeout`` (one still running is killed: the wait raises)."""
+    try:
+        return int(process.wait(timeout))
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
