@@ -5,7 +5,7 @@ re-check's config digest reads it (invariant 21)."""
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from . import (
     checks,
@@ -35,9 +35,9 @@ class Lists(enum.Enum):
     """Yes, through the ``exclude`` field, which holds every exclusion in force."""
 
 
-@dataclass(frozen=True, slots=True)
-class Key:
-    """A top-level key. Its default is its ``Config`` field's."""
+class Key(NamedTuple):
+    """A row of the table: a top-level key. Its default is its ``Config``
+    field's (a named tuple, not a dataclass: one less class to build at import)."""
 
     name: str
     check: Check
