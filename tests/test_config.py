@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
@@ -16,6 +17,8 @@ from sitemap_middleware import (
 from sitemap_middleware.config import (
     DEFAULT_EXCLUDE,
     DEFAULT_HARMLESS_COOKIES,
+    KEYS,
+    Lists,
     RouteOptions,
 )
 from sitemap_middleware.stores.memory import MemoryStore
@@ -134,6 +137,14 @@ def test_stale_after() -> None:
     assert Config.from_mapping({**BASE, "stale_after": 300}).stale_after == 300
     config = Config.from_mapping({**BASE, "recheck_interval": 10, "stale_after": 10.5})
     assert config.stale_after == 10.5
+
+
+def test_every_key_that_decides_listing_is_a_field() -> None:
+    """The config digest reads the field of each key the table says lists."""
+    fields = {field.name for field in dataclasses.fields(Config)}
+    listing = {key.name for key in KEYS.values() if key.lists is not Lists.NO}
+    assert listing <= fields
+    assert listing >= {"exclude", "include", "query", "routes", "sections"}
 
 
 def test_base_url_required() -> None:

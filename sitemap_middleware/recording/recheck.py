@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, NamedTuple, Protocol
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from ..config import Config
+from ..config import KEYS, Config, Lists
 from ..model import Entry
 from ..reasons import Dropped
 from ..render import IMAGE_NS, ORIGIN, SITEMAP_NS, URLSET_CLOSE, URLSET_OPEN, XHTML_NS
 from ..routes import Route
-from ..sections import DEFAULT
+from ..sections import DEFAULT, Sections
 from ..stores.base import Shared, Store
 from .refusal import Rules, refuse
 
@@ -35,37 +35,39 @@ Style = tuple[str | None, float | None]
 
 def config_digest(config: Config) -> str:
     """A digest of what decides which stored pages stay and how they are
-    written; the same config always gives the same digest."""
-    routes = {
-        template: [
-            options.exclude,
-            options.max_urls,
-            options.changefreq,
-            options.priority,
-            sorted(options.query or ()),
-        ]
-        for template, options in sorted(config.routes.items())
-    }
-    decides = [
-        RULES,
-        list(config.exclude),
-        list(config.include),
-        sorted(config.query),
-        config.changefreq,
-        config.priority,
-        config.max_urls,
-        routes,
-    ]
-    if config.html_sitemap is not None:
-        # Its path becomes the middleware's own: a page stored there goes.
-        # Only then, so that the digests of configs without it stay the same.
-        decides.append(["html_sitemap", config.html_sitemap])
-    if config.sections:
-        # Which part each page is in; without sections, every page is of the
-        # default section: the stores' layout then moves what sections held.
-        decides.append(["sections", config.sections.spec()])
-    text = json.dumps(decides, sort_keys=True, separators=(",", ":"))
+    written (the keys that list, ``config.KEYS``); the same config always
+    gives the same digest."""
+    decides: list[Any] = [RULES]
+    later = []
+    for key in KEYS.values():
+        if key.lists is Lists.ALWAYS:
+            decides.append(_plain(getattr(config, key.name)))
+        elif key.lists is Lists.WHEN_SET and getattr(config, key.name):
+            later.append([key.name, _plain(getattr(config, key.name))])
+    text = json.dumps([*decides, *later], sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def _plain(value: Any) -> Any:
+    """A field as the digest spells it, in JSON."""
+    if isinstance(value, tuple):
+        return list(value)
+    if isinstance(value, frozenset):
+        return sorted(value)
+    if isinstance(value, Sections):
+        return value.spec()
+    if isinstance(value, Mapping):  # the routes
+        return {
+            template: [
+                options.exclude,
+                options.max_urls,
+                options.changefreq,
+                options.priority,
+                sorted(options.query or ()),
+            ]
+            for template, options in sorted(value.items())
+        }
+    return value
 
 
 class Judge(Protocol):
