@@ -97,6 +97,15 @@ class Acted:
         return f"{words}: {self.url}" + (f": {self.reason}" if self.reason else "")
 
 
+def _removals(
+    config: Config, removed: list[str], preview: bool, why: Callable[[str], str]
+) -> list[Acted]:
+    """The removed paths (or, in a preview, those that would be) as verify
+    and prune say them, each with ``why``."""
+    action = "would_remove" if preview else "removed"
+    return [Acted(f"{config.base_url}{path}", action, why(path)) for path in removed]
+
+
 def _report(
     acted: Iterable[Acted], totals: dict[str, Any], as_json: bool, indent: str = ""
 ) -> None:
@@ -291,21 +300,18 @@ def verify(
                     answers[path] = ready.get(path)
             ready.sitemap.flush(None)
             removed = list(held.removed)
-            action = "would_remove" if preview else "removed"
-            acted = [
-                Acted(
-                    f"{config.base_url}{path}",
-                    action,
-                    _why_removed(
-                        config,
-                        held,
-                        path,
-                        answers.get(path),
-                        ready.route(path.partition("?")[0]),
-                    ),
-                )
-                for path in removed
-            ]
+            acted = _removals(
+                config,
+                removed,
+                preview,
+                lambda path: _why_removed(
+                    config,
+                    held,
+                    path,
+                    answers.get(path),
+                    ready.route(path.partition("?")[0]),
+                ),
+            )
         if not preview:
             if removed:
                 _brake(len(removed), len(paths), yes)
@@ -363,15 +369,14 @@ def prune(target: Target, dry_run: bool, check: bool, yes: bool, as_json: bool) 
             rewritten += changed
         config = judged.config
         removed = list(store.removed)
-        action = "would_remove" if preview else "removed"
-        acted = [
-            Acted(
-                f"{config.base_url}{path}",
-                action,
-                _why_removed(config, judged.store, path, None, judged.route(path)),
-            )
-            for path in removed
-        ]
+        acted = _removals(
+            config,
+            removed,
+            preview,
+            lambda path: _why_removed(
+                config, judged.store, path, None, judged.route(path)
+            ),
+        )
         if not preview:
             if removed:
                 _brake(len(removed), recheck.checked, yes)
