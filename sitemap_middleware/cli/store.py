@@ -38,7 +38,7 @@ from .site import (
 
 if TYPE_CHECKING:
     from ..serving.server import Server
-    from .sources import Problem
+    from .entries import Problem
 
 T = TypeVar("T")
 
@@ -363,7 +363,8 @@ def import_(
         )
     # Imported here: the command line is loaded with every Flask app (``flask
     # sitemap``), and only this command needs an XML parser and an HTTP client.
-    from .sources import SourceError, count_problems, reading
+    from .entries import SourceError, count_problems
+    from .sources import reading
 
     problems: list[Problem] = []
 
@@ -414,7 +415,7 @@ def _allowed(
     from ..recording.refusal import refuse
     from ..routes import Routes
     from ..watching.policy import Policy
-    from .sources import Problem
+    from .entries import Problem
     from .verdict import said
 
     policy, base = Policy(config), config.base_url
