@@ -54,34 +54,26 @@ class Sitemap:
 
 
 def _commands() -> Any:
-    """``flask sitemap ...``: the commands of ``sitemap-middleware``, on the
-    app ``flask`` loads: its store and base URL are the store commands'
-    defaults, and the app commands need no ``--app``."""
+    """``flask sitemap ...``: the commands of ``sitemap-middleware`` on the app
+    ``flask`` loads, without ``--app``: its store and base URL are theirs."""
     # Imported here: only the flask command needs them.
     import click
     from flask.cli import ScriptInfo
 
-    from .cli import STORE_COMMANDS, app_commands, main
-
-    def this_app(spec: str | None) -> object:
-        return click.get_current_context().ensure_object(ScriptInfo).load_app()
+    from .cli import main
+    from .cli.options import Target, app_known
 
     @click.group(EXTENSION)
     @click.pass_context
     def group(context: click.Context) -> None:
         """The sitemap of this app: its store, and seed, verify, prune,
         explain, report."""
-        config = get_sitemap(this_app(None)).config
-        site = {"base_url": config.base_url}
-        if isinstance(config.store, str):  # a Store object has no URI
-            site["store_uri"] = config.store
-        # Below the command line and the environment, as click ranks them.
-        context.default_map = dict.fromkeys(STORE_COMMANDS, site)
+        info = context.ensure_object(ScriptInfo)
+        # The commands' Target, loading the app as flask does.
+        context.obj = Target(load=lambda spec: info.load_app())
 
-    for name in STORE_COMMANDS:
-        group.add_command(main.commands[name])
-    for command in app_commands(this_app, with_option=False):
-        group.add_command(command)
+    for command in main.commands.values():
+        group.add_command(app_known(command))
     return group
 
 

@@ -1,8 +1,9 @@
 """The ``sitemap-middleware`` command line (also ``python -m sitemap_middleware``):
 look into a store, list and remove its URLs, export the sitemap as files and import
-one from elsewhere (``cli/store.py``); with the app, seed, verify, prune and explain
-its pages and report the sitemap's health (``cli/app.py``, also ``flask sitemap
-...``). Exit codes are in :class:`Exit`.
+one from elsewhere (``cli/store.py``); with the app, seed, verify and prune its
+pages (``cli/pages.py``), explain them and report the sitemap's health
+(``cli/health.py``). Every command takes the common options (``cli/options.py``);
+``flask sitemap ...`` has them all, on its app. Exit codes are in :class:`Exit`.
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import click
 # ``flask sitemap`` (loaded with every Flask app) start fast. Each command
 # imports what it needs (the recorder, the server, the app's replay, the XML
 # parser); tests/cli/test_startup.py holds it.
-from .app import AppSource, app_commands, load_app
+from .health import explain, report
+from .pages import prune, seed, verify
 from .site import BRAKE_URLS, Exit, fail
-from .store import STORE_COMMANDS, STORE_GROUP
+from .store import export, import_, list_, remove, stats
 
 
 class _Main(click.Group):
@@ -61,7 +63,10 @@ def main() -> None:
     """Look into a sitemap store, export it as files, import a sitemap into it."""
 
 
-for _command in (*STORE_GROUP, *app_commands(load_app, with_option=True)):
+for _command in (
+    *(stats, list_, remove, export, import_),
+    *(seed, verify, prune, explain, report),
+):
     main.add_command(_command)
 
-__all__ = ["BRAKE_URLS", "STORE_COMMANDS", "AppSource", "Exit", "app_commands", "main"]
+__all__ = ["BRAKE_URLS", "Exit", "main"]

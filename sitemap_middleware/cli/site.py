@@ -6,12 +6,11 @@ URL's query are read out.
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,7 +21,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 import click
 
 from .. import render
-from ..config import DEFAULT_STORE, Config, site_store, store_hint
+from ..config import Config, site_store, store_hint
 from ..errors import ConfigError, StoreError
 from ..model import Entry, PartInfo, dated
 from ..sections import DEFAULT, label
@@ -126,55 +125,23 @@ def site_listing(store_uri: str, name: str) -> str:
         fail(str(exc), Exit.USAGE)
 
 
-def site_options(needs_base_url: bool) -> Callable[[Callable[..., Any]], Any]:
-    def decorate(run: Callable[..., Any]) -> Any:
-        @functools.wraps(run)
-        def in_site(*args: Any, site: str | None, **kwargs: Any) -> Any:
-            # A site of the config's 'sites' other than the first: its listing
-            # in the store (config.site_store), as the middleware names it.
-            if site:
-                kwargs["store_uri"] = site_listing(kwargs["store_uri"], site)
-            return run(*args, **kwargs)
-
-        command = click.option(
-            "--site",
-            envvar="SITEMAP_SITE",
-            help="A site of the config's 'sites' other than the first (the"
-            " default site, the store as named): its name (env SITEMAP_SITE);"
-            " --base-url is then its own.",
-        )(in_site)
-        command = click.option(
-            "--base-url",
-            envvar="SITEMAP_BASE_URL",
-            required=needs_base_url,
-            help="The site's public URL, as in the config's base_url "
-            "(env SITEMAP_BASE_URL).",
-        )(command)
-        return click.option(
-            "--store",
-            "store_uri",
-            envvar="SITEMAP_STORE",
-            default=DEFAULT_STORE,
-            show_default=True,
-            help="The store URI, as in the config (env SITEMAP_STORE).",
-        )(command)
-
-    return decorate
-
-
 @contextmanager
-def opened(store_uri: str, base_url: str | None, *, existing: bool) -> Iterator[Site]:
+def opened(
+    store_uri: str | Store, base_url: str | None, *, existing: bool
+) -> Iterator[Site]:
     """The site of the options; ``existing``: refuse an SQLite file that is not
-    there, rather than create an empty store by looking at it."""
+    there, rather than create an empty store by looking at it. The store is a
+    URI, or the store object an app's config holds."""
+    uri = store_uri if isinstance(store_uri, str) else None
     try:
         config = Config.from_mapping(
             {"base_url": base_url or "http://localhost", "store": store_uri}
         )
-        if existing:
-            check_exists(store_uri)
+        if existing and uri is not None:
+            check_exists(uri)
         store = open_store(config.store)
     except ConfigError as exc:
-        fail(hinted(exc, store_uri), Exit.USAGE)
+        fail(hinted(exc, uri), Exit.USAGE)
     try:
         yield Site(config, store)
     except StoreError as exc:

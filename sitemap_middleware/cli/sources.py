@@ -1,47 +1,49 @@
 """Reading sitemaps that exist elsewhere: an XML sitemap, a sitemap index (its parts
 followed from the source's own origin or folder only: :func:`_part`, the one rule),
 gzip or not, or a text sitemap, from a file or an http(s) URL, turned into the
-entries of one site, each bad one reported rather than fatal. Every document is
-read through once (by expat, counting, building nothing) before any entry is given,
-so a source refused half-way adds nothing.
+entries of one site (``cli/entries.py``), each bad one reported rather than fatal.
+Every document is read through once (by expat, counting, building nothing) before
+any entry is given, so a source refused half-way adds nothing.
 """
 
 from __future__ import annotations
 
 import codecs
-import functools
 import gzip
 import io
 import os
-import re
 import tempfile
 import time
 import urllib.error
 import urllib.request
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import IO, Any, Literal, Protocol
-from urllib.parse import parse_qsl, unquote, urljoin, urlsplit
-from xml.etree.ElementTree import Element, ParseError, XMLPullParser
+from typing import IO, Any, Protocol
+from urllib.parse import unquote, urljoin, urlsplit
+from xml.etree.ElementTree import Element, ParseError
 from xml.parsers import expat
 
-from .. import render
-from ..model import UNDATED, Entry
-from ..render import MAX_PATH_LENGTH
-from ..sitemaps import CHANGEFREQS, MAX_URL_LENGTH, is_language_tag
-from ..urls import canonical_origin, canonical_target, redacted, split_base_url
+from ..urls import redacted
+from .entries import (
+    CHUNK,
+    SITEMAP_NS,
+    Item,
+    Problem,
+    SourceError,
+    _Reader,
+    child_text,
+    cut_short,
+    parse_events,
+    text_items,
+)
 
-SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 URLSET = f"{SITEMAP_NS}urlset"
 INDEX = f"{SITEMAP_NS}sitemapindex"
 # A root without the namespace is read the same way, its children without it
 # too: some generators leave the xmlns out, and the document is plainly one.
 ROOTS = {URLSET: SITEMAP_NS, INDEX: SITEMAP_NS, "urlset": "", "sitemapindex": ""}
-IMAGE_NS = "{http://www.google.com/schemas/sitemap-image/1.1}"
-XHTML_NS = "{http://www.w3.org/1999/xhtml}"
 # A read from a URL gives up after this many seconds without data.
 TIMEOUT = 30.0
 # Seconds a URL may take to send in all (64 MiB at 220 KB/s): a server sending
@@ -51,9 +53,6 @@ FETCH_SECONDS = 300.0
 # room: what is larger is no sitemap and is not read to its end.
 MAX_BYTES = 64 * 1024 * 1024
 _GZIP_MAGIC = b"\x1f\x8b"
-# Bytes handed to the XML parser at a time while it reports elements; doubled
-# while it reports none (see _events).
-CHUNK = 64 * 1024
 # Elements nest this deep at most: the deepest of the sitemap protocol and its
 # extensions (urlset, url, news:news, news:publication, news:name) is 5.
 MAX_DEPTH = 16
@@ -65,29 +64,6 @@ MAX_ELEMENTS = 20_000
 # the document before the parser holds the token whole: a start tag of
 # 800,000 attributes (7 MB) would otherwise cost 40 times its size to read.
 MAX_RUN = 1024 * 1024
-# Characters of a refused value a report shows.
-SHOWN = 200
-
-# W3C datetime forms (https://www.w3.org/TR/NOTE-datetime) that
-# datetime.fromisoformat does not read on every supported Python: a year, a
-# year and month, and a "Z" zone.
-_SHORT_FORMS = ("%Y", "%Y-%m")
-
-
-class SourceError(Exception):
-    """A source that cannot be read at all (missing file, HTTP error, not XML)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """An entry of a source that is not imported, and why."""
-
-    where: str
-    """The source and, where known, the URL."""
-    reason: str
-
-
-Item = Entry | Problem
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +103,7 @@ class Reading:
         for document in self._documents:
             with _opened(document.local.path, document.where) as stream:
                 if _is_text(stream):
-                    yield from _text(
+                    yield from text_items(
                         document.where, stream, self._base_url, self._query
                     )
                 else:
@@ -255,7 +231,7 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
     def redirect_request(
         self, req: Any, fp: Any, code: int, msg: str, headers: Any, newurl: str
     ) -> Any:
-        where = f"redirected to {_shown(redacted(newurl))}"
+        where = f"redirected to {cut_short(redacted(newurl))}"
         if urlsplit(newurl).scheme not in _HTTP:
             fp.close()  # the redirect's connection: not followed, not read
             raise SourceError(f"{where}, not http(s)")
@@ -291,7 +267,7 @@ def _part(source: str, top: _Local, loc: str) -> str | Problem:
             return _remote_part(top.url, loc)
         return _local_part(source, loc)
     except ValueError:  # urlsplit: a bad IPv6 host, a bad port
-        return Problem(_shown(redacted(loc)), "not a URL")
+        return Problem(cut_short(redacted(loc)), "not a URL")
 
 
 def _remote_part(index: str, loc: str) -> str | Problem:
@@ -300,17 +276,17 @@ def _remote_part(index: str, loc: str) -> str | Problem:
     origin = _origin(index)
     if parts.scheme not in _HTTP:
         return Problem(
-            _shown(redacted(loc)),
+            cut_short(redacted(loc)),
             f"not an http(s) URL: an index's parts are read from its origin"
             f" ({origin}) only",
         )
     if "@" in parts.netloc:
         return Problem(
-            _shown(redacted(url)),
+            cut_short(redacted(url)),
             "holds user info: an index's parts are read without credentials",
         )
     if _origin(url) != origin:
-        return Problem(_shown(url), f"not on the origin of the index ({origin})")
+        return Problem(cut_short(url), f"not on the origin of the index ({origin})")
     return url
 
 
@@ -322,7 +298,7 @@ def _local_part(index: str, loc: str) -> str | Problem:
         name = unquote(parts.path)
     else:
         return Problem(
-            _shown(redacted(loc)),
+            cut_short(redacted(loc)),
             "neither an http(s) URL nor a relative path: a file index's parts"
             " are read from its folder only",
         )
@@ -332,7 +308,7 @@ def _local_part(index: str, loc: str) -> str | Problem:
     real = os.path.realpath(path)
     if real == folder or os.path.commonpath([folder, real]) != folder:
         return Problem(
-            _shown(loc), "names no file to look for in the index's folder or below"
+            cut_short(loc), "names no file to look for in the index's folder or below"
         )
     return path
 
@@ -367,7 +343,7 @@ def _check(source: str, local: _Local) -> _Checked:
     with _opened(local.path, source) as stream:
         elements = _children(source, stream)
         next(elements)
-        locs = (_child(e, "loc", ns) for e in elements if e.tag == f"{ns}sitemap")
+        locs = (child_text(e, "loc", ns) for e in elements if e.tag == f"{ns}sitemap")
         return _Checked([loc for loc in locs if loc], ns, 0)
 
 
@@ -375,7 +351,7 @@ def _shape(source: str, stream: IO[bytes]) -> tuple[str, int]:
     """The root's tag (as ElementTree spells it) and the ``<url>`` children
     of a document read through by expat, which builds nothing: only start and
     end handlers count depth and elements, so that this pass costs a fraction
-    of the entries' one. Fed as :func:`_events` feeds.
+    of the entries' one. Fed as :func:`parse_events` feeds.
 
     :raises SourceError: not well-formed, not a sitemap, nested deeper than
         :data:`MAX_DEPTH`, a child of more than :data:`MAX_ELEMENTS`, a
@@ -502,28 +478,6 @@ class _Bounded(io.RawIOBase):
         return len(data)
 
 
-def _text(
-    source: str, stream: IO[bytes], base_url: str, query: frozenset[str]
-) -> Iterator[Item]:
-    # A text sitemap: one URL a line, UTF-8 (sitemaps.org, "Text file").
-    for number, raw in enumerate(stream, 1):
-        line = (raw.removeprefix(codecs.BOM_UTF8) if number == 1 else raw).strip()
-        if not line:
-            continue
-        where = f"{source}:{number}"
-        try:
-            url = line.decode("utf-8")
-        except UnicodeDecodeError:
-            yield Problem(where, "not UTF-8")
-            continue
-        path = _path(url, base_url, query)
-        if isinstance(path, Problem):
-            yield Problem(where, path.reason)
-            continue
-        # A text sitemap says no date: the URL has none (not the import's time).
-        yield Entry(path, UNDATED)
-
-
 def _children(source: str, stream: IO[bytes]) -> Iterator[Element]:
     """The root element of a sitemap index, then each child of the root once
     read whole, cleared when the next is asked for (the document was checked
@@ -532,7 +486,7 @@ def _children(source: str, stream: IO[bytes]) -> Iterator[Element]:
     :raises SourceError: not well-formed.
     """
     try:
-        events = _events(stream, ("start", "end"))
+        events = parse_events(stream, ("start", "end"))
         _, root = next(events)
         yield root
         depth = 1
@@ -546,254 +500,3 @@ def _children(source: str, stream: IO[bytes]) -> Iterator[Element]:
                 root.clear()
     except ParseError as exc:
         raise SourceError(f"{source} is not well-formed XML: {exc}") from exc
-
-
-def _events(
-    stream: IO[bytes], events: tuple[Literal["start", "end"], ...]
-) -> Iterator[tuple[str, Element]]:
-    """The parser's ``events``, fed :data:`CHUNK` bytes at a time, doubling
-    while a feed brings no event: expat before 2.6 reads an unfinished token
-    again from its start at every feed, so that equal feeds cost the square of
-    a long token's size (a comment of megabytes took minutes) and doubling
-    ones stay linear."""
-    parser: XMLPullParser[Element] = XMLPullParser(events=events)
-    size = CHUNK
-    while data := stream.read(size):
-        parser.feed(data)
-        size *= 2
-        for event in parser.read_events():
-            size = CHUNK
-            yield event  # type: ignore[misc]
-    parser.close()
-    yield from parser.read_events()  # type: ignore[misc]
-
-
-def _shown(value: str) -> str:
-    """A value as a report shows it: cut to :data:`SHOWN` characters."""
-    return value if len(value) <= SHOWN else value[: SHOWN - 1] + "…"
-
-
-def _child(element: Element, name: str, ns: str = SITEMAP_NS) -> str | None:
-    found = element.find(f"{ns}{name}")
-    if found is None or found.text is None:
-        return None
-    return found.text.strip()
-
-
-# The paths the fast path takes as they are: what normalise_path keeps
-# unchanged (RFC 3986 pchar and "/", no percent-encoding, no query), its dot
-# segments aside.
-_PLAIN_PATH = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*").fullmatch
-
-
-class _Reader:
-    """The entries of one ``<urlset>`` document of ``source`` (checked by
-    :func:`_shape`) for the site at ``base_url``: each ``<url>`` taken whole
-    from the parser's end events, then cleared, so that memory holds one at a
-    time. The common ``<url>`` (``loc``, ``lastmod``, ``changefreq``,
-    ``priority``, each once, an absolute URL on the base URL's origin with a
-    plain path) takes :meth:`entry`'s fast path; the rest :meth:`full`, with
-    the same result (tests/cli/test_sources.py proves it)."""
-
-    def __init__(
-        self, source: str, base_url: str, query: frozenset[str], ns: str
-    ) -> None:
-        self.source = source
-        self.base_url = base_url
-        self.query = query
-        self.ns = ns
-        self.now = datetime.now(timezone.utc)
-        """No lastmod is later than this (the read's start)."""
-        self._url = f"{ns}url"
-        self._loc = f"{ns}loc"
-        self._lastmod = f"{ns}lastmod"
-        self._changefreq = f"{ns}changefreq"
-        self._priority = f"{ns}priority"
-        self._simple = {self._loc, self._lastmod, self._changefreq, self._priority}
-        home, prefix = split_base_url(base_url)
-        # The fast path compares text: only for a base URL in canonical form.
-        canonical = canonical_origin(urlsplit(home)) == home
-        self._start = f"{home}{prefix}/" if canonical else None
-        self._cut = len(home) + len(prefix)
-
-    def read(self, stream: IO[bytes]) -> Iterator[Item]:
-        """The entries and problems of the document in ``stream``.
-
-        :raises SourceError: not well-formed (it was when checked: the file
-            changed).
-        """
-        url = self._url
-        try:
-            for _, element in _events(stream, ("end",)):
-                if element.tag == url:
-                    yield self.entry(element)
-                    element.clear()
-        except ParseError as exc:
-            raise SourceError(f"{self.source} is not well-formed XML: {exc}") from exc
-
-    def entry(self, url: Element) -> Item:
-        """The entry of one ``<url>``, or its problem."""
-        # Each element once, none but the four (the first of a repeated one
-        # is what find() gives: the full path reads those).
-        children = {child.tag: child.text for child in url}
-        if len(children) != len(url) or not children.keys() <= self._simple:
-            return self.full(url)
-        loc = children.get(self._loc)
-        path = None if loc is None else self._plain(loc.strip())
-        if path is None:
-            return self.full(url)
-        text = children.get(self._lastmod)
-        try:
-            lastmod = None if text is None else _dated(text.strip(), self.now)
-        except ValueError:
-            return self.full(url)
-        changefreq = children.get(self._changefreq)
-        if changefreq is not None:
-            changefreq = changefreq.strip()
-            if changefreq not in CHANGEFREQS:
-                return self.full(url)
-        text = children.get(self._priority)
-        try:
-            priority = None if text is None else float(text)
-        except ValueError:
-            return self.full(url)
-        if priority is not None and not 0.0 <= priority <= 1.0:
-            return self.full(url)
-        # Positional: a frozen dataclass's keywords cost more than the rest.
-        return Entry(
-            path, UNDATED if lastmod is None else lastmod, None, changefreq, priority
-        )
-
-    def _plain(self, loc: str) -> str | None:
-        """The stored form of ``loc`` when it is plainly one of the site's
-        (what :func:`canonical_target` would give, unchanged), else ``None``:
-        the full path decides."""
-        start = self._start
-        if start is None or not loc.startswith(start):
-            return None
-        path = loc[self._cut :]
-        if (
-            "/." in path
-            or len(path) > MAX_PATH_LENGTH
-            or len(self.base_url) + len(path) > MAX_URL_LENGTH
-            or not _PLAIN_PATH(path)
-        ):
-            return None
-        return path
-
-    def full(self, url: Element) -> Item:
-        """The entry of any ``<url>``, read in full (images, alternates, any
-        URL), or its problem."""
-        source, base_url, query, ns = self.source, self.base_url, self.query, self.ns
-        loc = _child(url, "loc", ns)
-        if not loc:
-            return Problem(source, "a <url> without <loc>")
-        where = f"{source}: {_shown(loc)}"
-        path = _path(loc, base_url, query)
-        if isinstance(path, Problem):
-            return Problem(where, path.reason)
-        try:
-            lastmod = _lastmod(_child(url, "lastmod", ns), self.now)
-        except ValueError:
-            return Problem(
-                where, f"lastmod {_child(url, 'lastmod', ns)!r} is no W3C datetime"
-            )
-        changefreq = _child(url, "changefreq", ns)
-        if changefreq is not None and changefreq not in CHANGEFREQS:
-            return Problem(
-                where, f"changefreq {changefreq!r} is not one of the protocol's"
-            )
-        priority_text = _child(url, "priority", ns)
-        try:
-            priority = None if priority_text is None else float(priority_text)
-        except ValueError:
-            return Problem(where, f"priority {priority_text!r} is no number")
-        images: list[str] = []
-        for image in url.iter(f"{IMAGE_NS}image"):
-            src = _child(image, "loc", IMAGE_NS)
-            if src:
-                # Images on the site are stored as paths, others as given.
-                own = _path(src, base_url, frozenset())
-                images.append(src if isinstance(own, Problem) else own)
-        alternates: list[tuple[str, str]] = []
-        for link in url.iter(f"{XHTML_NS}link"):
-            hreflang, href = link.get("hreflang"), link.get("href")
-            if link.get("rel") != "alternate" or not hreflang or not href:
-                continue
-            target = _path(href, base_url, query)
-            if not isinstance(target, Problem) and is_language_tag(hreflang):
-                alternates.append((hreflang, target))
-        entry = Entry(
-            path,
-            UNDATED if lastmod is None else lastmod,  # no <lastmod>: no date
-            changefreq=changefreq,
-            priority=priority,
-            alternates=tuple(alternates),
-            images=tuple(dict.fromkeys(images)),
-        )
-        try:
-            render.fragment(entry, 0)  # what no sitemap may hold fails here
-        except ValueError as exc:
-            return Problem(where, str(exc))
-        return entry
-
-
-def _path(url: str, base_url: str, query: frozenset[str]) -> str | Problem:
-    """The stored form of an absolute URL of the site, or why it has none."""
-    if urlsplit(url).scheme not in ("http", "https"):
-        return Problem(url, "not an absolute http(s) URL")
-    path = canonical_target(url, base_url, "/", query)
-    if path is None:
-        return Problem(url, f"not a URL under {base_url}")
-    given = _names(urlsplit(url).query)
-    lost = given - _names(path.partition("?")[2])
-    if lost:
-        return Problem(
-            url,
-            f"its query parameters {', '.join(sorted(lost))} would be dropped "
-            "(a sitemap keeps only those the config's 'query' names, never secrets)",
-        )
-    return path
-
-
-def _names(query: str) -> set[str]:
-    return {name for name, _ in parse_qsl(query, keep_blank_values=True)}
-
-
-def _lastmod(text: str | None, now: datetime) -> datetime | None:
-    """A W3C datetime as an aware datetime, never later than ``now``."""
-    return None if text is None else _dated(text, now)
-
-
-@functools.lru_cache(maxsize=4096)
-def _dated(text: str, now: datetime) -> datetime:
-    """:func:`_lastmod` of a text, read once: a sitemap's dates repeat."""
-    moment = None
-    # A year, or a year and month: longer text is neither (and the common
-    # date and datetime skip two failed strptime calls).
-    if len(text) <= len("2024-01"):
-        for form in _SHORT_FORMS:
-            try:
-                moment = datetime.strptime(text, form)
-                break
-            except ValueError:
-                pass
-    if moment is None:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    if moment.tzinfo is None:
-        # A date alone names no zone; the protocol's examples read it as UTC.
-        if len(text) > 10:
-            raise ValueError(f"{text!r} has a time but no zone")
-        moment = moment.replace(tzinfo=timezone.utc)
-    return min(moment, now)
-
-
-def count_problems(
-    items: Iterator[Item], report: Callable[[Problem], None]
-) -> Iterator[Entry]:
-    """The entries of ``items``, each problem passed to ``report`` on the way."""
-    for item in items:
-        if isinstance(item, Problem):
-            report(item)
-        else:
-            yield item

@@ -1,5 +1,6 @@
-"""The commands that need only a store and a base URL: stats, list, remove, export,
-import.
+"""The commands on the store: stats, list, remove, export, import. They need a
+store and a base URL, which the app gives when it is known (``--app``, ``flask
+sitemap``).
 """
 
 from __future__ import annotations
@@ -23,32 +24,31 @@ from ..sections import DEFAULT, DEFAULT_LABEL, NAME, label
 from ..stores import Store, batches
 from ..stores.base import Shared, Snapshot
 from ..urls import canonical_target
+from .options import Target, common_options
 from .site import (
     Exit,
     any_query,
     by_section,
     fail,
     lastmod_text,
-    opened,
     plural,
     progress,
-    site_options,
     stamp,
 )
 
 if TYPE_CHECKING:
     from ..serving.server import Server
-    from .sources import Problem
+    from .entries import Problem
 
 T = TypeVar("T")
 
 
 @click.command()
-@site_options(needs_base_url=False)
+@common_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON object.")
-def stats(store_uri: str, base_url: str | None, as_json: bool) -> None:
+def stats(target: Target, as_json: bool) -> None:
     """Store totals, its parts, and the site-wide counters."""
-    with opened(store_uri, base_url, existing=True) as site:
+    with target.site(existing=True, needs_base_url=False) as site:
         parts = site.store.parts()
         store = site.store
         counters = store.counts() if isinstance(store, Shared) else {}
@@ -116,7 +116,7 @@ def stats(store_uri: str, base_url: str | None, as_json: bool) -> None:
 
 
 @click.command("list")
-@site_options(needs_base_url=True)
+@common_options
 @click.option(
     "--format",
     "form",
@@ -132,10 +132,10 @@ def stats(store_uri: str, base_url: str | None, as_json: bool) -> None:
     metavar="NAME",
     help="Only the URLs of this section ('default': those no section names).",
 )
-def list_(store_uri: str, base_url: str, form: str, only: str | None) -> None:
+def list_(target: Target, form: str, only: str | None) -> None:
     """The listed URLs, in sitemap order."""
     out = sys.stdout
-    with opened(store_uri, base_url, existing=True) as site:
+    with target.site(existing=True, needs_base_url=True) as site:
         parts = site.store.parts()
         # A section column only for a store that holds sections (the output
         # of a site without them stays as it was).
@@ -176,12 +176,12 @@ def list_(store_uri: str, base_url: str, form: str, only: str | None) -> None:
 
 
 @click.command()
-@site_options(needs_base_url=True)
+@common_options
 @click.argument("urls", nargs=-1, required=True)
-def remove(store_uri: str, base_url: str, urls: tuple[str, ...]) -> None:
+def remove(target: Target, urls: tuple[str, ...]) -> None:
     """Take URLs out of the sitemap (they come back if visitors see them again
     and the config records them: exclude them in the config to keep them out)."""
-    with opened(store_uri, base_url, existing=True) as site:
+    with target.site(existing=True, needs_base_url=True) as site:
         paths = {}
         for url in urls:
             path = canonical_target(url, site.config.base_url, "/", any_query(url))
@@ -200,7 +200,7 @@ def remove(store_uri: str, base_url: str, urls: tuple[str, ...]) -> None:
 
 
 @click.command()
-@site_options(needs_base_url=True)
+@common_options
 @click.argument(
     "directory", type=click.Path(file_okay=False, writable=True, resolve_path=True)
 )
@@ -212,13 +212,11 @@ def remove(store_uri: str, base_url: str, urls: tuple[str, ...]) -> None:
     is_flag=True,
     help="With xsi:schemaLocation, as schema_location serves them.",
 )
-def export(
-    store_uri: str, base_url: str, directory: str, text: bool, schema_location: bool
-) -> None:
+def export(target: Target, directory: str, text: bool, schema_location: bool) -> None:
     """Write sitemap.xml and every part into DIRECTORY, byte for byte what the
     middleware serves, for a static host or a CDN: one state of the store,
     whatever its writers do meanwhile."""
-    with opened(store_uri, base_url, existing=True) as site:
+    with target.site(existing=True, needs_base_url=True) as site:
         config = replace(
             site.config, text_sitemap=text, schema_location=schema_location
         )
@@ -331,7 +329,7 @@ def _write(path: str, body: bytes) -> None:
 
 
 @click.command("import")
-@site_options(needs_base_url=True)
+@common_options
 @click.argument("source")
 @click.option(
     "--query",
@@ -346,8 +344,7 @@ def _write(path: str, body: bytes) -> None:
     "section; a visit moves a page to the section the config gives it).",
 )
 def import_(
-    store_uri: str,
-    base_url: str,
+    target: Target,
     source: str,
     query: tuple[str, ...],
     section: str | None,
@@ -366,7 +363,8 @@ def import_(
         )
     # Imported here: the command line is loaded with every Flask app (``flask
     # sitemap``), and only this command needs an XML parser and an HTTP client.
-    from .sources import SourceError, count_problems, reading
+    from .entries import SourceError, count_problems
+    from .sources import reading
 
     problems: list[Problem] = []
 
@@ -375,7 +373,7 @@ def import_(
         click.echo(f"skipped {problem.where}: {problem.reason}", err=True)
 
     kept: list[int] = []
-    with opened(store_uri, base_url, existing=False) as site:
+    with target.site(existing=False, needs_base_url=True) as site:
         before = site.store.count()
         try:
             with (
@@ -417,7 +415,7 @@ def _allowed(
     from ..recording.refusal import refuse
     from ..routes import Routes
     from ..watching.policy import Policy
-    from .sources import Problem
+    from .entries import Problem
     from .verdict import said
 
     policy, base = Policy(config), config.base_url
@@ -459,14 +457,3 @@ def _new(store: Store, entries: Iterable[Entry], kept: list[int]) -> Iterator[En
         held = store.known(batch)
         kept.append(len(held))
         yield from (entry for path, entry in batch.items() if path not in held)
-
-
-# -- commands that need the app ------------------------------------------------
-
-
-STORE_COMMANDS = ("stats", "list", "remove", "export", "import")
-"""The commands that need only the store and the base URL."""
-
-
-STORE_GROUP = (stats, list_, remove, export, import_)
-"""The commands, as the ``main`` group takes them."""

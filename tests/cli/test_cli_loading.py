@@ -181,3 +181,21 @@ def test_a_site_of_several_is_left_as_it_is(
             code, _, err = _run(*command, "--app", f"{name}:create_app", "--site", site)
             assert code in (Exit.OK, Exit.PROBLEMS), err
             assert (stored_paths(uri), stored_paths(blog)) == before, (site, command)
+
+
+@pytest.mark.parametrize("command", ["stats", "list"])
+def test_a_store_command_that_loads_the_app_removes_nothing(
+    app_module: tuple[str, str], command: str
+) -> None:
+    """stats and list with --app read the app's store through its middleware,
+    held as the app commands hold it: every stored URL stays, the newly
+    excluded ones included, and is shown."""
+    app, uri = app_module
+    before = stored_paths(uri)
+    code, out, err = _run(command, "--app", app)
+    assert code == Exit.OK, err
+    assert stored_paths(uri) == before
+    if command == "list":
+        assert sorted(out.split()) == sorted(f"{BASE}{path}" for path in before)
+    else:
+        assert out.startswith(f"{len(before)} URLs in 1 part\n")
