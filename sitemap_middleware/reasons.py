@@ -139,6 +139,11 @@ MOVED: Final = "moved"
 RECHECKED: Final = "rechecked"
 # URLs an IndexNow endpoint accepted (indexnow.py).
 PUSHED: Final = "pushed"
+# What the decisions log says of a page written, of one removed, and of one not
+# admitted (a cap or the rate: counted under its reason in stats()).
+NOTED_RECORDED: Final = "recorded"
+NOTED_REMOVED: Final = "removed"
+NOTED_NOT_ADMITTED: Final = "not_admitted"
 
 
 def _group(kind: type, name: str) -> dict[str, str]:

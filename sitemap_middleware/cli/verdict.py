@@ -11,9 +11,16 @@ from collections.abc import Callable
 from typing import Final, NamedTuple
 
 from ..config import Config
-from ..reasons import DEPENDS, RECORD, REMOVE, Dropped, Skipped
+from ..reasons import (
+    DEPENDS,
+    NOTED_NOT_ADMITTED,
+    NOTED_REMOVED,
+    RECORD,
+    REMOVE,
+    Dropped,
+    Skipped,
+)
 from ..recording.refusal import Query, Refusal, refuse
-from ..recording.writer import NOTED_NOT_ADMITTED, NOTED_REMOVED
 from ..routes import Route, Routes
 from ..sitemaps import MAX_URL_LENGTH
 from ..watching.policy import REMOVAL_STATUSES, Policy

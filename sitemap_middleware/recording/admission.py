@@ -12,6 +12,8 @@ from ..config import Config
 from ..reasons import Dropped
 from ..routes import Route
 from ..stores.base import Store
+from .breaker import Bugs
+from .digest import Upsert
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -142,6 +144,30 @@ class Limits:
                     held[0] += 1
             admitted.append(path)
         return admitted
+
+    def admit_all(
+        self, candidates: list[Upsert], store: Store, bugs: Bugs
+    ) -> tuple[list[str], list[str]]:
+        """The paths of ``candidates`` admitted (:meth:`admit`), and those of
+        the stand-ins the store holds already: a stand-in adds a page the
+        store does not hold, nothing more. A candidate whose admission raises
+        a bug is left out (``bugs``).
+
+        :raises StoreError: the store failed (none is admitted).
+        """
+        admitted: list[str] = []
+        held: list[str] = []
+
+        def admit(part: list[Upsert]) -> int:
+            others = [u.entry.path for u in part if u.stand_in is not None]
+            known = store.known(others) if others else set()
+            new = ((u.entry.path, u.route) for u in part if u.entry.path not in known)
+            admitted.extend(self.admit(new))
+            held.extend(known)
+            return 0
+
+        bugs.isolate("admission", admit, candidates)
+        return admitted, held
 
     def forget(self, paths: Iterable[str]) -> None:
         """Paths were removed: the capped routes' counts are read again at the

@@ -10,11 +10,14 @@ import logging
 import time
 from collections.abc import Callable
 from types import TracebackType
+from typing import TypeVar
 
 from ..errors import StoreError, StoreFault, StoreReadOnly
 from ..reasons import Errors
 
 logger = logging.getLogger("sitemap_middleware")
+
+T = TypeVar("T")
 
 # A store that waiting does not mend (StoreFault: damaged, a schema this release
 # cannot read) is looked at again this rarely: it may be repaired meanwhile.
@@ -124,6 +127,20 @@ class Breaker:
             self._paused_at = None
 
 
+def store_breaker(minimum: float, maximum: float) -> Breaker:
+    """The writer's breaker for its store, and what it says."""
+    return Breaker(
+        "recording paused: store unavailable (%(detail)s); pending writes are"
+        " kept and retried",
+        "store still unavailable: %(detail)s",
+        "recording resumed: the store is back after %(seconds).1f s",
+        minimum,
+        maximum,
+        faulted="recording stopped: %(detail)s. Pending writes are kept; the"
+        " store is looked at again every %(delay).0f s",
+    )
+
+
 class Outage:
     """A block of store calls: a ``StoreError`` out of it is an outage, counted
     and tripping the breaker, and ends the block; ``failed`` says so. A
@@ -190,3 +207,25 @@ class Bugs:
         logger.error(
             "bug in %s (recording goes on without it): %r", where, exc, exc_info=exc
         )
+
+    def isolate(
+        self, where: str, call: Callable[[list[T]], int], items: list[T]
+    ) -> tuple[int, list[T]]:
+        """``call(items)``, its results summed; an item whose call raises a bug
+        (anything but an outage, ``StoreError``, which propagates) is found by
+        halving the batch, reported and left out. Returns the sum and the
+        items left out."""
+        if not items:
+            return 0, []
+        try:
+            return call(items), []
+        except StoreError:
+            raise
+        except Exception as exc:
+            if len(items) == 1:
+                self.report(where, exc)
+                return 0, items
+        half = len(items) // 2
+        done, bad = self.isolate(where, call, items[:half])
+        more, worse = self.isolate(where, call, items[half:])
+        return done + more, bad + worse

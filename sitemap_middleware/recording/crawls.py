@@ -1,8 +1,8 @@
 """Search engines' crawls: what the request path queues when a User-Agent claims a
 crawler (``Crawl``), and the writer's side: the client's address read through the
 trusted proxies, verified off the request path (published IP ranges; reverse DNS
-confirmed by a forward lookup, on threads of their own, cached, bounded), and the
-visits kept in the writer's batches (``VisitLog``).
+confirmed by a forward lookup, on threads of their own, cached, bounded,
+``Verification``), and the visits kept in the writer's batches (``VisitLog``).
 """
 
 from __future__ import annotations
@@ -359,6 +359,64 @@ class Verifier:
 
 
 # -- the visits kept ---------------------------------------------------------------
+
+
+class Verification:
+    """The writer's part of the crawls: those queued verified and settled once
+    their lookups ended, each counted by its verdict, the verified ones kept
+    as visits (``visits``). Nothing to do with crawls not kept (``options``
+    or ``queued`` ``None``)."""
+
+    def __init__(
+        self,
+        options: CrawlerOptions | None,
+        queued: CrawlQueue | None,
+        visits: VisitLog,
+        count: Callable[[str], object],
+    ) -> None:
+        self._options = options
+        self._queued = queued
+        self._visits = visits
+        self._count = count
+        self._verifier = None
+        if options is not None and queued is not None:
+            self._verifier = Verifier(options)
+
+    def run(self, deadline: float | None = None) -> None:
+        """Verify the queued crawls and settle those whose lookups ended.
+        Never waits for a lookup, but in a flush (``deadline``), for
+        ``crawlers.timeout`` at most."""
+        options, verifier, queued = self._options, self._verifier, self._queued
+        if verifier is None or options is None or queued is None:
+            return
+        for crawl in queued.take():
+            address = client_address(
+                crawl.peer,
+                crawl.forwarded,
+                options.forwarded_header,
+                options.trusted_proxies,
+            )
+            verdict = verifier.verify(crawl, address)
+            if verdict is not None:
+                self._judged(verdict)
+        for verdict in verifier.settle():
+            self._judged(verdict)
+        if deadline is None:
+            return
+        until = min(deadline, time.monotonic() + options.timeout + 0.1)
+        while len(verifier) and time.monotonic() < until:
+            time.sleep(0.01)
+            for verdict in verifier.settle():
+                self._judged(verdict)
+
+    def close(self) -> None:
+        if self._verifier is not None:
+            self._verifier.close()
+
+    def _judged(self, verdict: Verdict) -> None:
+        self._count(verdict.reason)
+        if verdict.reason == Crawls.VERIFIED:
+            self._visits.crawled(verdict.crawl)
 
 
 class VisitLog:

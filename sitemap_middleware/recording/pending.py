@@ -51,6 +51,11 @@ class Pending:
         self.upserts.pop(path, None)
         self.candidates.pop(path, None)
 
+    def clear(self) -> None:
+        self.upserts.clear()
+        self.removals.clear()
+        self.candidates.clear()
+
     def drop_oldest(self) -> None:
         pending = self.candidates or self.upserts or self.removals
         del pending[next(iter(pending))]

@@ -12,12 +12,14 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..config import KEYS, Config, Lists
+from ..errors import StoreError
 from ..model import Entry
-from ..reasons import Dropped
+from ..reasons import MOVED, PRUNED, RECHECKED, RESTYLED, Dropped
 from ..render import IMAGE_NS, ORIGIN, SITEMAP_NS, URLSET_CLOSE, URLSET_OPEN, XHTML_NS
 from ..routes import Route
 from ..sections import DEFAULT, Sections
 from ..stores.base import Shared, Store
+from .breaker import Bugs
 from .refusal import Rules, refuse
 
 if TYPE_CHECKING:
@@ -218,6 +220,50 @@ class Recheck:
         """Entries read so far (the work done)."""
         self.moved = 0
         """Entries moved to their section's part so far."""
+
+    def run(
+        self,
+        force: bool,
+        count: Callable[[str, int], object],
+        removed: Callable[[list[str]], object],
+        bugs: Bugs,
+    ) -> None:
+        """Check the next part (every part left when ``force``): ``count``
+        is given the entries read, moved, removed and restyled by their
+        reasons, ``removed`` the paths removed. A bug ends the pass in this
+        process (``bugs`` reports it): the pages follow the config at the
+        next start (invariant 18: recording goes on).
+
+        :raises StoreError: on an outage; the same part is checked again.
+        """
+        try:
+            self._run(force, count, removed)
+        except StoreError:
+            raise
+        except Exception as exc:
+            self.done = True
+            bugs.report("the config re-check", exc)
+
+    def _run(
+        self,
+        force: bool,
+        count: Callable[[str, int], object],
+        removed: Callable[[list[str]], object],
+    ) -> None:
+        while not self.done:
+            before, moved = self.checked, self.moved
+            gone, rewritten = self.step()
+            if self.checked > before:
+                count(RECHECKED, self.checked - before)
+            if self.moved > moved:
+                count(MOVED, self.moved - moved)
+            if gone:
+                removed(gone)
+                count(PRUNED, len(gone))
+            if rewritten:
+                count(RESTYLED, rewritten)
+            if not force:
+                return
 
     def step(self) -> tuple[list[str], int]:
         """Check the next part: ``(paths removed, entries restyled)``; the

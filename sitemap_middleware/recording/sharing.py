@@ -10,18 +10,34 @@ from __future__ import annotations
 import json
 import time
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from datetime import datetime, timezone
 from typing import Protocol
 
+from ..config import Config
 from ..errors import StoreError
 from ..model import Entry
 from ..page.titles import Affix, Titles
+from ..sections import DEFAULT
 from ..sitemaps import NEWS_WINDOW
-from ..stores.base import Decision, Decisions, Epoch, Removals, Shared, Store
+from ..stores.base import (
+    Article,
+    Decision,
+    Decisions,
+    Epoch,
+    Hreflang,
+    News,
+    Pushing,
+    Removals,
+    Shared,
+    Store,
+)
+from .clusters import Declared
 from .counters import Counters
 from .digest import Upsert
+from .recent import Recent
 
 # Seconds between two sends of this process's counts to the store's (and at
 # every flush): one small write, never one a request.
@@ -184,6 +200,68 @@ class NewsWatch:
         return since is not None and first_held >= since + NEWS_WINDOW
 
 
+class Newsroom:
+    """The news articles of the pages a writer writes (the ``news`` key, a
+    store with :class:`News`), each batch's after its pages, in one write:
+    dated as the page declares, else when the store first held it, as far as
+    :class:`NewsWatch` allows; a page the store held before, without a date,
+    keeps the stored one (0), and has none if there is none."""
+
+    __slots__ = ("_news", "_watch")
+
+    def __init__(self, config: Config, store: Store) -> None:
+        self._news = (
+            store if config.news is not None and isinstance(store, News) else None
+        )
+        self._watch = NewsWatch(store)
+
+    def held(self, upserts: Iterable[Upsert]) -> set[str]:
+        """Before the pages are written: their sections watched, and which of
+        the articles that declare no date the store holds already.
+
+        :raises StoreError: the store failed.
+        """
+        if self._news is None:
+            return set()
+        stories = [(u.entry, u.story) for u in upserts if u.story is not None]
+        if stories:
+            sections = {entry.section or DEFAULT for entry, _ in stories}
+            self._watch.watch(sections, int(time.time()))
+        undeclared = [entry.path for entry, story in stories if not story.declared]
+        return self._news.known(undeclared) if undeclared else set()
+
+    def articles(
+        self, entries: Iterable[Entry], upserts: Mapping[str, Upsert], held: set[str]
+    ) -> list[Article]:
+        """The articles of the pages just written, titled as their entries
+        (without the site's affix); a page without a title is none."""
+        if self._news is None:
+            return []
+        articles: list[Article] = []
+        for entry in entries:
+            upsert = upserts.get(entry.path)
+            if upsert is None or upsert.story is None or not entry.title:
+                continue
+            article = upsert.story.article._replace(title=entry.title)
+            if not upsert.story.declared:
+                if entry.path in held:
+                    article = article._replace(published=0)
+                elif not self._watch.dated(entry.section or DEFAULT, article.published):
+                    continue  # it may be old: its section is watched too lately
+            articles.append(article)
+        return articles
+
+    def publish(self, articles: list[Article]) -> int:
+        """Write ``articles``, in one write.
+
+        :raises StoreError: the store failed.
+        """
+        if self._news is None or not articles:
+            return 0
+        self._news.publish(articles, int(time.time()))
+        return len(articles)
+
+
 def _watched(value: str | None) -> dict[str, int]:
     """The setting's sections and times; another writer's damaged value is
     none (the sections are watched from now on)."""
@@ -261,6 +339,24 @@ class StoreWatch:
         self._seq: int | None = None
         self._due = 0.0
 
+    def forget(self, recent: Recent, declared: Declared) -> None:
+        """Forget the recent pages the store no longer holds as this writer
+        wrote them (:meth:`look`), so that each is read and written again at
+        its next request rather than after ``recheck_interval``: those
+        removed by anyone (another worker or machine, the command line), or
+        all of them when the store's data was made again from nothing (a
+        Redis restart that lost it: invariant 20) or more were removed than
+        its log keeps."""
+        removed = self.look()
+        if removed is None:
+            recent.clear()
+            declared.clear()
+            return
+        for path in removed:
+            # Its own removals too: forgotten as written already, or recorded
+            # again since, and then read once more at their next request.
+            recent.forget(path, path)
+
     def look(self) -> tuple[str, ...] | None:
         """What to forget since the last look: the paths removed (``()``
         between looks and while the store fails: the writes will meet the
@@ -285,3 +381,26 @@ class StoreWatch:
         if before is None or epoch != before:
             return None
         return paths
+
+
+class Writing:
+    """How a writer opens a block of page writes: with the store's hreflang
+    decisions on them (none from a store that does not report them) and, when
+    ``pushing`` (IndexNow on), the URLs they add, change or remove queued in
+    their own transactions. The store's features are asked once, here."""
+
+    __slots__ = ("_hreflang", "_pushing")
+
+    def __init__(self, store: Store, pushing: bool) -> None:
+        self._hreflang = store if isinstance(store, Hreflang) else None
+        self._pushing = store if pushing and isinstance(store, Pushing) else None
+
+    @contextmanager
+    def __call__(self) -> Iterator[dict[str, str | None]]:
+        with ExitStack() as stack:
+            decided: dict[str, str | None] = {}
+            if self._hreflang is not None:
+                decided = stack.enter_context(self._hreflang.hreflang())
+            if self._pushing is not None:
+                stack.enter_context(self._pushing.pushing())
+            yield decided

@@ -14,32 +14,28 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager
-from typing import TYPE_CHECKING, TypeVar
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING
 
 from ..config import Config
-from ..errors import StoreError, StoreReadOnly
-from ..model import Entry
+from ..errors import StoreReadOnly
 from ..reasons import (
-    MOVED,
-    PRUNED,
-    RECHECKED,
+    NOTED_NOT_ADMITTED,
+    NOTED_RECORDED,
+    NOTED_REMOVED,
     RECORDED,
     REMOVED,
-    RESTYLED,
-    Crawls,
     Dropped,
     Seen,
     Skipped,
 )
-from ..sections import DEFAULT
-from ..stores.base import Article, Hreflang, News, Pushes, Pushing, Store
+from ..stores.base import Pushes, Store
 from .admission import Limits
-from .breaker import Breaker, Bugs, Outage
+from .breaker import Bugs, Outage, store_breaker
 from .clusters import Alternates, Declared
 from .counters import Counters
-from .crawls import CrawlQueue, Verdict, Verifier, VisitLog, client_address
+from .crawls import CrawlQueue, Verification, VisitLog
 from .digest import Removal, Rules, Skip, Unchanged, Upsert, digest
 from .hints import Hints
 from .intake import MAX_QUEUED, Intake
@@ -48,23 +44,19 @@ from .pending import Pending
 from .recent import Recent
 from .recheck import Recheck
 from .sharing import (
-    TITLE_AFFIX,
     DecisionLog,
-    NewsWatch,
+    Newsroom,
     SharedCounts,
     Side,
     SiteTitles,
     StoreWatch,
+    Writing,
 )
-
-__all__ = ["TITLE_AFFIX", "Writer"]
 
 if TYPE_CHECKING:
     from .indexnow import Pusher
 
 logger = logging.getLogger("sitemap_middleware")
-
-T = TypeVar("T")
 
 FLUSH_INTERVAL = 1.0  # seconds between writes when traffic is light
 BATCH = 1000  # observations written per store call
@@ -72,11 +64,6 @@ BATCH = 1000  # observations written per store call
 # (read as each writer is made).
 MIN_BACKOFF = 1.0
 MAX_BACKOFF = 30.0
-# What the decisions log says of a page written, and of one not admitted
-# (a cap or the rate: counted under its reason in stats()).
-NOTED_RECORDED = "recorded"
-NOTED_REMOVED = "removed"
-NOTED_NOT_ADMITTED = "not_admitted"
 
 
 class Writer:
@@ -114,16 +101,9 @@ class Writer:
             self._pusher = Pusher(config.indexnow, config.base_url, store, self._count)
         self._pending = Pending()
         self._declared = Declared()
-        # The optional store features (stores/base.py), each asked once.
-        self._hreflang = store if isinstance(store, Hreflang) else None
-        self._pushing = (
-            store if self._pusher is not None and isinstance(store, Pushing) else None
-        )
+        self._writing = Writing(store, pushing=self._pusher is not None)
         # News: the articles of each batch written beside its pages.
-        self._news = (
-            store if config.news is not None and isinstance(store, News) else None
-        )
-        self._news_watch = NewsWatch(store)
+        self._newsroom = Newsroom(config, store)
         self._counts = SharedCounts(store, counters)
         self._titles = SiteTitles(store)
         self._log = DecisionLog(store)
@@ -134,20 +114,10 @@ class Writer:
         # Written after the pages, in this order (the counts last: they count
         # what the others wrote).
         self._sides: tuple[Side, ...] = (self._log, self._visits, self._counts)
-        self._crawls = crawls
-        self._verifier = None
-        if crawls is not None and config.crawlers is not None:
-            self._verifier = Verifier(config.crawlers)
-        self._breaker = Breaker(
-            "recording paused: store unavailable (%(detail)s); pending writes are"
-            " kept and retried",
-            "store still unavailable: %(detail)s",
-            "recording resumed: the store is back after %(seconds).1f s",
-            MIN_BACKOFF,
-            MAX_BACKOFF,
-            faulted="recording stopped: %(detail)s. Pending writes are kept; the"
-            " store is looked at again every %(delay).0f s",
+        self._verification = Verification(
+            config.crawlers, crawls, self._visits, self._count
         )
+        self._breaker = store_breaker(MIN_BACKOFF, MAX_BACKOFF)
         self._read_only = False  # said so, until a write succeeds
         self._bugs = Bugs(counters.add)
         self._lock = threading.Lock()  # one drain and push at a time
@@ -184,7 +154,7 @@ class Writer:
                 self._intake.wait(FLUSH_INTERVAL)
                 with self._lock:
                     self._drain()
-                    self._verify()
+                    self._verification.run()
                     self._push(force=False)
                     self._recent.expire()
                 if self._hints is not None:
@@ -203,7 +173,7 @@ class Writer:
             try:
                 deadline = None if timeout is None else time.monotonic() + timeout
                 self._drain(deadline)
-                self._verify(deadline)
+                self._verification.run(deadline)
                 done = self._push(force=True) and not len(self._intake)
                 self._recent.expire()
                 return done
@@ -221,8 +191,7 @@ class Writer:
         self.flush(timeout)
         if self._pusher is not None:
             self._pusher.stop(timeout)
-        if self._verifier is not None:
-            self._verifier.close()
+        self._verification.close()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
             thread.join(timeout)
@@ -249,12 +218,9 @@ class Writer:
         if self._recheck is not None:
             # Nothing it finds could be removed: it runs at the next start.
             self._recheck.done = True
-        pending = self._pending
-        if pending:
-            self._count(Dropped.READ_ONLY, len(pending))
-            pending.upserts.clear()
-            pending.removals.clear()
-            pending.candidates.clear()
+        if self._pending:
+            self._count(Dropped.READ_ONLY, len(self._pending))
+            self._pending.clear()
 
     # -- digesting ------------------------------------------------------------
 
@@ -300,39 +266,6 @@ class Writer:
             if outcome.path is not None:
                 self._log.note(outcome.path, outcome.reason)
 
-    def _verify(self, deadline: float | None = None) -> None:
-        """Verify the queued crawls and settle those whose lookups ended: the
-        verified ones wait as visits, the others are counted. Never waits
-        for a lookup, but in a flush (``deadline``), for ``crawlers.timeout``
-        at most (lock held)."""
-        verifier, queue, options = self._verifier, self._crawls, self._config.crawlers
-        if verifier is None or queue is None or options is None:
-            return
-        for crawl in queue.take():
-            address = client_address(
-                crawl.peer,
-                crawl.forwarded,
-                options.forwarded_header,
-                options.trusted_proxies,
-            )
-            verdict = verifier.verify(crawl, address)
-            if verdict is not None:
-                self._judged(verdict)
-        for verdict in verifier.settle():
-            self._judged(verdict)
-        if deadline is None:
-            return
-        until = min(deadline, time.monotonic() + options.timeout + 0.1)
-        while len(verifier) and time.monotonic() < until:
-            time.sleep(0.01)
-            for verdict in verifier.settle():
-                self._judged(verdict)
-
-    def _judged(self, verdict: Verdict) -> None:
-        self._count(verdict.reason)
-        if verdict.reason == Crawls.VERIFIED:
-            self._visits.crawled(verdict.crawl)
-
     def _written(self, path: str, alternates: Alternates | None) -> bool:
         """Whether the store holds ``path`` as this writer last wrote it: no
         removal waits for it, and its cluster holds the ``alternates`` it
@@ -344,134 +277,63 @@ class Writer:
     # -- writing ------------------------------------------------------------------
 
     def _push(self, force: bool) -> bool:
-        """Write the pending changes; ``True`` when none is left (lock held)."""
+        """Write the pending changes, then what the side writers hold: the
+        decisions log, the visits, this process's counts (each when due);
+        ``True`` when none is left (lock held)."""
         if self._breaker.allows():
-            self._forget()
-        if not self._rechecked(force):
-            return False
-        pending = self._pending
-        if not pending:
-            return self._write_sides(force)
-        if not force and not self._breaker.allows():
-            return False
-        with self._outage() as outage:
-            self._titles.load()
-            if pending.candidates:
-                self._admit()
-            with self._writing() as decided:
-                if pending.upserts:
-                    self._write_upserts()
-                if pending.removals:
-                    self._write_removals()
-            # Pages written without the alternates they declare, as the store
-            # decided (members of their clusters written again included).
-            for reason in decided.values():
-                if reason is not None:
-                    self._count(reason)
-        if outage.failed:
-            return False
-        self._breaker.reset()
-        self._read_only = False
-        return self._write_sides(force)
-
-    def _forget(self) -> None:
-        """Forget the recent pages the store no longer holds as this writer
-        wrote them, so that each is read and written again at its next
-        request rather than after ``recheck_interval``: those removed by
-        anyone (another worker or machine, the command line), or all of them
-        when the store's data was made again from nothing (a Redis restart
-        that lost it: invariant 20) or more were removed than its log keeps."""
-        removed = self._watch.look()
-        if removed is None:
-            self._recent.clear()
-            self._declared.clear()
-            return
-        for path in removed:
-            # Its own removals too: forgotten as written already, or recorded
-            # again since, and then read once more at their next request.
-            self._recent.forget(path, path)
-
-    def _write_sides(self, force: bool) -> bool:
-        """Write what each side writer holds, once the pages are written: the
-        decisions log, the visits, this process's counts (each when due).
-        One outage rule: not while the breaker is open unless forced, and the
-        first failure ends the round (what is left waits for the next).
-        ``False`` when something is left."""
-        due = [side for side in self._sides if side.due(force)]
-        if not due:
-            return True
-        if not force and not self._breaker.allows():
-            return False
-        with self._outage() as outage:
-            for side in due:
-                side.write()
-        return not outage.failed
-
-    def _rechecked(self, force: bool) -> bool:
-        """Check the stored pages against the config, a part a call (all of
-        them when forced), until done; ``False`` while the store fails."""
+            self._watch.forget(self._recent, self._declared)
         recheck = self._recheck
-        if recheck is None or recheck.done:
-            return True
+        if recheck is not None and not recheck.done:
+            # The pages follow the config before more are written.
+            run = partial(recheck.run, force, self._count, self._removed, self._bugs)
+            if not self._attempt(force, run):
+                return False
+        if self._pending:
+            if not self._attempt(force, self._write_pages):
+                return False
+            self._breaker.reset()
+            self._read_only = False
+        due = [side for side in self._sides if side.due(force)]
+        return not due or self._attempt(force, partial(_write_each, due))
+
+    def _attempt(self, force: bool, write: Callable[[], object]) -> bool:
+        """``write()`` under the writer's one outage rule: not while the
+        breaker is open unless forced, a ``StoreError`` the end of the round
+        (:class:`~.breaker.Outage`); ``False`` when the store failed."""
         if not force and not self._breaker.allows():
             return False
-        outage = self._outage()
-        try:
-            with outage:
-                while not recheck.done:
-                    before, moved = recheck.checked, recheck.moved
-                    removed, rewritten = recheck.step()
-                    if recheck.checked > before:
-                        self._count(RECHECKED, recheck.checked - before)
-                    if recheck.moved > moved:
-                        self._count(MOVED, recheck.moved - moved)
-                    if removed:
-                        for path in removed:
-                            self._recent.forget(path, path)
-                        self._limits.forget(removed)
-                        self._count(PRUNED, len(removed))
-                    if rewritten:
-                        self._count(RESTYLED, rewritten)
-                    if not force:
-                        break
-        except Exception as exc:
-            # Not again in this process: the pages follow the config at the
-            # next start (invariant 18: recording goes on).
-            recheck.done = True
-            self._bugs.report("the config re-check", exc)
+        with self._outage() as outage:
+            write()
         return not outage.failed
 
-    @contextmanager
-    def _writing(self) -> Iterator[dict[str, str | None]]:
-        """The block's writes: the store's hreflang decisions on them (none
-        from a store that does not report them) and, with IndexNow on, the
-        URLs they add, change or remove queued in their own transactions."""
-        with ExitStack() as stack:
-            decided: dict[str, str | None] = {}
-            if self._hreflang is not None:
-                decided = stack.enter_context(self._hreflang.hreflang())
-            if self._pushing is not None:
-                stack.enter_context(self._pushing.pushing())
-            yield decided
+    def _write_pages(self) -> None:
+        pending = self._pending
+        self._titles.load()
+        if pending.candidates:
+            self._admit()
+        with self._writing() as decided:
+            if pending.upserts:
+                self._write_upserts()
+            if pending.removals:
+                self._write_removals()
+        # Pages written without the alternates they declare, as the store
+        # decided (members of their clusters written again included).
+        for reason in decided.values():
+            if reason is not None:
+                self._count(reason)
+
+    def _removed(self, paths: list[str]) -> None:
+        """Forget pages removed by this writer's re-check."""
+        for path in paths:
+            self._recent.forget(path, path)
+        self._limits.forget(paths)
 
     def _admit(self) -> None:
         """Move candidates to the pending upserts as far as the caps and the
         rate allow; a failing store leaves them all pending."""
         pending = self._pending
         candidates = list(pending.candidates.values())
-        admitted: list[str] = []
-        held: list[str] = []
-
-        def admit(part: list[Upsert]) -> int:
-            # A stand-in adds a page the store does not hold, nothing more.
-            others = [u.entry.path for u in part if u.stand_in is not None]
-            known = self._store.known(others) if others else set()
-            new = ((u.entry.path, u.route) for u in part if u.entry.path not in known)
-            admitted.extend(self._limits.admit(new))
-            held.extend(known)
-            return 0
-
-        self._isolate("admission", admit, candidates)
+        admitted, held = self._limits.admit_all(candidates, self._store, self._bugs)
         for path in admitted:
             pending.upserts[path] = pending.candidates[path]
         for path in set(pending.candidates) - set(admitted) - set(held):
@@ -486,32 +348,14 @@ class Writer:
 
     def _write_upserts(self) -> None:
         pending = self._pending
-        # An article that declares no published time is dated when the store
-        # first holds its page, once its section is watched (NewsWatch):
-        # those it held already keep the stored date.
-        undeclared = [
-            path
-            for path, upsert in pending.upserts.items()
-            if upsert.story is not None and not upsert.story.declared
-        ]
-        held = set()
-        if self._news is not None:
-            sections = {
-                upsert.entry.section or DEFAULT
-                for upsert in pending.upserts.values()
-                if upsert.story is not None
-            }
-            if sections:
-                self._news_watch.watch(sections, int(time.time()))
-            if undeclared:
-                held = self._store.known(undeclared)
+        held = self._newsroom.held(pending.upserts.values())
         entries = self._titles.entries(list(pending.upserts.values()))
-        _, bad = self._isolate("a store upsert", self._store.upsert, entries)
+        _, bad = self._bugs.isolate("a store upsert", self._store.upsert, entries)
         for entry in bad:
             pending.upserts.pop(entry.path, None)
         upserts = pending.upserts
-        if self._news is not None:
-            self._publish(entries, held)
+        articles = self._newsroom.articles(entries, upserts, held)
+        self._bugs.isolate("a news write", self._newsroom.publish, articles)
         for upsert in upserts.values():
             self._log.note(upsert.entry.path, NOTED_RECORDED)
             # A stand-in's key stays unfresh: the stored spelling is read at once.
@@ -521,32 +365,6 @@ class Writer:
         self._count(RECORDED, len(upserts))
         upserts.clear()
 
-    def _publish(self, entries: list[Entry], held: set[str]) -> None:
-        """Write the news articles of the pages just written, titled as their
-        entries (without the site's affix); a page without a title is none."""
-        upserts = self._pending.upserts
-        articles: list[Article] = []
-        for entry in entries:
-            upsert = upserts.get(entry.path)
-            if upsert is None or upsert.story is None or not entry.title:
-                continue
-            article = upsert.story.article._replace(title=entry.title)
-            if not upsert.story.declared:
-                if entry.path in held:
-                    article = article._replace(published=0)
-                elif not self._news_watch.dated(
-                    entry.section or DEFAULT, article.published
-                ):
-                    continue  # it may be old: the section is watched too lately
-            articles.append(article)
-        if articles:
-            self._isolate("a news write", self._publish_part, articles)
-
-    def _publish_part(self, articles: list[Article]) -> int:
-        assert self._news is not None
-        self._news.publish(articles, int(time.time()))
-        return len(articles)
-
     def _write_removals(self) -> None:
         pending = self._pending
         removals = pending.removals
@@ -555,7 +373,9 @@ class Writer:
         # as gone: every answer is counted somewhere (invariant 8).
         plain = [r.path for r in removals.values() if r.reason is None]
         held = self._store.known(plain) if plain else set()
-        removed, _ = self._isolate("a store removal", self._store.remove, [*removals])
+        removed, _ = self._bugs.isolate(
+            "a store removal", self._store.remove, [*removals]
+        )
         for removal in removals.values():
             self._recent.forget(removal.key, removal.path)
             if removal.reason is not None:
@@ -568,24 +388,7 @@ class Writer:
             self._count(Skipped.GONE, len(plain) - len(held))
         removals.clear()
 
-    def _isolate(
-        self, where: str, call: Callable[[list[T]], int], items: list[T]
-    ) -> tuple[int, list[T]]:
-        """``call(items)``, its results summed; an item whose call raises a bug
-        (anything but an outage, ``StoreError``, which propagates) is found by
-        halving the batch, reported and left out. Returns the sum and the
-        items left out."""
-        if not items:
-            return 0, []
-        try:
-            return call(items), []
-        except StoreError:
-            raise
-        except Exception as exc:
-            if len(items) == 1:
-                self._bugs.report(where, exc)
-                return 0, items
-        half = len(items) // 2
-        done, bad = self._isolate(where, call, items[:half])
-        more, worse = self._isolate(where, call, items[half:])
-        return done + more, bad + worse
+
+def _write_each(sides: list[Side]) -> None:
+    for side in sides:
+        side.write()

@@ -17,7 +17,7 @@ from sitemap_middleware.page.titles import MAX_TITLE, Affix, Titles, clean, head
 from sitemap_middleware.reasons import RECORD
 from sitemap_middleware.recording.observation import Observation, Observed
 from sitemap_middleware.recording.recorder import Recorder
-from sitemap_middleware.recording.writer import TITLE_AFFIX
+from sitemap_middleware.recording.sharing import TITLE_AFFIX
 from sitemap_middleware.routes import Routes
 from sitemap_middleware.stores.memory import MemoryStore
 from sitemap_middleware.watching.policy import Policy

@@ -7,7 +7,7 @@ import atexit
 import logging
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import pytest
@@ -30,6 +30,7 @@ from sitemap_middleware.recording.digest import (
     locate,
 )
 from sitemap_middleware.recording.observation import Observation, Observed
+from sitemap_middleware.recording.recheck import ConfigJudge
 from sitemap_middleware.recording.recorder import PROCESS, Recorder
 from sitemap_middleware.routes import Route, Routes
 from sitemap_middleware.stores.memory import MemoryStore
@@ -454,3 +455,58 @@ def test_a_forked_child_records_with_a_writer_of_its_own(tmp_path: Any) -> None:
         assert sorted(e.path for e in store.entries(1)) == ["/child", "/parent"]
     finally:
         recorder.close()
+
+
+class RecheckedStore(MemoryStore):
+    """A memory store whose reads of a part fail while ``down`` (an outage)
+    or raise a bug while ``buggy``: what the config re-check reads."""
+
+    down = False
+    buggy = False
+
+    def entries(self, number: int) -> Iterator[Entry]:
+        if self.down:
+            raise StoreError("connection refused")
+        if self.buggy:
+            raise TypeError("a bug in entries")
+        return super().entries(number)
+
+
+def test_the_recheck_waits_out_an_outage_and_stops_at_a_bug(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The re-check runs under the writer's one outage rule: an outage leaves
+    the refused page stored and the pass to do again; once the store is back
+    it removes it. A bug ends the pass in this process (reported, counted),
+    and recording goes on (invariant 18)."""
+    config = Config.from_mapping(
+        {"base_url": BASE_URL, "new_urls_per_minute": None, "exclude": ["/old/*"]}
+    )
+    for buggy in (False, True):
+        store = RecheckedStore()
+        store.upsert([Entry("/a", None, "x"), Entry("/old/1", None, "y")])
+        judge = ConfigJudge(config, Policy(config), Routes(config).resolve)
+        recorder = Recorder(config, Policy(config), store, judge)
+        try:
+            store.down = True
+            assert not recorder.flush(5.0)
+            store.down = False
+            assert paths(store) == ["/a", "/old/1"]
+            assert recorder.stats()["errors"] == {Errors.STORE: 1}
+            store.buggy = buggy
+            recorder.submit(page("/b"))
+            assert recorder.flush(5.0)
+            store.buggy = False
+            assert "/b" in paths(store)  # recording went on either way
+            stats = recorder.stats()
+            if buggy:
+                assert "/old/1" in paths(store)
+                assert stats["errors"][Errors.BUG] == 1
+                assert any(
+                    "config re-check" in r.getMessage() for r in tracebacks(caplog)
+                )
+            else:
+                assert paths(store) == ["/a", "/b"]
+                assert stats["pruned"] == 1
+        finally:
+            recorder.close()
