@@ -736,12 +736,15 @@ def test_a_store_that_cannot_be_opened_is_exit_3(example: str, tmp_path: Path) -
     code, _, err = _run("verify", "--app", f"{example}:create_app", "--store", missing)
     assert code == Exit.STORE
     assert "no store at" in err
+    # A folder that is not there: a mistake in the URI, said at once with the
+    # absolute path and the fix (a usage error), nothing made.
     unreachable = f"sqlite:///{tmp_path / 'no' / 'dir' / 'x.sqlite3'}"
     code, _, err = _process(
         "seed", "--app", f"{example}:create_app", "--store", unreachable
     )
-    assert code == Exit.STORE
-    assert "the store failed" in err
+    assert code == Exit.USAGE
+    assert f"its folder {tmp_path / 'no' / 'dir'} does not exist" in err
+    assert "create the folder, or fix the store URI" in err
     assert not (tmp_path / "no").exists()
 
 
