@@ -19,12 +19,12 @@ from psycopg.conninfo import conninfo_to_dict
 from psycopg.types.array import ListBinaryDumper
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from ..errors import StoreError
-from ..model import Entry, PartInfo
-from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART
-from ..urls import redacted
-from . import layout
-from .base import (
+from ...errors import StoreError
+from ...model import Entry, PartInfo
+from ...sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART
+from ...urls import redacted
+from .. import layout
+from ..base import (
     MAX_COUNT,
     NEWS_KEPT,
     RENAMED,
@@ -40,7 +40,7 @@ from .base import (
     removed,
     unlogged,
 )
-from .layout import Change, Fill, Plan, Row, Stored, Totals, batches, leaving, now
+from ..layout import Change, Fill, Plan, Row, Stored, Totals, batches, leaving, now
 
 SCHEMA_VERSION = 2
 # Paths collate as "C": byte order is the order Python sorts them in (the one

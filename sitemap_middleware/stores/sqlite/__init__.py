@@ -19,12 +19,12 @@ from operator import itemgetter
 from typing import Any
 from urllib.parse import quote
 
-from ..errors import ConfigError, StoreError, StoreFault, StoreReadOnly
-from ..model import Entry, PartInfo, to_datetime
-from ..sections import DEFAULT
-from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
-from . import layout
-from .base import (
+from ...errors import ConfigError, StoreError, StoreFault, StoreReadOnly
+from ...model import Entry, PartInfo, to_datetime
+from ...sections import DEFAULT
+from ...sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
+from .. import layout
+from ..base import (
     MAX_COUNT,
     NEWS_KEPT,
     Article,
@@ -39,7 +39,7 @@ from .base import (
     removed,
     unlogged,
 )
-from .layout import Change, Fill, Plan, Row, Stored, Totals, batches, leaving, now
+from ..layout import Change, Fill, Plan, Row, Stored, Totals, batches, leaving, now
 
 try:  # the lock that serialises making a new file (not on Windows)
     import fcntl
