@@ -22,6 +22,7 @@ from ..base import StoreBase
 from ..sql.decisions import DecisionsMixin
 from ..sql.dialect import SQLITE
 from ..sql.news import NewsMixin
+from ..sql.parts import PartsMixin
 from ..sql.pushes import PushesMixin
 from ..sql.removals import RemovalsMixin
 from ..sql.shared import SharedMixin
@@ -56,6 +57,7 @@ _DAMAGED_WORDS = ("file is not a database", "database disk image is malformed")
 
 class SQLiteStore(
     PagesMixin,
+    PartsMixin,
     SharedMixin,
     PushesMixin,
     DecisionsMixin,

@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
-from ...model import Entry, PartInfo, to_datetime
+from ...model import Entry, to_datetime
 from ...sections import DEFAULT
 from .. import layout
 from ..base import StoreBase
@@ -54,11 +54,6 @@ _JOINED_RUN = (
 _ENTRY_RUN = f"SELECT path, lastmod, fingerprint, route, title {_RUN}"
 _SPARSE_JOINED_RUN = _JOINED_RUN.replace(_RUN, _SPARSE_RUN)
 _SPARSE_ENTRY_RUN = _ENTRY_RUN.replace(_RUN, _SPARSE_RUN)
-_PART = (
-    "SELECT p.page, urls, lastmod, version, changed, coalesce(s.section, '')"
-    " FROM sitemap_page p LEFT JOIN sitemap_section s ON s.page = p.page"
-    " WHERE urls > 0"
-)
 
 
 class PagesMixin(_Store):
@@ -292,34 +287,6 @@ class PagesMixin(_Store):
             "INSERT OR IGNORE INTO sitemap_section VALUES (?, ?)",
             [(part, t.section) for part, t in parts.items() if t.section != DEFAULT],
         )
-
-    def count(self, route: str | None = None) -> int:
-        if route is None:
-            rows = self._query("SELECT coalesce(sum(urls), 0) FROM sitemap_page")
-        else:
-            rows = self._query(
-                "SELECT count(*) FROM sitemap_url WHERE route = ?", (route,)
-            )
-        return int(rows[0][0])
-
-    def known(self, paths: Iterable[str]) -> set[str]:
-        wanted = list(set(paths))
-        if not wanted:
-            return set()
-        rows = self._query(
-            "SELECT path FROM sitemap_url"
-            " WHERE path IN (SELECT value FROM json_each(?))",
-            (json.dumps(wanted),),
-        )
-        return {path for (path,) in rows}
-
-    def parts(self) -> list[PartInfo]:
-        rows = self._query(f"{_PART} ORDER BY p.page")
-        return [PartInfo.from_row(self._epoch, *row) for row in rows]
-
-    def part(self, number: int) -> PartInfo | None:
-        rows = self._query(f"{_PART} AND p.page = ?", (number,))
-        return PartInfo.from_row(self._epoch, *rows[0]) if rows else None
 
     def _ranges(self, number: int) -> Iterator[tuple[bool, tuple[int, int, int]]]:
         """Whether each run is sparse, and its (first seq, last seq, part):
