@@ -31,7 +31,8 @@ from ..sql.pushes import PushesMixin
 from ..sql.removals import RemovalsMixin
 from ..sql.shared import SharedMixin
 from ..sql.visits import VisitsMixin
-from .pages import READ_RUN, SECTIONS, PagesMixin, _one
+from .pages import SECTIONS, PagesMixin, _one
+from .runs import READ_RUN, RunsMixin
 
 SCHEMA_VERSION = 2
 # Paths collate as "C": byte order is the order Python sorts them in (the one
@@ -88,6 +89,7 @@ _OWN_OPTIONS = {
 
 class PostgresStore(
     PagesMixin,
+    RunsMixin,
     PartsMixin,
     SharedMixin,
     PushesMixin,

@@ -6,7 +6,7 @@ writes the run before, and read back in keyset runs.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -54,11 +54,6 @@ _COPY = (
     " declared, title) FROM STDIN (FORMAT BINARY)"
 )
 _COPY_TYPES = ["text", "int8", "int4", "int8", "text", "text", "bytea", "text", "text"]
-# Rows read per query when streaming a part's entries or the visits (keyset
-# pagination, no OFFSET): more than sitemaps.RUN, since each run here is a
-# round trip to the server and a pooled connection taken and given back. The
-# fragments are read in the runs of the other stores (see fragments).
-READ_RUN = 5000
 # Entries planned at a time in an upsert, from MIN_RUN up to RUN: the server
 # writes one run while the next is planned (see _split).
 RUN = 256
@@ -510,66 +505,6 @@ class PagesMixin(_Store):
                 _columns(named),
             )
         cur.execute(self._sql("UPDATE {p}meta SET next_seq = %b"), (seq,))
-
-    def _runs(self, number: int, columns: str) -> Iterator[list[tuple[Any, ...]]]:
-        """A part's rows in runs of READ_RUN, by keyset on seq (never OFFSET), in
-        binary: bytea and integers are copied, not parsed. A connection is held
-        for one query at a time, not while the caller works on a run."""
-        query = self._sql(
-            f"SELECT seq, {columns} FROM {{p}}url WHERE page = %b::integer"
-            " AND seq > %b::bigint ORDER BY seq LIMIT %b::bigint"
-        )
-        after = -1
-        while True:
-            with self._borrow() as conn, conn.cursor(binary=True) as cur:
-                rows = cur.execute(
-                    query, (number, after, READ_RUN), prepare=True
-                ).fetchall()
-            if rows:
-                yield rows
-            if len(rows) < READ_RUN:
-                return
-            after = rows[-1][0]
-
-    def fragments(self, number: int) -> Iterator[bytes]:
-        """A part's fragments, a run of ``layout.run_rows`` joined by the
-        server: one bytea and the run's last seq come back, not a row object
-        per URL (which held a part's peak memory at three times its gzip
-        body). The run is the other stores', shorter than READ_RUN: the
-        render holds a joined run twice (once with its origin put in), most
-        of its peak memory, and the round trips a longer run saves are not
-        measurable."""
-        with self._borrow() as conn:
-            found = conn.execute(
-                self._sql("SELECT urls, bytes FROM {p}page WHERE page = %s"),
-                (number,),
-            ).fetchone()
-        urls, size = found or (0, 0)
-        run = layout.run_rows(urls, size)
-        query = self._sql(
-            "SELECT string_agg(fragment, ''::bytea ORDER BY seq), max(seq),"
-            " count(*) FROM (SELECT seq, fragment FROM {p}url WHERE"
-            " page = %b::integer AND seq > %b::bigint ORDER BY seq"
-            " LIMIT %b::bigint) AS run"
-        )
-        after = -1
-        while True:
-            with self._borrow() as conn, conn.cursor(binary=True) as cur:
-                joined, last, count = _one(
-                    cur.execute(query, (number, after, run), prepare=True)
-                )
-            if count:
-                yield joined
-            if count < run:
-                return
-            after = last
-
-    def entries(self, number: int) -> Iterator[Entry]:
-        # The server makes the datetimes: psycopg loads them in C, far faster.
-        columns = "path, to_timestamp(lastmod), fingerprint, route, title"
-        for rows in self._runs(number, columns):
-            for _, path, lastmod, fingerprint, route, title in rows:
-                yield Entry(path, lastmod, fingerprint, route=route, title=title)
 
 
 def _one(cur: psycopg.Cursor[Any]) -> Any:

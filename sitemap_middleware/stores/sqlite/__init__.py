@@ -29,6 +29,7 @@ from ..sql.shared import SharedMixin
 from ..sql.visits import VisitsMixin
 from . import schema
 from .pages import PagesMixin
+from .runs import RunsMixin
 from .schema import SCHEMA as _SCHEMA
 from .schema import SCHEMA_VERSION, transaction
 
@@ -57,6 +58,7 @@ _DAMAGED_WORDS = ("file is not a database", "database disk image is malformed")
 
 class SQLiteStore(
     PagesMixin,
+    RunsMixin,
     PartsMixin,
     SharedMixin,
     PushesMixin,
