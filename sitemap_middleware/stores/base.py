@@ -544,18 +544,20 @@ class StoreBase(Generic[C]):
         super().__init_subclass__(**kwargs)
         # Only where the driver is named: a subclass of a store that calls
         # super() is translated there, once.
+        own = _own(cls)
         if "errors" in cls.__dict__ and cls.errors:
             for name in _CALLS:
-                if name in cls.__dict__:
-                    setattr(cls, name, _translating(cls.__dict__[name]))
+                if name in own:
+                    own[name] = _translating(own[name])
+                    setattr(cls, name, own[name])
             for name in _STREAMS:
-                if name in cls.__dict__:
-                    setattr(cls, name, _translating_stream(cls.__dict__[name]))
+                if name in own:
+                    setattr(cls, name, _translating_stream(own[name]))
         # Every write, once done, tells the other sites what it changed of
         # their clusters (:meth:`_tell_abroad`), whatever the store.
         for name in _WRITES:
-            if name in cls.__dict__:
-                setattr(cls, name, _telling(cls.__dict__[name]))
+            if name in own:
+                setattr(cls, name, _telling(own[name]))
 
     # -- the per-process connection ---------------------------------------------
 
@@ -772,6 +774,19 @@ class StoreBase(Generic[C]):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _own(cls: type) -> dict[str, Any]:
+    """The protocol methods a store class defines: in its body or in its
+    mixins (the bases that are not stores: a capability each), as the class
+    resolves them. A store's own methods are wrapped there, once."""
+    theirs = {k for b in cls.__bases__ if issubclass(b, StoreBase) for k in b.__mro__}
+    found = {}
+    for name in (*_CALLS, *_STREAMS):
+        where = next((k for k in cls.__mro__ if name in vars(k)), None)
+        if where is not None and where not in theirs:
+            found[name] = vars(where)[name]
+    return found
 
 
 def _translating(method: Callable[..., Any]) -> Callable[..., Any]:

@@ -279,7 +279,7 @@ def test_a_store_of_a_newer_release_is_refused(tmp_path: Path) -> None:
 # -- every layout the SQLite store has written -------------------------------------
 
 # The last commit to write each layout of the SQLite file (git log -p --
-# sitemap_middleware/stores/sqlite.py): what the current code must open with
+# sitemap_middleware/stores/sqlite/): what the current code must open with
 # every row kept.
 SQLITE_LAYOUTS = {
     # schema 1: no fragments (changefreq and priority columns), parts by count

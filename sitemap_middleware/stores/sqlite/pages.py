@@ -1,0 +1,301 @@
+"""The SQLite store's pages: rows in first-seen order (seq), parts and their
+summaries, each section's parts, written a batch a transaction in the steps
+every store names alike, and read back in keyset runs.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Collection, Iterable
+from contextlib import AbstractContextManager
+from operator import itemgetter
+from typing import TYPE_CHECKING, Any
+
+from ...model import Entry
+from ...sections import DEFAULT
+from .. import layout
+from ..base import StoreBase
+from ..layout import Change, Fill, Plan, Row, Stored, Totals, batches, leaving, now
+
+if TYPE_CHECKING:  # the store this is mixed into
+    _Store = StoreBase[sqlite3.Connection]
+else:
+    _Store = object
+
+# The section of each part that holds a section's pages (sections.py): the
+# default section's parts have no row, so that a file of an earlier release
+# reads as all default, and its workers still write it.
+SECTIONS = """
+CREATE TABLE IF NOT EXISTS sitemap_section (
+    page INTEGER PRIMARY KEY,
+    section TEXT NOT NULL
+)
+"""
+
+
+class PagesMixin(_Store):
+    """The pages of :class:`~sitemap_middleware.stores.sqlite.SQLiteStore`."""
+
+    _busy: threading.Lock
+    _epoch: str
+    _unread: bool
+
+    if TYPE_CHECKING:
+
+        def _use(self) -> sqlite3.Connection: ...
+        def _writing(self) -> AbstractContextManager[sqlite3.Connection]: ...
+        def _query(self, sql: str, params: Any = ()) -> list[Any]: ...
+        def _queue(self, conn: Any, paths: Collection[str]) -> None: ...
+        def _log_removed(self, conn: Any, paths: Collection[str]) -> None: ...
+
+    # -- the write path -------------------------------------------------------------
+    # The steps, named alike in every store (redis.py, postgres/pages.py, memory.py),
+    # each batch in one BEGIN IMMEDIATE transaction (_writing):
+    #   _read          the stored rows of the batch
+    #   _read_members  the stored rows of the hreflang clusters' other members
+    #   _sizes         the fill of their parts and of each section's open
+    #                  part, with the parts' sections
+    #   _settle, _plan layout's decisions on them (StoreBase)
+    #   _apply         a plan: _delete its moved rows from their parts, _write
+    #                  its rows, and add to the parts' _summaries
+    #   _queue         the IndexNow pushes
+    # remove: _read, _read_members, _settle, _delete, _queue, _log_removed, and
+    # the members written again through _plan and _apply. After either,
+    # StoreBase's _tell_abroad; resettle: _read, _read_members, _settle, _plan,
+    # _apply.
+    # After a batch of new paths alone, the next goes without _read (_upsert).
+
+    def upsert(self, entries: Iterable[Entry]) -> int:
+        changed = 0
+        for batch in batches(entries):
+            with self._writing() as conn:
+                changed += self._upsert(conn, batch)
+        return changed
+
+    def _upsert(self, conn: sqlite3.Connection, batch: dict[str, Entry]) -> int:
+        current = now()
+        if self._unread and not any(entry.alternates for entry in batch.values()):
+            # After a batch of new paths alone, the next is written as one
+            # too, without reading first (a bulk load's): the insert of a
+            # path stored after all fails on its unique index, and the batch
+            # is written again from a read.
+            conn.execute("SAVEPOINT unread")
+            try:
+                changed = self._written(conn, batch, {}, current, layout.NOTHING)
+            except sqlite3.IntegrityError:
+                conn.execute("ROLLBACK TO unread")
+                conn.execute("RELEASE unread")
+            else:
+                conn.execute("RELEASE unread")
+                return changed
+        old = self._read(conn, list(batch))
+        self._read_members(conn, layout.members(batch, old), old)
+        self._unread = not old
+        return self._written(conn, batch, old, current)
+
+    def _written(
+        self,
+        conn: sqlite3.Connection,
+        batch: dict[str, Entry],
+        old: dict[str, Stored],
+        current: int,
+        settled: layout.Settled | None = None,
+    ) -> int:
+        """Plan and write a batch on the stored rows read (``old``; ``settled``
+        their clusters, worked out when not given): how many rows changed."""
+        sizes, last, opened = self._sizes(conn, old)
+        todo = self._plan(batch, old, sizes, last, current, settled, opened)
+        self._apply(conn, todo, old, current)
+        self._queue(conn, self._pushes(todo, old))
+        return len(todo.changes)
+
+    def remove(self, paths: Iterable[str]) -> int:
+        wanted = list(set(paths))
+        if not wanted:
+            return 0
+        # A flood of 404s for paths never stored costs one read, not a write
+        # lock taken from every other process.
+        with self._busy:
+            if not self._read(self._use(), wanted):
+                return 0
+        with self._writing() as conn:
+            current = now()
+            gone = self._read(conn, wanted)
+            # The other members of the removed pages' clusters lose their links.
+            others: dict[str, Stored] = {}
+            self._read_members(conn, layout.members({}, gone, gone), others)
+            settled = self._settle({}, {**gone, **others}, gone)
+            removed = self._delete(conn, gone, current)
+            if self._is_pushing():
+                self._queue(conn, gone)
+            self._log_removed(conn, gone)
+            if settled.rewrites:
+                sizes, last, opened = self._sizes(conn, others)
+                todo = self._plan({}, others, sizes, last, current, settled, opened)
+                self._apply(conn, todo, others, current)
+            return removed
+
+    def resettle(self, paths: Iterable[str]) -> None:
+        wanted = list(set(paths))
+        if not wanted:
+            return
+        with self._writing() as conn:
+            current = now()
+            rows = self._read(conn, wanted)
+            if not rows:
+                return
+            again = list(rows)
+            self._read_members(conn, layout.members({}, rows, again), rows)
+            settled = self._settle({}, rows, (), again)
+            if settled.rewrites:
+                sizes, last, opened = self._sizes(conn, rows)
+                todo = self._plan({}, rows, sizes, last, current, settled, opened)
+                self._apply(conn, todo, rows, current)
+
+    def declarations(self, paths: Iterable[str]) -> dict[str, str]:
+        # A read of what is committed (WAL): it never waits for a writer.
+        names = list(paths)
+        with self._busy:
+            conn = self._use()  # opened even for none: Abroad.ready
+            if not names:
+                return {}
+            found = conn.execute(
+                "SELECT path, coalesce(declared, '') FROM sitemap_url"
+                " WHERE path IN (SELECT value FROM json_each(?))",
+                (json.dumps(names),),
+            )
+            return dict(found.fetchall())
+
+    @staticmethod
+    def _read(conn: sqlite3.Connection, paths: list[str]) -> dict[str, Stored]:
+        """The stored rows of these paths."""
+        # One statement for the whole batch: the paths go in as one JSON array
+        # (SQLite has JSON built in since 3.38, and as JSON1 in most builds).
+        found = conn.execute(
+            "SELECT path, page, lastmod, fingerprint, route, fragment, declared,"
+            " title FROM sitemap_url WHERE path IN (SELECT value FROM json_each(?))",
+            (json.dumps(paths),),
+        )
+        return {path: Stored(page, Row(*row)) for path, page, *row in found}
+
+    def _read_members(
+        self, conn: sqlite3.Connection, paths: Collection[str], old: dict[str, Stored]
+    ) -> None:
+        """Add the stored rows of these hreflang members (``layout.members``)
+        to ``old``."""
+        if paths:
+            old.update(self._read(conn, list(paths)))
+
+    def _sizes(
+        self, conn: sqlite3.Connection, old: dict[str, Stored]
+    ) -> tuple[dict[int, Fill], int, dict[str, int]]:
+        """The Fill of each section's open part and of every part in ``old``;
+        the highest part; each section's open part."""
+        ((last,),) = conn.execute("SELECT coalesce(max(page), 0) FROM sitemap_page")
+        named = dict(conn.execute("SELECT page, section FROM sitemap_section"))
+        opened = layout.opened(named, last)
+        wanted = sorted({stored.part for stored in old.values()} | {*opened.values()})
+        sizes = {
+            page: Fill(urls, size, named.get(page, DEFAULT))
+            for page, urls, size in conn.execute(
+                "SELECT page, urls, bytes FROM sitemap_page"
+                f" WHERE page IN ({','.join('?' * len(wanted))})",
+                wanted,
+            )
+        }
+        return sizes, last, opened
+
+    def _apply(
+        self,
+        conn: sqlite3.Connection,
+        todo: Plan,
+        old: dict[str, Stored],
+        current: int,
+    ) -> None:
+        """Write a plan; in the caller's transaction."""
+        self._delete(conn, {path: old[path] for path in todo.moved}, current)
+        self._write(conn, todo.changes)
+        self._summaries(conn, todo.parts, current)
+
+    @staticmethod
+    def _delete(conn: sqlite3.Connection, rows: dict[str, Stored], current: int) -> int:
+        """Delete stored rows and shrink their parts; in the caller's transaction."""
+        conn.executemany("DELETE FROM sitemap_url WHERE path = ?", [(p,) for p in rows])
+        conn.executemany(
+            "UPDATE sitemap_page SET urls = urls - ?, bytes = bytes - ?,"
+            " version = version + 1, changed = ?, lastmod = coalesce((SELECT"
+            " max(lastmod) FROM sitemap_url WHERE page = ?), 0) WHERE page = ?",
+            [
+                (totals.urls, totals.bytes, current, part, part)
+                for part, totals in leaving(rows.values()).items()
+            ],
+        )
+        return len(rows)
+
+    @staticmethod
+    def _write(conn: sqlite3.Connection, changes: list[Change]) -> None:
+        """Write the rows of planned changes: new ones take the next seq."""
+        inserts = [change for change in changes if change.new]
+        if inserts:
+            _insert(conn, inserts)
+        conn.executemany(
+            "UPDATE sitemap_url SET lastmod = ?, fingerprint = ?, route = ?,"
+            " fragment = ?, declared = ?, title = ? WHERE path = ?",
+            [(*row, path) for path, _, row, new in changes if not new],
+        )
+
+    @staticmethod
+    def _summaries(
+        conn: sqlite3.Connection, parts: dict[int, Totals], current: int
+    ) -> None:
+        """Add what the writes added to their parts' summaries."""
+        conn.executemany(
+            "INSERT INTO sitemap_page VALUES (?, ?, ?, ?, 1, ?) ON CONFLICT (page)"
+            " DO UPDATE SET urls = urls + excluded.urls,"
+            " bytes = bytes + excluded.bytes,"
+            " lastmod = max(lastmod, excluded.lastmod), version = version + 1,"
+            " changed = excluded.changed",
+            [
+                (part, totals.urls, totals.bytes, totals.newest, current)
+                for part, totals in parts.items()
+            ],
+        )
+        conn.executemany(
+            "INSERT OR IGNORE INTO sitemap_section VALUES (?, ?)",
+            [(part, t.section) for part, t in parts.items() if t.section != DEFAULT],
+        )
+
+
+# The columns of a new row after its path and part (layout.Row's fields), and
+# those that may hold NULL.
+_ROW_COLUMNS = ("lastmod", "fingerprint", "route", "fragment", "declared", "title")
+_NULLABLE = frozenset({1, 2, 4, 5})
+
+
+def _insert(conn: sqlite3.Connection, new: list[Change]) -> None:
+    """Insert the rows of new paths, in order. A column NULL in every
+    row (a bulk load's titles) is left to its default rather than bound: the
+    driver looks each None it binds up in its adapters' registry, which costs
+    more than the rest of the row's binding."""
+    first = new[0].row
+    kept = [
+        i
+        for i in range(len(_ROW_COLUMNS))
+        if i not in _NULLABLE
+        or first[i] is not None
+        or any(change.row[i] is not None for change in new)
+    ]
+    columns = ["path", "page", *(_ROW_COLUMNS[i] for i in kept)]
+    pick = itemgetter(*kept)
+    params = (
+        ((path, part, *row) for path, part, row, _ in new)
+        if len(kept) == len(_ROW_COLUMNS)
+        else ((path, part, *pick(row)) for path, part, row, _ in new)
+    )
+    conn.executemany(
+        f"INSERT INTO sitemap_url ({', '.join(columns)})"
+        f" VALUES ({', '.join('?' * len(columns))})",
+        params,
+    )
