@@ -22,13 +22,13 @@ from redis.backoff import NoBackoff
 from redis.commands.core import Script
 from redis.retry import Retry
 
-from ..errors import StoreError
-from ..model import Entry, PartInfo, to_datetime
-from ..sections import DEFAULT
-from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
-from ..urls import redacted
-from . import layout, lua
-from .base import (
+from ...errors import StoreError
+from ...model import Entry, PartInfo, to_datetime
+from ...sections import DEFAULT
+from ...sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
+from ...urls import redacted
+from .. import layout
+from ..base import (
     MAX_COUNT,
     NEWS_KEPT,
     Article,
@@ -42,7 +42,8 @@ from .base import (
     news_cutoff,
     unlogged,
 )
-from .layout import Fill, Plan, Row, Stored, batches, leaving, now
+from ..layout import Fill, Plan, Row, Stored, batches, leaving, now
+from . import lua
 
 logger = logging.getLogger("sitemap_middleware")
 
