@@ -15,11 +15,10 @@ from datetime import datetime
 from functools import partial
 from itertools import chain
 from json.encoder import encode_basestring_ascii
-from typing import Any, NamedTuple
+from typing import Any
 
 import redis
 from redis.backoff import NoBackoff
-from redis.commands.core import Script
 from redis.retry import Retry
 
 from ...errors import StoreError
@@ -34,7 +33,6 @@ from ..base import (
     Article,
     Decision,
     Removed,
-    StoreBase,
     Visit,
     deltas,
     latest,
@@ -44,6 +42,18 @@ from ..base import (
 )
 from ..layout import Fill, Plan, Row, Stored, batches, leaving, now
 from . import lua
+from .client import (
+    Client,
+    Pipeline,
+    RedisBase,
+    evaluate,
+    nul_ended,
+    tagged,
+    text,
+    unpack,
+)
+
+__all__ = ["RedisStore", "tagged"]
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -55,47 +65,12 @@ TRIES = 20
 # blocks the others that long at most) and how long to wait for it.
 LOCK_TTL_MS = 5000
 LOCK_WAIT = 10.0
-# redis-py types its replies as unions over its sync and async clients.
-Pipeline = Any
 # What a write does once its reads are done: (rows changed, a function that
 # queues its commands on the pipeline, between MULTI and EXEC).
 _Work = tuple[int, Callable[[Pipeline], None]]
-# A stored row is JSON [part, lastmod, fingerprint, route, declared]: part and
-# lastmod first, where the scripts read them with one pattern match (rows
-# stored before rows kept their declared alternates have four items).
-_unpack = json.loads  # takes bytes too
 
 
-class _Client(NamedTuple):
-    """This process's client and the scripts registered on it: those a write
-    runs on its pipeline go by their source instead (:func:`_eval`)."""
-
-    redis: Any
-    run: Script
-    unlock: Script
-    note: Script
-    removed: Script
-
-
-def tagged(prefix: str) -> str:
-    """``prefix`` with a hash tag: kept if it has one, else ``{prefix}:``.
-
-    A hash tag is the text between the first ``{`` and the next ``}``, when
-    not empty (Redis Cluster specification, "Hash tags").
-    """
-    opening = prefix.find("{")
-    if opening >= 0 and prefix.find("}", opening) > opening + 1:
-        return prefix
-    name = prefix.rstrip(":")
-    if not name or "{" in name or "}" in name:
-        raise ValueError(
-            f"prefix {prefix!r} must be a name such as 'flaskr' or hold a hash"
-            " tag such as '{sitemap}:'"
-        )
-    return f"{{{name}}}:"
-
-
-class RedisStore(StoreBase[_Client]):
+class RedisStore(RedisBase):
     """Rows and fragments in two hashes keyed by path, one sorted set per part
     (score: first-seen ``seq``), part summaries in a hash, the removals log in a
     list (numbered by meta's ``removed``), and a meta hash every write bumps,
@@ -112,9 +87,6 @@ class RedisStore(StoreBase[_Client]):
         one (``flaskr`` -> ``{flaskr}:``).
     :param timeout: seconds a command may take; ``connect_timeout`` to connect.
     """
-
-    errors = (redis.RedisError,)
-    label = "Redis"
 
     def __init__(
         self,
@@ -181,7 +153,7 @@ class RedisStore(StoreBase[_Client]):
     def _part_key(self, number: int) -> str:
         return f"{self.prefix}page:{number}"
 
-    def _connect(self) -> _Client:
+    def _connect(self) -> Client:
         client = redis.Redis.from_url(
             self.url,
             socket_timeout=self.timeout,
@@ -199,10 +171,9 @@ class RedisStore(StoreBase[_Client]):
         except BaseException:
             client.close()
             raise
-        scripts = (lua.RUN, lua.UNLOCK, lua.NOTE, lua.REMOVED)
-        return _Client(client, *(client.register_script(s) for s in scripts))
+        return Client(client)
 
-    def _disconnect(self, conn: _Client) -> None:
+    def _disconnect(self, conn: Client) -> None:
         conn.redis.close()
 
     def _check(self, client: Any) -> None:
@@ -210,7 +181,7 @@ class RedisStore(StoreBase[_Client]):
         pipe.hsetnx(self._meta, "schema", SCHEMA_VERSION)
         pipe.hsetnx(self._meta, "epoch", self._new_epoch())
         pipe.hget(self._meta, "schema")
-        schema = _text(pipe.execute()[-1])
+        schema = text(pipe.execute()[-1])
         self._check_schema(self._meta, schema, SCHEMA_VERSION)
         if self._policy_checked:
             return
@@ -219,7 +190,7 @@ class RedisStore(StoreBase[_Client]):
             reply = client.config_get("maxmemory-policy")
         except redis.RedisError:  # CONFIG may be disabled or renamed
             return
-        policy = _text(reply.get("maxmemory-policy", reply.get(b"maxmemory-policy")))
+        policy = text(reply.get("maxmemory-policy", reply.get(b"maxmemory-policy")))
         # Our keys have no TTL: only noeviction and volatile-* never drop them.
         if policy and policy != "noeviction" and not policy.startswith("volatile-"):
             logger.warning(
@@ -243,7 +214,7 @@ class RedisStore(StoreBase[_Client]):
                         return
                     counts: dict[str, int] = {}
                     for _, row in pipe.hscan_iter(self._rows, count=1000):
-                        route = _unpack(row)[3]
+                        route = unpack(row)[3]
                         if route is not None:
                             counts[route] = counts.get(route, 0) + 1
                     pipe.multi()
@@ -300,7 +271,7 @@ class RedisStore(StoreBase[_Client]):
                             token = self._wait_turn(conn.redis)
         finally:
             if token is not None:
-                conn.unlock(keys=[self._lock_key], args=[token])
+                conn.script(lua.UNLOCK)(keys=[self._lock_key], args=[token])
         raise StoreError(
             self._said(f"gave up after {TRIES} conflicting writes to {self._meta}")
         )
@@ -386,7 +357,7 @@ class RedisStore(StoreBase[_Client]):
             names, self._connection().redis.hmget(self._rows, names), strict=True
         ):
             if packed is not None:
-                rest = _unpack(packed)[4:]
+                rest = unpack(packed)[4:]
                 found[path] = (rest[0] if rest else None) or ""
         return found
 
@@ -433,7 +404,7 @@ class RedisStore(StoreBase[_Client]):
 
     def _read(self, pipe: Pipeline, paths: Collection[str], token: str) -> _State:
         """What a write needs to know, read under the WATCH (one round trip)."""
-        holder, seq, last, found, summaries, named = _eval(
+        holder, seq, last, found, summaries, named = evaluate(
             pipe,
             lua.READ,
             [
@@ -445,13 +416,13 @@ class RedisStore(StoreBase[_Client]):
                 self._titles,
                 self._sections_key,
             ],
-            [_nul_ended(paths)],
+            [nul_ended(paths)],
         )
         if holder and holder.decode() != token:
             raise redis.WatchError  # another's turn: wait for ours
         rows: dict[str, Stored] = {}
         for i in range(0, len(found), 4):
-            part, lastmod, fingerprint, route, *rest = _unpack(found[i + 1])
+            part, lastmod, fingerprint, route, *rest = unpack(found[i + 1])
             declared = rest[0] if rest else None
             title = found[i + 3].decode() or None
             rows[found[i].decode()] = Stored(
@@ -559,11 +530,11 @@ class RedisStore(StoreBase[_Client]):
             elif max(rows[p].row.lastmod for p in paths[number]) >= summary.lastmod:
                 # The newest row may be leaving: find the newest of those left.
                 summary.lastmod = int(
-                    _eval(
+                    evaluate(
                         pipe,
                         lua.NEWEST,
                         [self._part_key(number), self._rows],
-                        [_nul_ended(paths[number])],
+                        [nul_ended(paths[number])],
                     )
                 )
             summary.version += 1
@@ -630,7 +601,7 @@ class RedisStore(StoreBase[_Client]):
         self._write_rows(pipe, updates)
         self._write_rows(pipe, inserts)
         if untitled:
-            _eval(pipe, lua.FORGET, [self._titles], [_nul_ended(untitled)])
+            evaluate(pipe, lua.FORGET, [self._titles], [nul_ended(untitled)])
         if titles:
             pipe.hset(self._titles, mapping=titles)
         self._summaries(pipe, state.parts, touched)
@@ -660,7 +631,7 @@ class RedisStore(StoreBase[_Client]):
                 b"".join(rows.fragments),
                 rows.seq,
             ]
-            _eval(pipe, lua.WRITE, keys, args)
+            evaluate(pipe, lua.WRITE, keys, args)
         return _Rows(rows.part, rows.seq + len(rows.paths))
 
     def _summaries(
@@ -677,17 +648,17 @@ class RedisStore(StoreBase[_Client]):
                 pipe.hincrby(self._routes, route, delta)
 
     def epoch(self) -> str:
-        return _text(self._connection().redis.hget(self._meta, "epoch"))
+        return text(self._connection().redis.hget(self._meta, "epoch"))
 
     def removed_since(self, seq: int | None) -> Removed:
-        reply = self._connection().removed(
-            keys=[self._meta, self._removed], args=["" if seq is None else seq]
+        reply = self._script(
+            lua.REMOVED, [self._meta, self._removed], ["" if seq is None else seq]
         )
         epoch, top, reaches, paths = reply
         if not reaches:
-            return Removed(_text(epoch), int(top), None)
+            return Removed(text(epoch), int(top), None)
         # Read newest first: the oldest first, as the protocol gives them.
-        return Removed(_text(epoch), int(top), tuple(map(_text, reversed(paths))))
+        return Removed(text(epoch), int(top), tuple(map(text, reversed(paths))))
 
     def add_counts(self, counts: Mapping[str, int]) -> None:
         # Not a MULTI: HINCRBY is atomic per field, and a pipeline is one
@@ -712,11 +683,11 @@ class RedisStore(StoreBase[_Client]):
 
     def counts(self) -> dict[str, int]:
         found = self._connection().redis.hgetall(self._counts_key)
-        return {_text(reason): int(n) for reason, n in found.items()}
+        return {text(reason): int(n) for reason, n in found.items()}
 
     def setting(self, name: str) -> str | None:
         value = self._connection().redis.hget(self._settings_key, name)
-        return None if value is None else _text(value)
+        return None if value is None else text(value)
 
     def set_setting(self, name: str, value: str) -> None:
         self._connection().redis.hset(self._settings_key, name, value)
@@ -731,7 +702,7 @@ class RedisStore(StoreBase[_Client]):
     def claim_pushes(self, limit: int, now: float, until: float) -> list[str]:
         client = self._connection().redis
         found = client.eval(lua.CLAIM, 1, self._push_key, repr(now), limit, repr(until))
-        return [_text(path) for path in found]
+        return [text(path) for path in found]
 
     def pushed(self, paths: Iterable[str], until: float) -> int:
         return self._held(paths, until, "")
@@ -756,9 +727,7 @@ class RedisStore(StoreBase[_Client]):
         args: list[Any] = [self.decisions_kept, self.decision_paths]
         for path, added in grouped.items():
             args += [path, json.dumps(added)]
-        self._connection().note(
-            keys=[self._log, self._decided, self._decided_seq], args=args
-        )
+        self._script(lua.NOTE, [self._log, self._decided, self._decided_seq], args)
 
     def decisions(self, path: str) -> list[tuple[str, datetime]]:
         return unlogged(self._connection().redis.hget(self._log, path))
@@ -873,13 +842,13 @@ class RedisStore(StoreBase[_Client]):
         if summary.urls <= 0 or epoch is None:  # no epoch: data lost, versions unknown
             return None
         return PartInfo.from_row(
-            _text(epoch),
+            text(epoch),
             number,
             summary.urls,
             summary.lastmod,
             summary.version,
             summary.changed,
-            _text(section),
+            text(section),
         )
 
     def _runs(
@@ -888,7 +857,7 @@ class RedisStore(StoreBase[_Client]):
         """A part's members in runs of ``run``, by keyset on seq (never by rank)."""
         keys, after = [self._part_key(number), hash_key, self._titles], b"0"
         while True:
-            reply = self._connection().run(keys=keys, args=[after, run, mode])
+            reply = self._script(lua.RUN, keys, [after, run, mode])
             if reply[1]:
                 yield reply
             if reply[1] < run:
@@ -907,7 +876,7 @@ class RedisStore(StoreBase[_Client]):
         dates: dict[int, datetime] = {}  # rows of a bulk load share their lastmod
         for _, _, paths, rows, titles in self._runs(number, self._rows, b"e"):
             for path, row, title in zip(
-                _unpack(paths), _unpack(rows), _unpack(titles), strict=True
+                unpack(paths), unpack(rows), unpack(titles), strict=True
             ):
                 if row is None:
                     continue
@@ -939,10 +908,8 @@ class RedisStore(StoreBase[_Client]):
         for i, (path, published) in enumerate(dated):
             held, packed = replies[2 * i], replies[2 * i + 1]
             if held and packed is not None:
-                title, language, name = _unpack(packed)
-                found.append(
-                    Article(_text(path), int(published), title, language, name)
-                )
+                title, language, name = unpack(packed)
+                found.append(Article(text(path), int(published), title, language, name))
         return newest(found, limit)
 
 
@@ -1027,31 +994,8 @@ def _tally(routes: dict[str, int], route: str | None, delta: int) -> None:
         routes[route] = routes.get(route, 0) + delta
 
 
-def _nul_ended(paths: Collection[str]) -> bytes:
-    """Paths for a script, each ended by a NUL. A path holding one cannot be
-    stored (render refuses it), and is left out rather than read as two."""
-    joined = "\0".join(paths)
-    if joined.count("\0") >= len(paths):
-        joined = "\0".join([path for path in paths if "\0" not in path])
-    return joined.encode() + b"\0" if joined else b""
-
-
-def _eval(pipe: Pipeline, source: str, keys: list[str], args: list[Any]) -> Any:
-    """Run a script on a write's pipeline by its source (EVAL; Redis keeps it
-    compiled by its SHA): a pipeline that runs one by its SHA first asks
-    whether Redis holds it, a round trip more each batch."""
-    return pipe.eval(source, len(keys), *keys, *args)
-
-
 def _json(value: str | None) -> bytes:
     return b"null" if value is None else encode_basestring_ascii(value).encode()
-
-
-def _text(value: Any) -> str:
-    """A reply as text: this module's client decodes nothing itself."""
-    if value is None:
-        return ""
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def _nothing(pipe: Pipeline) -> None:
