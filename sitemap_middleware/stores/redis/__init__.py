@@ -44,6 +44,7 @@ from ..layout import Fill, Plan, Row, Stored, batches, leaving, now
 from . import lua
 from .client import (
     Client,
+    Key,
     Pipeline,
     RedisBase,
     evaluate,
@@ -88,6 +89,34 @@ class RedisStore(RedisBase):
     :param timeout: seconds a command may take; ``connect_timeout`` to connect.
     """
 
+    _fragments = Key("fragment")
+    _summaries_key = Key("pages")
+    _lock_key = Key("lock")
+    _routes = Key("routes")
+    _counts_key = Key("counts")
+    _settings_key = Key("settings")
+    # Beside the rows, not in them: a row of the release before (JSON of 4 or 5
+    # items) stays one it reads, so both releases write the same store during
+    # an upgrade.
+    _titles = Key("title")
+    _log = Key("decision")
+    _decided = Key("decided")
+    _decided_seq = Key("decided_seq")
+    _push_key = Key("push")  # IndexNow: path -> lease (0: free)
+    # The removals log: the last paths removed, newest first; meta's "removed"
+    # field numbers the newest.
+    _removed = Key("removed")
+    # News: path -> JSON [title, language, name], and path by published.
+    _news_key = Key("news")
+    _news_by = Key("news_by")
+    # The section of each part of a named section (the default's parts have
+    # none: a store of the release before reads as all default).
+    _sections_key = Key("section")
+    # Visits: path -> JSON {agent: [at, status]}, and path -> its newest visit
+    # (what a trim ranks unlisted paths by).
+    _visit = Key("visit")
+    _visited = Key("visited")
+
     def __init__(
         self,
         url: str,
@@ -102,53 +131,7 @@ class RedisStore(RedisBase):
         self.url, self.prefix = url, prefix
         self.where = redacted(url)
         self.timeout, self.connect_timeout = timeout, connect_timeout
-        (
-            self._meta,
-            self._rows,
-            self._fragments,
-            self._summaries_key,
-            self._lock_key,
-            self._routes,
-            self._counts_key,
-            self._settings_key,
-            self._titles,
-            self._log,
-            self._decided,
-            self._decided_seq,
-        ) = (
-            prefix + k
-            for k in (
-                "meta",
-                "url",
-                "fragment",
-                "pages",
-                "lock",
-                "routes",
-                "counts",
-                "settings",
-                # Beside the rows, not in them: a row of the release before
-                # (JSON of 4 or 5 items) stays one it reads, so both releases
-                # write the same store during an upgrade.
-                "title",
-                "decision",
-                "decided",
-                "decided_seq",
-            )
-        )
         self._policy_checked = False
-        self._push_key = prefix + "push"  # IndexNow: path -> lease (0: free)
-        # The removals log: the last paths removed, newest first; meta's
-        # "removed" field numbers the newest.
-        self._removed = prefix + "removed"
-        # News: path -> JSON [title, language, name], and path by published.
-        self._news_key = prefix + "news"
-        self._news_by = prefix + "news_by"
-        # The section of each part of a named section (the default's parts
-        # have none: a store of the release before reads as all default).
-        self._sections_key = prefix + "section"
-        # Visits: path -> JSON {agent: [at, status]}, and path -> its newest
-        # visit (what a trim ranks unlisted paths by).
-        self._visit, self._visited = prefix + "visit", prefix + "visited"
 
     def _part_key(self, number: int) -> str:
         return f"{self.prefix}page:{number}"
