@@ -28,13 +28,11 @@ from ...sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from ...urls import redacted
 from .. import layout
 from ..base import (
-    MAX_COUNT,
     NEWS_KEPT,
     Article,
     Decision,
     Removed,
     Visit,
-    deltas,
     latest,
     newest,
     news_cutoff,
@@ -53,6 +51,7 @@ from .client import (
     text,
     unpack,
 )
+from .counts import CountsMixin
 
 __all__ = ["RedisStore", "tagged"]
 
@@ -71,7 +70,7 @@ LOCK_WAIT = 10.0
 _Work = tuple[int, Callable[[Pipeline], None]]
 
 
-class RedisStore(RedisBase):
+class RedisStore(CountsMixin, RedisBase):
     """Rows and fragments in two hashes keyed by path, one sorted set per part
     (score: first-seen ``seq``), part summaries in a hash, the removals log in a
     list (numbered by meta's ``removed``), and a meta hash every write bumps,
@@ -93,8 +92,6 @@ class RedisStore(RedisBase):
     _summaries_key = Key("pages")
     _lock_key = Key("lock")
     _routes = Key("routes")
-    _counts_key = Key("counts")
-    _settings_key = Key("settings")
     # Beside the rows, not in them: a row of the release before (JSON of 4 or 5
     # items) stays one it reads, so both releases write the same store during
     # an upgrade.
@@ -642,38 +639,6 @@ class RedisStore(RedisBase):
             return Removed(text(epoch), int(top), None)
         # Read newest first: the oldest first, as the protocol gives them.
         return Removed(text(epoch), int(top), tuple(map(text, reversed(paths))))
-
-    def add_counts(self, counts: Mapping[str, int]) -> None:
-        # Not a MULTI: HINCRBY is atomic per field, and a pipeline is one
-        # round trip. Kept apart from meta, which every page write WATCHes.
-        rows = deltas(counts)
-        if rows:
-            redis = self._connection().redis
-            pipe = redis.pipeline(transaction=False)
-            for reason, n in rows:
-                pipe.hincrby(self._counts_key, reason, n)
-            # HINCRBY refuses a sum past MAX_COUNT (and changes nothing):
-            # those counters stop there.
-            results = pipe.execute(raise_on_error=False)
-            full = []
-            for (reason, _), done in zip(rows, results, strict=True):
-                if isinstance(done, Exception):
-                    if "overflow" not in str(done):
-                        raise done
-                    full.append(reason)
-            if full:
-                redis.hset(self._counts_key, mapping=dict.fromkeys(full, MAX_COUNT))
-
-    def counts(self) -> dict[str, int]:
-        found = self._connection().redis.hgetall(self._counts_key)
-        return {text(reason): int(n) for reason, n in found.items()}
-
-    def setting(self, name: str) -> str | None:
-        value = self._connection().redis.hget(self._settings_key, name)
-        return None if value is None else text(value)
-
-    def set_setting(self, name: str, value: str) -> None:
-        self._connection().redis.hset(self._settings_key, name, value)
 
     def queue_pushes(self, paths: Iterable[str]) -> None:
         wanted = list(paths)
