@@ -52,6 +52,7 @@ from .client import (
     unpack,
 )
 from .counts import CountsMixin
+from .pushes import PushesMixin
 
 __all__ = ["RedisStore", "tagged"]
 
@@ -70,7 +71,7 @@ LOCK_WAIT = 10.0
 _Work = tuple[int, Callable[[Pipeline], None]]
 
 
-class RedisStore(CountsMixin, RedisBase):
+class RedisStore(PushesMixin, CountsMixin, RedisBase):
     """Rows and fragments in two hashes keyed by path, one sorted set per part
     (score: first-seen ``seq``), part summaries in a hash, the removals log in a
     list (numbered by meta's ``removed``), and a meta hash every write bumps,
@@ -99,7 +100,6 @@ class RedisStore(CountsMixin, RedisBase):
     _log = Key("decision")
     _decided = Key("decided")
     _decided_seq = Key("decided_seq")
-    _push_key = Key("push")  # IndexNow: path -> lease (0: free)
     # The removals log: the last paths removed, newest first; meta's "removed"
     # field numbers the newest.
     _removed = Key("removed")
@@ -473,11 +473,6 @@ class RedisStore(CountsMixin, RedisBase):
 
         return queue
 
-    def _queue(self, pipe: Pipeline, paths: list[str]) -> None:
-        """Queue IndexNow pushes (free) between MULTI and EXEC."""
-        for start in range(0, len(paths), RUN):
-            pipe.zadd(self._push_key, dict.fromkeys(paths[start : start + RUN], 0))
-
     def _log_removed(self, pipe: Pipeline, paths: list[str]) -> None:
         """Queue the removed paths into the removals log, numbered by meta's
         ``removed`` field, keeping the last ``removals_kept``; between MULTI
@@ -639,34 +634,6 @@ class RedisStore(CountsMixin, RedisBase):
             return Removed(text(epoch), int(top), None)
         # Read newest first: the oldest first, as the protocol gives them.
         return Removed(text(epoch), int(top), tuple(map(text, reversed(paths))))
-
-    def queue_pushes(self, paths: Iterable[str]) -> None:
-        wanted = list(paths)
-        if wanted:
-            pipe = self._connection().redis.pipeline(transaction=True)
-            self._queue(pipe, wanted)
-            pipe.execute()
-
-    def claim_pushes(self, limit: int, now: float, until: float) -> list[str]:
-        client = self._connection().redis
-        found = client.eval(lua.CLAIM, 1, self._push_key, repr(now), limit, repr(until))
-        return [text(path) for path in found]
-
-    def pushed(self, paths: Iterable[str], until: float) -> int:
-        return self._held(paths, until, "")
-
-    def retry_pushes(self, paths: Iterable[str], until: float, at: float) -> None:
-        self._held(paths, until, repr(at))
-
-    def _held(self, paths: Iterable[str], until: float, at: str) -> int:
-        wanted = list(paths)
-        if not wanted:
-            return 0
-        client = self._connection().redis
-        return int(client.eval(lua.HELD, 1, self._push_key, repr(until), at, *wanted))
-
-    def pending_pushes(self) -> int:
-        return int(self._connection().redis.zcard(self._push_key))
 
     def note(self, decisions: Iterable[Decision]) -> None:
         grouped = self._grouped(decisions)

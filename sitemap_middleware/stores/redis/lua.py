@@ -191,30 +191,6 @@ end
 return #fields
 """
 )
-# IndexNow pushes (a sorted set, path -> lease; 0: free). Claims up to ARGV[2]
-# paths whose lease ended by ARGV[1], leased until ARGV[3].
-CLAIM = """
-local paths = redis.call('zrangebyscore', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
-for i = 1, #paths do redis.call('zadd', KEYS[1], ARGV[3], paths[i]) end
-return paths
-"""
-# The paths (ARGV[3]...) still held by the claim ARGV[1]: deleted when ARGV[2]
-# is empty, else leased until ARGV[2]. Returns how many.
-HELD = """
-local claim, at, n = tonumber(ARGV[1]), ARGV[2], 0
-for i = 3, #ARGV do
-  local lease = redis.call('zscore', KEYS[1], ARGV[i])
-  if lease and tonumber(lease) == claim then
-    if at == '' then
-      redis.call('zrem', KEYS[1], ARGV[i])
-    else
-      redis.call('zadd', KEYS[1], at, ARGV[i])
-    end
-    n = n + 1
-  end
-end
-return n
-"""
 
 # The writers' decisions, noted at once (every writer's log read and written
 # whole): each path's log extended and cut to its last ARGV[1], the path made
