@@ -30,13 +30,11 @@ from .. import layout
 from ..base import (
     NEWS_KEPT,
     Article,
-    Decision,
     Removed,
     Visit,
     latest,
     newest,
     news_cutoff,
-    unlogged,
 )
 from ..layout import Fill, Plan, Row, Stored, batches, leaving, now
 from . import lua
@@ -52,6 +50,7 @@ from .client import (
     unpack,
 )
 from .counts import CountsMixin
+from .decisions import DecisionsMixin
 from .pushes import PushesMixin
 
 __all__ = ["RedisStore", "tagged"]
@@ -71,7 +70,7 @@ LOCK_WAIT = 10.0
 _Work = tuple[int, Callable[[Pipeline], None]]
 
 
-class RedisStore(PushesMixin, CountsMixin, RedisBase):
+class RedisStore(DecisionsMixin, PushesMixin, CountsMixin, RedisBase):
     """Rows and fragments in two hashes keyed by path, one sorted set per part
     (score: first-seen ``seq``), part summaries in a hash, the removals log in a
     list (numbered by meta's ``removed``), and a meta hash every write bumps,
@@ -97,9 +96,6 @@ class RedisStore(PushesMixin, CountsMixin, RedisBase):
     # items) stays one it reads, so both releases write the same store during
     # an upgrade.
     _titles = Key("title")
-    _log = Key("decision")
-    _decided = Key("decided")
-    _decided_seq = Key("decided_seq")
     # The removals log: the last paths removed, newest first; meta's "removed"
     # field numbers the newest.
     _removed = Key("removed")
@@ -634,18 +630,6 @@ class RedisStore(PushesMixin, CountsMixin, RedisBase):
             return Removed(text(epoch), int(top), None)
         # Read newest first: the oldest first, as the protocol gives them.
         return Removed(text(epoch), int(top), tuple(map(text, reversed(paths))))
-
-    def note(self, decisions: Iterable[Decision]) -> None:
-        grouped = self._grouped(decisions)
-        if not grouped:
-            return
-        args: list[Any] = [self.decisions_kept, self.decision_paths]
-        for path, added in grouped.items():
-            args += [path, json.dumps(added)]
-        self._script(lua.NOTE, [self._log, self._decided, self._decided_seq], args)
-
-    def decisions(self, path: str) -> list[tuple[str, datetime]]:
-        return unlogged(self._connection().redis.hget(self._log, path))
 
     def visited(self, visits: Iterable[Visit]) -> None:
         rows = latest(visits)
