@@ -30,7 +30,6 @@ from .. import layout
 from ..base import (
     NEWS_KEPT,
     Article,
-    Removed,
     Visit,
     latest,
     newest,
@@ -52,6 +51,7 @@ from .client import (
 from .counts import CountsMixin
 from .decisions import DecisionsMixin
 from .pushes import PushesMixin
+from .removals import RemovalsMixin
 
 __all__ = ["RedisStore", "tagged"]
 
@@ -70,7 +70,7 @@ LOCK_WAIT = 10.0
 _Work = tuple[int, Callable[[Pipeline], None]]
 
 
-class RedisStore(DecisionsMixin, PushesMixin, CountsMixin, RedisBase):
+class RedisStore(RemovalsMixin, DecisionsMixin, PushesMixin, CountsMixin, RedisBase):
     """Rows and fragments in two hashes keyed by path, one sorted set per part
     (score: first-seen ``seq``), part summaries in a hash, the removals log in a
     list (numbered by meta's ``removed``), and a meta hash every write bumps,
@@ -96,9 +96,6 @@ class RedisStore(DecisionsMixin, PushesMixin, CountsMixin, RedisBase):
     # items) stays one it reads, so both releases write the same store during
     # an upgrade.
     _titles = Key("title")
-    # The removals log: the last paths removed, newest first; meta's "removed"
-    # field numbers the newest.
-    _removed = Key("removed")
     # News: path -> JSON [title, language, name], and path by published.
     _news_key = Key("news")
     _news_by = Key("news_by")
@@ -469,16 +466,6 @@ class RedisStore(DecisionsMixin, PushesMixin, CountsMixin, RedisBase):
 
         return queue
 
-    def _log_removed(self, pipe: Pipeline, paths: list[str]) -> None:
-        """Queue the removed paths into the removals log, numbered by meta's
-        ``removed`` field, keeping the last ``removals_kept``; between MULTI
-        and EXEC, so that a reader sees the log and its number move together."""
-        names = sorted(paths)
-        for start in range(0, len(names), RUN):
-            pipe.lpush(self._removed, *names[start : start + RUN])
-        pipe.ltrim(self._removed, 0, self.removals_kept - 1)
-        pipe.hincrby(self._meta, "removed", len(names))
-
     def _delete(
         self,
         pipe: Pipeline,
@@ -620,16 +607,6 @@ class RedisStore(DecisionsMixin, PushesMixin, CountsMixin, RedisBase):
 
     def epoch(self) -> str:
         return text(self._connection().redis.hget(self._meta, "epoch"))
-
-    def removed_since(self, seq: int | None) -> Removed:
-        reply = self._script(
-            lua.REMOVED, [self._meta, self._removed], ["" if seq is None else seq]
-        )
-        epoch, top, reaches, paths = reply
-        if not reaches:
-            return Removed(text(epoch), int(top), None)
-        # Read newest first: the oldest first, as the protocol gives them.
-        return Removed(text(epoch), int(top), tuple(map(text, reversed(paths))))
 
     def visited(self, visits: Iterable[Visit]) -> None:
         rows = latest(visits)

@@ -193,19 +193,6 @@ return #fields
 )
 
 
-# The removals log, read with the epoch in one round trip: the epoch, the
-# removal number now, whether the log reaches back to ARGV[1] (1 or 0) and the
-# paths numbered after it, newest first (ARGV[1] '': none asked for).
-# KEYS: meta (fields epoch, removed), the log (a list, newest first).
-REMOVED = """
-local meta = redis.call('hmget', KEYS[1], 'epoch', 'removed')
-local epoch, top = meta[1] or '', tonumber(meta[2] or '0')
-if ARGV[1] == '' then return {epoch, top, 1, {}} end
-local newer = top - tonumber(ARGV[1])
-if newer == 0 then return {epoch, top, 1, {}} end
-if newer < 0 or newer > redis.call('llen', KEYS[2]) then return {epoch, top, 0, {}} end
-return {epoch, top, 1, redis.call('lrange', KEYS[2], 0, newer - 1)}
-"""
 # News (stores.base.News): KEYS the articles' hash (path -> JSON [title,
 # language, name]) and their sorted set (score: published); ARGV the cutoff,
 # the articles kept at most, then path, published, packed of each article.
