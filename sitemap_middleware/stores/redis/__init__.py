@@ -30,8 +30,6 @@ from .. import layout
 from ..base import (
     NEWS_KEPT,
     Article,
-    Visit,
-    latest,
     newest,
     news_cutoff,
 )
@@ -52,6 +50,7 @@ from .counts import CountsMixin
 from .decisions import DecisionsMixin
 from .pushes import PushesMixin
 from .removals import RemovalsMixin
+from .visits import VisitsMixin
 
 __all__ = ["RedisStore", "tagged"]
 
@@ -70,7 +69,9 @@ LOCK_WAIT = 10.0
 _Work = tuple[int, Callable[[Pipeline], None]]
 
 
-class RedisStore(RemovalsMixin, DecisionsMixin, PushesMixin, CountsMixin, RedisBase):
+class RedisStore(
+    VisitsMixin, RemovalsMixin, DecisionsMixin, PushesMixin, CountsMixin, RedisBase
+):
     """Rows and fragments in two hashes keyed by path, one sorted set per part
     (score: first-seen ``seq``), part summaries in a hash, the removals log in a
     list (numbered by meta's ``removed``), and a meta hash every write bumps,
@@ -102,10 +103,6 @@ class RedisStore(RemovalsMixin, DecisionsMixin, PushesMixin, CountsMixin, RedisB
     # The section of each part of a named section (the default's parts have
     # none: a store of the release before reads as all default).
     _sections_key = Key("section")
-    # Visits: path -> JSON {agent: [at, status]}, and path -> its newest visit
-    # (what a trim ranks unlisted paths by).
-    _visit = Key("visit")
-    _visited = Key("visited")
 
     def __init__(
         self,
@@ -608,68 +605,6 @@ class RedisStore(RemovalsMixin, DecisionsMixin, PushesMixin, CountsMixin, RedisB
     def epoch(self) -> str:
         return text(self._connection().redis.hget(self._meta, "epoch"))
 
-    def visited(self, visits: Iterable[Visit]) -> None:
-        rows = latest(visits)
-        if not rows:
-            return
-        grouped: dict[str, dict[str, list[int]]] = {}
-        for path, agent, at, status in rows:
-            grouped.setdefault(path, {})[agent] = [at, status]
-        trim = self._trim_due(len(rows))
-        client = self._connection().redis
-        pairs = list(grouped.items())
-        for start in range(0, len(pairs), RUN):
-            args: list[Any] = []
-            for path, kept in pairs[start : start + RUN]:
-                args += [path, json.dumps(kept)]
-            client.eval(lua.VISIT, 2, self._visit, self._visited, *args)
-        if trim:
-            self._trim_visits(client)
-
-    def _trim_visits(self, client: Any) -> None:
-        """Drop the visits of the unlisted paths beyond the most lately
-        visited ``unlisted_visits_kept``: the recency set read a run at a
-        time, newest first, the rows asked whether each is listed; what is
-        dropped is checked again in the script that drops it."""
-        kept, doomed, start = 0, [], 0
-        while True:
-            run = client.zrevrange(
-                self._visited, start, start + RUN - 1, withscores=True
-            )
-            if not run:
-                break
-            listed = client.hmget(self._rows, [path for path, _ in run])
-            for (path, score), row in zip(run, listed, strict=True):
-                if row is not None:
-                    continue
-                if kept < self.unlisted_visits_kept:
-                    kept += 1
-                else:
-                    doomed += [path, repr(score)]
-            start += RUN
-        for at in range(0, len(doomed), 2 * RUN):
-            client.eval(
-                lua.UNVISIT,
-                3,
-                self._visit,
-                self._visited,
-                self._rows,
-                *doomed[at : at + 2 * RUN],
-            )
-
-    def visits(self, paths: Iterable[str] | None = None) -> Iterator[Visit]:
-        client = self._connection().redis
-        if paths is None:
-            for path, held in client.hscan_iter(self._visit, count=RUN):
-                yield from _visits(path, held)
-            return
-        wanted = sorted(set(paths))
-        for start in range(0, len(wanted), RUN):
-            run = wanted[start : start + RUN]
-            for path, held in zip(run, client.hmget(self._visit, run), strict=True):
-                if held is not None:
-                    yield from _visits(path, held)
-
     def count(self, route: str | None = None) -> int:
         client = self._connection().redis
         if route is None:
@@ -856,13 +791,6 @@ class _Summary:
             self.version,
             self.changed,
         )
-
-
-def _visits(path: str | bytes, held: bytes) -> Iterator[Visit]:
-    """A path's stored visits (JSON ``{agent: [at, status]}``) as Visits."""
-    name = path if isinstance(path, str) else path.decode()
-    for agent, (at, status) in json.loads(held).items():
-        yield Visit(name, agent, int(at), int(status))
 
 
 def _tally(routes: dict[str, int], route: str | None, delta: int) -> None:
