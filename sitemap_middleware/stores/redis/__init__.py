@@ -4,7 +4,6 @@ Redis, every key under one prefix whose hash tag keeps them in one Cluster slot.
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import secrets
@@ -24,15 +23,9 @@ from redis.retry import Retry
 from ...errors import StoreError
 from ...model import Entry, PartInfo, to_datetime
 from ...sections import DEFAULT
-from ...sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
+from ...sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART, RUN
 from ...urls import redacted
 from .. import layout
-from ..base import (
-    NEWS_KEPT,
-    Article,
-    newest,
-    news_cutoff,
-)
 from ..layout import Fill, Plan, Row, Stored, batches, leaving, now
 from . import lua
 from .client import (
@@ -48,6 +41,7 @@ from .client import (
 )
 from .counts import CountsMixin
 from .decisions import DecisionsMixin
+from .news import NewsMixin
 from .pushes import PushesMixin
 from .removals import RemovalsMixin
 from .visits import VisitsMixin
@@ -70,7 +64,13 @@ _Work = tuple[int, Callable[[Pipeline], None]]
 
 
 class RedisStore(
-    VisitsMixin, RemovalsMixin, DecisionsMixin, PushesMixin, CountsMixin, RedisBase
+    NewsMixin,
+    VisitsMixin,
+    RemovalsMixin,
+    DecisionsMixin,
+    PushesMixin,
+    CountsMixin,
+    RedisBase,
 ):
     """Rows and fragments in two hashes keyed by path, one sorted set per part
     (score: first-seen ``seq``), part summaries in a hash, the removals log in a
@@ -97,9 +97,6 @@ class RedisStore(
     # items) stays one it reads, so both releases write the same store during
     # an upgrade.
     _titles = Key("title")
-    # News: path -> JSON [title, language, name], and path by published.
-    _news_key = Key("news")
-    _news_by = Key("news_by")
     # The section of each part of a named section (the default's parts have
     # none: a store of the release before reads as all default).
     _sections_key = Key("section")
@@ -696,32 +693,6 @@ class RedisStore(
                 if when is None:
                     when = dates[lastmod] = to_datetime(lastmod)
                 yield Entry(path, when, fingerprint, route=route, title=title)
-
-    def publish(self, articles: Iterable[Article], now: int) -> None:
-        args: list[Any] = [news_cutoff(now), NEWS_KEPT]
-        for a in articles:
-            packed = json.dumps([a.title, a.language, a.name], ensure_ascii=False)
-            args += [a.path, a.published, packed]
-        keys = [self._news_key, self._news_by]
-        self._connection().redis.eval(lua.PUBLISH, len(keys), *keys, *args)
-
-    def news(self, since: int, limit: int = MAX_NEWS) -> list[Article]:
-        client = self._connection().redis
-        # At most NEWS_KEPT: all of the window, then its pages held and sorted.
-        dated = client.zrangebyscore(self._news_by, since, "+inf", withscores=True)
-        if not dated:
-            return []
-        pipe = client.pipeline(transaction=False)
-        for path, _ in dated:
-            pipe.hexists(self._rows, path).hget(self._news_key, path)
-        replies = pipe.execute()
-        found = []
-        for i, (path, published) in enumerate(dated):
-            held, packed = replies[2 * i], replies[2 * i + 1]
-            if held and packed is not None:
-                title, language, name = unpack(packed)
-                found.append(Article(text(path), int(published), title, language, name))
-        return newest(found, limit)
 
 
 @dataclass(slots=True)

@@ -191,33 +191,3 @@ end
 return #fields
 """
 )
-
-
-# News (stores.base.News): KEYS the articles' hash (path -> JSON [title,
-# language, name]) and their sorted set (score: published); ARGV the cutoff,
-# the articles kept at most, then path, published, packed of each article.
-# Published 0 keeps the stored date, and adds nothing when there is none.
-PUBLISH = """
-local cutoff, kept = tonumber(ARGV[1]), tonumber(ARGV[2])
-for i = 3, #ARGV, 3 do
-  local path, published = ARGV[i], tonumber(ARGV[i + 1])
-  if published ~= 0 then
-    redis.call('zadd', KEYS[2], published, path)
-    redis.call('hset', KEYS[1], path, ARGV[i + 2])
-  elseif redis.call('zscore', KEYS[2], path) then
-    redis.call('hset', KEYS[1], path, ARGV[i + 2])
-  end
-end
-local gone = redis.call('zrangebyscore', KEYS[2], '-inf', '(' .. cutoff)
-local over = redis.call('zcard', KEYS[2]) - #gone - kept
-if over > 0 then
-  for _, path in ipairs(redis.call('zrange', KEYS[2], #gone, #gone + over - 1)) do
-    gone[#gone + 1] = path
-  end
-end
-for _, path in ipairs(gone) do
-  redis.call('zrem', KEYS[2], path)
-  redis.call('hdel', KEYS[1], path)
-end
-return #gone
-"""
