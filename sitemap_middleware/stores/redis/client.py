@@ -5,18 +5,36 @@ under the prefix, and the base each capability's mixin builds on.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterator, Sequence
+import random
+import secrets
+import time
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any, TypeVar
 
 import redis
 from redis.commands.core import Script
 
+from ...errors import StoreError
 from ...sitemaps import RUN
 from ..base import StoreBase
 
 T = TypeVar("T")
 # redis-py types its replies as unions over its sync and async clients.
 Pipeline = Any
+# What a write does once its reads are done: (rows changed, a function that
+# queues its commands on the pipeline, between MULTI and EXEC).
+Work = tuple[int, Callable[[Pipeline], None]]
+# Optimistic transactions retried this often before a batch fails.
+TRIES = 20
+# The lock of writers that collided: how long it may be held (a killed holder
+# blocks the others that long at most) and how long to wait for it.
+LOCK_TTL_MS = 5000
+LOCK_WAIT = 10.0
+# Releases the writers' lock only if this writer still holds it.
+UNLOCK = """
+if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
+return 0
+"""
 # A stored row is JSON [part, lastmod, fingerprint, route, declared]: part and
 # lastmod first, where the scripts read them with one pattern match (rows
 # stored before rows kept their declared alternates have four items).
@@ -65,6 +83,7 @@ class RedisBase(StoreBase[Client]):
     # transaction. It also holds the schema, the epoch and the removals' number.
     _meta = Key("meta")
     _rows = Key("url")  # path -> JSON row: what is listed
+    _lock_key = Key("lock")  # the writers' lock, taken after a collision
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # StoreBase turns the driver's errors into StoreError in the methods of
@@ -75,6 +94,52 @@ class RedisBase(StoreBase[Client]):
     def _script(self, source: str, keys: list[str], args: Sequence[Any]) -> Any:
         """Run a script outside a write's transaction."""
         return self._connection().script(source)(keys=keys, args=args)
+
+    def _transact(self, work: Callable[[Pipeline, str], Work | None]) -> int:
+        """Run ``work`` (its reads, then the commands it queues) until no other
+        writer committed in between; it returns ``None`` when it has nothing to
+        write."""
+        conn, token = self._connection(), None
+        try:
+            with conn.redis.pipeline(transaction=True) as pipe:
+                for _ in range(TRIES):
+                    try:
+                        pipe.watch(self._meta, self._lock_key)
+                        todo = work(pipe, token or "")
+                        if todo is None:
+                            return 0
+                        changed, queue = todo
+                        pipe.multi()
+                        queue(pipe)
+                        pipe.hincrby(self._meta, "writes", 1)
+                        pipe.execute()
+                        return changed
+                    except redis.WatchError:
+                        pipe.reset()
+                        if token is None:
+                            token = self._wait_turn(conn.redis)
+        finally:
+            if token is not None:
+                conn.script(UNLOCK)(keys=[self._lock_key], args=[token])
+        raise StoreError(
+            self._said(f"gave up after {TRIES} conflicting writes to {self._meta}")
+        )
+
+    def _wait_turn(self, client: Any) -> str:
+        """Take the writers' lock. Writers take it only after a collision, and
+        write without it only while nobody holds it: under load they queue instead
+        of colliding again (optimistic retries alone starve). Correctness never
+        depends on it: WATCH on the meta key still guards every write."""
+        token, delay = secrets.token_hex(8), 0.0005
+        deadline = time.monotonic() + LOCK_WAIT
+        while not client.set(self._lock_key, token, nx=True, px=LOCK_TTL_MS):
+            if time.monotonic() > deadline:
+                raise StoreError(
+                    self._said(f"waited {LOCK_WAIT} s for {self._lock_key}")
+                )
+            time.sleep(random.uniform(0, delay))
+            delay = min(2 * delay, 0.01)
+        return token
 
     def _queue(self, pipe: Pipeline, paths: list[str]) -> None:
         """Queue IndexNow pushes between a write's MULTI and EXEC."""

@@ -5,11 +5,6 @@ trip, where the rows are.
 
 from __future__ import annotations
 
-# Releases the writers' lock only if this writer still holds it.
-UNLOCK = """
-if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
-return 0
-"""
 # Lua's unpack() takes at most ~8000 values: scripts call with 1000 at most.
 _LUA_HMGET = """
 local function hmget(key, fields)
