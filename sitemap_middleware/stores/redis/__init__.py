@@ -12,10 +12,9 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from ...errors import StoreError
 from ...sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
 from ...urls import redacted
-from .client import TRIES, Client, tagged, text, unpack
+from .client import Client, Pipeline, Work, tagged, text, unpack
 from .counts import CountsMixin
 from .decisions import DecisionsMixin
 from .news import NewsMixin
@@ -83,13 +82,14 @@ class RedisStore(
             # but the few strings this module decodes itself.
             decode_responses=False,
         )
+        conn = Client(client)
         try:
             self._check(client)
-            self._count_routes(client)
+            self._count_routes(conn)
         except BaseException:
             client.close()
             raise
-        return Client(client)
+        return conn
 
     def _disconnect(self, conn: Client) -> None:
         conn.redis.close()
@@ -118,35 +118,29 @@ class RedisStore(
                 policy,
             )
 
-    def _count_routes(self, client: Any) -> None:
+    def _count_routes(self, conn: Client) -> None:
         """Make sure the per-route counts (the ``routes`` hash, kept by every
         write in its MULTI/EXEC) exist: a store written before them has its
-        rows counted once, under a WATCH on meta, which every write bumps."""
-        if client.hexists(self._meta, "routes"):
-            return
-        with client.pipeline(transaction=True) as pipe:
-            for _ in range(TRIES):
-                try:
-                    pipe.watch(self._meta)
-                    if pipe.hexists(self._meta, "routes"):
-                        return
-                    counts: dict[str, int] = {}
-                    for _, row in pipe.hscan_iter(self._rows, count=1000):
-                        route = unpack(row)[3]
-                        if route is not None:
-                            counts[route] = counts.get(route, 0) + 1
-                    pipe.multi()
-                    pipe.delete(self._routes)
-                    if counts:
-                        pipe.hset(self._routes, mapping=counts)
-                    pipe.hset(self._meta, "routes", "1")
-                    pipe.execute()
-                    return
-                except redis.WatchError:
-                    pipe.reset()
-        raise StoreError(
-            self._said(f"gave up counting routes after {TRIES} conflicting writes")
-        )
+        rows counted once, in a write of its own."""
+        if not conn.redis.hexists(self._meta, "routes"):
+            self._transact(self._counted_routes, conn)
+
+    def _counted_routes(self, pipe: Pipeline, token: str) -> Work | None:
+        if pipe.hexists(self._meta, "routes"):
+            return None
+        counts: dict[str, int] = {}
+        for _, row in pipe.hscan_iter(self._rows, count=1000):
+            route = unpack(row)[3]
+            if route is not None:
+                counts[route] = counts.get(route, 0) + 1
+
+        def queue(pipe: Pipeline) -> None:
+            pipe.delete(self._routes)
+            if counts:
+                pipe.hset(self._routes, mapping=counts)
+            pipe.hset(self._meta, "routes", "1")
+
+        return 0, queue
 
     def epoch(self) -> str:
         return text(self._connection().redis.hget(self._meta, "epoch"))

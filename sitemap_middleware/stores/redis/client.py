@@ -95,11 +95,13 @@ class RedisBase(StoreBase[Client]):
         """Run a script outside a write's transaction."""
         return self._connection().script(source)(keys=keys, args=args)
 
-    def _transact(self, work: Callable[[Pipeline, str], Work | None]) -> int:
+    def _transact(
+        self, work: Callable[[Pipeline, str], Work | None], conn: Client | None = None
+    ) -> int:
         """Run ``work`` (its reads, then the commands it queues) until no other
         writer committed in between; it returns ``None`` when it has nothing to
-        write."""
-        conn, token = self._connection(), None
+        write. ``conn``: while the connection is being opened."""
+        conn, token = conn or self._connection(), None
         try:
             with conn.redis.pipeline(transaction=True) as pipe:
                 for _ in range(TRIES):

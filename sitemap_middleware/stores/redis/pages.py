@@ -19,7 +19,7 @@ from ...model import Entry, PartInfo, to_datetime
 from ...sections import DEFAULT
 from ...sitemaps import RUN
 from .. import layout
-from ..layout import Fill, Plan, Row, Stored, batches, leaving, now
+from ..layout import Fill, Plan, Row, Settled, Stored, batches, leaving, now
 from . import scripts as lua
 from .client import (
     Key,
@@ -28,6 +28,7 @@ from .client import (
     Work,
     evaluate,
     nul_ended,
+    runs,
     text,
     unpack,
 )
@@ -78,22 +79,12 @@ class PagesMixin(RedisBase):
         current = now()
         state = self._read(pipe, batch, token)
         self._read_members(pipe, state, layout.members(batch, state.rows), token)
-        sizes = state.sizes()
         # Planned in full first, so that a bad entry changes nothing.
-        opened = layout.opened(state.named, state.last)
-        todo = self._plan(batch, state.rows, sizes, state.last, current, None, opened)
+        todo = self._planned(batch, state, current)
         if not todo.changes:
             return None
         pushes = self._pushes(todo, state.rows)
-        queue = self._apply(pipe, todo, state, current)
-        if not pushes:
-            return len(todo.changes), queue
-
-        def queue_and_push(pipe: Pipeline) -> None:
-            queue(pipe)
-            self._queue(pipe, pushes)
-
-        return len(todo.changes), queue_and_push
+        return len(todo.changes), self._apply(pipe, todo, state, current, pushes)
 
     def remove(self, paths: Iterable[str]) -> int:
         wanted = list(set(paths))
@@ -113,10 +104,7 @@ class PagesMixin(RedisBase):
         rewrite: Callable[[Pipeline], None] = _nothing
         if settled.rewrites:
             current = now()
-            sizes, opened = state.sizes(), layout.opened(state.named, state.last)
-            todo = self._plan(
-                {}, state.rows, sizes, state.last, current, settled, opened
-            )
+            todo = self._planned({}, state, current, settled)
             rewrite = self._apply(pipe, todo, state, current)
         # Always a write, even of nothing: its EXEC bumps meta, so that a
         # write of this listing that read the other site's members before
@@ -154,19 +142,15 @@ class PagesMixin(RedisBase):
         if settled.rewrites:
             for path in gone:
                 del state.rows[path]
-            sizes, opened = state.sizes(), layout.opened(state.named, state.last)
-            todo = self._plan(
-                {}, state.rows, sizes, state.last, current, settled, opened
-            )
+            todo = self._planned({}, state, current, settled)
             rewrite = self._apply(pipe, todo, state, current)
 
         def queue(pipe: Pipeline) -> None:
             self._unlist(pipe, leaving)
             names = list(gone)
-            for start in range(0, len(names), RUN):
-                pipe.hdel(self._rows, *names[start : start + RUN])
-                pipe.hdel(self._fragments, *names[start : start + RUN])
-                pipe.hdel(self._titles, *names[start : start + RUN])
+            for run in runs(names):
+                for key in (self._rows, self._fragments, self._titles):
+                    pipe.hdel(key, *run)
             self._summaries(pipe, state.parts, leaving)
             self._tallies(pipe, routes)
             if pushing:
@@ -177,9 +161,22 @@ class PagesMixin(RedisBase):
 
         return len(gone), queue
 
+    def _planned(
+        self,
+        batch: dict[str, Entry],
+        state: _State,
+        current: int,
+        settled: Settled | None = None,
+    ) -> Plan:
+        """:meth:`_plan` on what a write read, each section's open part given."""
+        opened = layout.opened(state.named, state.last)
+        return self._plan(
+            batch, state.rows, state.sizes(), state.last, current, settled, opened
+        )
+
     def _read(self, pipe: Pipeline, paths: Collection[str], token: str) -> _State:
         """What a write needs to know, read under the WATCH (one round trip)."""
-        holder, seq, last, found, summaries, named = evaluate(
+        reply = evaluate(
             pipe,
             lua.READ,
             [
@@ -193,24 +190,9 @@ class PagesMixin(RedisBase):
             ],
             [nul_ended(paths)],
         )
-        if holder and holder.decode() != token:
+        if reply[0] and reply[0].decode() != token:
             raise redis.WatchError  # another's turn: wait for ours
-        rows: dict[str, Stored] = {}
-        for i in range(0, len(found), 4):
-            part, lastmod, fingerprint, route, *rest = unpack(found[i + 1])
-            declared = rest[0] if rest else None
-            title = found[i + 3].decode() or None
-            rows[found[i].decode()] = Stored(
-                part, Row(lastmod, fingerprint, route, found[i + 2], declared, title)
-            )
-        parts = {
-            int(summaries[i]): _Summary.unpack(summaries[i + 1])
-            for i in range(0, len(summaries), 2)
-        }
-        sections = {
-            int(named[i]): named[i + 1].decode() for i in range(0, len(named), 2)
-        }
-        return _State(int(seq), int(last), rows, parts, sections)
+        return _State.read(*reply[1:])
 
     def _read_members(
         self,
@@ -234,9 +216,10 @@ class PagesMixin(RedisBase):
         todo: Plan,
         state: _State,
         current: int,
+        pushes: list[str] | None = None,
     ) -> Callable[[Pipeline], None]:
         """Apply a plan to ``state``'s summaries (reading what moved rows
-        need); the function that queues its commands."""
+        need); the function that queues its commands (and ``pushes``)."""
         moved = self._delete(
             pipe,
             {path: state.rows[path] for path in todo.moved},
@@ -265,6 +248,8 @@ class PagesMixin(RedisBase):
         def queue(pipe: Pipeline) -> None:
             self._write(pipe, todo, state, moved, touched)
             self._tallies(pipe, routes)
+            if pushes:
+                self._queue(pipe, pushes)
 
         return queue
 
@@ -304,8 +289,8 @@ class PagesMixin(RedisBase):
     def _unlist(self, pipe: Pipeline, leaving: dict[int, list[str]]) -> None:
         """Queue the paths' removal from their parts' sorted sets."""
         for number, paths in leaving.items():
-            for start in range(0, len(paths), RUN):
-                pipe.zrem(self._part_key(number), *paths[start : start + RUN])
+            for run in runs(paths):
+                pipe.zrem(self._part_key(number), *run)
 
     def _write(
         self,
@@ -418,8 +403,8 @@ class PagesMixin(RedisBase):
         if not wanted:
             return set()
         pipe = self._connection().redis.pipeline(transaction=False)
-        for start in range(0, len(wanted), RUN):
-            pipe.hmget(self._rows, wanted[start : start + RUN])
+        for run in runs(wanted):
+            pipe.hmget(self._rows, run)
         found = chain.from_iterable(pipe.execute())
         return {path for path, row in zip(wanted, found, strict=True) if row}
 
@@ -432,7 +417,7 @@ class PagesMixin(RedisBase):
             .execute()
         )
         infos = (
-            self._info(epoch, int(n), packed, named.get(n))
+            _info(epoch, int(n), packed, named.get(n))
             for n, packed in summaries.items()
         )
         return sorted((i for i in infos if i), key=lambda info: info.number)
@@ -445,24 +430,7 @@ class PagesMixin(RedisBase):
             .hget(self._sections_key, str(number))
             .execute()
         )
-        return self._info(epoch, number, packed, section)
-
-    @staticmethod
-    def _info(
-        epoch: bytes | None, number: int, packed: bytes | None, section: bytes | None
-    ) -> PartInfo | None:
-        summary = _Summary.unpack(packed)
-        if summary.urls <= 0 or epoch is None:  # no epoch: data lost, versions unknown
-            return None
-        return PartInfo.from_row(
-            text(epoch),
-            number,
-            summary.urls,
-            summary.lastmod,
-            summary.version,
-            summary.changed,
-            text(section),
-        )
+        return _info(epoch, number, packed, section)
 
     def _runs(
         self, number: int, hash_key: str, mode: bytes, run: int = RUN
@@ -510,6 +478,28 @@ class _State:
     parts: dict[int, _Summary]
     named: dict[int, str]
     """part -> section, for every part of a named section."""
+
+    @classmethod
+    def read(
+        cls, seq: bytes, last: bytes, found: list[bytes], parts: list[bytes], named: Any
+    ) -> _State:
+        """The state from the read script's reply (after the lock's holder)."""
+        rows: dict[str, Stored] = {}
+        for i in range(0, len(found), 4):
+            part, lastmod, fingerprint, route, *rest = unpack(found[i + 1])
+            declared = rest[0] if rest else None
+            title = found[i + 3].decode() or None
+            rows[found[i].decode()] = Stored(
+                part, Row(lastmod, fingerprint, route, found[i + 2], declared, title)
+            )
+        summaries = {
+            int(parts[i]): _Summary.unpack(parts[i + 1])
+            for i in range(0, len(parts), 2)
+        }
+        sections = {
+            int(named[i]): named[i + 1].decode() for i in range(0, len(named), 2)
+        }
+        return cls(int(seq), int(last), rows, summaries, sections)
 
     def sizes(self) -> dict[int, Fill]:
         """The Fill of each part read, as layout.plan takes them."""
@@ -580,3 +570,20 @@ def _json(value: str | None) -> bytes:
 
 def _nothing(pipe: Pipeline) -> None:
     """The commands of a write that changes no row (it bumps meta)."""
+
+
+def _info(
+    epoch: bytes | None, number: int, packed: bytes | None, section: bytes | None
+) -> PartInfo | None:
+    summary = _Summary.unpack(packed)
+    if summary.urls <= 0 or epoch is None:  # no epoch: data lost, versions unknown
+        return None
+    return PartInfo.from_row(
+        text(epoch),
+        number,
+        summary.urls,
+        summary.lastmod,
+        summary.version,
+        summary.changed,
+        text(section),
+    )

@@ -1,12 +1,11 @@
-"""The Lua scripts of the Redis store (sources only; the store registers them with
-redis-py's ``register_script``): each runs its reads inside Redis, in one round
-trip, where the rows are.
+"""The Lua scripts of the pages (sources only), which share the helpers below: each
+runs its reads inside Redis, in one round trip, where the rows are.
 """
 
 from __future__ import annotations
 
 # Lua's unpack() takes at most ~8000 values: scripts call with 1000 at most.
-_LUA_HMGET = """
+_HELPERS = """
 local function hmget(key, fields)
   local values = {}
   for i = 1, #fields, 1000 do
@@ -14,6 +13,11 @@ local function hmget(key, fields)
     for k = 1, #part do values[#values + 1] = part[k] end
   end
   return values
+end
+local function call(command, key, values)
+  for i = 1, #values, 1000 do
+    redis.call(command, key, unpack(values, i, math.min(i + 999, #values)))
+  end
 end
 local function split(joined)
   local items, start = {}, 1
@@ -33,7 +37,7 @@ end
 # KEYS: meta, lock, rows, fragments, pages, titles, sections. ARGV[1]: the
 # paths, each ending in NUL. A hit is (path, row, fragment, title or '').
 READ = (
-    _LUA_HMGET
+    _HELPERS
     + """
 local meta = redis.call('hmget', KEYS[1], 'seq', 'last')
 local paths = split(ARGV[1])
@@ -114,7 +118,7 @@ return {last, n, cjson.encode(members), '[' .. table.concat(out, ',') .. ']',
 # rows are instead of shipping up to 50,000 of them.
 # KEYS: the page's sorted set, rows. ARGV[1]: the leaving paths, each ending in NUL.
 NEWEST = (
-    _LUA_HMGET
+    _HELPERS
     + """
 local leaving = {}
 for _, path in ipairs(split(ARGV[1])) do leaving[path] = true end
@@ -142,13 +146,8 @@ end
 # (space-separated) and the fragments joined (they hold NULs themselves); the
 # seq before the first new row (new rows of one part take the next ones).
 WRITE = (
-    _LUA_HMGET
+    _HELPERS
     + """
-local function call(command, key, values)
-  for i = 1, #values, 1000 do
-    redis.call(command, key, unpack(values, i, math.min(i + 999, #values)))
-  end
-end
 local paths, rows, joined = split(ARGV[1]), split(ARGV[2]), ARGV[4]
 local seq = tonumber(ARGV[5])
 local stored, fragments, members = {}, {}, {}
@@ -176,13 +175,11 @@ return k
 # each ending in NUL (a bulk load's new paths cost one string, not an argument
 # each to encode and send). A hash not there has none of them: nothing split.
 FORGET = (
-    _LUA_HMGET
+    _HELPERS
     + """
 if redis.call('exists', KEYS[1]) == 0 then return 0 end
 local fields = split(ARGV[1])
-for i = 1, #fields, 1000 do
-  redis.call('hdel', KEYS[1], unpack(fields, i, math.min(i + 999, #fields)))
-end
+call('hdel', KEYS[1], fields)
 return #fields
 """
 )
