@@ -1,17 +1,11 @@
-"""The Lua scripts of the Redis store (sources only; the store registers them with
-redis-py's ``register_script``): each runs its reads inside Redis, in one round
-trip, where the rows are.
+"""The Lua scripts of the pages (sources only), which share the helpers below: each
+runs its reads inside Redis, in one round trip, where the rows are.
 """
 
 from __future__ import annotations
 
-# Releases the writers' lock only if this writer still holds it.
-UNLOCK = """
-if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end
-return 0
-"""
 # Lua's unpack() takes at most ~8000 values: scripts call with 1000 at most.
-_LUA_HMGET = """
+_HELPERS = """
 local function hmget(key, fields)
   local values = {}
   for i = 1, #fields, 1000 do
@@ -19,6 +13,11 @@ local function hmget(key, fields)
     for k = 1, #part do values[#values + 1] = part[k] end
   end
   return values
+end
+local function call(command, key, values)
+  for i = 1, #values, 1000 do
+    redis.call(command, key, unpack(values, i, math.min(i + 999, #values)))
+  end
 end
 local function split(joined)
   local items, start = {}, 1
@@ -38,7 +37,7 @@ end
 # KEYS: meta, lock, rows, fragments, pages, titles, sections. ARGV[1]: the
 # paths, each ending in NUL. A hit is (path, row, fragment, title or '').
 READ = (
-    _LUA_HMGET
+    _HELPERS
     + """
 local meta = redis.call('hmget', KEYS[1], 'seq', 'last')
 local paths = split(ARGV[1])
@@ -119,7 +118,7 @@ return {last, n, cjson.encode(members), '[' .. table.concat(out, ',') .. ']',
 # rows are instead of shipping up to 50,000 of them.
 # KEYS: the page's sorted set, rows. ARGV[1]: the leaving paths, each ending in NUL.
 NEWEST = (
-    _LUA_HMGET
+    _HELPERS
     + """
 local leaving = {}
 for _, path in ipairs(split(ARGV[1])) do leaving[path] = true end
@@ -147,13 +146,8 @@ end
 # (space-separated) and the fragments joined (they hold NULs themselves); the
 # seq before the first new row (new rows of one part take the next ones).
 WRITE = (
-    _LUA_HMGET
+    _HELPERS
     + """
-local function call(command, key, values)
-  for i = 1, #values, 1000 do
-    redis.call(command, key, unpack(values, i, math.min(i + 999, #values)))
-  end
-end
 local paths, rows, joined = split(ARGV[1]), split(ARGV[2]), ARGV[4]
 local seq = tonumber(ARGV[5])
 local stored, fragments, members = {}, {}, {}
@@ -181,143 +175,11 @@ return k
 # each ending in NUL (a bulk load's new paths cost one string, not an argument
 # each to encode and send). A hash not there has none of them: nothing split.
 FORGET = (
-    _LUA_HMGET
+    _HELPERS
     + """
 if redis.call('exists', KEYS[1]) == 0 then return 0 end
 local fields = split(ARGV[1])
-for i = 1, #fields, 1000 do
-  redis.call('hdel', KEYS[1], unpack(fields, i, math.min(i + 999, #fields)))
-end
+call('hdel', KEYS[1], fields)
 return #fields
 """
 )
-# IndexNow pushes (a sorted set, path -> lease; 0: free). Claims up to ARGV[2]
-# paths whose lease ended by ARGV[1], leased until ARGV[3].
-CLAIM = """
-local paths = redis.call('zrangebyscore', KEYS[1], '-inf', ARGV[1], 'LIMIT', 0, ARGV[2])
-for i = 1, #paths do redis.call('zadd', KEYS[1], ARGV[3], paths[i]) end
-return paths
-"""
-# The paths (ARGV[3]...) still held by the claim ARGV[1]: deleted when ARGV[2]
-# is empty, else leased until ARGV[2]. Returns how many.
-HELD = """
-local claim, at, n = tonumber(ARGV[1]), ARGV[2], 0
-for i = 3, #ARGV do
-  local lease = redis.call('zscore', KEYS[1], ARGV[i])
-  if lease and tonumber(lease) == claim then
-    if at == '' then
-      redis.call('zrem', KEYS[1], ARGV[i])
-    else
-      redis.call('zadd', KEYS[1], at, ARGV[i])
-    end
-    n = n + 1
-  end
-end
-return n
-"""
-
-# The writers' decisions, noted at once (every writer's log read and written
-# whole): each path's log extended and cut to its last ARGV[1], the path made
-# the newest in the recency set, which keeps the ARGV[2] newest paths.
-# KEYS: logs (hash), recency (sorted set), its counter.
-# ARGV: keep, paths kept, then (path, JSON [[reason, seconds], ...]) pairs.
-NOTE = """
-local keep, limit = tonumber(ARGV[1]), tonumber(ARGV[2])
-for i = 3, #ARGV, 2 do
-  local held = redis.call('hget', KEYS[1], ARGV[i])
-  local log = held and cjson.decode(held) or {}
-  for _, decision in ipairs(cjson.decode(ARGV[i + 1])) do log[#log + 1] = decision end
-  local cut = {}
-  for k = math.max(1, #log - keep + 1), #log do cut[#cut + 1] = log[k] end
-  redis.call('hset', KEYS[1], ARGV[i], cjson.encode(cut))
-  redis.call('zadd', KEYS[2], redis.call('incr', KEYS[3]), ARGV[i])
-end
-local extra = redis.call('zcard', KEYS[2]) - limit
-if extra > 0 then
-  local gone = redis.call('zrange', KEYS[2], 0, extra - 1)
-  redis.call('zremrangebyrank', KEYS[2], 0, extra - 1)
-  for k = 1, #gone, 1000 do
-    redis.call('hdel', KEYS[1], unpack(gone, k, math.min(k + 999, #gone)))
-  end
-end
-return 0
-"""
-
-# The removals log, read with the epoch in one round trip: the epoch, the
-# removal number now, whether the log reaches back to ARGV[1] (1 or 0) and the
-# paths numbered after it, newest first (ARGV[1] '': none asked for).
-# KEYS: meta (fields epoch, removed), the log (a list, newest first).
-REMOVED = """
-local meta = redis.call('hmget', KEYS[1], 'epoch', 'removed')
-local epoch, top = meta[1] or '', tonumber(meta[2] or '0')
-if ARGV[1] == '' then return {epoch, top, 1, {}} end
-local newer = top - tonumber(ARGV[1])
-if newer == 0 then return {epoch, top, 1, {}} end
-if newer < 0 or newer > redis.call('llen', KEYS[2]) then return {epoch, top, 0, {}} end
-return {epoch, top, 1, redis.call('lrange', KEYS[2], 0, newer - 1)}
-"""
-# News (stores.base.News): KEYS the articles' hash (path -> JSON [title,
-# language, name]) and their sorted set (score: published); ARGV the cutoff,
-# the articles kept at most, then path, published, packed of each article.
-# Published 0 keeps the stored date, and adds nothing when there is none.
-PUBLISH = """
-local cutoff, kept = tonumber(ARGV[1]), tonumber(ARGV[2])
-for i = 3, #ARGV, 3 do
-  local path, published = ARGV[i], tonumber(ARGV[i + 1])
-  if published ~= 0 then
-    redis.call('zadd', KEYS[2], published, path)
-    redis.call('hset', KEYS[1], path, ARGV[i + 2])
-  elseif redis.call('zscore', KEYS[2], path) then
-    redis.call('hset', KEYS[1], path, ARGV[i + 2])
-  end
-end
-local gone = redis.call('zrangebyscore', KEYS[2], '-inf', '(' .. cutoff)
-local over = redis.call('zcard', KEYS[2]) - #gone - kept
-if over > 0 then
-  for _, path in ipairs(redis.call('zrange', KEYS[2], #gone, #gone + over - 1)) do
-    gone[#gone + 1] = path
-  end
-end
-for _, path in ipairs(gone) do
-  redis.call('zrem', KEYS[2], path)
-  redis.call('hdel', KEYS[1], path)
-end
-return #gone
-"""
-
-# The last visit of each path per kind of client (stores.base.Visits): each
-# path's held visits merged with the new ones, a visit kept unless the one held
-# is later; the path's newest visit its score in the recency set.
-# KEYS: visits (hash: path -> JSON {agent: [at, status]}), recency (sorted set).
-# ARGV: (path, JSON {agent: [at, status]}) pairs.
-VISIT = """
-for i = 1, #ARGV, 2 do
-  local held = redis.call('hget', KEYS[1], ARGV[i])
-  local kept = held and cjson.decode(held) or {}
-  for agent, visit in pairs(cjson.decode(ARGV[i + 1])) do
-    local old = kept[agent]
-    if not old or old[1] <= visit[1] then kept[agent] = visit end
-  end
-  local newest = 0
-  for _, visit in pairs(kept) do newest = math.max(newest, visit[1]) end
-  redis.call('hset', KEYS[1], ARGV[i], cjson.encode(kept))
-  redis.call('zadd', KEYS[2], newest, ARGV[i])
-end
-return 0
-"""
-# A trim of the visits: each path (ARGV[1], ARGV[3], ...) dropped if it is
-# still unlisted and visited no later than when the trim read it (ARGV[2],
-# ARGV[4], ...). KEYS: visits, recency, the rows (hash: path -> row).
-UNVISIT = """
-local n = 0
-for i = 1, #ARGV, 2 do
-  local score = redis.call('zscore', KEYS[2], ARGV[i])
-  if redis.call('hexists', KEYS[3], ARGV[i]) == 0 and score
-      and tonumber(score) <= tonumber(ARGV[i + 1]) then
-    redis.call('hdel', KEYS[1], ARGV[i])
-    redis.call('zrem', KEYS[2], ARGV[i])
-    n = n + 1
-  end
-end
-return n
-"""

@@ -1,0 +1,589 @@
+"""The pages: rows and fragments keyed by path, a sorted set per part (score: the
+row's first-seen seq), part summaries and sections; written in optimistic
+transactions, read by keyset in runs joined in Redis.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
+from itertools import chain
+from json.encoder import encode_basestring_ascii
+from typing import Any
+
+import redis
+
+from ...model import Entry, PartInfo, to_datetime
+from ...sections import DEFAULT
+from ...sitemaps import RUN
+from .. import layout
+from ..layout import Fill, Plan, Row, Settled, Stored, batches, leaving, now
+from . import scripts as lua
+from .client import (
+    Key,
+    Pipeline,
+    RedisBase,
+    Work,
+    evaluate,
+    nul_ended,
+    runs,
+    text,
+    unpack,
+)
+
+# 2: rows hold no seq and their fragment lives beside them; summaries hold bytes.
+SCHEMA_VERSION = "2"
+
+
+class PagesMixin(RedisBase):
+    _fragments = Key("fragment")
+    _summaries_key = Key("pages")
+    _routes = Key("routes")
+    # Beside the rows, not in them: a row of the release before (JSON of 4 or 5
+    # items) stays one it reads, so both releases write the same store during
+    # an upgrade.
+    _titles = Key("title")
+    # The section of each part of a named section (the default's parts have
+    # none: a store of the release before reads as all default).
+    _sections_key = Key("section")
+
+    def _part_key(self, number: int) -> str:
+        return f"{self.prefix}page:{number}"
+
+    # -- the write path -------------------------------------------------------------
+    # The steps, named alike in every store (postgres.py, sqlite.py, memory.py),
+    # each batch in one optimistic transaction (_transact):
+    #   _read          under the WATCH: the stored rows of the batch, with the
+    #                  part summaries, their sections and the open parts'
+    #   _read_members  the stored rows of the hreflang clusters' other members
+    #   _settle, _plan layout's decisions on them (StoreBase)
+    #   _apply         a plan, on the summaries read (_delete takes the moved
+    #                  rows out of theirs); then, between MULTI and EXEC:
+    #   _write         the rows, and _summaries the summaries touched
+    #   _queue         the IndexNow pushes
+    # remove: _read, _read_members, _settle, _delete, _queue, _log_removed, and
+    # the members written again through _plan and _apply. After either,
+    # StoreBase's _tell_abroad; resettle: _read, _read_members, _settle, _plan,
+    # _apply.
+
+    def upsert(self, entries: Iterable[Entry]) -> int:
+        return sum(
+            self._transact(partial(self._upsert, batch)) for batch in batches(entries)
+        )
+
+    def _upsert(
+        self, batch: dict[str, Entry], pipe: Pipeline, token: str
+    ) -> Work | None:
+        current = now()
+        state = self._read(pipe, batch, token)
+        self._read_members(pipe, state, layout.members(batch, state.rows), token)
+        # Planned in full first, so that a bad entry changes nothing.
+        todo = self._planned(batch, state, current)
+        if not todo.changes:
+            return None
+        pushes = self._pushes(todo, state.rows)
+        return len(todo.changes), self._apply(pipe, todo, state, current, pushes)
+
+    def remove(self, paths: Iterable[str]) -> int:
+        wanted = list(set(paths))
+        return self._transact(partial(self._remove, wanted)) if wanted else 0
+
+    def resettle(self, paths: Iterable[str]) -> None:
+        wanted = list(set(paths))
+        if wanted:
+            self._transact(partial(self._resettle, wanted))
+
+    def _resettle(self, wanted: list[str], pipe: Pipeline, token: str) -> Work:
+        state = self._read(pipe, wanted, token)
+        again = list(state.rows)
+        members = layout.members({}, state.rows, again)
+        self._read_members(pipe, state, members, token)
+        settled = self._settle({}, state.rows, (), again)
+        rewrite: Callable[[Pipeline], None] = _nothing
+        if settled.rewrites:
+            current = now()
+            todo = self._planned({}, state, current, settled)
+            rewrite = self._apply(pipe, todo, state, current)
+        # Always a write, even of nothing: its EXEC bumps meta, so that a
+        # write of this listing that read the other site's members before
+        # their change fails its WATCH and reads them again (abroad.py).
+        return len(settled.rewrites), rewrite
+
+    def declarations(self, paths: Iterable[str]) -> dict[str, str]:
+        names = list(paths)
+        if not names:
+            return {}
+        found: dict[str, str] = {}
+        for path, packed in zip(
+            names, self._connection().redis.hmget(self._rows, names), strict=True
+        ):
+            if packed is not None:
+                rest = unpack(packed)[4:]
+                found[path] = (rest[0] if rest else None) or ""
+        return found
+
+    def _remove(self, wanted: list[str], pipe: Pipeline, token: str) -> Work | None:
+        state = self._read(pipe, wanted, token)
+        if not state.rows:
+            return None
+        current = now()
+        gone = {path: state.rows[path] for path in state.rows}
+        # The other members of the removed pages' clusters lose their links.
+        self._read_members(pipe, state, layout.members({}, gone, gone), token)
+        settled = self._settle({}, state.rows, gone)
+        leaving = self._delete(pipe, gone, state.parts, current)
+        routes: dict[str, int] = {}
+        for stored in gone.values():
+            _tally(routes, stored.row.route, -1)
+        rewrite: Callable[[Pipeline], None] | None = None
+        pushing = self._is_pushing()
+        if settled.rewrites:
+            for path in gone:
+                del state.rows[path]
+            todo = self._planned({}, state, current, settled)
+            rewrite = self._apply(pipe, todo, state, current)
+
+        def queue(pipe: Pipeline) -> None:
+            self._unlist(pipe, leaving)
+            names = list(gone)
+            for run in runs(names):
+                for key in (self._rows, self._fragments, self._titles):
+                    pipe.hdel(key, *run)
+            self._summaries(pipe, state.parts, leaving)
+            self._tallies(pipe, routes)
+            if pushing:
+                self._queue(pipe, names)
+            self._log_removed(pipe, names)
+            if rewrite is not None:
+                rewrite(pipe)
+
+        return len(gone), queue
+
+    def _planned(
+        self,
+        batch: dict[str, Entry],
+        state: _State,
+        current: int,
+        settled: Settled | None = None,
+    ) -> Plan:
+        """:meth:`_plan` on what a write read, each section's open part given."""
+        opened = layout.opened(state.named, state.last)
+        return self._plan(
+            batch, state.rows, state.sizes(), state.last, current, settled, opened
+        )
+
+    def _read(self, pipe: Pipeline, paths: Collection[str], token: str) -> _State:
+        """What a write needs to know, read under the WATCH (one round trip)."""
+        reply = evaluate(
+            pipe,
+            lua.READ,
+            [
+                self._meta,
+                self._lock_key,
+                self._rows,
+                self._fragments,
+                self._summaries_key,
+                self._titles,
+                self._sections_key,
+            ],
+            [nul_ended(paths)],
+        )
+        if reply[0] and reply[0].decode() != token:
+            raise redis.WatchError  # another's turn: wait for ours
+        return _State.read(*reply[1:])
+
+    def _read_members(
+        self,
+        pipe: Pipeline,
+        state: _State,
+        paths: Collection[str],
+        token: str,
+    ) -> None:
+        """Add the rows of these paths (hreflang members) to ``state``, read
+        under the same WATCH."""
+        if paths:
+            more = self._read(pipe, paths, token)
+            state.rows.update(more.rows)
+            for number, summary in more.parts.items():
+                state.parts.setdefault(number, summary)
+            state.named.update(more.named)
+
+    def _apply(
+        self,
+        pipe: Pipeline,
+        todo: Plan,
+        state: _State,
+        current: int,
+        pushes: list[str] | None = None,
+    ) -> Callable[[Pipeline], None]:
+        """Apply a plan to ``state``'s summaries (reading what moved rows
+        need); the function that queues its commands (and ``pushes``)."""
+        moved = self._delete(
+            pipe,
+            {path: state.rows[path] for path in todo.moved},
+            state.parts,
+            current,
+        )
+        for number, totals in todo.parts.items():
+            summary = state.parts.setdefault(number, _Summary())
+            summary.urls += totals.urls
+            summary.size += totals.bytes
+            summary.lastmod = max(summary.lastmod, totals.newest)
+            summary.version += 1
+            summary.changed = current
+        touched = set(todo.parts) | set(moved)
+        # Per-route counts: a new row adds to its route, an update that
+        # changes the route moves it (a moved row keeps its route).
+        routes: dict[str, int] = {}
+        for change in todo.changes:
+            prior = state.rows.get(change.path)
+            if prior is not None:
+                if prior.row.route == change.row.route:
+                    continue
+                _tally(routes, prior.row.route, -1)
+            _tally(routes, change.row.route, 1)
+
+        def queue(pipe: Pipeline) -> None:
+            self._write(pipe, todo, state, moved, touched)
+            self._tallies(pipe, routes)
+            if pushes:
+                self._queue(pipe, pushes)
+
+        return queue
+
+    def _delete(
+        self,
+        pipe: Pipeline,
+        rows: Mapping[str, Stored],
+        parts: dict[int, _Summary],
+        current: int,
+    ) -> dict[int, list[str]]:
+        """Take stored rows out of their parts' summaries, reading what that
+        needs; returns the paths that leave each part, for :meth:`_unlist`
+        between MULTI and EXEC (the caller deletes or rewrites the rows)."""
+        paths: dict[int, list[str]] = {}
+        for path, stored in rows.items():
+            paths.setdefault(stored.part, []).append(path)
+        for number, totals in leaving(rows.values()).items():
+            summary = parts.setdefault(number, _Summary())
+            summary.urls -= totals.urls
+            summary.size -= totals.bytes
+            if summary.urls <= 0:
+                summary.lastmod = 0
+            elif max(rows[p].row.lastmod for p in paths[number]) >= summary.lastmod:
+                # The newest row may be leaving: find the newest of those left.
+                summary.lastmod = int(
+                    evaluate(
+                        pipe,
+                        lua.NEWEST,
+                        [self._part_key(number), self._rows],
+                        [nul_ended(paths[number])],
+                    )
+                )
+            summary.version += 1
+            summary.changed = current
+        return paths
+
+    def _unlist(self, pipe: Pipeline, leaving: dict[int, list[str]]) -> None:
+        """Queue the paths' removal from their parts' sorted sets."""
+        for number, paths in leaving.items():
+            for run in runs(paths):
+                pipe.zrem(self._part_key(number), *run)
+
+    def _write(
+        self,
+        pipe: Pipeline,
+        todo: Plan,
+        state: _State,
+        moved: dict[int, list[str]],
+        touched: set[int],
+    ) -> None:
+        """Queue a plan's commands, RUN rows a command: the moved rows out of
+        their parts, the rows, the summaries touched and meta."""
+        self._unlist(pipe, moved)
+        # The hot loop of a bulk load: the row's JSON is formatted by hand,
+        # and a run of rows goes to the write script in five arguments.
+        seq = state.seq
+        routes: dict[str | None, bytes] = {None: b"null"}  # a batch has a few
+        declared: dict[str | None, bytes] = {None: b"null", "": b'""'}  # mostly ""
+        updates = _Rows(None, 0)
+        inserts = _Rows(None, seq)
+        titles: dict[str, str] = {}
+        untitled: list[str] = []  # new rows: no title a removed row left behind
+        for path, part, row, new in todo.changes:
+            if row.title is not None:
+                titles[path] = row.title
+            elif new:
+                untitled.append(path)
+            prior = state.rows.get(path)
+            if prior is not None and not new and layout.retitled(prior.row, row):
+                continue
+            route = routes.get(row.route)
+            if route is None:
+                route = routes[row.route] = _json(row.route)
+            alternates = declared.get(row.declared)
+            if alternates is None:
+                alternates = _json(row.declared)
+            packed = b"[%d,%d,%b,%b,%b]" % (
+                part,
+                row.lastmod,
+                _json(row.fingerprint),
+                route,
+                alternates,
+            )
+            if not new:
+                updates.add(path, packed, row.fragment)
+                if len(updates) >= RUN:
+                    updates = self._write_rows(pipe, updates)
+                continue
+            if inserts.part != part or len(inserts.paths) >= RUN:
+                inserts = self._write_rows(pipe, inserts)
+                inserts.part = part
+            inserts.add(path, packed, row.fragment)
+            seq += 1
+        self._write_rows(pipe, updates)
+        self._write_rows(pipe, inserts)
+        if untitled:
+            evaluate(pipe, lua.FORGET, [self._titles], [nul_ended(untitled)])
+        if titles:
+            pipe.hset(self._titles, mapping=titles)
+        self._summaries(pipe, state.parts, touched)
+        sections = {
+            number: totals.section
+            for number, totals in todo.parts.items()
+            if totals.section and number not in state.named
+        }
+        if sections:
+            pipe.hset(self._sections_key, mapping=sections)
+        pipe.hset(self._meta, mapping={"seq": seq, "last": todo.last_part})
+        # Redis may have lost its data since this process connected (a restart
+        # without persistence): a new epoch keeps part versions from repeating.
+        pipe.hsetnx(self._meta, "schema", SCHEMA_VERSION)
+        pipe.hsetnx(self._meta, "epoch", self._new_epoch())
+
+    def _write_rows(self, pipe: Pipeline, rows: _Rows) -> _Rows:
+        """Queue the write script for a run of rows; the next run's collector."""
+        if rows.paths:
+            keys = [self._rows, self._fragments]
+            if rows.part is not None:
+                keys.append(self._part_key(rows.part))
+            args: list[bytes | int] = [
+                b"\0".join(rows.paths) + b"\0",
+                b"\0".join(rows.rows) + b"\0",
+                b" ".join(b"%d" % len(piece) for piece in rows.fragments),
+                b"".join(rows.fragments),
+                rows.seq,
+            ]
+            evaluate(pipe, lua.WRITE, keys, args)
+        return _Rows(rows.part, rows.seq + len(rows.paths))
+
+    def _summaries(
+        self, pipe: Pipeline, parts: dict[int, _Summary], numbers: Iterable[int]
+    ) -> None:
+        """Queue the summaries of these parts, as the write leaves them."""
+        packed = {number: parts[number].pack() for number in sorted(numbers)}
+        if packed:
+            pipe.hset(self._summaries_key, mapping=packed)
+
+    def _tallies(self, pipe: Pipeline, routes: dict[str, int]) -> None:
+        for route, delta in routes.items():
+            if delta:
+                pipe.hincrby(self._routes, route, delta)
+
+    def count(self, route: str | None = None) -> int:
+        client = self._connection().redis
+        if route is None:
+            return int(client.hlen(self._rows))
+        return int(client.hget(self._routes, route) or 0)
+
+    def known(self, paths: Iterable[str]) -> set[str]:
+        wanted = list(set(paths))
+        if not wanted:
+            return set()
+        pipe = self._connection().redis.pipeline(transaction=False)
+        for run in runs(wanted):
+            pipe.hmget(self._rows, run)
+        found = chain.from_iterable(pipe.execute())
+        return {path for path, row in zip(wanted, found, strict=True) if row}
+
+    def parts(self) -> list[PartInfo]:
+        pipe = self._connection().redis.pipeline(transaction=False)
+        epoch, summaries, named = (
+            pipe.hget(self._meta, "epoch")
+            .hgetall(self._summaries_key)
+            .hgetall(self._sections_key)
+            .execute()
+        )
+        infos = (
+            _info(epoch, int(n), packed, named.get(n))
+            for n, packed in summaries.items()
+        )
+        return sorted((i for i in infos if i), key=lambda info: info.number)
+
+    def part(self, number: int) -> PartInfo | None:
+        pipe = self._connection().redis.pipeline(transaction=False)
+        epoch, packed, section = (
+            pipe.hget(self._meta, "epoch")
+            .hget(self._summaries_key, str(number))
+            .hget(self._sections_key, str(number))
+            .execute()
+        )
+        return _info(epoch, number, packed, section)
+
+    def _runs(
+        self, number: int, hash_key: str, mode: bytes, run: int = RUN
+    ) -> Iterator[list[Any]]:
+        """A part's members in runs of ``run``, by keyset on seq (never by rank)."""
+        keys, after = [self._part_key(number), hash_key, self._titles], b"0"
+        while True:
+            reply = self._script(lua.RUN, keys, [after, run, mode])
+            if reply[1]:
+                yield reply
+            if reply[1] < run:
+                return
+            after = reply[0]
+
+    def fragments(self, number: int) -> Iterator[bytes]:
+        packed = self._connection().redis.hget(self._summaries_key, str(number))
+        summary = _Summary.unpack(packed)
+        run = layout.run_rows(summary.urls, summary.size)
+        for _, _, joined in self._runs(number, self._fragments, b"f", run):
+            if joined:
+                yield joined
+
+    def entries(self, number: int) -> Iterator[Entry]:
+        dates: dict[int, datetime] = {}  # rows of a bulk load share their lastmod
+        for _, _, paths, rows, titles in self._runs(number, self._rows, b"e"):
+            for path, row, title in zip(
+                unpack(paths), unpack(rows), unpack(titles), strict=True
+            ):
+                if row is None:
+                    continue
+                lastmod, fingerprint, route = row[1:4]
+                when = dates.get(lastmod)
+                if when is None:
+                    when = dates[lastmod] = to_datetime(lastmod)
+                yield Entry(path, when, fingerprint, route=route, title=title)
+
+
+@dataclass(slots=True)
+class _State:
+    """What a write read under its WATCH."""
+
+    seq: int
+    last: int
+    rows: dict[str, Stored]
+    parts: dict[int, _Summary]
+    named: dict[int, str]
+    """part -> section, for every part of a named section."""
+
+    @classmethod
+    def read(
+        cls, seq: bytes, last: bytes, found: list[bytes], parts: list[bytes], named: Any
+    ) -> _State:
+        """The state from the read script's reply (after the lock's holder)."""
+        rows: dict[str, Stored] = {}
+        for i in range(0, len(found), 4):
+            part, lastmod, fingerprint, route, *rest = unpack(found[i + 1])
+            declared = rest[0] if rest else None
+            title = found[i + 3].decode() or None
+            rows[found[i].decode()] = Stored(
+                part, Row(lastmod, fingerprint, route, found[i + 2], declared, title)
+            )
+        summaries = {
+            int(parts[i]): _Summary.unpack(parts[i + 1])
+            for i in range(0, len(parts), 2)
+        }
+        sections = {
+            int(named[i]): named[i + 1].decode() for i in range(0, len(named), 2)
+        }
+        return cls(int(seq), int(last), rows, summaries, sections)
+
+    def sizes(self) -> dict[int, Fill]:
+        """The Fill of each part read, as layout.plan takes them."""
+        named = self.named
+        return {
+            number: Fill(summary.urls, summary.size, named.get(number, DEFAULT))
+            for number, summary in self.parts.items()
+        }
+
+
+class _Rows:
+    """A run of rows for the write script: new rows of one part (with the seq
+    before the first), or updates (``part`` None)."""
+
+    __slots__ = ("fragments", "part", "paths", "rows", "seq")
+
+    def __init__(self, part: int | None, seq: int) -> None:
+        self.part, self.seq = part, seq
+        self.paths: list[bytes] = []
+        self.rows: list[bytes] = []
+        self.fragments: list[bytes] = []
+
+    def add(self, path: str, row: bytes, piece: bytes) -> None:
+        self.paths.append(path.encode())
+        self.rows.append(row)
+        self.fragments.append(piece)
+
+    def __len__(self) -> int:
+        return len(self.paths)
+
+
+@dataclass(slots=True)
+class _Summary:
+    """A part's summary as the store keeps it, packed "urls bytes lastmod
+    version changed" in one hash field."""
+
+    urls: int = 0
+    size: int = 0  # bytes of its fragments
+    lastmod: int = 0
+    version: int = 0
+    changed: int = 0
+
+    @classmethod
+    def unpack(cls, packed: bytes | None) -> _Summary:
+        if not packed:
+            return cls()
+        urls, size, lastmod, version, changed = map(int, packed.split())
+        return cls(urls, size, lastmod, version, changed)
+
+    def pack(self) -> bytes:
+        return b"%d %d %d %d %d" % (
+            self.urls,
+            self.size,
+            self.lastmod,
+            self.version,
+            self.changed,
+        )
+
+
+def _tally(routes: dict[str, int], route: str | None, delta: int) -> None:
+    if route is not None:
+        routes[route] = routes.get(route, 0) + delta
+
+
+def _json(value: str | None) -> bytes:
+    return b"null" if value is None else encode_basestring_ascii(value).encode()
+
+
+def _nothing(pipe: Pipeline) -> None:
+    """The commands of a write that changes no row (it bumps meta)."""
+
+
+def _info(
+    epoch: bytes | None, number: int, packed: bytes | None, section: bytes | None
+) -> PartInfo | None:
+    summary = _Summary.unpack(packed)
+    if summary.urls <= 0 or epoch is None:  # no epoch: data lost, versions unknown
+        return None
+    return PartInfo.from_row(
+        text(epoch),
+        number,
+        summary.urls,
+        summary.lastmod,
+        summary.version,
+        summary.changed,
+        text(section),
+    )
