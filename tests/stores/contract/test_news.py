@@ -7,10 +7,7 @@ from collections.abc import Callable
 from support.stored import T0
 
 from sitemap_middleware import Entry, Store
-from sitemap_middleware.sitemaps import (
-    MAX_NEWS,
-    NEWS_WINDOW,
-)
+from sitemap_middleware.sitemaps import MAX_NEWS, NEWS_WINDOW
 from sitemap_middleware.stores.base import NEWS_KEPT, Article, News
 
 CAPABILITIES = (News,)

@@ -14,11 +14,7 @@ from support.store_kinds import SERVER_KINDS, Fresh
 from support.stored import LONG_BASE, T0, paths, rendered
 
 from sitemap_middleware import Entry, Store
-from sitemap_middleware.sitemaps import (
-    MAX_ORIGIN_BYTES,
-    RUN,
-    RUN_BYTES,
-)
+from sitemap_middleware.sitemaps import MAX_ORIGIN_BYTES, RUN, RUN_BYTES
 
 
 def test_pages_are_stable(make_store: Callable[..., Store]) -> None:

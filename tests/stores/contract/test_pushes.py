@@ -10,10 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from support.store_kinds import Fresh
-from support.stored import (
-    in_section,
-    sections_of,
-)
+from support.stored import in_section, sections_of
 
 from sitemap_middleware import Entry, Store, open_store
 from sitemap_middleware.stores.base import Pushes, Pushing

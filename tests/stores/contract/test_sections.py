@@ -11,11 +11,7 @@ from datetime import timedelta
 
 import pytest
 from support.helpers import validate
-from support.stored import (
-    T0,
-    in_section,
-    sections_of,
-)
+from support.stored import T0, in_section, sections_of
 
 from sitemap_middleware import Entry, Store
 from sitemap_middleware.render import urlset
