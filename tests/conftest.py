@@ -29,7 +29,9 @@ settings.load_profile("suite")
 # the rest. A test choosing a store kind under one of these names, as a
 # parameter or a parametrized fixture, needs the kind's server when it is one
 # of SERVICE_KINDS.
-STORE_PARAMETERS = frozenset({"kind", "make_store", "store", "store_uri"})
+STORE_PARAMETERS = frozenset(
+    {"kind", "make_store", "shared_kind", "store", "store_uri"}
+)
 SERVICE_KINDS = frozenset({"redis", "postgres"})
 # Fixtures that start a redis-server of the test's own.
 REDIS_SERVER_FIXTURES = frozenset({"redis_server"})

@@ -1,72 +1,27 @@
 """The decisions log: the writers note what they decided about each page they
-digested, in their batches; every store keeps the last few per path and a bounded
-number of paths, so that made-up URLs cannot grow it."""
+digested, in their batches (what every store keeps of them, the last few per path
+and a bounded number of paths, is tests/stores/contract/test_decisions.py)."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable
-from datetime import datetime, timedelta, timezone
 
-from sitemap_middleware import Store, StoreError
+from sitemap_middleware import StoreError
 from sitemap_middleware.config import Config
 from sitemap_middleware.reasons import RECORD, REMOVE, Seen, Skipped
 from sitemap_middleware.recording.observation import Observation, Observed
 from sitemap_middleware.recording.recorder import Recorder
 from sitemap_middleware.routes import Routes
-from sitemap_middleware.stores.base import (
-    DECISION_PATHS,
-    DECISIONS_KEPT,
-    Decision,
-    Decisions,
-)
+from sitemap_middleware.stores.base import Decision, Decisions
 from sitemap_middleware.stores.memory import MemoryStore
 from sitemap_middleware.watching.policy import Policy
 
-T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 CONFIG = Config.from_mapping(
     {"base_url": "https://www.example.com", "store": "memory://"}
     | {"new_urls_per_minute": None, "max_urls": 3}
 )
 HTML = [("Content-Type", "text/html; charset=utf-8")]
-
-
-def at(seconds: int) -> datetime:
-    return T0 + timedelta(seconds=seconds)
-
-
-def test_every_store_keeps_decisions(store: Store) -> None:
-    assert isinstance(store, Decisions)
-    assert store.decisions("/a") == []
-    store.note([("/a", "recorded", at(0)), ("/b", "noindex", at(1))])
-    store.note([("/a", "unchanged", at(2))])
-    assert store.decisions("/a") == [("recorded", at(0)), ("unchanged", at(2))]
-    assert store.decisions("/b") == [("noindex", at(1))]
-    store.note([])  # nothing to write: no error
-
-
-def test_the_last_few_per_path(store: Store) -> None:
-    assert isinstance(store, Decisions)
-    store.note(("/a", f"r{n}", at(n)) for n in range(DECISIONS_KEPT + 3))
-    store.note([("/a", "last", at(100))])
-    kept = store.decisions("/a")
-    assert len(kept) == DECISIONS_KEPT
-    assert kept[-1] == ("last", at(100))
-    assert kept[0] == ("r4", at(4))
-
-
-def test_the_paths_decided_about_most_lately(store: Store) -> None:
-    """Beyond the bound, the paths decided about longest ago go first; a path
-    decided about again is new again."""
-    assert isinstance(store, Decisions)
-    assert DECISION_PATHS == 10_000  # the default bound, set smaller here
-    store.decision_paths = 5  # type: ignore[attr-defined]
-    store.note((f"/{n}", "recorded", at(n)) for n in range(5))
-    store.note([("/0", "unchanged", at(10))])  # /0 is the newest now
-    store.note((f"/made-up/{n}", "not_exact", at(20)) for n in range(3))
-    held = [path for path in ("/0", "/1", "/2", "/3", "/4") if store.decisions(path)]
-    assert held == ["/0", "/4"]
-    assert all(store.decisions(f"/made-up/{n}") for n in range(3))
 
 
 def observed(path: str, head: str = "", action: str = RECORD) -> Observation:

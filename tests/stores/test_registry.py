@@ -1,16 +1,20 @@
-"""Third-party stores found through the ``sitemap_middleware.stores`` entry points
-of an installed distribution (a real one, on sys.path in tmp_path)."""
+"""How stores are found: by scheme, registered (the example third-party store) or
+through the ``sitemap_middleware.stores`` entry points of an installed
+distribution (a real one, on sys.path in tmp_path); a missing driver names its
+extra."""
 
 from __future__ import annotations
 
+import re
 import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.example_store import ShelfStore
 
-from sitemap_middleware import ConfigError, open_store
+from sitemap_middleware import ConfigError, Store, open_store, register_store
 from sitemap_middleware import stores as stores_module
 from sitemap_middleware.stores.memory import MemoryStore
 
@@ -78,3 +82,47 @@ def test_entry_point_that_does_not_load(distribution: Path) -> None:
 def test_no_entry_point_without_the_distribution() -> None:
     with pytest.raises(ConfigError, match="unknown store scheme 'fakestore'"):
         open_store("fakestore://x")
+
+
+def test_example_store_is_a_third_party_store(tmp_path: Path) -> None:
+    """The example store is built on the exported base and found by scheme."""
+    with open_store(f"example:///{tmp_path}/shelf?part_size=2") as store:
+        assert isinstance(store, ShelfStore) and isinstance(store, Store)
+        assert store.part_size == 2
+
+
+@pytest.mark.parametrize(
+    ("module", "uri", "extra"),
+    [
+        ("redis", "redis://127.0.0.1/0", "redis"),
+        ("redis", "rediss://127.0.0.1/0", "redis"),
+        ("psycopg", "postgresql://127.0.0.1/test", "postgres"),
+        ("psycopg_pool", "postgres://127.0.0.1/test", "postgres"),
+    ],
+)
+def test_missing_driver_names_the_extra(
+    monkeypatch: pytest.MonkeyPatch, module: str, uri: str, extra: str
+) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # type: ignore[arg-type]
+    for name in ("redis", "postgres"):  # forget our modules, so they import again
+        monkeypatch.delitem(sys.modules, f"sitemap_middleware.stores.{name}", False)
+    hint = f'pip install "sitemap-middleware[{extra}]"'
+    with pytest.raises(ConfigError, match=re.escape(hint)):
+        open_store(uri)
+
+
+def test_registry(tmp_path: Path) -> None:
+    """Third-party stores plug in by scheme."""
+    made: list[str] = []
+
+    def factory(uri: str) -> Store:
+        made.append(uri)
+        return MemoryStore()
+
+    register_store("custom+test", factory)
+    assert isinstance(open_store("custom+test://x"), MemoryStore)
+    assert made == ["custom+test://x"]
+    ready = MemoryStore()
+    assert open_store(ready) is ready
+    with pytest.raises(ConfigError, match="unknown store scheme 'nope'"):
+        open_store("nope://x")

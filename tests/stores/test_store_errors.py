@@ -299,18 +299,6 @@ def test_sqlite_damaged_part_faults_every_document(
     store.close()
 
 
-def test_sqlite_schema_it_cannot_upgrade_is_a_fault(tmp_path: Path) -> None:
-    path = tmp_path / "s.sqlite3"
-    with open_store(f"sqlite:///{path}") as store:
-        store.count()
-    conn = sqlite3.connect(path)
-    conn.execute("UPDATE sitemap_meta SET value = 'x' WHERE key = 'schema'")
-    conn.commit()
-    conn.close()
-    with pytest.raises(StoreFault, match="cannot upgrade: delete it to start again"):
-        open_store(f"sqlite:///{path}").count()
-
-
 def test_sqlite_deleted_file_is_opened_again(
     tmp_path: Path, watch_now: None, caplog: pytest.LogCaptureFixture
 ) -> None:

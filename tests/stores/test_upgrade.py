@@ -98,21 +98,29 @@ def entry(n: int, title: str | None = None) -> Entry:
     return found["entry"](n, title)
 
 
-@pytest.fixture(scope="module")
-def previous(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The previous release's package, unpacked from the repository's history."""
+def unpacked(
+    commit: str, release: str, tmp_path_factory: pytest.TempPathFactory, folder: str
+) -> Path:
+    """The package of ``commit`` (``release``, as a skip names it when the
+    checkout lacks it), unpacked from the repository's history in ``folder``."""
     try:
         archive = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", PREVIOUS, "sitemap_middleware"],
+            ["git", "-C", str(ROOT), "archive", commit, "sitemap_middleware"],
             capture_output=True,
             check=True,
         ).stdout
     except (OSError, subprocess.CalledProcessError) as exc:
-        pytest.skip(f"the previous release is not in this checkout: {exc}")
-    where = tmp_path_factory.mktemp("previous")
+        pytest.skip(f"{release} is not in this checkout: {exc}")
+    where = tmp_path_factory.mktemp(folder)
     with tarfile.open(fileobj=BytesIO(archive)) as tar:
         tar.extractall(where, filter="data")
     return where
+
+
+@pytest.fixture(scope="module")
+def previous(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The previous release's package, unpacked from the repository's history."""
+    return unpacked(PREVIOUS, "the previous release", tmp_path_factory, "previous")
 
 
 def run_previous(previous: Path, *args: str) -> subprocess.Popen[str]:
@@ -338,18 +346,8 @@ def layout_release(
 ) -> tuple[str, Path]:
     """A release's package that wrote one layout of the SQLite file."""
     commit = SQLITE_LAYOUTS[request.param]
-    try:
-        archive = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", commit, "sitemap_middleware"],
-            capture_output=True,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.CalledProcessError) as exc:
-        pytest.skip(f"{commit} is not in this checkout: {exc}")
-    where = tmp_path_factory.mktemp(f"layout-{request.param}")
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(where, filter="data")
-    return request.param, where
+    folder = f"layout-{request.param}"
+    return request.param, unpacked(commit, commit, tmp_path_factory, folder)
 
 
 def _raw_rows(path: Path) -> list[tuple[object, ...]]:
@@ -472,18 +470,8 @@ BEFORE_SECTIONS = "b514e333dacd39311c06dd047ad0de56743c0e9f"
 @pytest.fixture(scope="module")
 def before_sections(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The package of the release before sections."""
-    try:
-        archive = subprocess.run(
-            ["git", "-C", str(ROOT), "archive", BEFORE_SECTIONS, "sitemap_middleware"],
-            capture_output=True,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.CalledProcessError) as exc:
-        pytest.skip(f"the release before sections is not in this checkout: {exc}")
-    where = tmp_path_factory.mktemp("before_sections")
-    with tarfile.open(fileobj=BytesIO(archive)) as tar:
-        tar.extractall(where, filter="data")
-    return where
+    release = "the release before sections"
+    return unpacked(BEFORE_SECTIONS, release, tmp_path_factory, "before_sections")
 
 
 @pytest.mark.slow

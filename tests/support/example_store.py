@@ -1,6 +1,6 @@
 """An example third-party store: the whole sitemap in one ``shelve`` file, built only
 from what ``sitemap_middleware.stores`` exports, and run through the contract suite
-of tests/stores/test_stores.py as ``example:///path/to/shelf``.
+of tests/stores/contract/ as ``example:///path/to/shelf``.
 
 What a store writes for itself is how it keeps rows and part summaries; what the
 package gives it is the rest: ``StoreBase`` (part limits, a connection per process

@@ -3,19 +3,37 @@ Redis keys and PostgreSQL tables a test's stores write are deleted after it."""
 
 from __future__ import annotations
 
+import functools
 import secrets
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlencode
 
 import support.example_store  # noqa: F401 - registers the example:// scheme
-from support.services import require_postgres, require_redis
+from support.services import DATABASE_URL, REDIS_URL, require_postgres, require_redis
 
 from sitemap_middleware import Store, open_store
 
-# "example" is the third-party store of tests/support/example_store.py.
+# The one list of backends: a kind added here runs every contract test of
+# tests/stores/contract/ whose capability its store has. "example" is the
+# third-party store of tests/support/example_store.py.
 KINDS = ("example", "memory", "postgres", "redis", "sqlite")
 SERVER_KINDS = ("postgres", "redis")
+# Kinds whose store object is the whole data (two objects share nothing); of
+# the others, two objects on one URI are two processes' view of one sitemap.
+ONE_OBJECT = ("example", "memory")
+SHARED_KINDS = tuple(kind for kind in KINDS if kind not in ONE_OBJECT)
+
+
+@functools.cache
+def has(kind: str, capabilities: tuple[type, ...]) -> bool:
+    """Whether the store of ``kind`` is an instance of every one of
+    ``capabilities`` (runtime-checkable protocols)."""
+    probe = open_store(_probe_uri(kind))
+    try:
+        return all(isinstance(probe, capability) for capability in capabilities)
+    finally:
+        probe.close()
 
 
 class Fresh:
@@ -65,6 +83,14 @@ class Fresh:
     def cleanup(self) -> None:
         while self._cleanups:
             self._cleanups.pop()()
+
+
+def _probe_uri(kind: str) -> str:
+    """A URI of ``kind`` for a store that is never used: what its class
+    implements is asked of it without a connection or a file."""
+    if kind in SERVER_KINDS:
+        return {"postgres": DATABASE_URL, "redis": REDIS_URL}[kind]
+    return Fresh().uri(kind, Path("never-opened"))
 
 
 def _delete_redis_keys(url: str, prefix: str) -> None:

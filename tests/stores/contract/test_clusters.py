@@ -8,18 +8,20 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 from support.reciprocal import Links, stored_links, unreciprocated
 from support.store_kinds import Fresh
+from support.stored import T0
 
 from sitemap_middleware import Entry, Store, open_store
 from sitemap_middleware.stores import link_sites
 from sitemap_middleware.stores.abroad import Abroad, Clusters
 
-T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
+CAPABILITIES = (Clusters,)
+
+
 DE, FR = "https://example.de", "https://example.fr"
 # What the sites serve once both pages are listed.
 CLUSTER = frozenset({("de", f"{DE}/x"), ("fr", f"{FR}/x")})
@@ -34,15 +36,13 @@ def page(site: str, *extra: tuple[str, str], print_: str = "p") -> Entry:
     return Entry("/x", T0, f"{print_}-{own}", alternates=tuple(sorted(pairs)))
 
 
-@pytest.fixture(params=("memory", "sqlite", "postgres", "redis"))
-def uris(
-    request: pytest.FixtureRequest, tmp_path: Path, fresh: Fresh
-) -> dict[str, str]:
+@pytest.fixture
+def uris(kind: str, tmp_path: Path, fresh: Fresh) -> dict[str, str]:
     """Each site's base URL -> the URI of its listing."""
     found = {}
     for base, name in ((DE, "de"), (FR, "fr")):
         (tmp_path / name).mkdir()
-        found[base] = fresh.uri(str(request.param), tmp_path / name)
+        found[base] = fresh.uri(kind, tmp_path / name)
     return found
 
 
@@ -54,6 +54,15 @@ def sites(uris: dict[str, str]) -> Iterator[tuple[Store, Store]]:
     yield stores[DE], stores[FR]
     for store in [*stores.values(), *opened]:
         store.close()
+
+
+@pytest.fixture
+def both_listed(sites: tuple[Store, Store]) -> tuple[Store, Store]:
+    """The two sites' stores, each holding its /x declaring both."""
+    de, fr = sites
+    de.upsert([page(DE)])
+    fr.upsert([page(FR)])
+    return de, fr
 
 
 def served(de: Store, fr: Store) -> dict[str, Links]:
@@ -83,11 +92,9 @@ def test_a_cross_site_cluster_is_listed_once_both_sites_hold_it(
 
 
 def test_a_member_removed_unlists_the_other_site_s_page(
-    sites: tuple[Store, Store],
+    both_listed: tuple[Store, Store],
 ) -> None:
-    de, fr = sites
-    de.upsert([page(DE)])
-    fr.upsert([page(FR)])
+    de, fr = both_listed
     assert fr.remove(["/x"]) == 1
     assert served(de, fr) == {f"{DE}/x": frozenset()}
     fr.upsert([page(FR)])
@@ -95,11 +102,9 @@ def test_a_member_removed_unlists_the_other_site_s_page(
 
 
 def test_a_member_changing_its_set_unlists_both_until_they_agree(
-    sites: tuple[Store, Store],
+    both_listed: tuple[Store, Store],
 ) -> None:
-    de, fr = sites
-    de.upsert([page(DE)])
-    fr.upsert([page(FR)])
+    de, fr = both_listed
     # FR's page names a third member, on its own site, that DE's does not.
     with fr.hreflang() as decided:
         fr.upsert([page(FR, ("en", "/en/x"))])

@@ -7,16 +7,15 @@ from __future__ import annotations
 import gzip
 import hashlib
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 
 import pytest
 from support.helpers import validate
+from support.stored import T0, in_section, sections_of
 
 from sitemap_middleware import Entry, Store
 from sitemap_middleware.render import urlset
-from sitemap_middleware.stores.base import Pushes
 
-T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 BASE = "https://example.com"
 
 
@@ -71,24 +70,12 @@ def test_a_store_without_sections_is_laid_out_as_before(
     assert layout_digest(store) == UNSECTIONED
 
 
-def sections_of(store: Store) -> list[tuple[int, str, list[str]]]:
-    """Each non-empty part: its number, section and paths in order."""
-    return [
-        (info.number, info.section, [e.path for e in store.entries(info.number)])
-        for info in store.parts()
-    ]
-
-
-def page(path: str, section: str | None, hours: int = 0) -> Entry:
-    return Entry(path, T0 + timedelta(hours=hours), f"f{path}", section=section)
-
-
 def test_sections_never_share_a_part(make_store: Callable[..., Store]) -> None:
     """Interleaved sections each fill parts of their own, numbered in the
     order they open, in first-seen order within each."""
     store = make_store(part_size=3)
     kinds = ["posts", "tags", None, "posts", "legal"]
-    store.upsert(page(f"/{n}", kinds[n % len(kinds)]) for n in range(20))
+    store.upsert(in_section(f"/{n}", kinds[n % len(kinds)]) for n in range(20))
     laid = sections_of(store)
     assert [number for number, _, _ in laid] == list(range(1, len(laid) + 1))
     for _, section, paths in laid:
@@ -111,16 +98,28 @@ def test_new_pages_join_their_sections_open_part(
     """Membership is stable: a later write adds to each section's open part
     or opens the next part of the store, and leaves the other parts alone."""
     store = make_store(part_size=3)
-    store.upsert([page("/p1", "posts"), page("/t1", "tags"), page("/p2", "posts")])
+    store.upsert(
+        [
+            in_section("/p1", "posts"),
+            in_section("/t1", "tags"),
+            in_section("/p2", "posts"),
+        ]
+    )
     before = {info.number: info.version for info in store.parts()}
     assert sections_of(store) == [(1, "posts", ["/p1", "/p2"]), (2, "tags", ["/t1"])]
-    store.upsert([page("/t2", "tags"), page("/p3", "posts"), page("/p4", "posts")])
+    store.upsert(
+        [
+            in_section("/t2", "tags"),
+            in_section("/p3", "posts"),
+            in_section("/p4", "posts"),
+        ]
+    )
     assert sections_of(store) == [
         (1, "posts", ["/p1", "/p2", "/p3"]),
         (2, "tags", ["/t1", "/t2"]),
         (3, "posts", ["/p4"]),
     ]
-    store.upsert([page("/d1", None), page("/t3", "tags")])
+    store.upsert([in_section("/d1", None), in_section("/t3", "tags")])
     laid = sections_of(store)
     assert laid[:2] == [
         (1, "posts", ["/p1", "/p2", "/p3"]),
@@ -129,7 +128,7 @@ def test_new_pages_join_their_sections_open_part(
     assert laid[3] == (4, "", ["/d1"])
     after = {info.number: info.version for info in store.parts()}
     # /p1's part changed once (p3), not when tags and the default grew.
-    store.upsert([page("/t4", "tags")])
+    store.upsert([in_section("/t4", "tags")])
     assert store.part(1).version == after[1] != before[1]  # type: ignore[union-attr]
     assert sections_of(store)[-1] == (5, "tags", ["/t4"])
 
@@ -142,13 +141,13 @@ def test_a_page_whose_section_changes_moves_and_keeps_its_lastmod(
     no section stays where it is; the parts it neither leaves nor joins keep
     their versions."""
     store = make_store(part_size=3)
-    store.upsert([page("/a", "posts", 1), page("/b", "posts", 2)])
-    store.upsert([page("/c", "tags", 3), page("/d", "legal", 4)])
+    store.upsert([in_section("/a", "posts", 1), in_section("/b", "posts", 2)])
+    store.upsert([in_section("/c", "tags", 3), in_section("/d", "legal", 4)])
     versions = {info.number: info.version for info in store.parts()}
     lastmod = store.parts()[0].lastmod
     # The same page, said to be of no section: nothing moves, nothing changes.
-    assert store.upsert([page("/a", None, 1)]) == 0
-    assert store.upsert([page("/a", "tags", 1)]) == 1
+    assert store.upsert([in_section("/a", None, 1)]) == 0
+    assert store.upsert([in_section("/a", "tags", 1)]) == 1
     assert sections_of(store) == [
         (1, "posts", ["/b"]),
         (2, "tags", ["/c", "/a"]),
@@ -162,7 +161,7 @@ def test_a_page_whose_section_changes_moves_and_keeps_its_lastmod(
     assert moved[0].lastmod == T0 + timedelta(hours=1)
     assert store.count() == 4
     # To a section that has no part yet: the next part of the store.
-    store.upsert([page("/d", "", 4)])
+    store.upsert([in_section("/d", "", 4)])
     assert sections_of(store)[-1] == (4, "", ["/d"])
     assert store.part(3) is None
 
@@ -177,7 +176,7 @@ def test_parts_filled_side_by_side_read_whole_and_in_order(
     rows)."""
     store = make_store()
     kinds = ("posts", "tags", "")
-    store.upsert(page(f"/{n}", kinds[n % 3]) for n in range(3 * 2100))
+    store.upsert(in_section(f"/{n}", kinds[n % 3]) for n in range(3 * 2100))
     laid = sections_of(store)
     assert [(number, section) for number, section, _ in laid] == [
         (1, "posts"),
@@ -192,17 +191,3 @@ def test_parts_filled_side_by_side_read_whole_and_in_order(
         assert xml.index(f"{BASE}/{start}<".encode()) < xml.index(
             f"{BASE}/{start + 3}<".encode()
         )
-
-
-def test_a_move_queues_no_indexnow_push(make_store: Callable[..., Store]) -> None:
-    """A page moved to its section's part did not change: nothing to push."""
-    store = make_store()
-    if not isinstance(store, Pushes):
-        pytest.skip("a store without IndexNow pushes")
-    with store.pushing():  # type: ignore[attr-defined]
-        store.upsert([page("/a", "posts"), page("/b", "posts")])
-        assert store.pending_pushes() == 2
-        assert store.claim_pushes(10, 0, 1) and store.pushed(["/a", "/b"], 1) == 2
-        assert store.upsert([page("/a", "tags")]) == 1
-        assert store.pending_pushes() == 0
-        assert [s for _, s, _ in sections_of(store)] == ["posts", "tags"]
