@@ -14,7 +14,7 @@ from sitemap_middleware.reasons import RECORD, REMOVE, Seen, Skipped
 from sitemap_middleware.recording.observation import Observation, Observed
 from sitemap_middleware.recording.recorder import Recorder
 from sitemap_middleware.routes import Routes
-from sitemap_middleware.stores.base import (
+from sitemap_middleware.stores.contract import (
     DECISION_PATHS,
     DECISIONS_KEPT,
     Decision,

@@ -24,7 +24,7 @@ from support.store_kinds import Fresh
 from sitemap_middleware import ConfigError, Entry, Store, open_store
 from sitemap_middleware.config import INDEXNOW_ENDPOINT, Config, IndexNowOptions
 from sitemap_middleware.recording.indexnow import LEASE, MAX_URLS, Pusher
-from sitemap_middleware.stores.base import Pushes
+from sitemap_middleware.stores.contract import Pushes
 from sitemap_middleware.stores.memory import MemoryStore
 from sitemap_middleware.wsgi import SitemapMiddleware
 

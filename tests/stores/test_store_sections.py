@@ -14,7 +14,7 @@ from support.helpers import validate
 
 from sitemap_middleware import Entry, Store
 from sitemap_middleware.render import urlset
-from sitemap_middleware.stores.base import Pushes
+from sitemap_middleware.stores.contract import Pushes
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 BASE = "https://example.com"

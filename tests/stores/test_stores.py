@@ -42,7 +42,7 @@ from sitemap_middleware.sitemaps import (
     RUN,
     RUN_BYTES,
 )
-from sitemap_middleware.stores.base import (
+from sitemap_middleware.stores.contract import (
     MAX_COUNT,
     NEWS_KEPT,
     Article,
@@ -213,7 +213,7 @@ def test_remove(make_store: Callable[..., Store]) -> None:
 
 
 def test_removals_are_numbered_and_logged(make_store: Callable[..., Store]) -> None:
-    """removed_since (stores.base.Removals): each stored path removed takes the
+    """removed_since (stores.contract.Removals): each stored path removed takes the
     next number, in the removal's own write; paths never stored, upserts and
     moves log nothing; the epoch comes with it, in the same read."""
     store = make_store(part_size=2)
@@ -259,7 +259,7 @@ def test_the_removals_log_is_bounded(make_store: Callable[..., Store]) -> None:
 def test_visits_keep_each_path_and_agent_s_latest(
     make_store: Callable[..., Store],
 ) -> None:
-    """visited (stores.base.Visits): a visit is kept as its (path, agent)'s
+    """visited (stores.contract.Visits): a visit is kept as its (path, agent)'s
     last unless the one kept is later, within a batch and across batches;
     visits() reads every kept one, or those of the paths asked about."""
     store = make_store()
@@ -1286,7 +1286,7 @@ def test_reads_in_a_snapshot_see_one_state(
         writer.close()
 
 
-# -- news articles (stores.base.News) -------------------------------------------
+# -- news articles (stores.contract.News) -------------------------------------------
 
 NOW = int(T0.timestamp()) + 10 * 86400
 HOUR = 3600
