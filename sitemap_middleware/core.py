@@ -21,7 +21,7 @@ from .recording.sharing import site_name
 from .routes import Routes
 from .serving.server import Server
 from .stores import Store, link_sites, open_store
-from .stores.base import Checked, Placed
+from .stores.contract import Checked, Placed
 from .watching.policy import Policy
 from .watching.watcher import CookieReader, Locator, RouteFinder, Watcher
 

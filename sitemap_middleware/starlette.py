@@ -12,7 +12,7 @@ from .apps import MAX_LAYERS, STARLETTE, check_spelling, refuse_second
 from .asgi import ASGISitemapMiddleware
 from .config import Config
 from .stores import open_store
-from .stores.base import Placed
+from .stores.contract import Placed
 
 if TYPE_CHECKING:
     from starlette.middleware import Middleware

@@ -16,7 +16,7 @@ from ..config import Config
 from ..model import Entry
 from ..paths import PART
 from ..stores import Store
-from ..stores.base import Decisions, Visits
+from ..stores.contract import Decisions, Visits
 from ..urls import canonical_target
 from ..visible import visible
 from .options import Target, common_options

@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from ..model import Entry, PartInfo
 from ..stores import Store
-from ..stores.base import (
+from ..stores.contract import (
     Checked,
     Decision,
     Decisions,

@@ -16,7 +16,7 @@ import click
 from ..config import Config
 from ..errors import StoreError
 from ..stores import Store, open_store
-from ..stores.base import Decisions, Shared
+from ..stores.contract import Decisions, Shared
 from .options import Target, common_options
 from .site import (
     BRAKE_SHARE,

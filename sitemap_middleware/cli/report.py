@@ -14,7 +14,7 @@ from ..model import to_datetime
 from ..recording.refusal import Refusal
 from ..reporting.health import DAY, Fetched, Health, SectionHealth, Unlisted
 from ..routes import Route, Routes
-from ..stores.base import Visit
+from ..stores.contract import Visit
 from .site import plural
 from .verdict import decided, said
 

@@ -22,7 +22,7 @@ from ..model import Entry, PartInfo
 from ..paths import INDEX, PART, TEXT_INDEX, TEXT_PART
 from ..sections import DEFAULT, DEFAULT_LABEL, NAME, label
 from ..stores import Store, batches
-from ..stores.base import Shared, Snapshot
+from ..stores.contract import Shared, Snapshot
 from ..urls import canonical_target
 from .options import Target, common_options
 from .site import (

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from ..config import Config
 from ..reasons import Dropped
 from ..routes import Route
-from ..stores.base import Store
+from ..stores.contract import Store
 from .breaker import Bugs
 from .digest import Upsert
 

@@ -2,7 +2,7 @@
 carries to the store, and what this process last wrote of them.
 
 Whether a page lists its alternates is the store's decision, made in the write's
-transaction from what every process stored (``stores.layout.settle``): only once
+transaction from what every process stored (``stores.hreflang.settle``): only once
 every member of its cluster is stored declaring the same set, itself included, so
 that each annotation written is reciprocal whatever the number of workers.
 """

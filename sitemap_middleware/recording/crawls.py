@@ -22,7 +22,7 @@ from werkzeug.http import parse_list_header
 from ..config import Config, CrawlerOptions, Network, Resolver
 from ..crawlers import host_engine
 from ..reasons import Crawls
-from ..stores.base import Store, Visit, Visits
+from ..stores.contract import Store, Visit, Visits
 from ..urls import filter_query, normalise_path, strip_secrets, wsgi_path
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address

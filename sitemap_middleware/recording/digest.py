@@ -22,7 +22,7 @@ from ..reasons import RECORD, Seen, Skipped
 from ..render import fragment
 from ..routes import Route
 from ..sitemaps import news_language
-from ..stores.base import Article
+from ..stores.contract import Article
 from ..tracking import untracked
 from ..urls import filter_query, normalise_path, strip_secrets, wsgi_path
 from .clusters import Alternates, declared

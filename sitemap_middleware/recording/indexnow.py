@@ -22,7 +22,7 @@ from werkzeug.http import parse_date
 from ..config import IndexNowOptions
 from ..errors import StoreError
 from ..reasons import PUSHED
-from ..stores.base import Pushes
+from ..stores.contract import Pushes
 from .breaker import Breaker
 
 logger = logging.getLogger("sitemap_middleware")

@@ -18,7 +18,7 @@ from ..reasons import MOVED, PRUNED, RECHECKED, RESTYLED, Dropped
 from ..render import IMAGE_NS, ORIGIN, SITEMAP_NS, URLSET_CLOSE, URLSET_OPEN, XHTML_NS
 from ..routes import Route
 from ..sections import DEFAULT, Sections
-from ..stores.base import Shared, Store
+from ..stores.contract import Shared, Store
 from .breaker import Bugs
 from .refusal import Rules, refuse
 

@@ -17,7 +17,7 @@ from functools import partial
 from ..config import Config
 from ..reasons import Crawls, Dropped
 from ..sections import DEFAULT, label
-from ..stores.base import Pushes, Shared, Store
+from ..stores.contract import Pushes, Shared, Store
 from .admission import Limits
 from .counters import Counters, stats
 from .crawls import Crawl, CrawlQueue

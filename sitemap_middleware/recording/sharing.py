@@ -1,5 +1,5 @@
 """What a writer keeps in the store beside the pages, each on an optional store
-feature (``stores/base.py``): its counts, summed with the other writers'; the
+feature (``stores/contract.py``): its counts, summed with the other writers'; the
 site's title affix; since when each section is watched for news; its decisions,
 the log ``explain`` reads; and what it reads back: the store's epoch and the
 paths removed from it.
@@ -22,7 +22,7 @@ from ..model import Entry
 from ..page.titles import Affix, Titles
 from ..sections import DEFAULT
 from ..sitemaps import NEWS_WINDOW
-from ..stores.base import (
+from ..stores.contract import (
     Article,
     Decision,
     Decisions,

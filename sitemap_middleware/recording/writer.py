@@ -30,7 +30,7 @@ from ..reasons import (
     Seen,
     Skipped,
 )
-from ..stores.base import Pushes, Store
+from ..stores.contract import Pushes, Store
 from .admission import Limits
 from .breaker import Bugs, Outage, store_breaker
 from .clusters import Alternates, Declared

@@ -19,7 +19,7 @@ from ..config import Config
 from ..model import Entry, dated, to_datetime
 from ..recording.refusal import refuse
 from ..routes import Route, Routes
-from ..stores.base import Decisions, Store, Visit, Visits
+from ..stores.contract import Decisions, Store, Visit, Visits
 from ..watching.policy import Policy
 
 DAY = 86_400
@@ -126,7 +126,7 @@ class DocumentFetch:
 @dataclass(frozen=True, slots=True)
 class Health:
     """The sitemap's health at ``made``. ``crawls_kept`` is ``False`` for a
-    store that keeps no visits (``stores.base.Visits``): the crawl figures
+    store that keeps no visits (``stores.contract.Visits``): the crawl figures
     are then all zero and say nothing (the lastmod spread still does)."""
 
     made: datetime

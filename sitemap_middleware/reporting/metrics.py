@@ -16,7 +16,7 @@ from ..config import Config
 from ..errors import StoreError
 from ..reasons import GROUP, GROUPS
 from ..recording.counters import by_group
-from ..stores.base import Shared, Store
+from ..stores.contract import Shared, Store
 from .health import Health, site_health
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from ..errors import StoreError, StoreFault
 from ..model import PartInfo, to_datetime
 from ..paths import TEXT, Document
 from ..sitemaps import MAX_NEWS, NEWS_WINDOW, escape
-from ..stores.base import News, Store
+from ..stores.contract import News, Store
 from . import site_map
 
 logger = logging.getLogger("sitemap_middleware")

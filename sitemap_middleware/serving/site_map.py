@@ -20,7 +20,7 @@ from urllib.parse import unquote
 
 from ..model import Entry, PartInfo, dated
 from ..sections import DEFAULT, label
-from ..stores.base import Store
+from ..stores.contract import Store
 from ..visible import visible
 
 logger = logging.getLogger("sitemap_middleware")

@@ -31,24 +31,24 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 from ..errors import ConfigError, StoreError
 from ..model import Entry, PageInfo, PartInfo
 from ..urls import redacted
-from . import layout
+from . import hreflang, layout
 from .abroad import Abroad, Clusters
-from .base import (
+from .base import RENAMED, StoreBase
+from .contract import (
     MAX_COUNT,
     NEWS_KEPT,
-    RENAMED,
     Article,
     News,
     Removed,
     Store,
-    StoreBase,
     Visit,
     deltas,
     newest,
     news_cutoff,
     removed,
 )
-from .layout import Change, Fill, Plan, Row, Stored, Totals, batches, plan, weight
+from .layout import batches, plan
+from .records import Change, Fill, Plan, Row, Stored, Totals, weight
 
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoints
@@ -74,6 +74,7 @@ __all__ = [
     "Visit",
     "batches",
     "deltas",
+    "hreflang",
     "layout",
     "link_sites",
     "newest",
@@ -142,7 +143,7 @@ def open_store(uri: str | Store) -> Store:
 def link_sites(sites: Mapping[str, tuple[str, Store]]) -> list[Store]:
     """Let the sites' stores settle hreflang clusters across sites. ``sites``:
     each site's ``base_url`` -> the URI of its listing and the store of its
-    pipeline. Each store that can (:class:`~.base.Clusters`) gets the others
+    pipeline. Each store that can (:class:`~.abroad.Clusters`) gets the others
     as its :class:`~.abroad.Abroad`, each through a store object of its own,
     built from the URI: its reads and writes never wait on a connection that
     listing's writer holds. A ``memory://`` listing lives only in its object,

@@ -3,7 +3,7 @@ listings a store reads what their members declare from, inside its own write
 transaction, and asks to settle their members again once that write is done.
 
 No transaction spans two listings (two files, key prefixes or tables), so the
-rule of ``layout.settle`` (a page lists its alternates only once every member
+rule of ``hreflang.settle`` (a page lists its alternates only once every member
 is stored declaring the same set) holds across sites by two steps:
 
 1. A write of site A reads the members on site B *after* it holds A's write
@@ -40,7 +40,9 @@ from collections.abc import Collection, Iterable, Mapping
 from typing import Protocol, runtime_checkable
 
 from ..model import Entry
-from .layout import BATCH, Alternates, Stored, unpack
+from .hreflang import Alternates, unpack
+from .layout import BATCH
+from .records import Stored
 
 
 @runtime_checkable
@@ -52,7 +54,7 @@ class Clusters(Protocol):
     """The other sites, whose members its own writes read (``None``: none)."""
 
     def declarations(self, paths: Iterable[str]) -> dict[str, str]:
-        """Path -> what the stored page declares (``layout.pack``; ``""``:
+        """Path -> what the stored page declares (``hreflang.pack``; ``""``:
         nothing, or a row stored before rows kept it), for the stored ones of
         ``paths``: what is committed, without waiting for this listing's
         writers (one may be reading the asking listing in its transaction)."""

@@ -1,128 +1,35 @@
-"""Part allocation and hreflang clusters, shared by every store: the merge rules of
-an upsert, which part each new path joins, which pages list their alternates, and
-the typed records a store reads and writes.
+"""Part allocation, shared by every store: the merge rules of an upsert and
+which part each new path joins, as a plan a store writes.
 
 A store keeps paths in first-seen order, grouped into parts whose membership never
 changes: each part holds the pages of one section (``sections.py``), and a new
 path joins its section's open part (the section's highest) or opens the next
 part of the store (invariant 10); a site without sections has one, the default.
-Clusters are decided in the write's transaction from what the store holds, so that
-every process publishes the same annotations (invariant 20).
+Which pages list their alternates is :mod:`.hreflang`'s rule, which a plan applies.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from itertools import chain
-from typing import NamedTuple
 
 from ..model import UNDATED_SECONDS, Entry
-from ..reasons import Skipped
-from ..render import ORIGIN, URLSET_CLOSE, URLSET_OPEN, fragment, links, relink
+from ..render import ORIGIN, URLSET_CLOSE, URLSET_OPEN, fragment, relink
 from ..sections import DEFAULT
 from ..sitemaps import MAX_ORIGIN_BYTES, RUN, RUN_BYTES
+from .hreflang import Settled, pack, settle
+from .records import Change, Fill, Plan, Row, Stored, Totals, weight
 
 ENVELOPE_BYTES = len(URLSET_OPEN) + len(URLSET_CLOSE)
 # Entries written in one transaction: a bulk load of millions runs in batches,
 # in bounded memory, each batch all or nothing.
 BATCH = 10_000
 
-
-class Row(NamedTuple):
-    """A stored row: what a store keeps of an entry beside its path."""
-
-    lastmod: int
-    """Epoch seconds; :data:`~..model.UNDATED_SECONDS` for none claimed."""
-    fingerprint: str | None
-    route: str | None
-    fragment: bytes
-    """The finished ``<url>`` element serving copies out (changefreq, priority,
-    the alternates listed and images live only there)."""
-    declared: str | None = None
-    """The alternates the page declares (:func:`pack`), listed in the fragment
-    or not: ``""`` for none; ``None`` in a row stored before rows kept them."""
-    title: str | None = None
-    """The page's title (:attr:`Entry.title`); not in the fragment."""
-
-
-class Stored(NamedTuple):
-    """A stored path's part and row, as a store reads them before a write."""
-
-    part: int
-    row: Row
-
-
-class Fill(NamedTuple):
-    """How full a part is: its URLs and the bytes of its fragments; and the
-    section whose pages it holds."""
-
-    urls: int
-    bytes: int
-    section: str = DEFAULT
-
-
-class Change(NamedTuple):
-    """One row an upsert writes, in batch order."""
-
-    path: str
-    part: int
-    row: Row
-    new: bool
-    """A new row (it takes the next first-seen ``seq``), else an update in place."""
-
-
-@dataclass(slots=True)
-class Totals:
-    """What a write adds to one part: URLs, bytes (negative when they leave)
-    and the newest ``lastmod`` among the rows it writes there. Mutable: the
-    planner adds to it row by row."""
-
-    urls: int = 0
-    bytes: int = 0
-    newest: int = 0
-    section: str = DEFAULT
-    """The part's section: what a store keeps of a part it makes."""
-
-    def add(self, other: Totals) -> None:
-        self.urls += other.urls
-        self.bytes += other.bytes
-        if other.newest > self.newest:
-            self.newest = other.newest
-
-
 # NamedTuple's generated __new__ is a Python call; the plan makes two records
 # per bulk entry, so it builds them as the tuples they are.
 _make = tuple.__new__
-
-
-class Plan(NamedTuple):
-    """What an upsert batch writes, worked out once for every store."""
-
-    changes: list[Change]
-    moved: list[str]
-    """Stored paths to delete first: they grew past their part's byte limit
-    and are written again as new rows (the one case a URL changes part)."""
-    parts: dict[int, Totals]
-    """part -> what the changes add to it, for every part written."""
-    last_part: int
-    """The store's highest part once the plan is written (0: none)."""
-    open: dict[str, int]
-    """section -> its open part once the plan is written: what the next
-    plan of a batch planned in runs starts from."""
-
-    def advance(self, sizes: dict[int, Fill], old: Mapping[str, Stored]) -> None:
-        """Update ``sizes`` (part -> Fill) to what this plan leaves: for a store
-        that plans a batch in several runs, each from where the last left off."""
-        for path in self.moved:
-            part, row = old[path]
-            urls, size, section = sizes[part]
-            sizes[part] = Fill(urls - 1, size - weight(row.fragment), section)
-        for part, totals in self.parts.items():
-            urls, size, section = sizes.get(part, (0, 0, totals.section))
-            sizes[part] = Fill(urls + totals.urls, size + totals.bytes, section)
 
 
 def now() -> int:
@@ -136,11 +43,6 @@ def epoch(moment: datetime | None, default: int) -> int:
     if moment.tzinfo is None:
         raise ValueError(f"lastmod must be timezone-aware, got {moment!r}")
     return min(int(moment.timestamp()), default)
-
-
-def weight(piece: bytes) -> int:
-    """The bytes a fragment takes in a part once the origin is in."""
-    return len(piece) + piece.count(ORIGIN) * (MAX_ORIGIN_BYTES - 1)
 
 
 def run_rows(urls: int, size: int) -> int:
@@ -460,219 +362,6 @@ def _keep(
         held[number] = Totals(urls, size, 0, section)
     if added:
         parts[number] = Totals(added, added_bytes, newest, section)
-
-
-# -- hreflang clusters ----------------------------------------------------------
-
-Alternates = tuple[tuple[str, str], ...]
-# A cluster as compared: (hreflang lower-cased, path) pairs.
-Key = frozenset[tuple[str, str]]
-# Why a page is written without the alternates it declares (stats() group
-# "skipped"): a member is not stored (yet, or any more);
-INCOMPLETE = Skipped.HREFLANG_INCOMPLETE
-# a stored member declares another set, or the page is missing from its own.
-MISMATCH = Skipped.HREFLANG_MISMATCH
-
-
-class Settled(NamedTuple):
-    """What :func:`settle` decided for a write."""
-
-    unlisted: frozenset[str]
-    """Paths of the batch written without the alternates they declare."""
-    rewrites: dict[str, Row]
-    """Stored rows beyond the batch whose listing changes: their new rows."""
-    reasons: dict[str, str | None]
-    """Path -> why it is written without its alternates (``None``: with
-    them), for each entry of the batch that declares some and each rewrite."""
-
-
-NOTHING = Settled(frozenset(), {}, {})
-
-
-def pack(alternates: Iterable[tuple[str, str]]) -> str:
-    """Alternates as a row keeps them: ``"hreflang path"`` lines (neither
-    holds a space or a line break once checked by the renderer)."""
-    return "\n".join(f"{lang} {path}" for lang, path in alternates)
-
-
-def unpack(declared: str | None) -> Alternates:
-    if not declared:
-        return ()
-    return tuple(_pair(line) for line in declared.split("\n"))
-
-
-def _pair(line: str) -> tuple[str, str]:
-    lang, _, path = line.partition(" ")
-    return lang, path
-
-
-def members(
-    batch: Mapping[str, Entry],
-    old: Mapping[str, Stored],
-    removed: Collection[str] = (),
-) -> set[str]:
-    """The paths, beyond ``batch`` and ``old``, whose stored rows
-    :func:`settle` needs: the members that the batch's entries declare, and
-    that they (and the ``removed`` paths, whose rows are in ``old``) declared
-    before. A store reads them into ``old`` in the write's transaction."""
-    wanted: set[str] = set()
-    for path in chain(batch, removed):
-        entry = batch.get(path)
-        if entry is not None and entry.alternates:
-            wanted.update(member for _, member in entry.alternates)
-        stored = old.get(path)
-        if stored is not None and stored.row.declared:
-            wanted.update(member for _, member in unpack(stored.row.declared))
-    return {
-        path
-        for path in wanted
-        if path not in batch and path not in old and is_local(path)
-    }
-
-
-def is_local(member: str) -> bool:
-    """Whether a member is a page of this listing (a path), not another
-    site's (an absolute URL, :mod:`.abroad`)."""
-    return member.startswith("/")
-
-
-def settle(
-    batch: Mapping[str, Entry],
-    old: Mapping[str, Stored],
-    removed: Collection[str] = (),
-    abroad: Mapping[str, Alternates | None] | None = None,
-    again: Collection[str] = (),
-) -> Settled:
-    """Which pages list their alternates once ``batch`` is written and
-    ``removed`` deleted, given the stored rows in ``old`` (those of the batch,
-    of the removed paths and of :func:`members`).
-
-    Members on other sites (absolute URLs) are decided by ``abroad``: what
-    each declares, in this listing's terms (``None``: not stored there),
-    read in the write's transaction; without it, a cluster that reaches
-    another site is never listed. The stored paths in ``again`` are decided
-    again whatever the write (another site's member changed).
-
-    A page lists the alternates it declares only when it is among them and
-    every member is stored declaring the same set (languages compared without
-    case, RFC 5646 §2.1.1), so that every annotation written is reciprocal.
-    A stored member is decided again only when its own set names a page of
-    the write: nothing else can change its cluster. A row stored before rows
-    kept what they declare is written without alternates once its cluster is
-    touched (never listing one is safe; listing a wrong one is not).
-    """
-    gone = frozenset(removed)
-    if (
-        not gone
-        and not again
-        and not any(
-            entry.alternates or ((stored := old.get(path)) and stored.row.declared)
-            for path, entry in batch.items()
-        )
-    ):
-        return NOTHING
-    # The members of a cluster mostly declare the same set, spelled the same:
-    # what is worked out from a set is worked out once a write.
-    sets: dict[str | None, Alternates] = {}
-    keys: dict[Alternates, Key] = {}
-    joined: dict[Alternates, str] = {}
-    states: dict[Key, str | None] = {}
-    found: dict[str, Key | None] = {}
-
-    def unpacked(declared: str | None) -> Alternates:
-        alternates = sets.get(declared)
-        if alternates is None:
-            alternates = sets[declared] = unpack(declared)
-        return alternates
-
-    def key_of(alternates: Alternates) -> Key:
-        key = keys.get(alternates)
-        if key is None:
-            key = keys[alternates] = _key(alternates)
-        return key
-
-    def key(path: str) -> Key | None:
-        """What ``path`` declares once written (``None``: not stored)."""
-        if path in found:
-            return found[path]
-        entry = batch.get(path)
-        if entry is not None:
-            held: Key | None = key_of(entry.alternates)
-        elif not is_local(path):
-            theirs = None if abroad is None else abroad.get(path)
-            held = None if theirs is None else key_of(theirs)
-        elif path in gone or (stored := old.get(path)) is None:
-            held = None
-        else:
-            held = key_of(unpacked(stored.row.declared))
-        found[path] = held
-        return held
-
-    def broken(path: str, alternates: Alternates) -> str | None:
-        own = key_of(alternates)
-        if all(member != path for _, member in alternates):
-            return MISMATCH
-        if own in states:
-            return states[own]
-        reason = None
-        for _, member in own:
-            theirs = key(member)
-            if theirs is None:
-                reason = INCOMPLETE
-            elif theirs != own:
-                reason = MISMATCH
-                break
-        states[own] = reason
-        return reason
-
-    unlisted: set[str] = set()
-    reasons: dict[str, str | None] = {}
-    touched: set[str] = set()
-    for path, entry in batch.items():
-        stored = old.get(path)
-        if stored is not None and stored.row.declared:
-            touched.update(member for _, member in unpacked(stored.row.declared))
-        if entry.alternates:
-            touched.update(member for _, member in entry.alternates)
-            reason = reasons[path] = broken(path, entry.alternates)
-            if reason is not None:
-                unlisted.add(path)
-    for path in gone:
-        stored = old.get(path)
-        if stored is not None and stored.row.declared:
-            touched.update(member for _, member in unpacked(stored.row.declared))
-    touched.update(again)
-    rewrites: dict[str, Row] = {}
-    for path in touched:
-        stored = old.get(path)
-        if stored is None or path in batch or path in gone:
-            continue
-        row = stored.row
-        reason = None
-        if row.declared is None:
-            listing = ""
-        else:
-            alternates = unpacked(row.declared)
-            if path not in again and not any(
-                p in batch or p in gone for _, p in alternates
-            ):
-                continue  # its cluster holds no page of this write
-            reason = broken(path, alternates)
-            listing = ""
-            if reason is None:
-                listing = joined.get(alternates) or joined.setdefault(
-                    alternates, links(alternates)
-                )
-        piece = relink(row.fragment, listing)
-        if piece != row.fragment:
-            rewrites[path] = row._replace(fragment=piece)
-            if row.declared is not None:
-                reasons[path] = reason
-    return Settled(frozenset(unlisted), rewrites, reasons)
-
-
-def _key(alternates: Iterable[tuple[str, str]]) -> Key:
-    return frozenset((lang.lower(), path) for lang, path in alternates)
 
 
 def leaving(rows: Iterable[Stored]) -> dict[int, Totals]:

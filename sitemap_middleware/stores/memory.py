@@ -17,34 +17,23 @@ from itertools import islice
 from ..model import Entry, PartInfo, to_datetime
 from ..sections import DEFAULT
 from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART
-from .base import (
+from .base import StoreBase, new_epoch
+from .contract import (
     MAX_COUNT,
     NEWS_KEPT,
     Article,
     Decision,
     Removed,
-    StoreBase,
     Visit,
     deltas,
     logged,
-    new_epoch,
     newest,
     news_cutoff,
     removed,
     unlogged,
 )
-from .layout import (
-    Change,
-    Fill,
-    Plan,
-    Stored,
-    Totals,
-    batches,
-    leaving,
-    now,
-    opened,
-    run_rows,
-)
+from .layout import batches, leaving, now, opened, run_rows
+from .records import Change, Fill, Plan, Stored, Totals
 
 
 @dataclass(slots=True)

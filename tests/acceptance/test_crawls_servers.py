@@ -14,7 +14,7 @@ import pytest
 from support.helpers import HTTPClient, free_port, running, stop_server, wait_until
 
 from sitemap_middleware import open_store
-from sitemap_middleware.stores.base import Shared, Visits
+from sitemap_middleware.stores.contract import Shared, Visits
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
 

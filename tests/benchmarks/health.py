@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 from sitemap_middleware import Entry, Store, open_store, site_health  # noqa: E402
-from sitemap_middleware.stores.base import (  # noqa: E402
+from sitemap_middleware.stores.contract import (  # noqa: E402
     UNLISTED_VISITS_KEPT,
     Visit,
     Visits,

@@ -23,7 +23,7 @@ from datetime import datetime, timezone
 from sitemap_middleware import Entry, open_store
 from sitemap_middleware.recording.digest import Prints
 from sitemap_middleware.recording.recent import RECENT_PAGES, Recent
-from sitemap_middleware.stores.base import Removals
+from sitemap_middleware.stores.contract import Removals
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 LOOKS = 200

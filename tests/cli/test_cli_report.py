@@ -21,7 +21,7 @@ from support.helpers import Bare
 from sitemap_middleware import Entry, open_store, stores
 from sitemap_middleware.cli import Exit, main
 from sitemap_middleware.model import UNDATED
-from sitemap_middleware.stores.base import Visits
+from sitemap_middleware.stores.contract import Visits
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = "https://www.example.com"
@@ -37,7 +37,7 @@ APP = f"""
 
     from sitemap_middleware import Entry, sitemap
     from sitemap_middleware.flask import Sitemap
-    from sitemap_middleware.stores.base import Visit
+    from sitemap_middleware.stores.contract import Visit
     from sitemap_middleware.stores.memory import MemoryStore
 
     NOW, DAY = {NOW}, {DAY}
@@ -258,7 +258,7 @@ FASTAPI_APP = f"""
     from fastapi.responses import HTMLResponse
 
     from sitemap_middleware.starlette import add_sitemap
-    from sitemap_middleware.stores.base import Visit
+    from sitemap_middleware.stores.contract import Visit
     from sitemap_middleware.stores.memory import MemoryStore
 
     store = MemoryStore()

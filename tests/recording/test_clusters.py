@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from sitemap_middleware.model import Entry
 from sitemap_middleware.recording.clusters import declared
 from sitemap_middleware.render import fragment, links, relink
-from sitemap_middleware.stores import layout
+from sitemap_middleware.stores import hreflang, records
 
 pairs = st.lists(
     st.tuples(
@@ -45,23 +45,23 @@ def test_relink_is_rendering_with_other_alternates(
 def test_declared_alternates_pack_and_unpack(
     alternates: tuple[tuple[str, str], ...],
 ) -> None:
-    assert layout.unpack(layout.pack(alternates)) == alternates
+    assert hreflang.unpack(hreflang.pack(alternates)) == alternates
 
 
 def test_a_batch_without_alternates_settles_nothing() -> None:
     """The bulk path: no alternates declared now or before, nothing to read."""
-    old = {"/a": layout.Stored(1, layout.Row(0, None, None, b"", ""))}
+    old = {"/a": records.Stored(1, records.Row(0, None, None, b"", ""))}
     batch = {"/a": Entry("/a"), "/b": Entry("/b")}
-    assert layout.members(batch, old) == set()
-    assert layout.settle(batch, old) is layout.NOTHING
+    assert hreflang.members(batch, old) == set()
+    assert hreflang.settle(batch, old) is hreflang.NOTHING
 
 
 def test_members_are_those_declared_now_and_before() -> None:
-    before = layout.pack([("en", "/en"), ("fr", "/fr")])
-    old = {"/de": layout.Stored(1, layout.Row(0, None, None, b"", before))}
+    before = hreflang.pack([("en", "/en"), ("fr", "/fr")])
+    old = {"/de": records.Stored(1, records.Row(0, None, None, b"", before))}
     batch = {"/de": Entry("/de", alternates=(("de", "/de"), ("it", "/it")))}
-    assert layout.members(batch, old) == {"/en", "/fr", "/it"}
-    assert layout.members({}, old, ["/de"]) == {"/en", "/fr"}
+    assert hreflang.members(batch, old) == {"/en", "/fr", "/it"}
+    assert hreflang.members({}, old, ["/de"]) == {"/en", "/fr"}
 
 
 def test_a_member_on_another_site_is_kept_as_its_url() -> None:

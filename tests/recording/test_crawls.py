@@ -29,7 +29,7 @@ from sitemap_middleware.recording.crawls import (
     confirmed_engine,
     stored_spelling,
 )
-from sitemap_middleware.stores.base import Visit
+from sitemap_middleware.stores.contract import Visit
 from sitemap_middleware.stores.memory import MemoryStore
 
 GOOGLEBOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"

@@ -13,7 +13,7 @@ from sitemap_middleware.reasons import RECORD, REMOVE, Seen, Skipped
 from sitemap_middleware.recording.observation import Observation, Observed
 from sitemap_middleware.recording.recorder import Recorder
 from sitemap_middleware.routes import Routes
-from sitemap_middleware.stores.base import Decision, Decisions
+from sitemap_middleware.stores.contract import Decision, Decisions
 from sitemap_middleware.stores.memory import MemoryStore
 from sitemap_middleware.watching.policy import Policy
 

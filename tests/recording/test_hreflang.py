@@ -12,8 +12,8 @@ import pytest
 from support.helpers import NS, gunzip_once, validate
 from support.sites import HTML, ROUTES, Site, html
 
+from sitemap_middleware.model import Entry
 from sitemap_middleware.recording import clusters
-from sitemap_middleware.stores.base import Entry
 from sitemap_middleware.stores.memory import MemoryStore
 
 # One article in three variants: x-default at /page, English, German.

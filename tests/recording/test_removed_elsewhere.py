@@ -1,7 +1,7 @@
 """Removals heal: a page removed outside a running worker (by another worker or
 machine that saw it answer 404, by the command line's ``remove``) is forgotten by
 the worker's recent pages within about a second, and recorded again at its next
-visit when it answers as a public page, with no restart (stores.base.Removals,
+visit when it answers as a public page, with no restart (stores.contract.Removals,
 recording.sharing.StoreWatch)."""
 
 from __future__ import annotations

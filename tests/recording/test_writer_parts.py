@@ -21,7 +21,7 @@ from sitemap_middleware.recording.digest import Prints, Unchanged, Upsert, diges
 from sitemap_middleware.recording.observation import Observation, Observed
 from sitemap_middleware.recording.recorder import Recorder
 from sitemap_middleware.routes import Routes
-from sitemap_middleware.stores.base import (
+from sitemap_middleware.stores.contract import (
     Decisions,
     Epoch,
     Hreflang,
@@ -145,7 +145,7 @@ def test_a_hit_is_unchanged_only_while_the_store_holds_the_page_as_written(
 
 
 class Bare:
-    """Only the :class:`~sitemap_middleware.stores.base.Store` protocol, over a
+    """Only the :class:`~sitemap_middleware.stores.contract.Store` protocol, over a
     memory store: no counters, settings, log, epoch, hreflang word or pushes."""
 
     part_size = 50_000

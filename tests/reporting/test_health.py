@@ -12,7 +12,7 @@ import pytest
 
 from sitemap_middleware import Entry, Health, SitemapMiddleware, Store, site_health
 from sitemap_middleware.reporting.health import DAY, EXAMPLES, UNEXPLAINED
-from sitemap_middleware.stores.base import Decisions, Visit, Visits
+from sitemap_middleware.stores.contract import Decisions, Visit, Visits
 
 BASE = "https://www.example.com"
 # The report's time: now, to the second (a store takes no lastmod past now).

@@ -19,7 +19,7 @@ from support.helpers import Bare
 from werkzeug.test import Client
 
 from sitemap_middleware import Entry, SitemapCollector, SitemapMiddleware, open_store
-from sitemap_middleware.stores.base import Visit
+from sitemap_middleware.stores.contract import Visit
 from sitemap_middleware.stores.memory import MemoryStore
 
 prometheus_client = pytest.importorskip("prometheus_client")

@@ -15,8 +15,8 @@ from sitemap_middleware.sitemaps import (
     RUN,
     RUN_BYTES,
 )
-from sitemap_middleware.stores import layout
-from sitemap_middleware.stores.layout import Fill, Row, Stored
+from sitemap_middleware.stores import hreflang, layout
+from sitemap_middleware.stores.records import Fill, Row, Stored
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 NOW = int(T0.timestamp()) + 10**6
@@ -56,7 +56,7 @@ def test_a_batch_of_new_paths_is_planned_as_the_general_loop_plans_it(
     batch = {entry.path: entry for entry in entries}
     sizes = {last: Fill(urls, urls * 40)} if last else {}
     sizes[1] = Fill(1, 40) if last <= 1 else sizes.get(1, Fill(1, 40))
-    settled = layout.settle(batch, {})
+    settled = hreflang.settle(batch, {})
     args = (sizes, last, part_size, part_bytes, NOW, settled)
     try:
         quick = layout.plan(batch, {}, *args)
@@ -108,7 +108,7 @@ def test_sections_planned_alike_and_never_sharing_a_part(
     opened = {name: number for number, name in enumerate(names, 1)}
     sizes = {opened[name]: Fill(fill[name], fill[name] * 40, name) for name in names}
     last = len(names)
-    settled = layout.settle(batch, {})
+    settled = hreflang.settle(batch, {})
     args = (sizes, last, part_size, part_bytes, NOW, settled, opened)
     try:
         quick = layout.plan(batch, {}, *args)

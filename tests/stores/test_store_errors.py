@@ -35,7 +35,7 @@ from sitemap_middleware.config import Config
 from sitemap_middleware.serving.server import Server
 from sitemap_middleware.stores import Store, StoreBase
 from sitemap_middleware.stores import sqlite as sqlite_store
-from sitemap_middleware.stores.base import Checked
+from sitemap_middleware.stores.contract import Checked
 from sitemap_middleware.stores.memory import MemoryStore
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)

@@ -25,7 +25,7 @@ from support.store_kinds import Fresh
 
 from sitemap_middleware import Entry, Store, StoreError, StoreFault, open_store
 from sitemap_middleware.model import UNDATED
-from sitemap_middleware.stores.base import Article, News, Removals, Visit, Visits
+from sitemap_middleware.stores.contract import Article, News, Removals, Visit, Visits
 
 ROOT = Path(__file__).resolve().parents[2]
 # The last commit of the release before titles: its package writes the stores

@@ -29,6 +29,7 @@ from sitemap_middleware.stores import (
     Entry,
     Fill,
     PartInfo,
+    Plan,
     Removed,
     Store,
     StoreBase,
@@ -107,7 +108,7 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
                 current = layout.now()
                 # Every row is at hand, the members of the batch's hreflang
                 # clusters included (a store that reads rows by path reads
-                # layout.members(batch, old) too); plan() raises ValueError for
+                # hreflang.members(batch, old) too); plan() raises ValueError for
                 # a bad entry before anything changes.
                 last = max(parts, default=0)
                 todo = self._plan(
@@ -363,7 +364,7 @@ def _apply(
     rows: dict[str, Stored],
     parts: dict[int, _Part],
     routes: dict[str, int],
-    todo: layout.Plan,
+    todo: Plan,
     current: int,
 ) -> None:
     _drop(rows, parts, routes, todo.moved, current)

@@ -52,7 +52,7 @@ CREATE TABLE IF NOT EXISTS {p}url (
     fingerprint text,
     route text,
     fragment bytea NOT NULL,        -- the finished <url> element (NUL: the origin)
-    declared text,                  -- hreflang alternates as declared (layout.pack)
+    declared text,                  -- hreflang alternates as declared (hreflang.pack)
     title text                      -- the page's title, not in the fragment
 );
 CREATE UNIQUE INDEX IF NOT EXISTS {p}url_page ON {p}url (page, seq);

@@ -15,9 +15,10 @@ from psycopg_pool import ConnectionPool
 
 from ...errors import StoreError
 from ...model import Entry
-from .. import layout
+from .. import hreflang
 from ..base import StoreBase
-from ..layout import Change, Fill, Plan, Row, Stored, Totals, batches, leaving, now
+from ..layout import batches, leaving, now
+from ..records import Change, Fill, Plan, Row, Stored, Totals
 
 if TYPE_CHECKING:  # the store this is mixed into
     _Store = StoreBase[ConnectionPool]
@@ -77,7 +78,7 @@ class PagesMixin(_Store):
     #   _read          the stored rows of the batch, with their parts' fill
     #                  and section, and each section's open part (_OPEN)
     #   _read_members  the stored rows of the hreflang clusters' other members
-    #   _settle, _plan layout's decisions on them (StoreBase)
+    #   _settle, _plan hreflang's and layout's decisions on them (StoreBase)
     #   _apply         a plan: _queue its pushes, _delete its moved rows from
     #                  their parts, _write its rows
     #   _summaries     add what the writes added to their parts' summaries
@@ -143,7 +144,7 @@ class PagesMixin(_Store):
                 copy.set_types(_COPY_TYPES)
                 for run in _split(list(batch.items())):
                     todo = self._plan(
-                        run, {}, sizes, number, current, layout.NOTHING, opened
+                        run, {}, sizes, number, current, hreflang.NOTHING, opened
                     )
                     pushes += self._pushes(todo, {})
                     todo.advance(sizes, {})
@@ -201,12 +202,12 @@ class PagesMixin(_Store):
         # lists nothing; once its runs are planned, the members that its
         # stored rows named are settled (they may lose their links).
         eager = any(entry.alternates for entry in batch.values())
-        settled = layout.NOTHING
+        settled = hreflang.NOTHING
         if eager:
             found += [read.fetchall() for read in reads[1:]]
             for rows in found:
                 _take(rows, old, sizes)
-            self._read_members(conn, layout.members(batch, old), old, sizes)
+            self._read_members(conn, hreflang.members(batch, old), old, sizes)
             settled = self._settle(batch, old)
         in_runs = settled._replace(rewrites={})
         # Planned a run at a time, each from where the one before left off
@@ -222,7 +223,7 @@ class PagesMixin(_Store):
             number, opened = todo.last_part, todo.open
             changed += len(todo.changes)
         if not eager and any(stored.row.declared for stored in old.values()):
-            self._read_members(conn, layout.members(batch, old), old, sizes)
+            self._read_members(conn, hreflang.members(batch, old), old, sizes)
             settled = self._settle(batch, old)
         if settled.rewrites:
             todo = self._plan({}, old, sizes, number, current, settled, opened)
@@ -254,7 +255,7 @@ class PagesMixin(_Store):
             seq, gone, sizes = self._locked(conn, cur, wanted)
             # The other members of the removed pages' clusters lose their links.
             others: dict[str, Stored] = {}
-            self._read_members(conn, layout.members({}, gone, gone), others, sizes)
+            self._read_members(conn, hreflang.members({}, gone, gone), others, sizes)
             current = now()
             settled = self._settle({}, {**gone, **others}, gone)
             removed = self._delete(cur, gone, current)
@@ -283,7 +284,7 @@ class PagesMixin(_Store):
             if not rows:
                 return
             again = list(rows)
-            self._read_members(conn, layout.members({}, rows, again), rows, sizes)
+            self._read_members(conn, hreflang.members({}, rows, again), rows, sizes)
             settled = self._settle({}, rows, (), again)
             if settled.rewrites:
                 self._rewrite(cur, rows, sizes, seq, now(), settled)
@@ -310,7 +311,7 @@ class PagesMixin(_Store):
         sizes: dict[int, Fill],
         seq: int,
         current: int,
-        settled: layout.Settled,
+        settled: hreflang.Settled,
     ) -> None:
         """Write again the stored ``rows`` whose listing ``settled`` changes
         (a removal's or a settling's), into parts filled as ``sizes`` says."""
@@ -359,7 +360,7 @@ class PagesMixin(_Store):
         old: dict[str, Stored],
         sizes: dict[int, Fill],
     ) -> None:
-        """Note the stored rows of these hreflang members (``layout.members``)
+        """Note the stored rows of these hreflang members (``hreflang.members``)
         in ``old``, and their parts' fill in ``sizes``."""
         _take(self._read(conn, paths), old, sizes)
 

@@ -1,4 +1,4 @@
-"""Counts and settings (stores.base.Shared): site-wide counters in the ``counts``
+"""Counts and settings (stores.contract.Shared): site-wide counters in the ``counts``
 hash, saturated at ``MAX_COUNT``, and named settings in the ``settings`` hash.
 """
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..base import MAX_COUNT, deltas
+from ..contract import MAX_COUNT, deltas
 from .client import Key, RedisBase, text
 
 

@@ -1,4 +1,4 @@
-"""The writers' decisions log (stores.base.Decisions): each path's last decisions
+"""The writers' decisions log (stores.contract.Decisions): each path's last decisions
 in the ``decision`` hash, the paths kept by recency in ``decided``.
 """
 
@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from ..base import Decision, unlogged
+from ..contract import Decision, unlogged
 from .client import Key, RedisBase
 
 # Noted at once (every writer's log read and written whole): each path's log

@@ -1,4 +1,4 @@
-"""The articles of the last two days (stores.base.News): the ``news`` hash, path ->
+"""The articles of the last two days (stores.contract.News): the ``news`` hash, path ->
 JSON [title, language, name], and ``news_by``, path by published.
 """
 
@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ...sitemaps import MAX_NEWS
-from ..base import NEWS_KEPT, Article, newest, news_cutoff
+from ..contract import NEWS_KEPT, Article, newest, news_cutoff
 from .client import Key, RedisBase, text, unpack
 
 # KEYS: the articles' hash and their sorted set (score: published); ARGV the

@@ -18,8 +18,10 @@ import redis
 from ...model import Entry, PartInfo, to_datetime
 from ...sections import DEFAULT
 from ...sitemaps import RUN
-from .. import layout
-from ..layout import Fill, Plan, Row, Settled, Stored, batches, leaving, now
+from .. import hreflang, layout
+from ..hreflang import Settled
+from ..layout import batches, leaving, now
+from ..records import Fill, Plan, Row, Stored
 from . import scripts as lua
 from .client import (
     Key,
@@ -58,7 +60,7 @@ class PagesMixin(RedisBase):
     #   _read          under the WATCH: the stored rows of the batch, with the
     #                  part summaries, their sections and the open parts'
     #   _read_members  the stored rows of the hreflang clusters' other members
-    #   _settle, _plan layout's decisions on them (StoreBase)
+    #   _settle, _plan hreflang's and layout's decisions on them (StoreBase)
     #   _apply         a plan, on the summaries read (_delete takes the moved
     #                  rows out of theirs); then, between MULTI and EXEC:
     #   _write         the rows, and _summaries the summaries touched
@@ -78,7 +80,7 @@ class PagesMixin(RedisBase):
     ) -> Work | None:
         current = now()
         state = self._read(pipe, batch, token)
-        self._read_members(pipe, state, layout.members(batch, state.rows), token)
+        self._read_members(pipe, state, hreflang.members(batch, state.rows), token)
         # Planned in full first, so that a bad entry changes nothing.
         todo = self._planned(batch, state, current)
         if not todo.changes:
@@ -98,7 +100,7 @@ class PagesMixin(RedisBase):
     def _resettle(self, wanted: list[str], pipe: Pipeline, token: str) -> Work:
         state = self._read(pipe, wanted, token)
         again = list(state.rows)
-        members = layout.members({}, state.rows, again)
+        members = hreflang.members({}, state.rows, again)
         self._read_members(pipe, state, members, token)
         settled = self._settle({}, state.rows, (), again)
         rewrite: Callable[[Pipeline], None] = _nothing
@@ -131,7 +133,7 @@ class PagesMixin(RedisBase):
         current = now()
         gone = {path: state.rows[path] for path in state.rows}
         # The other members of the removed pages' clusters lose their links.
-        self._read_members(pipe, state, layout.members({}, gone, gone), token)
+        self._read_members(pipe, state, hreflang.members({}, gone, gone), token)
         settled = self._settle({}, state.rows, gone)
         leaving = self._delete(pipe, gone, state.parts, current)
         routes: dict[str, int] = {}

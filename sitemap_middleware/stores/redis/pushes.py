@@ -1,4 +1,4 @@
-"""IndexNow's pending pushes (stores.base.Pushes): the ``push`` sorted set, path ->
+"""IndexNow's pending pushes (stores.contract.Pushes): the ``push`` sorted set, path ->
 lease (0: free), which page writes feed in their own transaction.
 """
 

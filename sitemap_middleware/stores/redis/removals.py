@@ -1,10 +1,10 @@
-"""The removals log (stores.base.Removals): the last paths removed, newest first, in
+"""The removals log (stores.contract.Removals): the last paths removed, newest first, in
 the ``removed`` list, numbered by meta's ``removed`` field; page removals feed it.
 """
 
 from __future__ import annotations
 
-from ..base import Removed
+from ..contract import Removed
 from .client import Key, Pipeline, RedisBase, runs, text
 
 # Read with the epoch in one round trip: the epoch, the removal number now,

@@ -1,4 +1,4 @@
-"""The last visit of each path per kind of client (stores.base.Visits): the
+"""The last visit of each path per kind of client (stores.contract.Visits): the
 ``visit`` hash, path -> JSON {agent: [at, status]}, and ``visited``, path by its
 newest visit (what a trim ranks unlisted paths by).
 """
@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ...sitemaps import RUN
-from ..base import Visit, latest
+from ..contract import Visit, latest
 from .client import Key, RedisBase, runs
 
 # Each path's held visits merged with the new ones, a visit kept unless the one

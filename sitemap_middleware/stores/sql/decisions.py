@@ -1,4 +1,4 @@
-"""The decisions log (stores.base.Decisions): the writers' last decisions per
+"""The decisions log (stores.contract.Decisions): the writers' last decisions per
 path, the paths decided about most lately kept (``decision_paths``).
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 
-from ..base import Decision, logged, unlogged
+from ..contract import Decision, logged, unlogged
 from .dialect import Tables
 
 # The table: SQLite's is in its first schema; PostgreSQL added it to older

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from ...sitemaps import RUN
 
 if TYPE_CHECKING:
-    from ..base import Decision
+    from ..contract import Decision
 
 
 class Dialect(NamedTuple):

@@ -1,4 +1,4 @@
-"""The news sitemap's articles (stores.base.News): the last two days' beside
+"""The news sitemap's articles (stores.contract.News): the last two days' beside
 the pages, at most NEWS_KEPT, read joined with the pages held so that any
 removal takes an article out.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ...sitemaps import MAX_NEWS
-from ..base import NEWS_KEPT, Article, news_cutoff
+from ..contract import NEWS_KEPT, Article, news_cutoff
 from .dialect import Tables
 
 # The table, made when first opened by a release that has it; the index

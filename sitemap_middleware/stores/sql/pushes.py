@@ -1,4 +1,4 @@
-"""IndexNow's pending pushes (stores.base.Pushes): a path queued in the write's
+"""IndexNow's pending pushes (stores.contract.Pushes): a path queued in the write's
 own transaction, claimed for a lease, deleted once pushed or freed to retry.
 """
 

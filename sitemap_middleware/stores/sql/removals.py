@@ -1,4 +1,4 @@
-"""The removals log (stores.base.Removals): each removed path numbered in the
+"""The removals log (stores.contract.Removals): each removed path numbered in the
 removal's own transaction, the last ``removals_kept`` kept, and read back with
 the epoch in one statement (``removed_since``).
 """
@@ -9,7 +9,7 @@ import json
 from collections.abc import Collection
 from typing import Any
 
-from ..base import Removed, removed
+from ..contract import Removed, removed
 from .dialect import Tables
 
 # The table, made when first opened by a release that has it. SQLite numbers

@@ -1,4 +1,4 @@
-"""The site-wide counters and settings every writer shares (stores.base.Shared):
+"""The site-wide counters and settings every writer shares (stores.contract.Shared):
 counters summed from each writer's deltas, saturated at MAX_COUNT.
 """
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..base import MAX_COUNT, deltas
+from ..contract import MAX_COUNT, deltas
 from .dialect import Tables
 
 # The tables, made when the store is opened. SQLite keeps the settings in its

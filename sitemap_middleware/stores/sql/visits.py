@@ -1,4 +1,4 @@
-"""The last visit of each path per kind of client (stores.base.Visits): kept
+"""The last visit of each path per kind of client (stores.contract.Visits): kept
 unless the one held is later; every listed path's, and the unlisted paths'
 visited most lately (``unlisted_visits_kept``), trimmed now and then.
 """
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from ..base import Visit, latest
+from ..contract import Visit, latest
 from .dialect import Tables
 
 # The table, made when first opened by a release that has it.

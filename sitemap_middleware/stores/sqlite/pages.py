@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from ...model import Entry
 from ...sections import DEFAULT
-from .. import layout
+from .. import hreflang, layout
 from ..base import StoreBase
-from ..layout import Change, Fill, Plan, Row, Stored, Totals, batches, leaving, now
+from ..layout import batches, leaving, now
+from ..records import Change, Fill, Plan, Row, Stored, Totals
 
 if TYPE_CHECKING:  # the store this is mixed into
     _Store = StoreBase[sqlite3.Connection]
@@ -57,7 +58,7 @@ class PagesMixin(_Store):
     #   _read_members  the stored rows of the hreflang clusters' other members
     #   _sizes         the fill of their parts and of each section's open
     #                  part, with the parts' sections
-    #   _settle, _plan layout's decisions on them (StoreBase)
+    #   _settle, _plan hreflang's and layout's decisions on them (StoreBase)
     #   _apply         a plan: _delete its moved rows from their parts, _write
     #                  its rows, and add to the parts' _summaries
     #   _queue         the IndexNow pushes
@@ -83,7 +84,7 @@ class PagesMixin(_Store):
             # is written again from a read.
             conn.execute("SAVEPOINT unread")
             try:
-                changed = self._written(conn, batch, {}, current, layout.NOTHING)
+                changed = self._written(conn, batch, {}, current, hreflang.NOTHING)
             except sqlite3.IntegrityError:
                 conn.execute("ROLLBACK TO unread")
                 conn.execute("RELEASE unread")
@@ -91,7 +92,7 @@ class PagesMixin(_Store):
                 conn.execute("RELEASE unread")
                 return changed
         old = self._read(conn, list(batch))
-        self._read_members(conn, layout.members(batch, old), old)
+        self._read_members(conn, hreflang.members(batch, old), old)
         self._unread = not old
         return self._written(conn, batch, old, current)
 
@@ -101,7 +102,7 @@ class PagesMixin(_Store):
         batch: dict[str, Entry],
         old: dict[str, Stored],
         current: int,
-        settled: layout.Settled | None = None,
+        settled: hreflang.Settled | None = None,
     ) -> int:
         """Plan and write a batch on the stored rows read (``old``; ``settled``
         their clusters, worked out when not given): how many rows changed."""
@@ -125,7 +126,7 @@ class PagesMixin(_Store):
             gone = self._read(conn, wanted)
             # The other members of the removed pages' clusters lose their links.
             others: dict[str, Stored] = {}
-            self._read_members(conn, layout.members({}, gone, gone), others)
+            self._read_members(conn, hreflang.members({}, gone, gone), others)
             settled = self._settle({}, {**gone, **others}, gone)
             removed = self._delete(conn, gone, current)
             if self._is_pushing():
@@ -147,7 +148,7 @@ class PagesMixin(_Store):
             if not rows:
                 return
             again = list(rows)
-            self._read_members(conn, layout.members({}, rows, again), rows)
+            self._read_members(conn, hreflang.members({}, rows, again), rows)
             settled = self._settle({}, rows, (), again)
             if settled.rewrites:
                 sizes, last, opened = self._sizes(conn, rows)
@@ -183,7 +184,7 @@ class PagesMixin(_Store):
     def _read_members(
         self, conn: sqlite3.Connection, paths: Collection[str], old: dict[str, Stored]
     ) -> None:
-        """Add the stored rows of these hreflang members (``layout.members``)
+        """Add the stored rows of these hreflang members (``hreflang.members``)
         to ``old``."""
         if paths:
             old.update(self._read(conn, list(paths)))
@@ -268,7 +269,7 @@ class PagesMixin(_Store):
         )
 
 
-# The columns of a new row after its path and part (layout.Row's fields), and
+# The columns of a new row after its path and part (Row's fields), and
 # those that may hold NULL.
 _ROW_COLUMNS = ("lastmod", "fingerprint", "route", "fragment", "declared", "title")
 _NULLABLE = frozenset({1, 2, 4, 5})

@@ -37,7 +37,7 @@ CREATE TABLE IF NOT EXISTS sitemap_url (
     fingerprint TEXT,
     route TEXT,
     fragment BLOB NOT NULL,         -- the finished <url> element
-    declared TEXT,                  -- hreflang alternates as declared (layout.pack)
+    declared TEXT,                  -- hreflang alternates as declared (hreflang.pack)
     title TEXT                      -- the page's title, not in the fragment
 );
 CREATE INDEX IF NOT EXISTS sitemap_url_page ON sitemap_url (page, seq);

@@ -9,9 +9,9 @@ import inspect
 from support.store_kinds import KINDS
 
 from sitemap_middleware import Store
-from sitemap_middleware.stores import abroad, base
+from sitemap_middleware.stores import abroad, contract
 from sitemap_middleware.stores.abroad import Clusters
-from sitemap_middleware.stores.base import (
+from sitemap_middleware.stores.contract import (
     Checked,
     Decisions,
     Epoch,
@@ -63,9 +63,9 @@ def runtime_protocols(module: object) -> set[type]:
 
 
 def test_the_table_names_every_capability_the_stores_define() -> None:
-    """A capability added to stores.base (or abroad) must be added to the
+    """A capability added to stores.contract (or abroad) must be added to the
     table, on the kinds that have it."""
-    defined = runtime_protocols(base) | runtime_protocols(abroad)
+    defined = runtime_protocols(contract) | runtime_protocols(abroad)
     assert names(TABLED) == names(defined)
 
 

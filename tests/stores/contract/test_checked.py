@@ -6,7 +6,7 @@ from __future__ import annotations
 from support.stored import T0, paths
 
 from sitemap_middleware import Entry, Store
-from sitemap_middleware.stores.base import Checked
+from sitemap_middleware.stores.contract import Checked
 
 CAPABILITIES = (Checked,)
 

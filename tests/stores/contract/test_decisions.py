@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from support.stored import T0
 
 from sitemap_middleware import Store
-from sitemap_middleware.stores.base import DECISION_PATHS, DECISIONS_KEPT, Decisions
+from sitemap_middleware.stores.contract import DECISION_PATHS, DECISIONS_KEPT, Decisions
 
 CAPABILITIES = (Decisions,)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from support.stored import T0
 
 from sitemap_middleware import Entry, Store
-from sitemap_middleware.stores.base import Epoch, Removals
+from sitemap_middleware.stores.contract import Epoch, Removals
 
 CAPABILITIES = (Epoch,)
 

@@ -15,7 +15,7 @@ from support.store_kinds import SERVER_KINDS, Fresh
 from support.stored import CLUSTER, T0, clustered, member, paths, rendered
 
 from sitemap_middleware import Entry, Store
-from sitemap_middleware.stores.base import Hreflang
+from sitemap_middleware.stores.contract import Hreflang
 
 CAPABILITIES = (Hreflang,)
 

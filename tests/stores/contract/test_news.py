@@ -8,7 +8,7 @@ from support.stored import T0
 
 from sitemap_middleware import Entry, Store
 from sitemap_middleware.sitemaps import MAX_NEWS, NEWS_WINDOW
-from sitemap_middleware.stores.base import NEWS_KEPT, Article, News
+from sitemap_middleware.stores.contract import NEWS_KEPT, Article, News
 
 CAPABILITIES = (News,)
 

@@ -10,7 +10,7 @@ from support.store_kinds import Fresh
 from support.stored import T0, paths
 
 from sitemap_middleware import ConfigError, Entry
-from sitemap_middleware.stores.base import Placed
+from sitemap_middleware.stores.contract import Placed
 
 CAPABILITIES = (Placed,)
 

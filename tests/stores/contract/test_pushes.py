@@ -13,7 +13,7 @@ from support.store_kinds import Fresh
 from support.stored import in_section, sections_of
 
 from sitemap_middleware import Entry, Store, open_store
-from sitemap_middleware.stores.base import Pushes, Pushing
+from sitemap_middleware.stores.contract import Pushes, Pushing
 
 CAPABILITIES = (Pushes, Pushing)
 

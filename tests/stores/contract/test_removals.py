@@ -8,13 +8,13 @@ from collections.abc import Callable
 from support.stored import T0
 
 from sitemap_middleware import Entry, Store
-from sitemap_middleware.stores.base import Removals, Removed
+from sitemap_middleware.stores.contract import Removals, Removed
 
 CAPABILITIES = (Removals,)
 
 
 def test_removals_are_numbered_and_logged(make_store: Callable[..., Store]) -> None:
-    """removed_since (stores.base.Removals): each stored path removed takes the
+    """removed_since (stores.contract.Removals): each stored path removed takes the
     next number, in the removal's own write; paths never stored, upserts and
     moves log nothing; the epoch comes with it, in the same read."""
     store = make_store(part_size=2)

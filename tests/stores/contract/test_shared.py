@@ -7,7 +7,7 @@ from collections.abc import Callable
 from support.stored import paths
 
 from sitemap_middleware import Store
-from sitemap_middleware.stores.base import MAX_COUNT, Shared
+from sitemap_middleware.stores.contract import MAX_COUNT, Shared
 
 CAPABILITIES = (Shared,)
 

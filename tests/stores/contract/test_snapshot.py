@@ -8,7 +8,7 @@ from support.store_kinds import Fresh
 from support.stored import T0, paths
 
 from sitemap_middleware import Entry, open_store
-from sitemap_middleware.stores.base import Snapshot
+from sitemap_middleware.stores.contract import Snapshot
 
 CAPABILITIES = (Snapshot,)
 

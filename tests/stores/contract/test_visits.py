@@ -7,7 +7,7 @@ from collections.abc import Callable
 from support.stored import T0
 
 from sitemap_middleware import Entry, Store
-from sitemap_middleware.stores.base import Visit, Visits
+from sitemap_middleware.stores.contract import Visit, Visits
 
 CAPABILITIES = (Visits,)
 
@@ -15,7 +15,7 @@ CAPABILITIES = (Visits,)
 def test_visits_keep_each_path_and_agent_s_latest(
     make_store: Callable[..., Store],
 ) -> None:
-    """visited (stores.base.Visits): a visit is kept as its (path, agent)'s
+    """visited (stores.contract.Visits): a visit is kept as its (path, agent)'s
     last unless the one kept is later, within a batch and across batches;
     visits() reads every kept one, or those of the paths asked about."""
     store = make_store()
