@@ -101,6 +101,13 @@ class SQLiteStore(
         self.where = os.path.abspath(path) if self._named() else path
         self.timeout = timeout
         self._busy = threading.Lock()  # one statement at a time on the connection
+        # What other sites' writers read (declarations): a connection of its
+        # own, guarded by a lock never held while waiting for another, for
+        # the process and the file it was opened on.
+        self._reading = threading.Lock()
+        self._reader: tuple[int, tuple[int, int] | None, sqlite3.Connection] | None = (
+            None
+        )
         self._epoch = ""
         # The file as opened: its identity (st_dev, st_ino), None for a
         # special name (":memory:"); whether it was opened read-only; when to
@@ -459,6 +466,42 @@ class SQLiteStore(
     def close(self) -> None:
         with self._busy:  # not under a statement of another thread
             super().close()
+        with self._reading:
+            reader, self._reader = self._reader, None
+            if reader is not None and reader[0] == os.getpid():
+                reader[2].close()
+
+    @contextmanager
+    def _committed(self) -> Iterator[sqlite3.Connection]:
+        """A connection that reads what is committed (WAL) without waiting
+        for this store's writer, which may be reading another site's listing
+        in its transaction while that site's writer asks this one: each
+        would wait for the other's lock. The file is opened (and made) under
+        the writer's lock when this process has no reader on it yet, which
+        ``Abroad.ready`` asks before any write lock is taken, and never
+        while the reading lock is held; a file not watched (":memory:") or
+        opened read-only is read on the writer's connection."""
+        reader = self._reader
+        if reader is None or reader[:2] != (os.getpid(), self._file):
+            with self._busy:  # Abroad.ready: before any write lock is taken
+                self._use()
+        if not self._named() or self._read_only:
+            with self._busy:
+                yield self._use()
+            return
+        with self._reading:
+            reader = self._reader
+            if reader is None or reader[:2] != (os.getpid(), self._file):
+                conn = sqlite3.connect(
+                    self.path,
+                    timeout=self.timeout,
+                    isolation_level=None,
+                    check_same_thread=False,  # guarded by self._reading
+                )
+                if reader is not None and reader[0] == os.getpid():
+                    reader[2].close()
+                reader = self._reader = (os.getpid(), self._file, conn)
+            yield reader[2]
 
     @contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:

@@ -46,6 +46,7 @@ class PagesMixin(_Store):
     if TYPE_CHECKING:
 
         def _use(self) -> sqlite3.Connection: ...
+        def _committed(self) -> AbstractContextManager[sqlite3.Connection]: ...
         def _writing(self) -> AbstractContextManager[sqlite3.Connection]: ...
         def _query(self, sql: str, params: Any = ()) -> list[Any]: ...
         def _queue(self, conn: Any, paths: Collection[str]) -> None: ...
@@ -156,10 +157,8 @@ class PagesMixin(_Store):
                 self._apply(conn, todo, rows, current)
 
     def declarations(self, paths: Iterable[str]) -> dict[str, str]:
-        # A read of what is committed (WAL): it never waits for a writer.
         names = list(paths)
-        with self._busy:
-            conn = self._use()  # opened even for none: Abroad.ready
+        with self._committed() as conn:  # opened even for none: Abroad.ready
             if not names:
                 return {}
             found = conn.execute(

@@ -5,10 +5,12 @@ members removed or changing their set, and with both sites writing at once."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.reciprocal import Links, stored_links, unreciprocated
@@ -142,7 +144,7 @@ def test_both_sites_writing_at_once_end_reciprocal(
         DE: [page(DE), page(DE, ("de-at", "/x"), print_="q")],
         FR: [page(FR), page(FR, ("de-at", f"{DE}/x"), print_="q")],
     }
-    rounds = [(a, b) for a in (0, 1) for b in (0, 1)] * 4
+    rounds = [(a, b) for a in (0, 1) for b in (0, 1)] * 16
     errors: list[BaseException] = []
 
     def write(start: threading.Barrier, store: Store, entry: Entry) -> None:
@@ -161,7 +163,10 @@ def test_both_sites_writing_at_once_end_reciprocal(
         for thread in threads:
             thread.start()
         for thread in threads:
-            thread.join()
+            thread.join(30)
+        # Each write waits for no lock the other holds while it waits
+        # (SQLite's declarations read on a connection of their own).
+        assert not any(thread.is_alive() for thread in threads), "deadlocked"
         assert not errors
         listed = served(de, fr)
         assert not unreciprocated(listed), (a, b, listed)
@@ -231,3 +236,47 @@ def test_a_member_changed_while_the_other_site_writes(
         far.close()
     assert not errors
     assert not any(served(de, fr).values())
+
+
+def test_settlings_crossing_at_once_wait_for_no_one(
+    sites: tuple[Store, Store],
+) -> None:
+    """Each site's listing settled again for the other's write at the same
+    moment, each reading the other's declarations from inside its own write
+    transaction: neither waits for a lock the other holds while it waits
+    (SQLite reads declarations on a connection of their own)."""
+    de, fr = sites
+    de.upsert([page(DE)])
+    fr.upsert([page(FR)])
+    opened, both = threading.Barrier(2), threading.Barrier(2)
+
+    def meet(barrier: threading.Barrier) -> None:
+        with contextlib.suppress(threading.BrokenBarrierError):
+            barrier.wait(5)
+
+    for store in (de, fr):
+        assert isinstance(store, Clusters) and store.abroad is not None
+        ready, read = store.abroad.ready, store.abroad.declared
+
+        def readied(ready: Any = ready) -> None:
+            ready()
+            meet(opened)  # both have opened the other's listing, no lock held
+
+        def declared(urls: Iterable[str], read: Any = read) -> Any:
+            meet(both)  # both settlings hold their write lock here
+            return read(urls)
+
+        store.abroad.ready = readied  # type: ignore[method-assign]
+        store.abroad.declared = declared  # type: ignore[method-assign]
+    assert de.abroad is not None and fr.abroad is not None
+    threads = [
+        threading.Thread(target=de.abroad.resettle, args=([f"{FR}/x"],)),
+        threading.Thread(target=fr.abroad.resettle, args=([f"{DE}/x"],)),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert not any(thread.is_alive() for thread in threads), "deadlocked"
+    listed = served(de, fr)
+    assert listed == {f"{DE}/x": CLUSTER, f"{FR}/x": CLUSTER}
