@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING
 from .config import DEFAULT_EXCLUDE, DEFAULT_HARMLESS_COOKIES, Config
 from .errors import ConfigError, SitemapError, StoreError, StoreFault, StoreReadOnly
 from .routes import sitemap, skip
-from .serving.site_map import IndexEntry, Link, Section, SiteMap, site_map
+from .serving.arrangement import IndexEntry, Link, Section, SiteMap
+from .serving.site_map import site_map
 from .stores import Entry, PageInfo, PartInfo, Store, open_store, register_store
 
 if TYPE_CHECKING:  # the names __getattr__ imports, as mypy and IDEs see them

@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 from typing import NamedTuple
 
 from ..visible import visible
-from .head import decode
+from .charset import decode
 
 # Characters kept of a title, cut at a word: longer ones are not titles a
 # site map shows whole.

@@ -25,7 +25,8 @@ from ..model import PartInfo, to_datetime
 from ..paths import TEXT, Document
 from ..sitemaps import MAX_NEWS, NEWS_WINDOW, escape
 from ..stores.contract import News, Store
-from . import site_map
+from . import site_map, site_map_html
+from .arrangement import Arrangement
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -395,7 +396,7 @@ class Server:
         return Response(200, headers, built)
 
     def _site_map_body(
-        self, arranged: site_map.Arrangement, key: tuple[object, ...], page: int
+        self, arranged: Arrangement, key: tuple[object, ...], page: int
     ) -> bytes | None:
         """Page ``page`` of the site map, ``None`` for one it does not have."""
         config = self._config
@@ -405,7 +406,7 @@ class Server:
             return None
         return self._cached(
             key,
-            lambda: site_map.render(
+            lambda: site_map_html.render(
                 listing,
                 path=config.base_url + (self._site_map or ""),
                 lang=config.html_sitemap_lang,

@@ -13,15 +13,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from sitemap_middleware.page import head as head_module
+from sitemap_middleware.page.charset import encoding_of
 from sitemap_middleware.page.head import (
     HEAD_BUDGET,
-    MAX_ALTERNATES,
     NOTHING,
     Head,
     merge,
     scan_head,
     scan_link_header,
 )
+from sitemap_middleware.page.parser import MAX_ALTERNATES, MAX_DATES, HeadParser
 
 NOINDEX = b"<meta name=robots content=noindex>"
 
@@ -195,7 +196,7 @@ def test_where_the_tokenizer_gives_up_what_it_read_stands() -> None:
     """Without the scanner's own reading of "<![", html.parser raises inside
     itself on "<![x["; the noindex read before it still counts."""
     with mock.patch.object(
-        head_module._HeadParser,
+        HeadParser,
         "parse_html_declaration",
         HTMLParser.parse_html_declaration,
     ):
@@ -207,7 +208,7 @@ def test_a_bug_in_the_scanner_is_not_swallowed(error: Exception) -> None:
     """Only the tokenizer's own failures are absorbed: an exception raised by
     the scanner's handlers reaches the caller (the writer logs it as a bug)."""
     with (
-        mock.patch.object(head_module._HeadParser, "_meta", side_effect=error),
+        mock.patch.object(HeadParser, "_meta", side_effect=error),
         pytest.raises(type(error), match="bug"),
     ):
         scan_head([b"<head>" + NOINDEX])
@@ -742,10 +743,10 @@ def test_json_ld_date_published_is_read_beside_date_modified(quick: bool) -> Non
 def test_json_ld_dates_are_capped() -> None:
     items = ", ".join('{"dateModified": "2024-01-02"}' for _ in range(100))
     head = scan_head([json_ld(f'{{"@graph": [{items}]}}')])
-    assert len(head.date_modified) == head_module.MAX_DATES
+    assert len(head.date_modified) == MAX_DATES
     items = ", ".join('{"datePublished": "2024-01-02"}' for _ in range(100))
     head = scan_head([json_ld(f'{{"@graph": [{items}]}}')])
-    assert len(head.date_published) == head_module.MAX_DATES
+    assert len(head.date_published) == MAX_DATES
 
 
 # -- the page's charset -------------------------------------------------------------
@@ -788,7 +789,7 @@ def test_json_ld_dates_are_capped() -> None:
     ],
 )
 def test_encoding_of(charset: str | None, start: bytes, expected: str) -> None:
-    assert head_module.encoding_of(charset, start) == expected
+    assert encoding_of(charset, start) == expected
 
 
 @pytest.mark.parametrize(

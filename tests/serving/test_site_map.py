@@ -26,7 +26,8 @@ from sitemap_middleware import (
     site_map,
 )
 from sitemap_middleware.model import UNDATED
-from sitemap_middleware.serving.site_map import MAX_INDEX, PAGE_LINKS
+from sitemap_middleware.serving.site_map import PAGE_LINKS
+from sitemap_middleware.serving.site_map_html import MAX_INDEX
 from sitemap_middleware.stores.memory import MemoryStore
 
 SITE_MAP = {"html_sitemap": "/site-map"}

@@ -1,0 +1,166 @@
+"""The quick scan: a head written plainly, read by a few regexes that hand
+html.parser's tokens to the same handlers (parser.HeadParser).
+"""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+
+from .parser import (
+    HEAD_ELEMENTS,
+    MODIFIED_PROPERTY,
+    NO_ATTRIBUTES,
+    PUBLISHED_PROPERTY,
+    READ_ATTRIBUTES,
+    ROBOTS_NAMES,
+    SITE_NAME_PROPERTY,
+    HeadEnd,
+    HeadParser,
+)
+
+# html.parser spends most of a head's time in its generic loop. A head written
+# plainly (tags whose attributes are separated by whitespace and quoted or
+# plain words, comments without "--" inside, scripts and styles without "</" or
+# "<!--" inside) is read here by a few regexes, which hand the same tokens to
+# the same handlers (HeadParser's), so that what is found has one home.
+# Everything else, and any construct on which releases of html.parser differ
+# (a bare "<", "<?", "<![", "/>" on an element with content, noscript and
+# template, whose content some releases read as text, markup inside a title),
+# makes the quick scan give up, and html.parser reads the head from the start.
+# tests/page/test_head_quick.py compares the two on generated heads.
+
+_WS = "\t\n\f\r "  # ASCII whitespace: html.parser's \s takes Unicode's too
+# A start tag, after whitespace if any: its name, its attributes, "/" if
+# self-closing. Between attributes only ASCII whitespace; a plain value ends
+# at any whitespace and is followed by ASCII whitespace or ">" (html.parser
+# would read "x\xa0y" as "x" then "y", and "x/>" as "x/" then ">").
+_START_TAG = re.compile(
+    f"[{_WS}]*<([a-zA-Z][a-zA-Z0-9]*)"
+    f"((?:[{_WS}]+[a-zA-Z_:][-a-zA-Z0-9_:.]*"
+    f"(?:[{_WS}]*=[{_WS}]*(?:\"[^\"]*\"|'[^']*'|[^\\s\"'=<>`/]+(?=[{_WS}>])))?)*)"
+    f"[{_WS}]*(/?)>"
+)
+_ATTRIBUTE = re.compile(
+    f"([a-zA-Z_:][-a-zA-Z0-9_:.]*)"
+    f"(?:[{_WS}]*=[{_WS}]*(?:\"([^\"]*)\"|'([^']*)'|([^\\s\"'=<>`/]+)))?"
+)
+_END_TAG = re.compile("</([a-zA-Z][a-zA-Z0-9]*)>")
+_COMMENT = re.compile("<!--(?!-?>)(?:[^-]|-(?!-))*-->")
+_DOCTYPE = re.compile("<![dD][oO][cC][tT][yY][pP][eE][^<>]*>")
+# html.parser's raw text elements: their content is read up to their end tag.
+_RAW_TEXT = frozenset({"script", "style"})
+# What "/>" may close: elements without content, and the head's own tags
+# (any other element ends the head, closed or not).
+_VOID = frozenset({"meta", "link", "base", "html", "head"})
+# A <meta> or <link> the handlers act on holds one of these words (or a
+# character reference, which may spell one): the others are passed over
+# without reading their attributes (most of a head's tags).
+# Searched in the lowered attributes (IGNORECASE would cost five times as much).
+_TELLING = {
+    "meta": re.compile(
+        "|".join(
+            map(
+                re.escape,
+                (
+                    *ROBOTS_NAMES,
+                    MODIFIED_PROPERTY,
+                    PUBLISHED_PROPERTY,
+                    SITE_NAME_PROPERTY,
+                    "&",
+                ),
+            )
+        )
+    ).search,
+    "link": re.compile("canonical|alternate|&").search,
+    "html": re.compile("lang|&").search,
+}
+# Elements whose content releases of html.parser read differently.
+_GIVE_UP = frozenset({"noscript", "template"})
+
+
+def quick_scan(parser: HeadParser, text: str) -> bool:
+    """Feed ``text``'s head to ``parser``'s handlers: ``True`` where the head
+    ends, ``False`` where the quick scan gives up or the text ends first
+    (the parser's state then meaningless)."""
+    find = text.find
+    i = 0
+    try:
+        while True:
+            # Whitespace and a start tag, most steps of a head, in one match
+            # (whitespace outside a title is nothing to the handlers).
+            start = _START_TAG.match(text, i) if parser.inert is None else None
+            if start is None:
+                j = find("<", i)
+                if j < 0:
+                    return False  # the end, where html.parser keeps what it holds
+                if i < j:
+                    data = text[i:j]
+                    if parser.inert is not None or data.strip(_WS):
+                        parser.handle_data(unescape(data) if "&" in data else data)
+                if parser.inert is not None:  # in a title: only its end tag
+                    end = _END_TAG.match(text, j)
+                    if end is None or end.group(1).lower() != "title":
+                        return False
+                    parser.handle_endtag("title")
+                    i = end.end()
+                    continue
+                start = _START_TAG.match(text, j)
+            if start is not None:
+                name, written, closed = start.groups()
+                tag = name.lower()
+                if tag in _GIVE_UP or (
+                    closed and tag not in _VOID and tag in HEAD_ELEMENTS
+                ):
+                    return False
+                i = start.end()
+                if tag in READ_ATTRIBUTES:
+                    telling = _TELLING.get(tag)
+                    if telling is not None and telling(written.lower()) is None:
+                        continue  # a <meta> or <link> the handlers ignore
+                    parser.start(tag, _attributes(written))
+                else:
+                    parser.start(tag, NO_ATTRIBUTES)
+                if tag in _RAW_TEXT:
+                    i = _raw_text(parser, text, i, tag)
+                    if i < 0:
+                        return False
+                continue
+            end = _END_TAG.match(text, j)
+            if end is not None:
+                parser.handle_endtag(end.group(1).lower())
+                i = end.end()
+                continue
+            other = _COMMENT.match(text, j) or _DOCTYPE.match(text, j)
+            if other is None:
+                return False
+            i = other.end()
+    except HeadEnd:
+        return True
+
+
+def _attributes(written: str) -> dict[str, str]:
+    """A start tag's attributes, as :func:`_first` gives html.parser's: the
+    first of each name, a bare one empty, character references decoded."""
+    values: dict[str, str] = {}
+    for name, double, single, plain in _ATTRIBUTE.findall(written):
+        name = name.lower()
+        if name not in values:
+            value = double or single or plain  # the one that matched, or ""
+            values[name] = unescape(value) if "&" in value else value
+    return values
+
+
+def _raw_text(parser: HeadParser, text: str, i: int, tag: str) -> int:
+    """Hand a script's or style's content to ``parser``, then its end tag;
+    where the text goes on from, or -1 to give up."""
+    j = text.find("</", i)
+    if j < 0 or "<!--" in text[i:j]:
+        return -1
+    end = _END_TAG.match(text, j)
+    if end is None or end.group(1).lower() != tag:
+        return -1
+    if i < j:
+        parser.handle_data(text[i:j])
+    parser.handle_endtag(tag)
+    return end.end()
