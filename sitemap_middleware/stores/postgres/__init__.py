@@ -22,15 +22,8 @@ from ...errors import StoreError
 from ...sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
 from ...urls import redacted
 from ..base import RENAMED, StoreBase
-from ..sql import decisions, news, pushes, removals, shared, visits
-from ..sql.decisions import DecisionsMixin
+from ..sql import SideTables, decisions, news, pushes, removals, shared, visits
 from ..sql.dialect import postgres
-from ..sql.news import NewsMixin
-from ..sql.parts import PartsMixin
-from ..sql.pushes import PushesMixin
-from ..sql.removals import RemovalsMixin
-from ..sql.shared import SharedMixin
-from ..sql.visits import VisitsMixin
 from .pages import SECTIONS, PagesMixin, _one
 from .runs import READ_RUN, RunsMixin
 
@@ -90,13 +83,7 @@ _OWN_OPTIONS = {
 class PostgresStore(
     PagesMixin,
     RunsMixin,
-    PartsMixin,
-    SharedMixin,
-    PushesMixin,
-    DecisionsMixin,
-    RemovalsMixin,
-    VisitsMixin,
-    NewsMixin,
+    SideTables,
     StoreBase[ConnectionPool],
 ):
     """A connection pool per process, opened on first use and again after fork.

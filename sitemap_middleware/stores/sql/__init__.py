@@ -1,4 +1,28 @@
 """What the SQLite and PostgreSQL stores share beside the pages: one mixin per
-capability (a table beside the pages, its statements written once), and the
-dialect that spells them for each database (``dialect.py``).
+capability (a table beside the pages, its statements written once), the dialect
+that spells them for each database (``dialect.py``), and ``SideTables``, all of
+them as one base of each store.
 """
+
+from __future__ import annotations
+
+from .decisions import DecisionsMixin
+from .news import NewsMixin
+from .parts import PartsMixin
+from .pushes import PushesMixin
+from .removals import RemovalsMixin
+from .shared import SharedMixin
+from .visits import VisitsMixin
+
+
+class SideTables(
+    PartsMixin,
+    SharedMixin,
+    PushesMixin,
+    DecisionsMixin,
+    RemovalsMixin,
+    VisitsMixin,
+    NewsMixin,
+):
+    """Every capability the two databases share, a base of each store: a new
+    capability's mixin is added here, once for both."""

@@ -18,14 +18,8 @@ from typing import Any
 from ...errors import StoreError, StoreFault, StoreReadOnly
 from ...sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
 from ..base import StoreBase
-from ..sql.decisions import DecisionsMixin
+from ..sql import SideTables
 from ..sql.dialect import SQLITE
-from ..sql.news import NewsMixin
-from ..sql.parts import PartsMixin
-from ..sql.pushes import PushesMixin
-from ..sql.removals import RemovalsMixin
-from ..sql.shared import SharedMixin
-from ..sql.visits import VisitsMixin
 from .file import FileMixin, _of_file, _sidecars, _signature
 from .pages import PagesMixin
 from .runs import RunsMixin
@@ -53,13 +47,7 @@ _DAMAGED_WORDS = ("file is not a database", "database disk image is malformed")
 class SQLiteStore(
     PagesMixin,
     RunsMixin,
-    PartsMixin,
-    SharedMixin,
-    PushesMixin,
-    DecisionsMixin,
-    RemovalsMixin,
-    VisitsMixin,
-    NewsMixin,
+    SideTables,
     FileMixin,
     StoreBase[sqlite3.Connection],
 ):
