@@ -13,7 +13,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 from urllib.parse import quote, urlsplit
 
 from ..apps import MAX_LAYERS, RouteTable, find_flask, flask_table, starlette_table
@@ -108,6 +108,18 @@ def overridden(
         changes["new_urls_per_minute"] = None
     made = dataclasses.replace(config, **changes) if changes else config
     return made if hold is None else hold(made)
+
+
+class Asked(NamedTuple):
+    """What a replay changes of the app's config (:func:`overridden`)."""
+
+    store: str | None
+    base_url: str | None
+    limited: bool
+    hold: Hold | None
+
+    def config(self, config: Config) -> Config:
+        return overridden(config, self.store, self.base_url, self.limited, self.hold)
 
 
 @dataclasses.dataclass
@@ -222,11 +234,12 @@ def replay(
     from ..asgi import ASGISitemapMiddleware
     from ..wsgi import SitemapMiddleware
 
+    asked = Asked(store, base_url, limited, hold)
     if isinstance(app, SitemapMiddleware) or find_flask(app) is not None:
-        with _wsgi(app, store, base_url, limited, hold, site) as ready:
+        with _wsgi(app, asked, site) as ready:
             yield ready
     elif isinstance(app, ASGISitemapMiddleware) or hasattr(app, "routes"):
-        with _asgi(app, store, base_url, limited, hold, site) as ready:
+        with _asgi(app, asked, site) as ready:
             yield ready
     else:
         raise AppError(
@@ -242,10 +255,7 @@ def _origin(config: Config) -> tuple[str, str]:
 @contextmanager
 def _wsgi(
     app: Any,
-    store: str | None,
-    base_url: str | None,
-    limited: bool,
-    hold: Hold | None,
+    asked: Asked,
     site: str | None,
 ) -> Iterator[Replay]:
     from werkzeug.test import Client
@@ -261,7 +271,7 @@ def _wsgi(
         # The site's own middleware answers the replayed requests, as the
         # Host of its base_url selects it.
         root = found = _site_of(found, site)
-    config = overridden(found.config, store, base_url, limited, hold)
+    config = asked.config(found.config)
     made = config is not found.config
     if made:
         replacement = SitemapMiddleware(found.app, config)
@@ -370,10 +380,7 @@ def _swap(owner: Any, attribute: str, old: object, new: object) -> None:
 @contextmanager
 def _asgi(
     app: Any,
-    store: str | None,
-    base_url: str | None,
-    limited: bool,
-    hold: Hold | None,
+    asked: Asked,
     site: str | None,
 ) -> Iterator[Replay]:
     # Imported here: the package needs no framework, and the test client needs
@@ -390,7 +397,7 @@ def _asgi(
     root = app
     made: list[SitemapBase] = []
     if isinstance(app, ASGISitemapMiddleware):
-        config = overridden(app.config, store, base_url, limited, hold)
+        config = asked.config(app.config)
         if config is not app.config:
             root = ASGISitemapMiddleware(app.app, config)
             made.append(root)
@@ -405,11 +412,7 @@ def _asgi(
             # Host of its base_url selects it (its routes learned at startup).
             root = found = _site_of(found, site)
             known = found.table()
-        config = (
-            found.config
-            if made
-            else overridden(found.config, store, base_url, limited, hold)
-        )
+        config = found.config if made else asked.config(found.config)
         if config is not found.config:
             # Starlette builds its middleware at startup: it is replaced now.
             replacement = ASGISitemapMiddleware(found.app, config)
