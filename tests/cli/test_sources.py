@@ -20,7 +20,7 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.helpers import serve_in_thread
+from support.helpers import serve_in_thread, stored_paths
 
 from sitemap_middleware import Entry, open_store
 from sitemap_middleware.cli import Exit, main
@@ -104,14 +104,6 @@ def store(tmp_path: Path) -> str:
     return uri
 
 
-def paths(uri: str) -> list[str]:
-    found = open_store(uri)
-    try:
-        return sorted(e.path for p in found.parts() for e in found.entries(p.number))
-    finally:
-        found.close()
-
-
 # -- only what it was given ------------------------------------------------------
 
 
@@ -131,7 +123,7 @@ def test_an_index_over_http_is_followed_on_its_own_origin_only(
     assert code == Exit.PROBLEMS
     assert f"{other.url}/evil.xml: not on the origin of the index" in err
     assert other.asked == []
-    assert paths(store) == ["/a", "/b", "/kept"]
+    assert stored_paths(store) == ["/a", "/b", "/kept"]
 
 
 def test_a_redirect_off_the_origin_is_not_followed(
@@ -146,7 +138,7 @@ def test_a_redirect_off_the_origin_is_not_followed(
     assert code == Exit.PROBLEMS
     assert "off the origin of the index" in err
     assert other.asked == []
-    assert paths(store) == ["/a", "/kept"]
+    assert stored_paths(store) == ["/a", "/kept"]
 
 
 def test_a_redirect_to_another_scheme_is_not_followed(
@@ -158,7 +150,7 @@ def test_a_redirect_to_another_scheme_is_not_followed(
     code, _, err = _import(store, f"{own.url}/sitemap.xml")
     assert code == Exit.SOURCE
     assert "redirected to ftp://127.0.0.1:1/x.xml, not http(s)" in err
-    assert paths(store) == ["/kept"]
+    assert stored_paths(store) == ["/kept"]
 
 
 def test_a_file_index_reads_only_files_beside_it(tmp_path: Path, store: str) -> None:
@@ -179,7 +171,7 @@ def test_a_file_index_reads_only_files_beside_it(tmp_path: Path, store: str) -> 
     assert code == Exit.PROBLEMS
     assert "../: names no file to look for in the index's folder or below" in err
     assert f"file://{tmp_path}/secret.xml: neither an http(s) URL" in err
-    assert paths(store) == ["/kept", "/part"]
+    assert stored_paths(store) == ["/kept", "/part"]
 
 
 # What an index may name that is no part of it: each is reported in a line and
@@ -236,7 +228,7 @@ def test_a_remote_index_reads_its_own_origin_over_http_only(
     assert f": {reason}" in err
     assert "SECRETPW" not in out + err
     assert other.asked == []
-    assert paths(store) == ["/a", "/kept"]
+    assert stored_paths(store) == ["/a", "/kept"]
 
 
 @pytest.mark.parametrize(
@@ -269,7 +261,7 @@ def test_a_remote_index_part_is_a_request_to_its_origin(
     code, _, err = _import(store, f"{own.url}/sitemap.xml")
     assert (code, err) == (Exit.OK, "")
     assert own.asked == ["/sitemap.xml", asked]
-    assert paths(store) == ["/b", "/kept"]
+    assert stored_paths(store) == ["/b", "/kept"]
 
 
 LOCAL_REFUSED = [
@@ -307,7 +299,7 @@ def test_a_file_index_reads_files_in_its_folder_only(
     assert code == Exit.PROBLEMS
     assert err == f"skipped {hostile}: {reason}" + err.partition(reason)[2], err
     assert err.count("\n") == 1
-    assert paths(store) == ["/below", "/kept", "/part"]
+    assert stored_paths(store) == ["/below", "/kept", "/part"]
 
 
 def test_a_part_an_index_names_many_times_is_read_once(
@@ -324,7 +316,7 @@ def test_a_part_an_index_names_many_times_is_read_once(
     code, _, err = _import(store, f"{site.url}/sitemap.xml")
     assert code == Exit.OK, err
     assert site.asked == ["/sitemap.xml", "/part.xml"]
-    assert paths(store) == ["/a", "/kept"]
+    assert stored_paths(store) == ["/a", "/kept"]
 
 
 def test_a_file_index_naming_a_part_many_times_reads_it_once(
@@ -349,7 +341,7 @@ def test_a_file_index_naming_a_part_many_times_reads_it_once(
     code, _, err = _import(store, str(tmp_path / "sitemap.xml"))
     assert code == Exit.OK, err
     assert opened.count(str(tmp_path / "part.xml")) == 2  # checked, then read
-    assert paths(store) == ["/a", "/kept"]
+    assert stored_paths(store) == ["/a", "/kept"]
 
 
 @pytest.mark.parametrize(
@@ -369,7 +361,7 @@ def test_a_byte_order_mark_is_no_part_of_the_document(
     source.write_text(document, encoding="utf-8")
     code, _, err = _import(store, str(source))
     assert (code, err) == (Exit.OK, "")
-    assert paths(store) == ["/a", "/b", "/kept"]
+    assert stored_paths(store) == ["/a", "/b", "/kept"]
 
 
 def test_a_source_that_sends_a_byte_now_and_then_is_refused_in_time(
@@ -412,7 +404,7 @@ def test_a_source_that_sends_a_byte_now_and_then_is_refused_in_time(
     assert code == Exit.SOURCE
     assert "took more than 0.5 s to send" in err
     assert time.monotonic() - started < 10
-    assert paths(store) == ["/kept"]
+    assert stored_paths(store) == ["/kept"]
 
 
 # -- hostile shapes ----------------------------------------------------------------
@@ -443,7 +435,7 @@ def test_a_hostile_shape_is_refused_and_adds_nothing(
     code, _, err = _import(store, str(source))
     assert code == Exit.SOURCE
     assert words in err
-    assert paths(store) == ["/kept"]
+    assert stored_paths(store) == ["/kept"]
 
 
 @pytest.mark.slow
@@ -475,7 +467,7 @@ def test_one_long_token_costs_time_in_proportion(tmp_path: Path, store: str) -> 
         assert done.returncode == code, done.stderr
         if code == Exit.SOURCE:
             assert "bytes without a '>'" in done.stderr
-        assert paths(store) == ["/a", "/kept"]  # the comment's import, alone
+        assert stored_paths(store) == ["/a", "/kept"]  # the comment's import, alone
 
 
 def test_an_import_publishes_nothing_the_config_refuses(
@@ -496,7 +488,7 @@ def test_an_import_publishes_nothing_the_config_refuses(
     assert f"{len(refused)} skipped" in out
     for path, words in refused.items():
         assert f"skipped {BASE}{path}: {words}" in err
-    assert paths(store) == ["/fine", "/kept"]
+    assert stored_paths(store) == ["/fine", "/kept"]
 
 
 # -- adds, never overrules -----------------------------------------------------------
@@ -659,7 +651,7 @@ def test_a_sitemap_without_the_namespace_is_read(tmp_path: Path, store: str) -> 
     code, out, _ = _import(store, str(source))
     assert code == Exit.OK
     assert out.startswith("imported 1 entry (1 new URL);")
-    assert paths(store) == ["/kept", "/plain"]
+    assert stored_paths(store) == ["/kept", "/plain"]
 
 
 def test_a_root_in_another_namespace_is_named(tmp_path: Path, store: str) -> None:
