@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -23,6 +23,7 @@ from support.sections_app import OTHERS, PATHS, POSTS, TAGS, body
 from support.store_kinds import Fresh
 
 from sitemap_middleware import open_store
+from sitemap_middleware.stores.contract import Snapshot
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
 
@@ -111,16 +112,25 @@ def served(port: int) -> dict[int, list[str]]:
 
 
 def layout(store_uri: str) -> dict[int, tuple[str, list[str], str]]:
-    """Part number -> section, paths and version, as the store keeps them."""
+    """Part number -> section, paths and version, as the store keeps them at
+    one moment, while the servers' writers may be moving pages: read in a
+    snapshot where the store has one, else read again until no part's
+    version moved meanwhile (as export does)."""
     with open_store(store_uri) as store:
-        return {
-            info.number: (
-                info.section,
-                [e.path for e in store.entries(info.number)],
-                info.version,
-            )
-            for info in store.parts()
-        }
+        while True:
+            held = isinstance(store, Snapshot)
+            with store.snapshot() if held else nullcontext():
+                parts = store.parts()
+                laid = {
+                    info.number: (
+                        info.section,
+                        [e.path for e in store.entries(info.number)],
+                        info.version,
+                    )
+                    for info in parts
+                }
+                if held or store.parts() == parts:
+                    return laid
 
 
 def by_section(laid: dict[int, tuple[str, list[str], str]]) -> dict[str, set[str]]:
