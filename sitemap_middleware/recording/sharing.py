@@ -58,7 +58,7 @@ EPOCH_INTERVAL = 1.0
 
 class Side(Protocol):
     """What a writer keeps for the store beside the pages, written after them in
-    the same round, under the same outage rule (``Writer._write_sides``)."""
+    the same round, under the same outage rule (``Writer._attempt``)."""
 
     def due(self, force: bool) -> bool:
         """Whether there is something to write now (``force``: a flush)."""

@@ -72,7 +72,7 @@ class MemoryStore(StoreBase[None]):
         self._news: dict[str, Article] = {}
 
     # -- the write path -------------------------------------------------------------
-    # The steps, named alike in every store (redis.py, postgres/, sqlite/),
+    # The steps, named alike in every store (redis/, postgres/, sqlite/ pages.py),
     # each batch under the lock; every row is at hand, so nothing is _read:
     #   _sizes         the fill and section of every part, the open ones
     #   _settle, _plan layout's decisions (StoreBase)

@@ -74,7 +74,7 @@ class PagesMixin(_Store):
         def _log_removed(self, conn: Any, paths: Collection[str]) -> None: ...
 
     # -- the write path -------------------------------------------------------------
-    # The steps, named alike in every store (redis.py, sqlite/pages.py, memory.py):
+    # The steps, named alike in every store (redis/, sqlite/ pages.py, memory.py):
     #   _read          the stored rows of the batch, with their parts' fill
     #                  and section, and each section's open part (_OPEN)
     #   _read_members  the stored rows of the hreflang clusters' other members

@@ -55,7 +55,7 @@ class PagesMixin(RedisBase):
         return f"{self.prefix}page:{number}"
 
     # -- the write path -------------------------------------------------------------
-    # The steps, named alike in every store (postgres.py, sqlite.py, memory.py),
+    # The steps, named alike in every store (postgres/, sqlite/ pages.py, memory.py),
     # each batch in one optimistic transaction (_transact):
     #   _read          under the WATCH: the stored rows of the batch, with the
     #                  part summaries, their sections and the open parts'

@@ -53,7 +53,7 @@ class PagesMixin(_Store):
         def _log_removed(self, conn: Any, paths: Collection[str]) -> None: ...
 
     # -- the write path -------------------------------------------------------------
-    # The steps, named alike in every store (redis.py, postgres/pages.py, memory.py),
+    # The steps, named alike in every store (redis/, postgres/ pages.py, memory.py),
     # each batch in one BEGIN IMMEDIATE transaction (_writing):
     #   _read          the stored rows of the batch
     #   _read_members  the stored rows of the hreflang clusters' other members
