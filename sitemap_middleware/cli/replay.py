@@ -187,6 +187,17 @@ class Replay:
             for values in params():
                 yield template, fill(template, values, self.spelling)
 
+    def unlisted(self) -> list[str]:
+        """The GET routes with parameters whose pages no ``params`` lists:
+        :meth:`seeds` gives none of their pages."""
+        pattern = _WERKZEUG_PARAM if self.spelling == "werkzeug" else _STARLETTE_PARAM
+        table = self.table
+        return [
+            template
+            for template in sorted(table.gets - table.framework)
+            if pattern.search(template) and params_of(table.views.get(template)) is None
+        ]
+
 
 def fill(template: str, values: Mapping[str, object], spelling: str) -> str | None:
     """The path of ``template`` with ``values`` in place, percent-encoded as a
