@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Iterable
+from urllib.parse import urlsplit
 
+from ..config import Config
 from ..sections import label
 from ..visible import visible
-from .arrangement import Section
+from .arrangement import Arrangement, Section
 
 # What Markdown reads as markup anywhere in a line: a backslash escapes any
 # ASCII punctuation (CommonMark §2.4), so each of these is written escaped.
@@ -71,3 +73,17 @@ def render(
             out += ["", f"{left:,} more {pages} of this section in the sitemap."]
         out.append("")
     return "\n".join(out)
+
+
+def of(arranged: Arrangement, config: Config) -> bytes:
+    """The llms.txt of ``arranged`` as ``config`` asks for it: the site's name
+    (else the host of its ``base_url``), its sections and their first
+    ``llms_txt_max_links`` links, the home page's description."""
+    origin = config.base_url
+    text = render(
+        arranged.whole(origin, config.llms_txt_max_links),
+        site_name=arranged.site_name or urlsplit(origin).netloc,
+        summary=arranged.description("/"),
+        listed=config.llms_txt_sections,
+    )
+    return text.encode("utf-8")

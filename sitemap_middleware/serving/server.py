@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from urllib.parse import urlsplit
+from functools import partial
 
 from werkzeug.http import http_date, parse_options_header, quote_etag
 from werkzeug.sansio.http import is_resource_modified
@@ -364,21 +364,8 @@ class Server:
         parts = list(arranged.parts)
         if not parts:
             return _text(404, EMPTY, Cache_Control="no-store")
-        config = self._config
-        most = config.llms_txt_max_links
-        key: tuple[object, ...] = (document.kind, 0, arranged.site_name, most)
-        key += (config.llms_txt_sections, *(p.version for p in parts))
-
-        def build() -> bytes:
-            origin = config.base_url
-            text = llms.render(
-                arranged.whole(origin, most),
-                site_name=arranged.site_name or urlsplit(origin).netloc,
-                summary=arranged.description("/"),
-                listed=config.llms_txt_sections,
-            )
-            return text.encode("utf-8")
-
+        key = (document.kind, 0, arranged.site_name, *(p.version for p in parts))
+        build = partial(llms.of, arranged, self._config)
         return self._validated(
             document, key, parts, header, lambda: self._cached(key, build)
         )
@@ -398,7 +385,11 @@ class Server:
         # The locs are built from base_url: a moved site (http to https) on the
         # same store serves other bytes, so its validators must differ too.
         config = self._config
-        looks = (config.html_sitemap_lang, config.html_sitemap_title, self._site_map)
+        looks = (
+            (config.html_sitemap_lang, config.html_sitemap_title, self._site_map),
+            (config.llms_txt_max_links, config.llms_txt_sections),
+            tuple(config.section_labels.items()),
+        )
         tag = repr((config.base_url, self._schema, looks, key)).encode()
         etag = quote_etag(hashlib.sha1(tag).hexdigest()[:20])
         changed = max([p.changed for p in parts] + ([changed] if changed else []))

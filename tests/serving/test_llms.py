@@ -133,6 +133,11 @@ def test_sections_their_labels_and_the_cap(make: Callable[..., Site]) -> None:
     assert "Terms" not in text
     every = make({**config, "llms_txt": {"max_links": None}}).get("/llms.txt")
     assert len(_links(every.body.decode())) == 7
+    # Other options, other bytes: another ETag, though the store is the same.
+    capped = make(config).get("/llms.txt").headers["etag"]
+    assert every.headers["etag"] != capped
+    relabelled = make({**config, "section_labels": {"posts": "Posts"}})
+    assert relabelled.get("/llms.txt").headers["etag"] != capped
 
 
 def test_each_site_has_its_own(stack: str) -> None:
