@@ -71,12 +71,18 @@ def merge(
     lastmod = current if entry.lastmod is None else epoch(entry.lastmod, current)
     fingerprint = entry.fingerprint
     declared = pack(entry.alternates) if entry.alternates else ""
-    title = entry.title
+    title, description = entry.title, entry.description
     if old is None:
         piece = _piece(entry, lastmod, listed)
-        return _make(Row, (lastmod, fingerprint, entry.route, piece, declared, title))
+        return _make(
+            Row,
+            (lastmod, fingerprint, entry.route, piece, declared, title, description),
+        )
+    # An entry that knows no title (or description) keeps the stored one.
     if title is None:
-        title = old.title  # an entry that knows no title keeps the stored one
+        title = old.title
+    if description is None:
+        description = old.description
     if entry.seen is not None:  # read from a response (recording/digest.py)
         if fingerprint is None:
             fingerprint = old.fingerprint
@@ -91,14 +97,17 @@ def merge(
     elif fingerprint == old.fingerprint or lastmod < old.lastmod:
         lastmod = old.lastmod
     piece = _piece(entry, lastmod, listed)
-    row: Row = _make(Row, (lastmod, fingerprint, entry.route, piece, declared, title))
+    row: Row = _make(
+        Row, (lastmod, fingerprint, entry.route, piece, declared, title, description)
+    )
     return None if row == old else row
 
 
 def retitled(old: Row, row: Row) -> bool:
-    """Whether ``row`` differs from ``old`` in its title alone: the part's
-    bytes are the same, so its summary (and version) stays as it is."""
-    return row.title != old.title and row[:5] == old[:5]
+    """Whether ``row`` differs from ``old`` in its title or description alone:
+    the part's bytes are the same, so its summary (and version) stays as it
+    is."""
+    return row[5:] != old[5:] and row[:5] == old[:5]
 
 
 def _piece(entry: Entry, lastmod: int, listed: bool) -> bytes:
@@ -187,7 +196,15 @@ def plan(
                 piece, declared = fragment(entry, seconds), ""
             row = _make(
                 Row,
-                (seconds, entry.fingerprint, entry.route, piece, declared, entry.title),
+                (
+                    seconds,
+                    entry.fingerprint,
+                    entry.route,
+                    piece,
+                    declared,
+                    entry.title,
+                    entry.description,
+                ),
             )
         else:
             section = None if legacy else item.section  # type: ignore[union-attr]
@@ -339,7 +356,15 @@ def _plan_new(
         added_bytes += weighs
         if seconds > newest:
             newest = seconds
-        row = (seconds, entry.fingerprint, entry.route, piece, declared, entry.title)
+        row = (
+            seconds,
+            entry.fingerprint,
+            entry.route,
+            piece,
+            declared,
+            entry.title,
+            entry.description,
+        )
         changes.append(_make(Change, (path, number, _make(Row, row), True)))
     if section is not None:
         _keep(held, parts, number, section, urls, size, added, added_bytes, newest)

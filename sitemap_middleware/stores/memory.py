@@ -380,7 +380,12 @@ class MemoryStore(StoreBase[None]):
         for path, (_, row) in self._part_rows(number):
             lastmod = to_datetime(row.lastmod)
             yield Entry(
-                path, lastmod, row.fingerprint, route=row.route, title=row.title
+                path,
+                lastmod,
+                row.fingerprint,
+                route=row.route,
+                title=row.title,
+                description=row.description,
             )
 
     def publish(self, articles: Iterable[Article], now: int) -> None:

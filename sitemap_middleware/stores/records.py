@@ -29,6 +29,9 @@ class Row(NamedTuple):
     or not: ``""`` for none; ``None`` in a row stored before rows kept them."""
     title: str | None = None
     """The page's title (:attr:`Entry.title`); not in the fragment."""
+    description: str | None = None
+    """What the page says it is about (:attr:`Entry.description`); not in
+    the fragment."""
 
 
 class Stored(NamedTuple):

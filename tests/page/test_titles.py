@@ -153,6 +153,38 @@ def test_a_hostile_title_is_stored_clean_through_the_writer() -> None:
     assert titles(store) == {"/t": "ABCD", "/h": "EF"}
 
 
+def test_a_description_is_stored_clean_through_the_writer(
+    make_store: Callable[..., Store],
+) -> None:
+    """From the page to every store, on the writer's path: the meta
+    description (else og:description), visible text only, at most
+    MAX_DESCRIPTION characters; a page without one keeps the stored one."""
+    store = make_store()
+    recorder = Recorder(CONFIG, Policy(CONFIG), store)
+    long = "word " * 100
+    try:
+        recorder.submit(
+            observed(
+                "/d",
+                "<title>D</title><meta name=description content='A\x07 &amp;\n B'>",
+            )
+        )
+        recorder.submit(
+            observed(
+                "/o", f"<title>O</title><meta property=og:description content='{long}'>"
+            )
+        )
+        assert recorder.flush(5.0)
+    finally:
+        recorder.close()
+    said = {
+        e.path: e.description for p in store.parts() for e in store.entries(p.number)
+    }
+    assert said["/d"] == "A & B"
+    assert said["/o"] is not None and len(said["/o"]) <= MAX_DESCRIPTION
+    assert said["/o"].endswith("word…")
+
+
 # -- the site's affix ------------------------------------------------------------
 
 

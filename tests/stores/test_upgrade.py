@@ -183,6 +183,14 @@ def test_a_store_of_the_previous_release_upgrades_in_place(
         titles = {e.path: e.title for e in store.entries(1)}
         assert titles["/p/1"] == "Title 2" and titles["/de/p/1"] == "Title 3"
         assert read(store) == before
+        # And descriptions, kept beside the titles (a description alone moves
+        # no version either).
+        assert {e.description for e in store.entries(1)} == {None}
+        store.upsert([replace(entry(2, "Title 2"), description="About 2")])
+        assert store.part(1).version == version  # type: ignore[union-attr]
+        described = {e.path: e for e in store.entries(1)}["/p/1"]
+        assert (described.title, described.description) == ("Title 2", "About 2")
+        assert read(store) == before
         store.note([("/p/1", "recorded", T0)])  # type: ignore[attr-defined]
     with open_store(store_uri) as store:  # opened again: nothing to upgrade
         assert read(store) == before

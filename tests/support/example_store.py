@@ -324,7 +324,12 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
         for path, (_, row) in self._rows(number):
             lastmod = to_datetime(row.lastmod)
             yield Entry(
-                path, lastmod, row.fingerprint, route=row.route, title=row.title
+                path,
+                lastmod,
+                row.fingerprint,
+                route=row.route,
+                title=row.title,
+                description=row.description,
             )
 
     def publish(self, articles: Iterable[Article], now: int) -> None:

@@ -46,7 +46,8 @@ CREATE TABLE IF NOT EXISTS {p}url (
     route text,
     fragment bytea NOT NULL,        -- the finished <url> element (NUL: the origin)
     declared text,                  -- hreflang alternates as declared (hreflang.pack)
-    title text                      -- the page's title, not in the fragment
+    title text,                     -- the page's title, not in the fragment
+    description text                -- what the page says it is about, neither
 );
 CREATE UNIQUE INDEX IF NOT EXISTS {p}url_page ON {p}url (page, seq);
 CREATE INDEX IF NOT EXISTS {p}url_route ON {p}url (route);
@@ -78,6 +79,11 @@ _OWN_OPTIONS = {
     "statement_timeout": int,
     "table_prefix": str,
 }
+
+
+# The columns of the url table that releases added after the first (text,
+# NULL when not known): a table without them gets them when opened.
+_COLUMNS_ADDED = ("declared", "title", "description")
 
 
 class PostgresStore(
@@ -254,24 +260,25 @@ class PostgresStore(
                 conn.execute(self._sql(statement))
 
     def _add_columns(self, conn: psycopg.Connection[Any]) -> None:
-        """Version-2 tables made before rows kept their declared alternates or
-        their title get the columns (NULL: not known) when first opened, under
-        the setup lock. Nullable without a default: the server changes its
-        catalogue only, no row is rewritten. Additive, so the schema stays 2
-        and a worker of an earlier release still reads and writes the tables."""
+        """Version-2 tables made before rows kept their declared alternates,
+        their title or their description get the columns (NULL: not known)
+        when first opened, under the setup lock. Nullable without a default:
+        the server changes its catalogue only, no row is rewritten. Additive,
+        so the schema stays 2 and a worker of an earlier release still reads
+        and writes the tables."""
         (found,) = _one(
             conn.execute(
                 "SELECT count(*) FROM information_schema.columns"
                 " WHERE table_schema = current_schema() AND table_name = %s"
-                " AND column_name IN ('declared', 'title')",
-                (self._sql("{p}url"),),
+                " AND column_name = ANY(%s)",
+                (self._sql("{p}url"), list(_COLUMNS_ADDED)),
             )
         )
-        if found == 2:
+        if found == len(_COLUMNS_ADDED):
             return
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
-            for name in ("declared", "title"):
+            for name in _COLUMNS_ADDED:
                 conn.execute(
                     self._sql(
                         f"ALTER TABLE {{p}}url ADD COLUMN IF NOT EXISTS {name} text"

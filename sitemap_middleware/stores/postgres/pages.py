@@ -52,9 +52,12 @@ FROM open o JOIN {p}page p ON p.page = o.page
 # _write's inserts, with no ON CONFLICT: see there why none is needed).
 _COPY = (
     "COPY {p}url (path, seq, page, lastmod, fingerprint, route, fragment,"
-    " declared, title) FROM STDIN (FORMAT BINARY)"
+    " declared, title, description) FROM STDIN (FORMAT BINARY)"
 )
-_COPY_TYPES = ["text", "int8", "int4", "int8", "text", "text", "bytea", "text", "text"]
+_COPY_TYPES = [
+    *("text", "int8", "int4", "int8", "text", "text", "bytea"),
+    *("text", "text", "text"),
+]
 # Entries planned at a time in an upsert, from MIN_RUN up to RUN: the server
 # writes one run while the next is planned (see _split).
 RUN = 256
@@ -344,7 +347,7 @@ class PagesMixin(_Store):
         return conn.execute(
             self._sql(
                 "SELECT u.path, u.page, u.lastmod, u.fingerprint, u.route,"
-                " u.fragment, u.declared, u.title, p.urls, p.bytes,"
+                " u.fragment, u.declared, u.title, u.description, p.urls, p.bytes,"
                 " coalesce(s.section, '') FROM {p}url u"
                 " JOIN {p}page p ON p.page = u.page"
                 " LEFT JOIN {p}section s ON s.page = u.page WHERE u.path = ANY(%b)"
@@ -442,12 +445,13 @@ class PagesMixin(_Store):
             cur.execute(
                 self._sql(
                     "INSERT INTO {p}url (path, seq, page, lastmod, fingerprint, route,"
-                    " fragment, declared, title) SELECT path, %b::bigint + n, page,"
-                    " lastmod, fingerprint, route, fragment, declared, title"
+                    " fragment, declared, title, description) SELECT path,"
+                    " %b::bigint + n, page, lastmod, fingerprint, route, fragment,"
+                    " declared, title, description"
                     " FROM unnest(%b::text[], %b::integer[], %b::bigint[], %b::text[],"
-                    " %b::text[], %b::bytea[], %b::text[], %b::text[])"
+                    " %b::text[], %b::bytea[], %b::text[], %b::text[], %b::text[])"
                     " WITH ORDINALITY AS t(path, page, lastmod, fingerprint, route,"
-                    " fragment, declared, title, n)"
+                    " fragment, declared, title, description, n)"
                 ),
                 [seq, list(paths), list(pages), *_columns(rows)],
             )
@@ -459,10 +463,12 @@ class PagesMixin(_Store):
                 self._sql(
                     "UPDATE {p}url SET lastmod = t.lastmod,"
                     " fingerprint = t.fingerprint, route = t.route,"
-                    " fragment = t.fragment, declared = t.declared, title = t.title"
+                    " fragment = t.fragment, declared = t.declared, title = t.title,"
+                    " description = t.description"
                     " FROM unnest(%b::text[], %b::bigint[], %b::text[], %b::text[],"
-                    " %b::bytea[], %b::text[], %b::text[]) AS t(path, lastmod,"
-                    " fingerprint, route, fragment, declared, title)"
+                    " %b::bytea[], %b::text[], %b::text[], %b::text[]) AS t(path,"
+                    " lastmod, fingerprint, route, fragment, declared, title,"
+                    " description)"
                     " WHERE {p}url.path = t.path"
                 ),
                 [list(paths), *_columns(rows)],
@@ -481,7 +487,7 @@ class PagesMixin(_Store):
             (part, totals.urls, totals.bytes, totals.newest)
             for part, totals in parts.items()
         )
-        if not numbers:  # titles alone: no part's bytes changed
+        if not numbers:  # titles or descriptions alone: no part's bytes changed
             cur.execute(self._sql("UPDATE {p}meta SET next_seq = %b"), (seq,))
             return
         cur.execute(
@@ -528,11 +534,12 @@ def _take(
         piece,
         declared,
         title,
+        description,
         urls,
         size,
         section,
     ) in rows:
-        row = Row(lastmod, print_, route, piece, declared, title)
+        row = Row(lastmod, print_, route, piece, declared, title, description)
         old.setdefault(path, Stored(page, row))
         sizes.setdefault(page, Fill(urls, size, section))
 

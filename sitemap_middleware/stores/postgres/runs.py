@@ -82,7 +82,14 @@ class RunsMixin:
 
     def entries(self, number: int) -> Iterator[Entry]:
         # The server makes the datetimes: psycopg loads them in C, far faster.
-        columns = "path, to_timestamp(lastmod), fingerprint, route, title"
+        columns = "path, to_timestamp(lastmod), fingerprint, route, title, description"
         for rows in self._runs(number, columns):
-            for _, path, lastmod, fingerprint, route, title in rows:
-                yield Entry(path, lastmod, fingerprint, route=route, title=title)
+            for _, path, lastmod, fingerprint, route, title, about in rows:
+                yield Entry(
+                    path,
+                    lastmod,
+                    fingerprint,
+                    route=route,
+                    title=title,
+                    description=about,
+                )

@@ -21,7 +21,7 @@ from ...sitemaps import RUN
 from .. import hreflang, layout
 from ..hreflang import Settled
 from ..layout import batches, leaving, now
-from ..records import Fill, Plan, Row, Stored
+from ..records import Change, Fill, Plan, Row, Stored
 from . import scripts as lua
 from .client import (
     Key,
@@ -47,6 +47,7 @@ class PagesMixin(RedisBase):
     # items) stays one it reads, so both releases write the same store during
     # an upgrade.
     _titles = Key("title")
+    _descriptions = Key("description")
     # The section of each part of a named section (the default's parts have
     # none: a store of the release before reads as all default).
     _sections_key = Key("section")
@@ -151,7 +152,12 @@ class PagesMixin(RedisBase):
             self._unlist(pipe, leaving)
             names = list(gone)
             for run in runs(names):
-                for key in (self._rows, self._fragments, self._titles):
+                for key in (
+                    self._rows,
+                    self._fragments,
+                    self._titles,
+                    self._descriptions,
+                ):
                     pipe.hdel(key, *run)
             self._summaries(pipe, state.parts, leaving)
             self._tallies(pipe, routes)
@@ -189,6 +195,7 @@ class PagesMixin(RedisBase):
                 self._summaries_key,
                 self._titles,
                 self._sections_key,
+                self._descriptions,
             ],
             [nul_ended(paths)],
         )
@@ -312,13 +319,8 @@ class PagesMixin(RedisBase):
         declared: dict[str | None, bytes] = {None: b"null", "": b'""'}  # mostly ""
         updates = _Rows(None, 0)
         inserts = _Rows(None, seq)
-        titles: dict[str, str] = {}
-        untitled: list[str] = []  # new rows: no title a removed row left behind
+        _beside(pipe, (self._titles, self._descriptions), todo.changes)
         for path, part, row, new in todo.changes:
-            if row.title is not None:
-                titles[path] = row.title
-            elif new:
-                untitled.append(path)
             prior = state.rows.get(path)
             if prior is not None and not new and layout.retitled(prior.row, row):
                 continue
@@ -347,10 +349,6 @@ class PagesMixin(RedisBase):
             seq += 1
         self._write_rows(pipe, updates)
         self._write_rows(pipe, inserts)
-        if untitled:
-            evaluate(pipe, lua.FORGET, [self._titles], [nul_ended(untitled)])
-        if titles:
-            pipe.hset(self._titles, mapping=titles)
         self._summaries(pipe, state.parts, touched)
         sections = {
             number: totals.section
@@ -438,7 +436,8 @@ class PagesMixin(RedisBase):
         self, number: int, hash_key: str, mode: bytes, run: int = RUN
     ) -> Iterator[list[Any]]:
         """A part's members in runs of ``run``, by keyset on seq (never by rank)."""
-        keys, after = [self._part_key(number), hash_key, self._titles], b"0"
+        keys = [self._part_key(number), hash_key, self._titles, self._descriptions]
+        after = b"0"
         while True:
             reply = self._script(lua.RUN, keys, [after, run, mode])
             if reply[1]:
@@ -457,9 +456,9 @@ class PagesMixin(RedisBase):
 
     def entries(self, number: int) -> Iterator[Entry]:
         dates: dict[int, datetime] = {}  # rows of a bulk load share their lastmod
-        for _, _, paths, rows, titles in self._runs(number, self._rows, b"e"):
-            for path, row, title in zip(
-                unpack(paths), unpack(rows), unpack(titles), strict=True
+        for _, _, paths, rows, titles, abouts in self._runs(number, self._rows, b"e"):
+            for path, row, title, about in zip(
+                unpack(paths), unpack(rows), unpack(titles), unpack(abouts), strict=True
             ):
                 if row is None:
                     continue
@@ -467,7 +466,9 @@ class PagesMixin(RedisBase):
                 when = dates.get(lastmod)
                 if when is None:
                     when = dates[lastmod] = to_datetime(lastmod)
-                yield Entry(path, when, fingerprint, route=route, title=title)
+                yield Entry(
+                    path, when, fingerprint, route=route, title=title, description=about
+                )
 
 
 @dataclass(slots=True)
@@ -487,13 +488,13 @@ class _State:
     ) -> _State:
         """The state from the read script's reply (after the lock's holder)."""
         rows: dict[str, Stored] = {}
-        for i in range(0, len(found), 4):
+        for i in range(0, len(found), 5):
             part, lastmod, fingerprint, route, *rest = unpack(found[i + 1])
             declared = rest[0] if rest else None
             title = found[i + 3].decode() or None
-            rows[found[i].decode()] = Stored(
-                part, Row(lastmod, fingerprint, route, found[i + 2], declared, title)
-            )
+            about = found[i + 4].decode() or None
+            row = Row(lastmod, fingerprint, route, found[i + 2], declared, title, about)
+            rows[found[i].decode()] = Stored(part, row)
         summaries = {
             int(parts[i]): _Summary.unpack(parts[i + 1])
             for i in range(0, len(parts), 2)
@@ -559,6 +560,27 @@ class _Summary:
             self.version,
             self.changed,
         )
+
+
+def _beside(pipe: Pipeline, keys: tuple[str, str], changes: Iterable[Change]) -> None:
+    """Queue the titles and descriptions of a plan's rows, each in its hash
+    of ``keys``: a new row without one forgets what a removed row of its
+    path left behind."""
+    said: tuple[dict[str, str], dict[str, str]] = ({}, {})
+    unsaid: tuple[list[str], list[str]] = ([], [])
+    for path, _, row, new in changes:
+        for known, unknown, value in zip(
+            said, unsaid, (row.title, row.description), strict=True
+        ):
+            if value is not None:
+                known[path] = value
+            elif new:
+                unknown.append(path)
+    for key, known, unknown in zip(keys, said, unsaid, strict=True):
+        if unknown:
+            evaluate(pipe, lua.FORGET, [key], [nul_ended(unknown)])
+        if known:
+            pipe.hset(key, mapping=known)
 
 
 def _tally(routes: dict[str, int], route: str | None, delta: int) -> None:

@@ -34,8 +34,9 @@ end
 # batch, (page, summary) of their pages, of the last page and of each
 # section's open page (its highest; the default's: the highest no section
 # names), and (page, section) of every page of a named section.
-# KEYS: meta, lock, rows, fragments, pages, titles, sections. ARGV[1]: the
-# paths, each ending in NUL. A hit is (path, row, fragment, title or '').
+# KEYS: meta, lock, rows, fragments, pages, titles, sections, descriptions.
+# ARGV[1]: the paths, each ending in NUL. A hit is (path, row, fragment, title
+# or '', description or '').
 READ = (
     _HELPERS
     + """
@@ -55,11 +56,13 @@ if #hits > 0 then
   for k = 1, #hits do names[k] = paths[hits[k]] end
   local fragments = hmget(KEYS[4], names)
   local titles = hmget(KEYS[6], names)
+  local descriptions = hmget(KEYS[8], names)
   for k = 1, #hits do
     found[#found + 1] = names[k]
     found[#found + 1] = rows[hits[k]]
     found[#found + 1] = fragments[k] or ''
     found[#found + 1] = titles[k] or ''
+    found[#found + 1] = descriptions[k] or ''
   end
 end
 if meta[2] then pages[meta[2]] = true end
@@ -92,8 +95,9 @@ return {redis.call('get', KEYS[2]) or '', meta[1] or '0', meta[2] or '0', found,
 # One run of a page (keyset on seq, atomic, so no row is seen half-removed),
 # joined in Redis: a run costs the client one bulk reply, not two per URL.
 # KEYS: the page's sorted set, the hash to read. ARGV: the seq to start after,
-# how many, 'f' (fragments joined) or 'e' (paths, rows and, from KEYS[3], the
-# titles as JSON arrays). Returns {seq of the last member, members read, payload...}.
+# how many, 'f' (fragments joined) or 'e' (paths, rows and, from KEYS[3] and
+# KEYS[4], the titles and descriptions as JSON arrays). Returns {seq of the
+# last member, members read, payload...}.
 RUN = """
 local members = redis.call('zrangebyscore', KEYS[1], '(' .. ARGV[1], '+inf',
                            'LIMIT', 0, tonumber(ARGV[2]))
@@ -109,10 +113,14 @@ if ARGV[3] == 'f' then
   return {last, n, table.concat(out)}
 end
 for k = 1, n do out[k] = values[k] or 'null' end
-local titles = redis.call('hmget', KEYS[3], unpack(members))
-for k = 1, n do titles[k] = titles[k] and cjson.encode(titles[k]) or 'null' end
+local texts = {}
+for key = 3, 4 do
+  local found = redis.call('hmget', KEYS[key], unpack(members))
+  for k = 1, n do found[k] = found[k] and cjson.encode(found[k]) or 'null' end
+  texts[key - 2] = '[' .. table.concat(found, ',') .. ']'
+end
 return {last, n, cjson.encode(members), '[' .. table.concat(out, ',') .. ']',
-        '[' .. table.concat(titles, ',') .. ']'}
+        texts[1], texts[2]}
 """
 # The newest lastmod of a page's rows but those leaving it, computed where the
 # rows are instead of shipping up to 50,000 of them.

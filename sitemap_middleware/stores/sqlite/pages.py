@@ -175,7 +175,8 @@ class PagesMixin(_Store):
         # (SQLite has JSON built in since 3.38, and as JSON1 in most builds).
         found = conn.execute(
             "SELECT path, page, lastmod, fingerprint, route, fragment, declared,"
-            " title FROM sitemap_url WHERE path IN (SELECT value FROM json_each(?))",
+            " title, description FROM sitemap_url"
+            " WHERE path IN (SELECT value FROM json_each(?))",
             (json.dumps(paths),),
         )
         return {path: Stored(page, Row(*row)) for path, page, *row in found}
@@ -242,7 +243,7 @@ class PagesMixin(_Store):
             _insert(conn, inserts)
         conn.executemany(
             "UPDATE sitemap_url SET lastmod = ?, fingerprint = ?, route = ?,"
-            " fragment = ?, declared = ?, title = ? WHERE path = ?",
+            " fragment = ?, declared = ?, title = ?, description = ? WHERE path = ?",
             [(*row, path) for path, _, row, new in changes if not new],
         )
 
@@ -270,15 +271,24 @@ class PagesMixin(_Store):
 
 # The columns of a new row after its path and part (Row's fields), and
 # those that may hold NULL.
-_ROW_COLUMNS = ("lastmod", "fingerprint", "route", "fragment", "declared", "title")
-_NULLABLE = frozenset({1, 2, 4, 5})
+_ROW_COLUMNS = (
+    "lastmod",
+    "fingerprint",
+    "route",
+    "fragment",
+    "declared",
+    "title",
+    "description",
+)
+_NULLABLE = frozenset({1, 2, 4, 5, 6})
 
 
 def _insert(conn: sqlite3.Connection, new: list[Change]) -> None:
     """Insert the rows of new paths, in order. A column NULL in every
-    row (a bulk load's titles) is left to its default rather than bound: the
-    driver looks each None it binds up in its adapters' registry, which costs
-    more than the rest of the row's binding."""
+    row (a bulk load's titles and descriptions) is left to its default
+    rather than bound: the driver looks each None it binds up in its
+    adapters' registry, which costs more than the rest of the row's
+    binding."""
     first = new[0].row
     kept = [
         i

@@ -28,7 +28,7 @@ _SPARSE_RUN = "FROM sitemap_url WHERE seq >= ? AND seq <= ? AND page = ? ORDER B
 _JOINED_RUN = (
     f"SELECT CAST(group_concat(f, '') AS BLOB) FROM (SELECT fragment f {_RUN})"
 )
-_ENTRY_RUN = f"SELECT path, lastmod, fingerprint, route, title {_RUN}"
+_ENTRY_RUN = f"SELECT path, lastmod, fingerprint, route, title, description {_RUN}"
 _SPARSE_JOINED_RUN = _JOINED_RUN.replace(_RUN, _SPARSE_RUN)
 _SPARSE_ENTRY_RUN = _ENTRY_RUN.replace(_RUN, _SPARSE_RUN)
 
@@ -79,6 +79,8 @@ class RunsMixin:
     def entries(self, number: int) -> Iterator[Entry]:
         for sparse, run in self._ranges(number):
             query = _SPARSE_ENTRY_RUN if sparse else _ENTRY_RUN
-            for path, lastmod, print_, route, title in self._query(query, run):
+            for path, lastmod, print_, route, title, about in self._query(query, run):
                 when = to_datetime(lastmod)
-                yield Entry(path, when, print_, route=route, title=title)
+                yield Entry(
+                    path, when, print_, route=route, title=title, description=about
+                )

@@ -38,7 +38,8 @@ CREATE TABLE IF NOT EXISTS sitemap_url (
     route TEXT,
     fragment BLOB NOT NULL,         -- the finished <url> element
     declared TEXT,                  -- hreflang alternates as declared (hreflang.pack)
-    title TEXT                      -- the page's title, not in the fragment
+    title TEXT,                     -- the page's title, not in the fragment
+    description TEXT                -- what the page says it is about, neither
 );
 CREATE INDEX IF NOT EXISTS sitemap_url_page ON sitemap_url (page, seq);
 -- count(route): added to version-2 files as they are opened
@@ -131,13 +132,18 @@ def upgrade_1(
     )
 
 
+# The columns of sitemap_url that releases added after the first (TEXT, NULL
+# when not known): a file without them gets them when opened.
+COLUMNS_ADDED = ("declared", "title", "description")
+
+
 def add_columns(conn: sqlite3.Connection) -> None:
-    """Files of version 2 made before rows kept their declared alternates
-    or their title get the columns (NULL: not known) when first opened:
-    looked for again under the write lock, since other processes may be
-    opening the file too. Additive, so the schema stays 2 and a worker
-    of an earlier release still reads and writes the file."""
-    wanted = {"declared", "title"}
+    """Files of version 2 made before rows kept their declared alternates,
+    their title or their description get the columns (NULL: not known)
+    when first opened: looked for again under the write lock, since other
+    processes may be opening the file too. Additive, so the schema stays 2
+    and a worker of an earlier release still reads and writes the file."""
+    wanted = set(COLUMNS_ADDED)
     columns = {row[1] for row in conn.execute("PRAGMA table_info(sitemap_url)")}
     if wanted - columns:
         with transaction(conn):
@@ -171,7 +177,7 @@ def as_this_release(conn: sqlite3.Connection) -> None:
         if words[:2] == ["CREATE", "TABLE"] and words[5] not in tables:
             conn.execute(kept.replace("CREATE TABLE", "CREATE TEMP TABLE", 1))
     columns = {row[1] for row in conn.execute("PRAGMA main.table_info(sitemap_url)")}
-    missing = [name for name in ("declared", "title") if name not in columns]
+    missing = [name for name in COLUMNS_ADDED if name not in columns]
     if missing:
         added = ", ".join(f"NULL AS {name}" for name in missing)
         conn.execute(

@@ -90,20 +90,52 @@ def test_new_rows_keep_what_only_some_of_their_batch_have(
     store.upsert(
         [
             Entry("/a", T0),
-            Entry("/b", T0, "f", route="/<x>", title="B"),
+            Entry("/b", T0, "f", route="/<x>", title="B", description="About B"),
             Entry("/c", T0, route="/<x>"),
         ]
     )
     store.upsert([Entry("/d", T0), Entry("/e", T0)])
-    kept = {e.path: (e.fingerprint, e.route, e.title) for e in store.entries(1)}
+    kept = {
+        e.path: (e.fingerprint, e.route, e.title, e.description)
+        for e in store.entries(1)
+    }
     assert kept == {
-        "/a": (None, None, None),
-        "/b": ("f", "/<x>", "B"),
-        "/c": (None, "/<x>", None),
-        "/d": (None, None, None),
-        "/e": (None, None, None),
+        "/a": (None, None, None, None),
+        "/b": ("f", "/<x>", "B", "About B"),
+        "/c": (None, "/<x>", None, None),
+        "/d": (None, None, None, None),
+        "/e": (None, None, None, None),
     }
     assert store.count("/<x>") == 2
+
+
+def test_descriptions_are_kept_beside_the_fragment(
+    make_store: Callable[..., Store],
+) -> None:
+    """A description is stored and returned (bulk and single), never in the
+    fragment; a new one alone moves neither lastmod nor the part's version
+    or bytes; an entry without one keeps the stored one; a path removed and
+    stored again has none."""
+    store = make_store()
+    store.upsert(
+        Entry(f"/p/{n}", T0, "f", description=f"Page {n} [é]") for n in range(50)
+    )
+    store.upsert([Entry("/a", T0, "f", title="A", description="Old")])
+    got = {e.path: e.description for e in store.entries(1)}
+    assert got["/p/7"] == "Page 7 [é]" and got["/a"] == "Old"
+    (before,) = store.parts()
+    fragments = b"".join(store.fragments(1))
+    assert b"Old" not in fragments and b"Page 7" not in fragments
+    assert store.upsert([Entry("/a", T0 + timedelta(days=1), "f", description="New")])
+    (after,) = store.parts()
+    assert (after.version, after.lastmod) == (before.version, before.lastmod)
+    assert b"".join(store.fragments(1)) == fragments
+    assert store.upsert([Entry("/a", T0, "f", title="A")]) == 0
+    entry = {e.path: e for e in store.entries(1)}["/a"]
+    assert (entry.title, entry.description) == ("A", "New")
+    store.remove(["/a"])
+    store.upsert([Entry("/a", T0, "f")])
+    assert {e.path: e.description for e in store.entries(1)}["/a"] is None
 
 
 def test_a_batch_after_new_paths_may_hold_stored_ones(
