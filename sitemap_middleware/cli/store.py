@@ -133,7 +133,7 @@ def stats(target: Target, as_json: bool) -> None:
     default="txt",
     show_default=True,
     help="txt: one URL a line; csv and json add lastmod and route (and the"
-    " section, when the store holds sections).",
+    " section, when the store holds sections); json the title and description.",
 )
 @click.option(
     "--section",
@@ -177,6 +177,8 @@ def list_(target: Target, form: str, only: str | None) -> None:
                     "url": site.url(entry.path),
                     "lastmod": stamp(entry),
                     "route": entry.route,
+                    "title": entry.title,
+                    "description": entry.description,
                 }
                 if sectioned:
                     row["section"] = section

@@ -361,6 +361,15 @@ def test_the_site_map_in_a_browser(
         " h.textContent)"
     )
     assert headings == ["H1:Site map", "H2:Pages", "H2:Blog", "H2:Docs"]
+    # A page's description shows under its link.
+    notes = browser.evaluate(
+        "[...document.querySelectorAll('main li .note')].map(n =>"
+        " [n.previousElementSibling.textContent, n.textContent])"
+    )
+    assert ["About this site", "Who writes Field Notes, and how the site is made."] in (
+        notes
+    )
+    assert len(notes) == 3
     # The markup in a title is text, and no script was run or injected.
     assert browser.evaluate("document.scripts.length") == 0
     assert "<script>alert('not run')</script> & friends" in browser.evaluate(

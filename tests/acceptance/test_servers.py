@@ -97,6 +97,41 @@ def test_consumer_finds_exactly_the_public_pages(
     assert sorted(found) == expected
 
 
+def test_llms_txt_lists_the_sitemap_s_pages_on_a_real_socket(
+    server: tuple[str, HTTPClient],
+) -> None:
+    """The live demo's llms.txt: its site, the home page's description, a
+    link per page the sitemap lists (the others' too, and none more), each
+    post with its description; a 304 and a bodiless HEAD over the wire."""
+    import re
+
+    import demo_content
+
+    base, client = server
+
+    def fetch(path: str) -> tuple[int, str, bytes]:
+        reply = client.get(path)
+        return reply.status, reply.headers.get("content-type", ""), reply.body
+
+    demo_content.crawl(fetch)
+    expected = sorted(f"{base}{p}" for p in demo_content.PUBLIC_PATHS)
+    wait_until(lambda: sorted(sitemap_urls(client)) == expected, 15, "the sitemap")
+    reply = client.get("/llms.txt")
+    assert reply.status == 200
+    assert reply.headers["Content-Type"] == "text/plain; charset=utf-8"
+    text = reply.body.decode("utf-8")
+    assert text.startswith(f"# {demo_content.SITE_NAME}\n\n> Short notes on coffee")
+    links = re.findall(r"^- \[[^\n]*\]\((\S+)\)", text, flags=re.MULTILINE)
+    assert sorted(links) == expected
+    post = demo_content.POSTS[0]
+    assert f"({base}{post.path}): {post.summary}" in text
+    etag = reply.headers["ETag"]
+    assert client.get("/llms.txt", {"If-None-Match": etag}).status == 304
+    head = client.head("/llms.txt")
+    assert (head.status, head.body) == (200, b"")
+    assert head.headers["Content-Length"] == str(len(reply.body))
+
+
 def test_head_and_conditional_on_a_real_socket(server: tuple[str, HTTPClient]) -> None:
     """HEAD sends no body over the wire; 304 has none either; gzip stays single."""
     base, client = server

@@ -53,7 +53,7 @@ def uri(tmp_path: Path) -> str:
         [
             Entry("/", WHEN, route="/"),
             Entry("/blog/a", WHEN, changefreq="weekly", images=("/img/a.png",)),
-            Entry("/about", WHEN),
+            Entry("/about", WHEN, title="About", description="Who we are"),
         ]
     )
     store.close()
@@ -157,7 +157,10 @@ def test_list_in_every_format(uri: str) -> None:
         "url": f"{BASE}/",
         "lastmod": "2024-05-01T12:30:00+00:00",
         "route": "/",
+        "title": None,
+        "description": None,
     }
+    assert (rows[2]["title"], rows[2]["description"]) == ("About", "Who we are")
 
 
 def test_list_needs_the_base_url(uri: str) -> None:

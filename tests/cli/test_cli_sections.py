@@ -98,6 +98,8 @@ def test_list_names_each_urls_section_and_filters_by_one(uri: str) -> None:
             "url": f"{BASE}/",
             "lastmod": "2024-05-01T12:30:00+00:00",
             "route": "/",
+            "title": None,
+            "description": None,
             "section": "default",
         }
     ]
