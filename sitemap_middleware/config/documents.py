@@ -42,20 +42,18 @@ _SITE_MAP_OPTIONS = ("path", "lang", "title", "site_name", "newest_first")
 _SiteMapPage = tuple[str, str, str, str | None, tuple[str, ...]]
 
 
+_SITE_MAP_FORM = (
+    "a path such as '/site-map', or a dict with 'path', 'lang' (such as "
+    "'en'), 'title', 'site_name' and 'newest_first' (section paths such as"
+    " ['/blog'])"
+)
+
+
 def html_sitemap(key: str, value: Any) -> _SiteMapPage | None:
-    expected = (
-        "a path such as '/site-map', or a dict with 'path', 'lang' (such as "
-        "'en'), 'title', 'site_name' and 'newest_first' (section paths such as"
-        " ['/blog'])"
-    )
-    if value is None or value is False:
+    shorthand = {"path": value} if isinstance(value, str) else value
+    options = _options(key, value, shorthand, _SITE_MAP_OPTIONS, _SITE_MAP_FORM)
+    if options is None:
         return None
-    options = {"path": value} if isinstance(value, str) else value
-    if not isinstance(options, Mapping):
-        raise ConfigError(f"{key!r} must be {expected}, got {value!r}")
-    for sub in options:
-        if sub not in _SITE_MAP_OPTIONS:
-            raise ConfigError(f"unknown key {sub!r} in {key!r}; expected {expected}")
     path = document_path(f"{key}.path", options.get("path"), "/site-map")
     lang = options.get("lang", "en")
     if not isinstance(lang, str) or not _LANGUAGE_TAG.fullmatch(lang):
@@ -100,20 +98,18 @@ _LLMS_OPTIONS = ("path", "sections", "max_links")
 _LlmsTxt = tuple[str, tuple[str, ...] | None, int | None]
 
 
+_LLMS_FORM = (
+    "true, or a dict with 'path' (such as '/llms.txt'), 'sections' (the"
+    " section names to list, 'default' for the pages no section names) and"
+    " 'max_links' (links per section, None for all)"
+)
+
+
 def llms_txt(key: str, value: Any) -> _LlmsTxt | None:
-    expected = (
-        "true, or a dict with 'path' (such as '/llms.txt'), 'sections' (the"
-        " section names to list, 'default' for the pages no section names) and"
-        " 'max_links' (links per section, None for all)"
-    )
-    if value is None or value is False:
+    shorthand = {} if value is True else value
+    options = _options(key, value, shorthand, _LLMS_OPTIONS, _LLMS_FORM)
+    if options is None:
         return None
-    options = {} if value is True else value
-    if not isinstance(options, Mapping):
-        raise ConfigError(f"{key!r} must be {expected}, got {value!r}")
-    for sub in options:
-        if sub not in _LLMS_OPTIONS:
-            raise ConfigError(f"unknown key {sub!r} in {key!r}; expected {expected}")
     path = document_path(f"{key}.path", options.get("path", LLMS_PATH), LLMS_PATH)
     listed = options.get("sections")
     if listed is not None:
@@ -165,3 +161,19 @@ def distinct_paths(*configured: tuple[str, str | None]) -> None:
                 " document a path of its own"
             )
         taken[path] = key
+
+
+def _options(
+    key: str, value: Any, options: Any, known: tuple[str, ...], expected: str
+) -> Mapping[str, Any] | None:
+    """A document's options (``value`` as given, ``options`` its dict form),
+    ``None`` when it is off; refused with ``expected`` when not a dict or
+    holding a key not ``known``."""
+    if value is None or value is False:
+        return None
+    if not isinstance(options, Mapping):
+        raise ConfigError(f"{key!r} must be {expected}, got {value!r}")
+    for sub in options:
+        if sub not in known:
+            raise ConfigError(f"unknown key {sub!r} in {key!r}; expected {expected}")
+    return options

@@ -194,17 +194,9 @@ def plan(
                 declared = pack(entry.alternates)
             else:
                 piece, declared = fragment(entry, seconds), ""
+            shown = entry.title, entry.description  # beside the fragment
             row = _make(
-                Row,
-                (
-                    seconds,
-                    entry.fingerprint,
-                    entry.route,
-                    piece,
-                    declared,
-                    entry.title,
-                    entry.description,
-                ),
+                Row, (seconds, entry.fingerprint, entry.route, piece, declared, *shown)
             )
         else:
             section = None if legacy else item.section  # type: ignore[union-attr]
@@ -356,15 +348,8 @@ def _plan_new(
         added_bytes += weighs
         if seconds > newest:
             newest = seconds
-        row = (
-            seconds,
-            entry.fingerprint,
-            entry.route,
-            piece,
-            declared,
-            entry.title,
-            entry.description,
-        )
+        shown = entry.title, entry.description
+        row = (seconds, entry.fingerprint, entry.route, piece, declared, *shown)
         changes.append(_make(Change, (path, number, _make(Row, row), True)))
     if section is not None:
         _keep(held, parts, number, section, urls, size, added, added_bytes, newest)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from itertools import islice
 
-from ..model import Entry, PartInfo, to_datetime
+from ..model import Entry, PartInfo
 from ..sections import DEFAULT
 from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART
 from .base import StoreBase, new_epoch
@@ -378,15 +378,7 @@ class MemoryStore(StoreBase[None]):
 
     def entries(self, number: int) -> Iterator[Entry]:
         for path, (_, row) in self._part_rows(number):
-            lastmod = to_datetime(row.lastmod)
-            yield Entry(
-                path,
-                lastmod,
-                row.fingerprint,
-                route=row.route,
-                title=row.title,
-                description=row.description,
-            )
+            yield row.entry(path)
 
     def publish(self, articles: Iterable[Article], now: int) -> None:
         with self._lock:

@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from ..model import Entry, to_datetime
 from ..render import ORIGIN
 from ..sections import DEFAULT
 from ..sitemaps import MAX_ORIGIN_BYTES
@@ -32,6 +33,17 @@ class Row(NamedTuple):
     description: str | None = None
     """What the page says it is about (:attr:`Entry.description`); not in
     the fragment."""
+
+    def entry(self, path: str) -> Entry:
+        """What ``entries()`` gives of this row, stored for ``path``."""
+        return Entry(
+            path,
+            to_datetime(self.lastmod),
+            self.fingerprint,
+            route=self.route,
+            title=self.title,
+            description=self.description,
+        )
 
 
 class Stored(NamedTuple):

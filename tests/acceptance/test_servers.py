@@ -72,14 +72,10 @@ def server(
         yield base, client
 
 
-def test_consumer_finds_exactly_the_public_pages(
-    server: tuple[str, HTTPClient],
-) -> None:
-    """Crawl the live example, then let usp discover the sitemap from robots.txt."""
+def _crawled(base: str, client: HTTPClient) -> list[str]:
+    """Crawl the live example and wait for its sitemap to list every public
+    page: their URLs, sorted."""
     import demo_content
-    from usp.tree import sitemap_tree_for_homepage
-
-    base, client = server
 
     def fetch(path: str) -> tuple[int, str, bytes]:
         reply = client.get(path)
@@ -89,6 +85,17 @@ def test_consumer_finds_exactly_the_public_pages(
     expected = sorted(f"{base}{p}" for p in demo_content.PUBLIC_PATHS)
     # The writer threads flush about once a second.
     wait_until(lambda: sorted(sitemap_urls(client)) == expected, 15, "the sitemap")
+    return expected
+
+
+def test_consumer_finds_exactly_the_public_pages(
+    server: tuple[str, HTTPClient],
+) -> None:
+    """Crawl the live example, then let usp discover the sitemap from robots.txt."""
+    from usp.tree import sitemap_tree_for_homepage
+
+    base, client = server
+    expected = _crawled(base, client)
     urls = sitemap_urls(client)
     assert len(urls) == len(set(urls))
 
@@ -108,14 +115,7 @@ def test_llms_txt_lists_the_sitemap_s_pages_on_a_real_socket(
     import demo_content
 
     base, client = server
-
-    def fetch(path: str) -> tuple[int, str, bytes]:
-        reply = client.get(path)
-        return reply.status, reply.headers.get("content-type", ""), reply.body
-
-    demo_content.crawl(fetch)
-    expected = sorted(f"{base}{p}" for p in demo_content.PUBLIC_PATHS)
-    wait_until(lambda: sorted(sitemap_urls(client)) == expected, 15, "the sitemap")
+    expected = _crawled(base, client)
     reply = client.get("/llms.txt")
     assert reply.status == 200
     assert reply.headers["Content-Type"] == "text/plain; charset=utf-8"

@@ -322,15 +322,7 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
 
     def entries(self, number: int) -> Iterator[Entry]:
         for path, (_, row) in self._rows(number):
-            lastmod = to_datetime(row.lastmod)
-            yield Entry(
-                path,
-                lastmod,
-                row.fingerprint,
-                route=row.route,
-                title=row.title,
-                description=row.description,
-            )
+            yield row.entry(path)
 
     def publish(self, articles: Iterable[Article], now: int) -> None:
         with self._lock:
