@@ -288,6 +288,37 @@ def test_public_ids_route_option() -> None:
         Config.from_mapping({**BASE, "routes": {"/x": {"public_ids": "yes"}}})
 
 
+def test_llms_txt_and_section_labels() -> None:
+    """llms_txt is off by default, True serves /llms.txt capped at 100 links a
+    section, a dict sets its path, sections and cap; section_labels name the
+    sections the config defines (and "default"), listing nothing by
+    themselves: no key of either is in the re-check's digest."""
+    plain = Config.from_mapping(BASE)
+    assert (plain.llms_txt, dict(plain.section_labels)) == (None, {})
+    on = Config.from_mapping({**BASE, "llms_txt": True})
+    assert (on.llms_txt, on.llms_txt_sections, on.llms_txt_max_links) == (
+        "/llms.txt",
+        None,
+        100,
+    )
+    assert "/llms.txt" in on.documents.gate
+    config = Config.from_mapping(
+        {
+            **BASE,
+            "sections": {"posts": ["/blog/<slug>"]},
+            "section_labels": {"posts": " From the blog ", "default": "Pages"},
+            "llms_txt": {"path": "/ai.txt", "sections": ["posts"], "max_links": None},
+        }
+    )
+    assert dict(config.section_labels) == {"posts": "From the blog", "default": "Pages"}
+    assert (config.llms_txt, config.llms_txt_sections) == ("/ai.txt", ("posts",))
+    assert config.llms_txt_max_links is None
+    assert KEYS["llms_txt"].lists is Lists.NO
+    assert KEYS["section_labels"].lists is Lists.NO
+    with pytest.raises(ConfigError, match="did you mean 'llms_txt'"):
+        Config.from_mapping({**BASE, "llm_txt": True})
+
+
 def test_news_config() -> None:
     """The news key names the articles by route, path glob or section; the
     publication's name and language are optional; it turns on the news
