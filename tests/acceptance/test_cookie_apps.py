@@ -19,7 +19,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from realapps.serve import Server, listed
+from realapps.serve import Server
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
 
@@ -109,17 +109,10 @@ def sign_in_to_the_blog(server: Server) -> None:
 
 @pytest.fixture(scope="module")
 def blog(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    server = Server(
-        "gunicorn", "realapps.comments:create_app", tmp_path_factory.mktemp("blog")
-    )
-    server.start()
-    try:
-        browse_the_blog(server)
-        sign_in_to_the_blog(server)
-        server.restart()  # every worker's queue flushed
-        yield Site(server, set(listed(server)))
-    finally:
-        server.stop()
+    folder = tmp_path_factory.mktemp("blog")
+    server = Server("gunicorn", "realapps.comments:create_app", folder)
+    with server.browsed(browse_the_blog, sign_in_to_the_blog) as listing:
+        yield Site(server, set(listing))
 
 
 def test_the_blog_lists_its_posts_and_nothing_private(blog: Site) -> None:
@@ -164,16 +157,10 @@ def browse_the_events(server: Server) -> None:
 
 @pytest.fixture(scope="module")
 def events(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    server = Server(
-        "uvicorn", "realapps.events:create_app", tmp_path_factory.mktemp("events")
-    )
-    server.start()
-    try:
-        browse_the_events(server)
-        server.restart()  # lifespan shutdown flushes
-        yield Site(server, set(listed(server)))
-    finally:
-        server.stop()
+    folder = tmp_path_factory.mktemp("events")
+    server = Server("uvicorn", "realapps.events:create_app", folder)
+    with server.browsed(browse_the_events) as listing:  # lifespan shutdown flushes
+        yield Site(server, set(listing))
 
 
 def test_the_csrf_cookie_site_lists_its_public_pages(events: Site) -> None:
