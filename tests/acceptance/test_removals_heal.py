@@ -13,14 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.helpers import (
-    HTTPClient,
-    free_port,
-    running,
-    sitemap_urls,
-    wait_until,
-    write_entry,
-)
+from support.helpers import HTTPClient, free_port, gunicorn, sitemap_urls, wait_until
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
 
@@ -36,9 +29,7 @@ def server(store_uri: str, tmp_path: Path) -> Iterator[tuple[str, str, HTTPClien
     uri = store_uri
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    write_entry(
-        tmp_path,
-        f"""
+    entry = f"""
         import os
         from flask_app import create_app
 
@@ -49,13 +40,8 @@ def server(store_uri: str, tmp_path: Path) -> Iterator[tuple[str, str, HTTPClien
                 headers = [*headers, ("X-Worker", str(os.getpid()))]
                 return start_response(status, headers, exc_info)
             return inner(environ, start)
-        """,
-    )
-    argv = ["-m", "gunicorn", "-w", str(WORKERS), "-b", f"127.0.0.1:{port}"]
-    with running([*argv, "entry:app"], tmp_path, port, "/", "gunicorn to start") as (
-        client,
-        _,
-    ):
+        """
+    with gunicorn(tmp_path, port, WORKERS, entry) as client:
         yield base, uri, client
 
 

@@ -389,6 +389,21 @@ def running(
         assert process.returncode in (0, -signal.SIGTERM), log.read_text()
 
 
+@contextlib.contextmanager
+def gunicorn(
+    folder: pathlib.Path, port: int, workers: int, entry: str
+) -> Iterator[HTTPClient]:
+    """``app`` of the module ``entry`` (see :func:`write_entry`) under gunicorn
+    with ``workers`` sync workers, once ``/`` answers 200 (see :func:`running`)."""
+    write_entry(folder, entry)
+    argv = ["-m", "gunicorn", "-w", str(workers), "-b", f"127.0.0.1:{port}"]
+    with running([*argv, "entry:app"], folder, port, "/", "gunicorn to start") as (
+        client,
+        _,
+    ):
+        yield client
+
+
 def write_entry(folder: pathlib.Path, source: str) -> None:
     """A server's module, ``folder/entry.py``: ``source`` (dedented), with the
     examples first on its path."""
