@@ -30,7 +30,6 @@ from sitemap_middleware.sitemaps import NEWS_WINDOW
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
 WORKERS = 2
 HOUR = 3600
 
@@ -106,8 +105,9 @@ def news_site(store_uri: str, tmp_path: Path) -> Iterator[tuple[str, Path, HTTPC
     finally:
         store.close()
     (tmp_path / "articles.json").write_text("{}")
-    entry = APP.replace("CONFIG", repr(config))
-    with gunicorn(tmp_path, port, WORKERS, entry) as client:
+    with gunicorn(
+        tmp_path, port, WORKERS, APP.replace("CONFIG", repr(config))
+    ) as client:
         yield base, tmp_path, client
 
 
