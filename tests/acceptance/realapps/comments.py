@@ -13,16 +13,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from flask import (
-    Flask,
-    abort,
-    current_app,
-    redirect,
-    render_template,
-    request,
-    session,
-    url_for,
-)
+from flask import Flask, abort, redirect, render_template, request, session, url_for
 from flask_wtf import CSRFProtect, FlaskForm
 from wtforms import PasswordField, StringField, TextAreaField
 from wtforms.validators import DataRequired
@@ -137,9 +128,7 @@ def create_app(test_config: Mapping[str, Any]) -> Flask:
     def pricing() -> Any:
         # An A/B test: each new visitor is assigned a variant, kept in a cookie.
         variant = request.cookies.get("ab") or random.choice("AB")
-        response = current_app.make_response(
-            page("Pricing", f"Plan {variant}: ten a month.")
-        )
+        response = app.make_response(page("Pricing", f"Plan {variant}: ten a month."))
         response.set_cookie("ab", variant)
         return response
 
