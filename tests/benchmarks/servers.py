@@ -39,7 +39,6 @@ measurement, not a test: the exit status is 0 whatever the figures.
 from __future__ import annotations
 
 import argparse
-import http.client
 import os
 import resource
 import statistics
@@ -53,6 +52,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from support import load_app  # noqa: E402
+
 WARM_UP = 200
 TARGET = 1.25
 
@@ -122,15 +125,9 @@ def _app() -> Any:
 def get(port: int, n: int) -> None:
     """One request on a connection of its own (gunicorn's sync workers close
     every connection anyway), its page checked."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        connection.request("GET", f"/page/{n}")
-        response = connection.getresponse()
-        data = response.read()
-    finally:
-        connection.close()
-    if response.status != 200 or data != body(n):
-        raise AssertionError(f"/page/{n}: {response.status}")
+    status, data = load_app.get(port, f"/page/{n}")
+    if status != 200 or data != body(n):
+        raise AssertionError(f"/page/{n}: {status}")
 
 
 def tree_cpu(root: int) -> float:
