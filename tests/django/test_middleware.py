@@ -1,0 +1,212 @@
+"""The Django middleware, through Django's test client: the public pages of a
+project browsed anonymously are listed, nothing of a signed-in visitor's, the
+admin and auth pages never; sync and async views, streaming responses passed
+on as they stream; the sitemap served; config errors at start-up, naming the
+key; routes from the URLconf, @sitemap on function and class-based views."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import pytest
+from support.helpers import locs, validate
+
+pytestmark = pytest.mark.usefixtures("sitemap_settings")
+
+PUBLIC = ["/", "/about/", "/blog/hello-world/", "/archive/", "/contact/", "/news/"]
+
+
+def client(**extra: Any) -> Any:
+    from django.test import Client
+
+    return Client(HTTP_HOST="www.example.com", **extra)
+
+
+def read(response: Any) -> bytes:
+    if response.streaming:
+        return b"".join(response.streaming_content)
+    return bytes(response.content)
+
+
+def listed() -> list[str]:
+    from sitemap_middleware.django import get_sitemap
+
+    sitemap = get_sitemap()
+    assert sitemap.flush(5.0)
+    found = []
+    for part in sitemap.store.parts():
+        for entry in sitemap.store.entries(part.number):
+            found.append(entry.path)
+    return sorted(found)
+
+
+def browse(visitor: Any, paths: list[str]) -> dict[str, int]:
+    codes = {}
+    for path in paths:
+        response = visitor.get(path, secure=True)
+        read(response)
+        response.close()
+        codes[path] = response.status_code
+    return codes
+
+
+EVERY = [
+    *PUBLIC,
+    "/stream/",
+    "/account/",
+    "/accounts/login/",
+    "/admin/",
+    "/admin/login/",
+    "/old-sitemap.xml",
+]
+
+
+def test_an_anonymous_visitor_lists_the_public_pages_only() -> None:
+    codes = browse(client(), EVERY)
+    assert codes["/account/"] == 302  # login_required
+    assert codes["/admin/login/"] == 200
+    assert listed() == sorted([*PUBLIC, "/stream/"])
+
+
+def test_a_signed_in_visitor_lists_nothing() -> None:
+    from django.contrib.auth.models import User
+
+    user, _ = User.objects.get_or_create(username="ada", is_staff=True)
+    visitor = client()
+    visitor.force_login(user)
+    codes = browse(visitor, EVERY)
+    assert codes["/account/"] == 200
+    assert codes["/admin/"] == 200
+    assert listed() == []
+
+
+def test_a_form_with_a_csrf_token_keeps_the_visitor_anonymous() -> None:
+    """Django's CSRF cookie is a harmless one by default: the pages visited
+    after the contact form are listed too."""
+    visitor = client()
+    browse(visitor, ["/contact/"])
+    assert "csrftoken" in visitor.cookies
+    browse(visitor, ["/about/"])
+    assert listed() == ["/about/", "/contact/"]
+
+
+def test_a_streaming_response_streams_and_is_recorded_once_sent() -> None:
+    response = client().get("/stream/", secure=True)
+    assert response.streaming  # not buffered into content
+    chunks = list(response.streaming_content)
+    assert len(chunks) == 5
+    response.close()
+    assert listed() == ["/stream/"]
+
+
+def test_a_stream_cut_short_records_nothing() -> None:
+    response = client().get("/stream/", secure=True)
+    next(iter(response.streaming_content))
+    response.close()
+    assert listed() == []
+
+
+def test_async_views_under_the_asgi_handler(sitemap_settings: dict[str, Any]) -> None:
+    from django.test import AsyncClient, override_settings
+
+    # Django's async test client sends its own Host.
+    hosts = {**sitemap_settings, "allowed_hosts": ["testserver"]}
+
+    async def visit() -> list[int]:
+        visitor = AsyncClient()
+        codes = []
+        for path in ("/news/", "/about/", "/stream/"):
+            response = await visitor.get(path, secure=True)
+            if response.streaming and response.is_async:
+                async for _ in response.streaming_content:
+                    pass
+            elif response.streaming:
+                list(response.streaming_content)
+            codes.append(response.status_code)
+        return codes
+
+    with override_settings(SITEMAP=hosts):
+        assert asyncio.run(visit()) == [200, 200, 200]
+        assert listed() == ["/about/", "/news/", "/stream/"]
+
+
+def test_the_sitemap_and_robots_txt_are_served() -> None:
+    browse(client(), PUBLIC)
+    listed()
+    visitor = client()
+    index = visitor.get("/sitemap.xml", secure=True)
+    assert index.status_code == 200
+    assert index["Content-Type"].startswith("application/xml")
+    root = validate(index.content)
+    assert locs(root) == ["https://www.example.com/sitemap-1.xml.gz"]
+    robots = visitor.get("/robots.txt", secure=True)
+    assert robots.status_code == 200
+    assert b"Sitemap: https://www.example.com/sitemap.xml" in robots.content
+
+
+def test_routes_come_from_the_urlconf_and_sitemap_works_on_views() -> None:
+    import re
+
+    from sitemap_middleware.django import get_sitemap
+
+    browse(client(), ["/blog/hello-world/", "/archive/", "/about/"])
+    listed()
+    sitemap = get_sitemap()
+    table = sitemap.table()
+    assert table is not None
+    assert "blog/<slug:slug>/" in table.views
+    assert {"admin/", "accounts/login/", "old-sitemap.xml"} <= table.framework
+    xml = b"".join(
+        b"".join(sitemap.store.fragments(part.number)) for part in sitemap.store.parts()
+    ).decode()
+    urls = dict(re.findall(r"<loc>\x00?([^<]*)</loc>(.*?)</url>", xml, re.S))
+    assert "<changefreq>weekly</changefreq>" in urls["/blog/hello-world/"]
+    assert "<priority>0.3</priority>" in urls["/archive/"]
+    assert "<priority>" not in urls["/about/"]
+
+
+def test_a_bad_setting_is_a_system_check_error_naming_the_key() -> None:
+    from django.core.exceptions import ImproperlyConfigured
+    from django.test import override_settings
+
+    from sitemap_middleware.django import SitemapMiddleware
+    from sitemap_middleware.django.apps import check_settings
+
+    with override_settings(
+        SITEMAP={"base_url": "https://www.example.com", "gzip_level": 12}
+    ):
+        errors = check_settings()
+        assert [error.id for error in errors] == ["sitemap_middleware.E001"]
+        assert "gzip_level" in errors[0].msg
+        with pytest.raises(ImproperlyConfigured, match="gzip_level"):
+            SitemapMiddleware(lambda request: None)
+
+
+def test_a_missing_setting_and_a_misplaced_middleware_are_reported() -> None:
+    from django.conf import settings
+    from django.test import override_settings
+
+    from sitemap_middleware.django.apps import check_settings
+
+    rest = settings.MIDDLEWARE[1:]
+    with override_settings(SITEMAP=None, MIDDLEWARE=[*rest, settings.MIDDLEWARE[0]]):
+        ids = sorted(error.id for error in check_settings())
+    assert ids == ["sitemap_middleware.E001", "sitemap_middleware.W002"]
+    assert check_settings() == []
+
+
+def test_a_route_the_middleware_answers_is_one_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from django.test import override_settings
+
+    from sitemap_middleware.django import get_sitemap
+
+    caplog.set_level(logging.WARNING, "sitemap_middleware")
+    with override_settings(ROOT_URLCONF="django_site.urls_sitemap"):
+        get_sitemap().learn()
+    warned = [r.getMessage() for r in caplog.records if "unreachable" in r.getMessage()]
+    assert len(warned) == 1
+    assert "'sitemap.xml'" in warned[0]
