@@ -89,7 +89,7 @@ def routed(app: Any) -> Any:
     app under a mount's middleware (``Mount(middleware=...)``), or the one a
     middleware wraps from outside."""
     for _ in range(MAX_LAYERS):
-        if app is None or hasattr(app, "routes"):
+        if app is None or is_starlette(app):
             return app
         app = getattr(app, "app", None)
     return None

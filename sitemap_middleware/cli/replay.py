@@ -460,6 +460,9 @@ def _asgi(
         app = site_of(app, site)
         site = None
     root = app
+    # Where the middleware sits when the app holds it: Quart's asgi_app,
+    # else Starlette's built stack.
+    place = (layer, row.inner) if row.inner else (root, "middleware_stack")
     made: list[SitemapBase] = []
     if isinstance(app, ASGISitemapMiddleware):
         config = asked.config(app.config)
@@ -489,7 +492,7 @@ def _asgi(
             if root is found:
                 root = replacement
             else:
-                _swap(root, "middleware_stack", found, replacement)
+                _swap(*place, found, replacement)
             found = replacement
             made.append(found)
         table = found.table() or known or table_of(root) or table_of(found.app)
@@ -529,12 +532,12 @@ def _asgi(
         def answer(path: str) -> Answer:
             bare.cookies.clear()
             if outer:
-                _swap(root, "middleware_stack", found, found.app)
+                _swap(*place, found, found.app)
             try:
                 response = bare.get(sent + path, follow_redirects=False)
             finally:
                 if outer:
-                    _swap(root, "middleware_stack", found.app, found)
+                    _swap(*place, found.app, found)
             return response.status_code, list(response.headers.multi_items())
 
         match: Callable[[str], str | None] = _unknown
