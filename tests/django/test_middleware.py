@@ -56,6 +56,7 @@ EVERY = [
     *PUBLIC,
     "/stream/",
     "/account/",
+    "/members/",
     "/accounts/login/",
     "/admin/",
     "/admin/login/",
@@ -65,7 +66,7 @@ EVERY = [
 
 def test_an_anonymous_visitor_lists_the_public_pages_only() -> None:
     codes = browse(client(), EVERY)
-    assert codes["/account/"] == 302  # login_required
+    assert codes["/account/"] == codes["/members/"] == 302  # login_required
     assert codes["/admin/login/"] == 200
     assert listed() == sorted([*PUBLIC, "/stream/"])
 
@@ -77,7 +78,7 @@ def test_a_signed_in_visitor_lists_nothing() -> None:
     visitor = client()
     visitor.force_login(user)
     codes = browse(visitor, EVERY)
-    assert codes["/account/"] == 200
+    assert codes["/account/"] == codes["/members/"] == 200
     assert codes["/admin/"] == 200
     assert listed() == []
 

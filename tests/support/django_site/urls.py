@@ -29,6 +29,7 @@ urlpatterns = [
     path("archive/", views.Archive.as_view()),
     path("contact/", views.contact),
     path("account/", views.account),
+    path("members/", views.members),
     path("stream/", views.stream),
     path("news/", views.news),
     path("accounts/", include("django.contrib.auth.urls")),

@@ -58,6 +58,12 @@ def account(request: HttpRequest) -> HttpResponse:
     return HttpResponse(page(f"Account of {request.user}"))
 
 
+@login_required
+def members(request: HttpRequest) -> HttpResponse:
+    """A page for members only, at a path no default exclusion names."""
+    return HttpResponse(page(f"Members' news for {request.user}"))
+
+
 def stream(request: HttpRequest) -> StreamingHttpResponse:
     def chunks() -> Iterator[str]:
         yield "<!doctype html><html><head><title>Stream</title></head><body>"
