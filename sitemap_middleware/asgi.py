@@ -13,8 +13,7 @@ from typing import Any, TypeVar
 
 from ._types import ASGIApp, Message, Receive, Scope, Send
 from .apps import STARLETTE
-from .apps.frameworks import LITESTAR, framework_of, refuse_second, table_of
-from .apps.litestar import litestar_route
+from .apps.frameworks import framework_of, refuse_second, table_of
 from .config import Config, site_host
 from .core import SitemapBase, logger
 from .errors import ConfigError
@@ -93,8 +92,9 @@ class ASGISitemapMiddleware(SitemapBase):
         framework it is)."""
         self._looked = True
         app = scope.get("app") or self.app
-        if framework_of(app)[0] is LITESTAR:
-            self._find = litestar_route
+        row, found = framework_of(app)
+        if row.scope_finder is not None and found is not None:
+            self._find = row.scope_finder(found)
         table = table_of(app)
         if table is not None:
             self._learn(table, final)

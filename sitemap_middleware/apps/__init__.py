@@ -29,6 +29,9 @@ _STARLETTE_PART = re.compile(r"{(\w+)(?::(\w+))?}")
 
 EnvironFinder = Callable[[Mapping[str, Any]], "tuple[str, object] | None"]
 """From a WSGI environ: the template and view of the route that served it."""
+ScopeFinder = Callable[[Mapping[str, Any], str], "tuple[str | None, object] | None"]
+"""From an ASGI scope and the mount prefix the middleware saw: the template and
+view of the route that served it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
-from . import EnvironFinder, RouteTable
+from . import EnvironFinder, RouteTable, ScopeFinder
 
 
 def is_flask(app: Any) -> bool:
@@ -72,3 +72,28 @@ def flask_matcher(app: Any, host: str) -> Callable[[str], str | None]:
         return str(rule.rule)
 
     return match
+
+
+def quart_finder(app: Any) -> ScopeFinder:
+    """Finds the route of a response of a Quart app: its request is not in the
+    scope, so the path is matched against its ``url_map`` (only for a
+    response that may be recorded)."""
+    from werkzeug.exceptions import HTTPException
+    from werkzeug.routing import RequestRedirect
+
+    views = app.view_functions
+
+    def find_route(
+        scope: Mapping[str, Any], root: str
+    ) -> tuple[str | None, object] | None:
+        path = scope["path"]
+        if root and path.startswith(root):
+            path = path[len(root) :] or "/"
+        adapter = app.url_map.bind("localhost")
+        try:
+            rule, _ = adapter.match(path, method=scope["method"], return_rule=True)
+        except (HTTPException, RequestRedirect):
+            return None
+        return rule.rule, views.get(rule.endpoint)
+
+    return find_route

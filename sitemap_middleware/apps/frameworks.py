@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
-from . import DJANGO, MAX_LAYERS, STARLETTE, WERKZEUG, RouteTable
+from . import DJANGO, MAX_LAYERS, STARLETTE, WERKZEUG, RouteTable, ScopeFinder
 from .django import django_sitemap_declared, django_table, is_django
-from .flask import flask_table, is_flask
-from .litestar import is_litestar, litestar_table
+from .flask import flask_table, is_flask, quart_finder
+from .litestar import is_litestar, litestar_finder, litestar_table
 from .starlette import is_starlette, routed, starlette_table
 
 WSGI = "wsgi"
@@ -42,6 +42,9 @@ class Framework:
     (Starlette's ``user_middleware``, Django's ``MIDDLEWARE``), if any."""
     install: str = ""
     """How the middleware is put in this framework's app: said when none is."""
+    scope_finder: Callable[[Any], ScopeFinder] | None = None
+    """For an ASGI app, given the app: where the ASGI middleware finds the
+    route of a response (``None``: in the keys Starlette's router sets)."""
 
 
 def _none(app: Any) -> None:
@@ -72,6 +75,7 @@ QUART = Framework(
     flask_table,
     inner="asgi_app",
     install="app.asgi_app = ASGISitemapMiddleware(app.asgi_app, config)",
+    scope_finder=quart_finder,
 )
 DJANGO_APP = Framework(
     "Django",
@@ -89,6 +93,7 @@ LITESTAR = Framework(
     litestar_table,
     spelling=STARLETTE,
     install="ASGISitemapMiddleware(app, config) around the app",
+    scope_finder=litestar_finder,
 )
 STARLETTE_APP = Framework(
     "Starlette",

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from . import STARLETTE, RouteTable
+from . import STARLETTE, RouteTable, ScopeFinder
 
 # The framework's own handlers live in its own modules.
 _OWN = "litestar."
@@ -47,6 +47,11 @@ def litestar_table(app: Any) -> RouteTable:
         gets=frozenset(gets),
         spelling=STARLETTE,
     )
+
+
+def litestar_finder(app: Any) -> ScopeFinder:
+    """Litestar notes the route of a response in the scope."""
+    return litestar_route
 
 
 def litestar_route(scope: Mapping[str, Any], root: str) -> tuple[str, object] | None:

@@ -53,6 +53,7 @@ def test_quart_seed_uses_its_routes(tmp_path: Path) -> None:
     assert stored_paths(store) == ["/", "/about"]
     done = cli(quart_app(store), "explain", "--app", "x", f"{BASE}/about")
     assert done.exit_code == 0, done.output
+    assert "route: /about" in done.output
 
 
 def test_litestar_s_openapi_pages_are_the_framework_s(tmp_path: Path) -> None:
