@@ -56,7 +56,9 @@ def load(spec: str) -> object:
     """The object ``module:attr`` names (``attr`` may be dotted; without it
     ``app``, else ``create_app``, else ``application``, as a Django
     project's ``wsgi.py`` names it); a function is a factory, called with no
-    arguments. The current directory is importable, as for ``flask --app``.
+    arguments. A Django settings module (``mysite.settings``) is its
+    project, as ``DJANGO_SETTINGS_MODULE`` would name it. The current
+    directory is importable, as for ``flask --app``.
 
     :raises AppError: saying what could not be imported or found.
     """
@@ -81,7 +83,30 @@ def load(spec: str) -> object:
             except Exception as exc:
                 raise AppError(f"{module_name}:{name}() failed: {exc!r}") from exc
         return found
+    if not attr and hasattr(module, "ROOT_URLCONF"):  # Django's settings
+        return _django_project(module_name)
     raise AppError(f"{module_name!r} has no {' or '.join(map(repr, names))}")
+
+
+def _django_project(settings: str) -> object:
+    """The WSGI handler of the Django project whose settings module is
+    ``settings``."""
+    import os
+
+    from django.conf import settings as loaded
+    from django.core.wsgi import get_wsgi_application
+
+    if loaded.configured and settings != loaded.SETTINGS_MODULE:
+        raise AppError(
+            f"this process has the settings {loaded.SETTINGS_MODULE!r} already:"
+            f" --app names {settings!r}"
+        )
+    # --app names the project, whatever the environment says.
+    os.environ["DJANGO_SETTINGS_MODULE"] = settings
+    try:
+        return get_wsgi_application()
+    except Exception as exc:  # the project's own error, whatever it is
+        raise AppError(f"the Django project {settings!r} failed: {exc!r}") from exc
 
 
 Hold = Callable[[Config], Config]

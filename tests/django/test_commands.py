@@ -67,12 +67,23 @@ def test_manage_py_sitemap_explains_a_page(tmp_path: Path) -> None:
     assert "listed: no" in done.stdout
 
 
-def test_the_command_line_takes_the_project_s_wsgi_module(tmp_path: Path) -> None:
+@pytest.mark.parametrize("spec", ["django_site.wsgi", "django_site.settings"])
+def test_the_command_line_takes_the_project(spec: str, tmp_path: Path) -> None:
+    """Its wsgi module (the ``application``) or its settings module."""
     store = f"sqlite:///{tmp_path / 'sitemap.sqlite3'}"
     command = [sys.executable, "-m", "sitemap_middleware"]
-    done = run([*command, "seed", "--app", "django_site.wsgi"], store)
+    done = run([*command, "seed", "--app", spec], store)
     assert done.returncode == 0, done.stderr
     assert stored_paths(store) == SEEDED
+
+
+def test_a_project_without_the_middleware_is_one_line_exit_5(tmp_path: Path) -> None:
+    store = f"sqlite:///{tmp_path / 'sitemap.sqlite3'}"
+    command = [sys.executable, "-m", "sitemap_middleware"]
+    done = run([*command, "seed", "--app", "django_site.settings_bare"], store)
+    assert done.returncode == 5
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert "MIDDLEWARE" in done.stderr
 
 
 @pytest.mark.parametrize("args", [["--help"], ["seed", "--help"]])
