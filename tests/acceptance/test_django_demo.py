@@ -30,6 +30,8 @@ def demo(
     base = f"http://127.0.0.1:{port}"
     monkeypatch.setenv("DEMO_BASE_URL", base)
     monkeypatch.setenv("DEMO_STORE", f"sqlite:///{tmp_path / 's.sqlite3'}")
+    # The demo's, whatever another test of this process set.
+    monkeypatch.setenv("DJANGO_SETTINGS_MODULE", "django_app.settings")
     # The server's path is its folder's: the demo and demo_content are there.
     for name in ("django_app", "demo_content.py"):
         (tmp_path / name).symlink_to(EXAMPLES / name)
@@ -63,7 +65,12 @@ def test_manage_py_sitemap_seeds_the_demo(tmp_path: Path) -> None:
     import demo_content
 
     store = f"sqlite:///{tmp_path / 's.sqlite3'}"
-    env = {**os.environ, "DEMO_STORE": store, "DEMO_BASE_URL": "http://127.0.0.1:8000"}
+    env = {
+        **os.environ,
+        "DEMO_STORE": store,
+        "DEMO_BASE_URL": "http://127.0.0.1:8000",
+        "DJANGO_SETTINGS_MODULE": "django_app.settings",
+    }
     manage = [sys.executable, str(EXAMPLES / "django_app" / "manage.py"), "sitemap"]
     done = subprocess.run(
         [*manage, "seed"], capture_output=True, text=True, env=env, timeout=120
