@@ -17,7 +17,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 
 from ..apps import DJANGO
 from ..apps.django import django_table
-from ..config import DEFAULT_HARMLESS_COOKIES, Config, site_host
+from ..config import Config, site_host
 from ..core import SitemapBase
 from ..reasons import Skipped
 from ..recording.crawls import Crawl
@@ -35,13 +35,15 @@ class DjangoSitemap(SitemapBase):
     store, writer, server and watcher (one per process, the app's)."""
 
     def __init__(self, config: Mapping[str, Any] | Config) -> None:
-        if not isinstance(config, Config) and "harmless_cookies" not in config:
+        if not isinstance(config, Config):
             # Django gives anonymous visitors its CSRF cookie: a page they see
-            # with it is as public as without.
+            # with it is as public as without (the fingerprint ignores tokens).
             from django.conf import settings
 
-            harmless = [*DEFAULT_HARMLESS_COOKIES, settings.CSRF_COOKIE_NAME]
-            config = {**config, "harmless_cookies": harmless}
+            given = config.get("harmless_cookies", ())
+            if isinstance(given, (list, tuple)):  # else the check says why not
+                harmless = [*given, settings.CSRF_COOKIE_NAME]
+                config = {**config, "harmless_cookies": harmless}
         super().__init__(config, _locate, _found, DJANGO, _cookie)
         self._each_site(DjangoSitemap)
 

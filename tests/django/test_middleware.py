@@ -185,6 +185,20 @@ def test_a_bad_setting_is_a_system_check_error_naming_the_key() -> None:
             SitemapMiddleware(lambda request: None)
 
 
+def test_harmless_cookies_given_are_checked_as_given() -> None:
+    from django.core.exceptions import ImproperlyConfigured
+    from django.test import override_settings
+
+    from sitemap_middleware.django import SitemapMiddleware
+
+    bad = {"base_url": "https://www.example.com", "harmless_cookies": "_ga"}
+    with (
+        override_settings(SITEMAP=bad),
+        pytest.raises(ImproperlyConfigured, match="harmless_cookies"),
+    ):
+        SitemapMiddleware(lambda request: None)
+
+
 def test_a_missing_setting_and_a_misplaced_middleware_are_reported() -> None:
     from django.conf import settings
     from django.test import override_settings
