@@ -82,13 +82,24 @@ class RouteTable:
 
 
 def check_spelling(routes: Iterable[str], spelling: str) -> None:
-    """A ``routes`` key in the other framework's syntax is an error.
+    """A ``routes`` key in the other framework's syntax is an error, and so
+    is one that does not start as the framework's templates do (``/``, but
+    none of Django's patterns).
 
     :param spelling: ``WERKZEUG`` (the WSGI middleware, Flask), ``DJANGO``
         or ``STARLETTE`` (the ASGI middleware, Starlette and FastAPI).
     :raises ConfigError: naming the key and its spelling for this app.
     """
     for template in routes:
+        if (spelling == DJANGO) == template.startswith("/"):
+            raise ConfigError(
+                "'routes' keys are route templates as the app declares them, "
+                + (
+                    f"without a leading '/' in Django, got {template!r}"
+                    if spelling == DJANGO
+                    else f"starting with '/', got {template!r}"
+                )
+            )
         if spelling == DJANGO and template.startswith("^"):
             continue  # a regular expression's {4} is no parameter
         if spelling in (WERKZEUG, DJANGO) and _STARLETTE_PART.search(template):

@@ -116,3 +116,6 @@ def test_datasette_is_asked_without_a_traceback(tmp_path: Path) -> None:
     done = cli(wrapped, "seed", "--app", "x")
     assert done.exit_code == 5, done.output
     assert "Traceback" not in done.output
+    done = cli(wrapped, "explain", "--app", "x", f"{BASE}/-/versions")
+    assert done.exception is None or isinstance(done.exception, SystemExit)
+    assert "listed: no" in done.output

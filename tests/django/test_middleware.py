@@ -225,3 +225,28 @@ def test_a_route_the_middleware_answers_is_one_warning(
     warned = [r.getMessage() for r in caplog.records if "unreachable" in r.getMessage()]
     assert len(warned) == 1
     assert "'sitemap.xml'" in warned[0]
+
+
+def test_routes_keys_name_django_s_patterns(
+    sitemap_settings: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    import re
+
+    from django.test import override_settings
+
+    from sitemap_middleware.django import get_sitemap
+
+    routes = {"about/": {"priority": 0.9}, "blog/<slug>/": {"priority": 0.1}}
+    caplog.set_level(logging.WARNING, "sitemap_middleware")
+    with override_settings(SITEMAP={**sitemap_settings, "routes": routes}):
+        browse(client(), ["/about/", "/blog/hello-world/"])
+        listed()
+        store = get_sitemap().store
+        xml = b"".join(b"".join(store.fragments(p.number)) for p in store.parts())
+    urls = dict(re.findall(r"<loc>\x00?([^<]*)</loc>(.*?)</url>", xml.decode(), re.S))
+    assert "<priority>0.9</priority>" in urls["/about/"]
+    assert "<priority>" not in urls["/blog/hello-world/"]
+    said = [
+        r.getMessage() for r in caplog.records if "matches no route" in r.getMessage()
+    ]
+    assert said and "'blog/<slug:slug>/'" in said[0]  # did you mean
