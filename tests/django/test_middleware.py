@@ -250,3 +250,33 @@ def test_routes_keys_name_django_s_patterns(
         r.getMessage() for r in caplog.records if "matches no route" in r.getMessage()
     ]
     assert said and "'blog/<slug:slug>/'" in said[0]  # did you mean
+
+
+def test_several_sites_each_list_their_own(tmp_path: Any) -> None:
+    """The Host selects the site, as with the other adapters; each site's
+    sitemap names its own pages only."""
+    from django.test import Client, override_settings
+
+    from sitemap_middleware.django import get_sitemap
+
+    config = {
+        "sites": {
+            "de": {"base_url": "https://example.de", "hosts": ["example.de"]},
+            "fr": {"base_url": "https://example.fr", "hosts": ["example.fr"]},
+        },
+        "store": f"sqlite:///{tmp_path / 'sites.sqlite3'}",
+    }
+    with override_settings(SITEMAP=config, ALLOWED_HOSTS=["example.de", "example.fr"]):
+        browse(Client(HTTP_HOST="example.de"), ["/about/"])
+        browse(Client(HTTP_HOST="example.fr"), ["/news/"])
+        sitemap = get_sitemap()
+        assert sitemap.flush(5.0)
+        found = {}
+        for name in ("de", "fr"):
+            store = sitemap.site(name).store
+            found[name] = sorted(
+                e.path for p in store.parts() for e in store.entries(p.number)
+            )
+        index = Client(HTTP_HOST="example.fr").get("/sitemap.xml", secure=True)
+    assert found == {"de": ["/about/"], "fr": ["/news/"]}
+    assert b"https://example.fr/sitemap-1.xml.gz" in index.content
