@@ -145,15 +145,18 @@ class SitemapBase:
         table = self._table
         return None if table is None else table.views.get(template)
 
-    def _learn(self, table: RouteTable, final: bool) -> None:
+    def _learn(self, table: RouteTable, final: bool, quiet: bool = False) -> None:
         """The app's routes are known. A ``routes`` key naming none of them is
         a ``ConfigError`` if ``final`` (no route may be added any more), else
-        one warning; either way once per middleware."""
+        one warning; either way once per middleware. ``quiet``: the app's own
+        middleware has warned already (this one replaces it for a command)."""
         with self._learning:
             if self._table is not None:
                 return
             self._table = table
             self.routes.use(table)
+        if quiet:
+            return
         self._warn_hidden(table)
         unknown = unknown_routes(self.config.routes, table)
         if not unknown:

@@ -22,6 +22,9 @@ _OWN = (
     "django.views.static",
     "django.contrib.sitemaps",
     "wagtail.contrib.sitemaps",
+    "wagtail.admin",
+    "wagtail.documents",
+    "wagtail.images",
 )
 # The views of django.contrib.sitemaps (and Wagtail's) that take ``sitemaps``.
 _SITEMAP_VIEWS = ("django.contrib.sitemaps.views", "wagtail.contrib.sitemaps.views")
@@ -63,6 +66,8 @@ def django_table(urlconf: str | None = None) -> RouteTable:
             given = (getattr(pattern, "default_args", None) or {}).get("sitemaps")
             if given:
                 lists.append(given)
+            elif module.startswith("wagtail."):  # its view lists the page tree
+                lists.append(None)
     listed = (lambda: _listed(lists)) if lists else None
     return RouteTable(
         MappingProxyType(views),
@@ -86,7 +91,11 @@ def _walk(
         elif depth < MAX_LAYERS:
             inner = own or getattr(pattern, "app_name", None) == "admin"
             urlconf = getattr(pattern, "urlconf_name", None)
-            name = urlconf if isinstance(urlconf, str) else ""
+            name = (
+                urlconf
+                if isinstance(urlconf, str)
+                else getattr(urlconf, "__name__", "")
+            )
             inner = inner or name.startswith(_OWN)
             yield from _walk(children, route, inner, depth + 1)
 
@@ -105,9 +114,14 @@ def _module(view: Any) -> str:
 
 def _listed(given: list[Any]) -> Iterator[str]:
     """The paths the project's ``sitemaps`` dicts list (each Sitemap's
-    ``items()`` and ``location()``), each once."""
+    ``items()`` and ``location()``; ``None``: Wagtail's view without one,
+    which lists the page tree), each once."""
     seen: set[str] = set()
     for sitemaps in given:
+        if sitemaps is None:
+            from wagtail.contrib.sitemaps import Sitemap
+
+            sitemaps = {"wagtail": Sitemap}
         for sitemap in dict(sitemaps).values():
             instance = sitemap() if isinstance(sitemap, type) else sitemap
             for item in instance.items():

@@ -511,7 +511,11 @@ def _asgi(
             root = found = site_of(found, site)
             known = found.table()
         config = found.config if made else asked.config(found.config)
-        if config is not found.config:
+        replaced = config is not found.config
+        # The app's middleware learned its routes at its start-up, and said
+        # its warnings then.
+        quiet = replaced and known is not None
+        if replaced:
             # Starlette builds its middleware at startup: it is replaced now.
             replacement = ASGISitemapMiddleware(found.app, config)
             if root is found:
@@ -522,7 +526,7 @@ def _asgi(
             made.append(found)
         table = found.table() or known or table_of(root) or table_of(found.app)
         if table is not None:
-            found._learn(table, final=False)
+            found._learn(table, final=False, quiet=quiet)
         home, prefix = _origin(config)
         # The Host the config allows, and its prefix as the root path; a 500
         # is an answer like any other (the page is not public).
@@ -628,7 +632,8 @@ def _django(handler: Any, asked: Asked, site: str | None) -> Iterator[Replay]:
         found = DjangoSitemap(config)
         owner.replace(found)
     table = django_table()
-    found._learn(table, final=False)
+    # The project's middleware was built with its handler: its warnings said.
+    found._learn(table, final=False, quiet=made)
     home, prefix = split_base_url(config.base_url)
     parts = urlsplit(home)
     extra = {"HTTP_HOST": parts.netloc, "SCRIPT_NAME": prefix}

@@ -54,6 +54,7 @@ def test_manage_py_sitemap_seeds_from_the_urlconf_and_the_old_sitemaps(
     assert "https://www.example.com/blog/old-post/" in listed.stdout
 
 
+@pytest.mark.slow
 def test_manage_py_sitemap_explains_a_page(tmp_path: Path) -> None:
     store = f"sqlite:///{tmp_path / 'sitemap.sqlite3'}"
     manage = [sys.executable, str(SITE / "manage.py"), "sitemap"]
