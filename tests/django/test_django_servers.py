@@ -11,7 +11,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.helpers import HTTPClient, free_port, running, sitemap_urls, wait_until
+from support.helpers import (
+    HTTPClient,
+    exited,
+    free_port,
+    running,
+    sitemap_urls,
+    started,
+    wait_until,
+)
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
 
@@ -109,3 +117,22 @@ def test_the_public_pages_and_nothing_signed_in(server: tuple[str, HTTPClient]) 
     wait_until(lambda: sorted(sitemap_urls(client)) == expected, 15, "the sitemap")
     robots = client.get("/robots.txt")
     assert f"Sitemap: {base}/sitemap.xml".encode() in robots.body
+
+
+@pytest.mark.parametrize("name", sorted(SERVERS))
+def test_a_bad_setting_stops_the_server(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A store file whose folder is missing is a config error: the handler
+    loads its middleware as the server imports the project, which fails, and
+    the log names the setting."""
+    port = free_port()
+    for key, value in _environment(tmp_path, port).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("SITEMAP_TEST_STORE", f"sqlite:///{tmp_path}/missing/s.sqlite3")
+    (tmp_path / "django_site").symlink_to(SUPPORT / "django_site")
+    bind = f"127.0.0.1:{port}"
+    argv = [a.format(bind=bind, port=port) for a in SERVERS[name]]
+    assert exited(started(argv, tmp_path), 60) != 0
+    log = (tmp_path / "server.log").read_text()
+    assert "settings.SITEMAP" in log and "missing" in log
