@@ -187,11 +187,11 @@ class SitemapBase:
             return
         template, path, document = hidden[0]
         if not document.template:  # a path of a config key's
-            remedy = f"the {document.option!r} key moves the middleware's"
+            remedy = f"the {document.option!r} key puts the middleware's elsewhere"
         elif document.option:
             remedy = f"the {document.option!r} key turns the middleware's off"
         else:
-            remedy = "the middleware's replaces it: remove the app's route"
+            remedy = "no key moves the middleware's: remove the app's route"
         logger.warning(
             "the app's route %r serves %s, which the sitemap middleware answers"
             " in its place: the app's page is unreachable (%s)%s",

@@ -198,3 +198,22 @@ def test_a_django_route_serves_one_path_when_it_is_plain(
     assert table.path_of(path + "<int:n>/") is None
     assert table.path_of("^" + re.escape(path) + "(?P<n>[0-9]+)/$") is None
     assert fill(path + "<slug:slug>/", {"slug": "a b"}, DJANGO) == f"/{path}a%20b/"
+
+
+def test_the_warning_names_the_key_that_moves_the_middleware_s_page(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import logging
+
+    from werkzeug.test import Client
+
+    app = _flask()
+    app.add_url_rule("/site-map", "mine", lambda: PAGE.format("All pages"))
+    config = {"base_url": BASE, "store": "memory://", "html_sitemap": "/site-map"}
+    app.wsgi_app = middleware = SitemapMiddleware(app.wsgi_app, config)
+    caplog.set_level(logging.WARNING, "sitemap_middleware")
+    Client(app).get("/", base_url=BASE)
+    said = [r.getMessage() for r in caplog.records if "unreachable" in r.getMessage()]
+    assert len(said) == 1
+    assert "'/site-map'" in said[0] and "'html_sitemap' key" in said[0]
+    middleware.close()
