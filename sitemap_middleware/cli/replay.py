@@ -611,7 +611,7 @@ def _django(handler: Any, asked: Asked, site: str | None) -> Iterator[Replay]:
     from django.urls import Resolver404, resolve
 
     from ..apps.django import MIDDLEWARE, django_table
-    from ..django.middleware import LABEL, DjangoSitemap
+    from ..django.middleware import LABEL, DjangoSitemap, headers
 
     chain = list(settings.MIDDLEWARE)
     if MIDDLEWARE not in chain or not apps.is_installed("sitemap_middleware.django"):
@@ -645,17 +645,21 @@ def _django(handler: Any, asked: Asked, site: str | None) -> Iterator[Replay]:
         bare.handler.load_middleware()
 
     def ask(asked: Any, path: str) -> Answer:
+        import warnings
+
         asked.cookies.clear()  # anonymous, whatever an answer set
-        response = asked.get(path, secure=secure, **extra)
-        if response.streaming:  # read in full: the response was sent
-            for _ in response.streaming_content:
-                pass
-        response.close()
-        lines = list(response.items())
-        lines.extend(
-            ("Set-Cookie", c.OutputString()) for c in response.cookies.values()
-        )
-        return response.status_code, lines
+        try:
+            response = asked.get(path, secure=secure, **extra)
+            with warnings.catch_warnings():
+                # An async stream read here, as a WSGI server reads one (Django
+                # warns that it is consumed synchronously).
+                warnings.simplefilter("ignore")
+                for _ in response:  # read in full: the response was sent
+                    pass
+            response.close()
+        except Exception:  # the project raised: its server answers 500
+            return 500, []
+        return response.status_code, headers(response)
 
     def match(path: str) -> str | None:
         try:

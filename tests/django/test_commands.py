@@ -22,6 +22,7 @@ SEEDED = [
     "/blog/old-post/",
     "/blog/second-post/",
     "/contact/",
+    "/live/",
     "/news/",
     "/stream/",
 ]

@@ -118,7 +118,7 @@ def test_async_views_under_the_asgi_handler(sitemap_settings: dict[str, Any]) ->
     async def visit() -> list[int]:
         visitor = AsyncClient()
         codes = []
-        for path in ("/news/", "/about/", "/stream/"):
+        for path in ("/news/", "/about/", "/stream/", "/live/"):
             response = await visitor.get(path, secure=True)
             if response.streaming and response.is_async:
                 async for _ in response.streaming_content:
@@ -129,8 +129,26 @@ def test_async_views_under_the_asgi_handler(sitemap_settings: dict[str, Any]) ->
         return codes
 
     with override_settings(SITEMAP=hosts):
-        assert asyncio.run(visit()) == [200, 200, 200]
-        assert listed() == ["/about/", "/news/", "/stream/"]
+        assert asyncio.run(visit()) == [200, 200, 200, 200]
+        assert listed() == ["/about/", "/live/", "/news/", "/stream/"]
+
+
+def test_an_async_stream_cut_short_records_nothing(
+    sitemap_settings: dict[str, Any],
+) -> None:
+    from django.test import AsyncClient, override_settings
+
+    async def visit() -> None:
+        response = await AsyncClient().get("/live/", secure=True)
+        assert response.is_async  # streamed, not buffered
+        chunks = aiter(response.streaming_content)
+        await anext(chunks)
+        await chunks.aclose()
+
+    hosts = {**sitemap_settings, "allowed_hosts": ["testserver"]}
+    with override_settings(SITEMAP=hosts):
+        asyncio.run(visit())
+        assert listed() == []
 
 
 def test_the_sitemap_and_robots_txt_are_served() -> None:

@@ -32,6 +32,7 @@ urlpatterns = [
     path("members/", views.members),
     path("stream/", views.stream),
     path("news/", views.news),
+    path("live/", views.live),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
     path("old-sitemap.xml", sitemap_view, {"sitemaps": sitemaps}),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
@@ -69,6 +69,18 @@ def stream(request: HttpRequest) -> StreamingHttpResponse:
         yield "<!doctype html><html><head><title>Stream</title></head><body>"
         for number in range(3):
             yield f"<p>part {number}</p>"
+        yield "</body></html>"
+
+    return StreamingHttpResponse(chunks(), content_type="text/html; charset=utf-8")
+
+
+async def live(request: HttpRequest) -> StreamingHttpResponse:
+    """A page streamed by an async generator, as an ASGI project streams."""
+
+    async def chunks() -> AsyncIterator[str]:
+        yield "<!doctype html><html><head><title>Live</title></head><body>"
+        for number in range(3):
+            yield f"<p>update {number}</p>"
         yield "</body></html>"
 
     return StreamingHttpResponse(chunks(), content_type="text/html; charset=utf-8")
