@@ -64,26 +64,30 @@ def members(request: HttpRequest) -> HttpResponse:
     return HttpResponse(page(f"Members' news for {request.user}"))
 
 
+def parts(title: str) -> list[str]:
+    """A page in five chunks, as a streaming view sends it."""
+    head = f"<!doctype html><html><head><title>{title}</title></head><body>"
+    return [head, *(f"<p>part {n}</p>" for n in range(3)), "</body></html>"]
+
+
+HTML = "text/html; charset=utf-8"
+
+
 def stream(request: HttpRequest) -> StreamingHttpResponse:
     def chunks() -> Iterator[str]:
-        yield "<!doctype html><html><head><title>Stream</title></head><body>"
-        for number in range(3):
-            yield f"<p>part {number}</p>"
-        yield "</body></html>"
+        yield from parts("Stream")
 
-    return StreamingHttpResponse(chunks(), content_type="text/html; charset=utf-8")
+    return StreamingHttpResponse(chunks(), content_type=HTML)
 
 
 async def live(request: HttpRequest) -> StreamingHttpResponse:
     """A page streamed by an async generator, as an ASGI project streams."""
 
     async def chunks() -> AsyncIterator[str]:
-        yield "<!doctype html><html><head><title>Live</title></head><body>"
-        for number in range(3):
-            yield f"<p>update {number}</p>"
-        yield "</body></html>"
+        for part in parts("Live"):
+            yield part
 
-    return StreamingHttpResponse(chunks(), content_type="text/html; charset=utf-8")
+    return StreamingHttpResponse(chunks(), content_type=HTML)
 
 
 async def news(request: HttpRequest) -> HttpResponse:
