@@ -618,7 +618,7 @@ def test_the_route_table_holds_fastapi_routers_and_knows_get_routes() -> None:
     FastAPI keeps them as one route), and ``gets`` names those answering GET."""
     from fastapi import APIRouter, FastAPI, WebSocket
 
-    from sitemap_middleware.apps import starlette_table
+    from sitemap_middleware.apps.starlette import starlette_table
 
     router = APIRouter(prefix="/blog")
 

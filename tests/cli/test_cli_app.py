@@ -741,7 +741,7 @@ def test_explain_a_page_that_sets_a_cookie_to_a_crawler(
     [
         ("no_such_module:app", "cannot import 'no_such_module'"),
         ("demo_content:nothing", "has no 'nothing'"),
-        ("demo_content:POSTS", "neither a Flask, Starlette or FastAPI app"),
+        ("demo_content:POSTS", "is neither a WSGI nor an ASGI app"),
     ],
 )
 def test_an_app_that_cannot_be_loaded_is_exit_5(spec: str, message: str) -> None:
