@@ -20,7 +20,9 @@ SITEMAP = demo_content.with_store_folder(
     {
         "base_url": os.environ.get("DEMO_BASE_URL", demo_content.local_base_url()),
         "store": os.environ.get("DEMO_STORE", demo_content.STORE),
-        # The middleware's site map for people; /pages is the app's own.
+        # The middleware's site map for people and llms.txt; /pages is the
+        # app's own.
         "html_sitemap": "/site-map",
+        "llms_txt": True,
     }
 )
