@@ -79,6 +79,7 @@ FRAMEWORK_MODULES = {
     "starlette",
     "__init__",
     "cli.replay",
+    "cli.loading",
     "apps.django",
     "django.apps",
     "django.middleware",

@@ -34,6 +34,32 @@ ScopeFinder = Callable[[Mapping[str, Any], str], "tuple[str | None, object] | No
 view of the route that served it."""
 
 
+# How each framework's app is recognised: by what it has, never by importing
+# the framework (frameworks.py asks them in its order).
+
+
+def is_flask(app: Any) -> bool:
+    """Flask's app (or Quart's: the same ``url_map`` and views)."""
+    return hasattr(app, "url_map") and hasattr(app, "view_functions")
+
+
+def is_django(app: Any) -> bool:
+    """Django's WSGI or ASGI handler (``get_wsgi_application()``,
+    ``get_asgi_application()``): it loads the settings' ``MIDDLEWARE``."""
+    return hasattr(app, "load_middleware") and hasattr(app, "get_response")
+
+
+def is_litestar(app: Any) -> bool:
+    """A Litestar app: its routes and the router that serves them."""
+    return hasattr(app, "asgi_router") and hasattr(app, "routes")
+
+
+def is_starlette(app: Any) -> bool:
+    """A Starlette or FastAPI app, or a router of theirs: a list of
+    ``routes`` (Datasette's routes are an object of its own)."""
+    return isinstance(getattr(app, "routes", None), list)
+
+
 @dataclass(frozen=True, slots=True)
 class RouteTable:
     """The routes an app declares, as the framework spells their templates."""

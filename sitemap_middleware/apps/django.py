@@ -30,12 +30,6 @@ _OWN = (
 _SITEMAP_VIEWS = ("django.contrib.sitemaps.views", "wagtail.contrib.sitemaps.views")
 
 
-def is_django(app: Any) -> bool:
-    """Django's WSGI or ASGI handler (``get_wsgi_application()``,
-    ``get_asgi_application()``): it loads the settings' ``MIDDLEWARE``."""
-    return hasattr(app, "load_middleware") and hasattr(app, "get_response")
-
-
 # The Django middleware, as the MIDDLEWARE setting names it.
 MIDDLEWARE = "sitemap_middleware.django.SitemapMiddleware"
 

@@ -12,11 +12,6 @@ from typing import Any
 from . import EnvironFinder, RouteTable, ScopeFinder
 
 
-def is_flask(app: Any) -> bool:
-    """Flask's app (or Quart's: the same ``url_map`` and views)."""
-    return hasattr(app, "url_map") and hasattr(app, "view_functions")
-
-
 def flask_finder(app: Any) -> EnvironFinder:
     """Finds the route of a response from Flask's request in the environ."""
     views = app.view_functions

@@ -6,17 +6,25 @@ one entry here (and its reading, a module of this folder).
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import ConfigError
-from . import DJANGO, MAX_LAYERS, STARLETTE, WERKZEUG, RouteTable, ScopeFinder
-from .django import django_sitemap_declared, django_table, is_django
-from .flask import flask_table, is_flask, quart_finder
-from .litestar import is_litestar, litestar_finder, litestar_table
-from .starlette import is_starlette, routed, starlette_table
+from . import (
+    DJANGO,
+    MAX_LAYERS,
+    STARLETTE,
+    WERKZEUG,
+    RouteTable,
+    ScopeFinder,
+    is_django,
+    is_flask,
+    is_litestar,
+    is_starlette,
+)
 
 WSGI = "wsgi"
 ASGI = "asgi"
@@ -51,6 +59,16 @@ def _none(app: Any) -> None:
     return None
 
 
+def _reading(module: str, name: str) -> Callable[..., Any]:
+    """``name`` of this folder's ``module``, imported when first called: an
+    app loads the reading of its own framework, not the others'."""
+
+    def read(*args: Any) -> Any:
+        return getattr(importlib.import_module(f"{__package__}.{module}"), name)(*args)
+
+    return read
+
+
 def _starlette_declared(app: Any, kind: type) -> str | None:
     for spec in getattr(app, "user_middleware", None) or ():
         cls = getattr(spec, "cls", None)
@@ -64,7 +82,7 @@ FLASK = Framework(
     "Flask",
     WSGI,
     lambda app: is_flask(app) and hasattr(app, "wsgi_app"),
-    flask_table,
+    _reading("flask", "flask_table"),
     inner="wsgi_app",
     install="Sitemap(app), or app.wsgi_app = SitemapMiddleware(app.wsgi_app, config)",
 )
@@ -72,34 +90,34 @@ QUART = Framework(
     "Quart",
     ASGI,
     lambda app: is_flask(app) and hasattr(app, "asgi_app"),
-    flask_table,
+    _reading("flask", "flask_table"),
     inner="asgi_app",
     install="app.asgi_app = ASGISitemapMiddleware(app.asgi_app, config)",
-    scope_finder=quart_finder,
+    scope_finder=_reading("flask", "quart_finder"),
 )
 DJANGO_APP = Framework(
     "Django",
     WSGI,
     is_django,
-    lambda handler: django_table(),
+    lambda handler: _reading("django", "django_table")(),
     spelling=DJANGO,
-    declared=django_sitemap_declared,
+    declared=_reading("django", "django_sitemap_declared"),
     install="'sitemap_middleware.django.SitemapMiddleware' first in MIDDLEWARE",
 )
 LITESTAR = Framework(
     "Litestar",
     ASGI,
     is_litestar,
-    litestar_table,
+    _reading("litestar", "litestar_table"),
     spelling=STARLETTE,
     install="ASGISitemapMiddleware(app, config) around the app",
-    scope_finder=litestar_finder,
+    scope_finder=_reading("litestar", "litestar_finder"),
 )
 STARLETTE_APP = Framework(
     "Starlette",
     ASGI,
     is_starlette,
-    starlette_table,
+    _reading("starlette", "starlette_table"),
     spelling=STARLETTE,
     declared=_starlette_declared,
     install="add_sitemap(app, config)",
@@ -149,6 +167,8 @@ def table_of(app: Any) -> RouteTable | None:
     one: a mount's app, or the app a middleware wraps), ``None`` unknown."""
     row, found = framework_of(app)
     if found is None:
+        from .starlette import routed, starlette_table
+
         found = routed(app)  # a Starlette router beneath a plain middleware
         return None if found is None else starlette_table(found)
     return row.routes(found)

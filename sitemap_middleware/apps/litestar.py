@@ -15,11 +15,6 @@ from . import STARLETTE, RouteTable, ScopeFinder
 _OWN = "litestar."
 
 
-def is_litestar(app: Any) -> bool:
-    """A Litestar app: its routes and the router that serves them."""
-    return hasattr(app, "asgi_router") and hasattr(app, "routes")
-
-
 def litestar_table(app: Any) -> RouteTable:
     """The route table of a Litestar app: each HTTP route's template as the
     scope names it (``/blog/{slug}``) and its GET handler's function; the

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from types import MappingProxyType
 from typing import Any
 
-from . import MAX_LAYERS, STARLETTE, RouteTable
+from . import MAX_LAYERS, STARLETTE, RouteTable, is_starlette
 
 # FastAPI's attributes holding the paths of its own pages (None when turned off).
 _FASTAPI_PAGES = (
@@ -18,12 +18,6 @@ _FASTAPI_PAGES = (
     "swagger_ui_oauth2_redirect_url",
     "openapi_url",
 )
-
-
-def is_starlette(app: Any) -> bool:
-    """A Starlette or FastAPI app, or a router of theirs: a list of
-    ``routes`` (Datasette's routes are an object of its own)."""
-    return isinstance(getattr(app, "routes", None), list)
 
 
 def starlette_table(app: Any) -> RouteTable | None:
