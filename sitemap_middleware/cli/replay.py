@@ -178,6 +178,17 @@ class Replay:
             for path in table.listed():
                 yield self.match(path.partition("?")[0]) or path, path
 
+    def unlisted(self) -> list[str]:
+        """The GET routes with parameters whose pages no ``params`` lists:
+        :meth:`seeds` gives none of their pages."""
+        pattern = _WERKZEUG_PARAM if self.spelling == "werkzeug" else _STARLETTE_PARAM
+        table = self.table
+        return [
+            template
+            for template in sorted(table.gets - table.framework)
+            if pattern.search(template) and params_of(table.views.get(template)) is None
+        ]
+
 
 def fill(template: str, values: Mapping[str, object], spelling: str) -> str | None:
     """The path of ``template`` with ``values`` in place, percent-encoded as a

@@ -8,6 +8,7 @@ import re
 from html import unescape
 
 from .parser import (
+    DESCRIPTION_NAME,
     HEAD_ELEMENTS,
     MODIFIED_PROPERTY,
     NO_ATTRIBUTES,
@@ -67,6 +68,7 @@ _TELLING = {
                     MODIFIED_PROPERTY,
                     PUBLISHED_PROPERTY,
                     SITE_NAME_PROPERTY,
+                    DESCRIPTION_NAME,  # og:description holds it too
                     "&",
                 ),
             )
