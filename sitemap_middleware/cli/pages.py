@@ -29,7 +29,6 @@ from .site import (
 )
 
 if TYPE_CHECKING:
-    from ..apps import RouteTable
     from ..routes import Route
     from .held import Held
     from .replay import Answer
@@ -171,21 +170,6 @@ def _why_removed(
     return words or "more than the caps allow (max_urls, a route's max_urls)"
 
 
-def _unlisted(table: RouteTable | None) -> list[str]:
-    """The GET routes with parameters whose pages no ``params`` lists: seed
-    requests none of their pages."""
-    from ..routes import params_of
-
-    if table is None:
-        return []
-    return [
-        template
-        for template in sorted(table.gets - table.framework)
-        if table.path_of(template) is None
-        and params_of(table.views.get(template)) is None
-    ]
-
-
 # Why seed requests no page of a route with parameters that lists none.
 UNLISTED = "a route with parameters: @sitemap(params=...) lists its pages"
 
@@ -241,7 +225,7 @@ def seed(target: Target, as_json: bool) -> None:
             for path in bar:
                 answers[path] = ready.get(path)
         ready.sitemap.flush(None)
-        unlisted = _unlisted(ready.table)
+        unlisted = ready.unlisted()
         recorded = store.known(asked)
         base = config.base_url
         acted = [
