@@ -37,7 +37,9 @@ class SitemapBase:
     ``spelling`` is how its framework writes route templates
     (:data:`~sitemap_middleware.apps.WERKZEUG` or ``STARLETTE``);
     ``own_folder`` a folder the app owns (Flask's instance folder), made when
-    the store's file is to be in it.
+    the store's file is to be in it; ``route_stays`` whether the route
+    ``find_route`` reads stays in the request's state once the response is
+    sent (ASGI's scope), so that the writer's thread reads it.
 
     :raises ConfigError: for a bad config, a ``routes`` key in the other
         framework's syntax among them, or a store file named where none can
@@ -52,6 +54,7 @@ class SitemapBase:
         spelling: str,
         cookie: CookieReader,
         own_folder: str | None = None,
+        route_stays: bool = False,
     ) -> None:
         whole = Config.from_mapping(config)
         # With several sites, this middleware is the default site's; the
@@ -87,7 +90,13 @@ class SitemapBase:
             site_name=partial(site_name, self.store),
         )
         self.watcher = Watcher(
-            self.policy, self.routes, self.recorder, locate, find_route, cookie
+            self.policy,
+            self.routes,
+            self.recorder,
+            locate,
+            find_route,
+            cookie,
+            route_stays,
         )
         # The User-Agents that claim a search engine's crawler (none when
         # crawls are not kept): the adapters look each request's up.

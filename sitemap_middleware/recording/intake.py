@@ -33,6 +33,7 @@ class Intake:
 
     def __init__(self, batch: int, refused: Callable[[], object]) -> None:
         self._batch = batch
+        self._full = batch - 1  # queued before a put that makes a batch
         self._refused = refused  # told of each observation refused
         self._queue: deque[Observation] = deque()
         self._bytes = 0
@@ -47,13 +48,14 @@ class Intake:
         """Queue ``observation``; ``False`` (nothing queued, and ``refused``
         told) when full."""
         queue = self._queue
-        size = observation.size
-        if len(queue) >= MAX_QUEUED or self._bytes + size > MAX_QUEUED_BYTES:
+        queued = len(queue)
+        total = self._bytes + observation.size
+        if queued >= MAX_QUEUED or total > MAX_QUEUED_BYTES:
             self._refused()
             return False
         queue.append(observation)
-        self._bytes += size
-        if len(queue) >= self._batch and not self._signalled:
+        self._bytes = total
+        if queued >= self._full and not self._signalled:
             # A flag, not Event.is_set(): a full queue asks it of every put.
             self._signalled = True
             self._ready.set()

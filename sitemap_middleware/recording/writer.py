@@ -244,6 +244,10 @@ class Writer:
 
     def _note(self, observation: Observation) -> None:
         """Digest one observation into a pending upsert or removal, or nothing."""
+        settled = observation.settle()
+        if settled is not None:
+            self._count(settled)
+            return
         recent = self._recent
         hit = recent.get(observation.key)
         outcome = digest(observation, self._config, self._rules, hit, self._written)
