@@ -19,7 +19,7 @@ from .recording.recheck import ConfigJudge
 from .recording.recorder import Recorder
 from .recording.sharing import site_name
 from .routes import Routes
-from .serving.server import Server
+from .serving.server import SERVE_WAIT, Server
 from .stores import Store, link_sites, open_store
 from .stores.contract import Checked, Placed
 from .watching.policy import Policy
@@ -88,6 +88,8 @@ class SitemapBase:
             self.store,
             self.recorder.check_hints,
             site_name=partial(site_name, self.store),
+            wait=SERVE_WAIT,
+            pending=self.recorder.waiting,
         )
         self.watcher = Watcher(
             self.policy,

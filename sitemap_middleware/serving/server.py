@@ -27,6 +27,7 @@ from ..sitemaps import MAX_NEWS, NEWS_WINDOW, escape
 from ..stores.contract import News, Store
 from . import site_map, site_map_html
 from .arrangement import Arrangement
+from .bounded import Bounded
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -34,6 +35,10 @@ ALLOW = "GET, HEAD"
 # Rendered documents kept in memory (the newest version of each), in bytes.
 CACHE_BYTES = 32 * 1024 * 1024
 RETRY_AFTER = "120"
+# How long a request for a document waits for the store (a few round trips to
+# a far one) before it is answered from the last good bytes, or 503.
+SERVE_WAIT = 2.5
+NOT_YET = "The sitemap is being written: try again shortly.\n"
 
 Header = Callable[[str], "str | None"]
 # What answers a document: given it, its number and the request's header
@@ -166,8 +171,17 @@ class Server:
         on_empty: Callable[[], object] | None = None,
         site_name: Callable[[], str | None] | None = None,
         clock: Callable[[], float] = time.time,
+        wait: float | None = None,
+        pending: Callable[[], bool] | None = None,
     ) -> None:
         self._config = config
+        # A request waits ``wait`` seconds at most for its answer (None: as
+        # long as the store takes, for a command's export).
+        self._bounded = None if wait is None else Bounded(wait)
+        self._slow = False  # the last request waited past the bound
+        # Whether this process holds pages not written yet: an empty store's
+        # index is then not yet there (503), not missing (404).
+        self._pending = pending
         self._store = store
         # What time it is to the news sitemap (tests move it): its articles
         # are those of the two days before.
@@ -226,7 +240,26 @@ class Server:
         if answer is None:  # robots.txt: the app's answer, amended (robots_for)
             return _not_found()
         try:
-            response = answer(document, number, header)
+            if self._bounded is None:
+                response = answer(document, number, header)
+            else:
+                found_in_time = self._bounded.run(
+                    lambda: answer(document, number, header)
+                )
+                if found_in_time is None:  # the store is slow: the last good
+                    # Said once until a request is answered in time again.
+                    log = logger.debug if self._slow else logger.warning
+                    self._slow = True
+                    log(
+                        "sitemap store too slow for %s (more than %.1f s): the"
+                        " last good bytes, or 503",
+                        path,
+                        self._bounded.wait,
+                    )
+                    found_in_time = self._last_known(document, number)
+                else:
+                    self._slow = False
+                response = found_in_time
         except StoreFault as exc:  # lasts until someone acts: no copy is served
             self._faulted(path, exc)
             response = _text(
@@ -276,6 +309,10 @@ class Server:
             # empty store has no sitemap yet: 404, not to be cached.
             if self._on_empty is not None:
                 self._on_empty()
+            if self._pending is not None and self._pending():
+                return _text(
+                    503, NOT_YET, Retry_After=RETRY_AFTER, Cache_Control="no-store"
+                )
             return _text(404, EMPTY, Cache_Control="no-store")
         news = self._listed_news(parts)[1] if self._config.news else None
         key = (document.kind, 0, *(p.version for p in parts), news)
