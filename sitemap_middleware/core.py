@@ -89,7 +89,7 @@ class SitemapBase:
             self.recorder.check_hints,
             site_name=partial(site_name, self.store),
             wait=SERVE_WAIT,
-            pending=self.recorder.waiting,
+            pending=self.recorder.adding,
         )
         self.watcher = Watcher(
             self.policy,

@@ -9,6 +9,7 @@ import threading
 from collections import deque
 from collections.abc import Callable
 
+from ..reasons import RECORD
 from .observation import Observation
 
 # The queue refuses new observations beyond either bound.
@@ -60,6 +61,12 @@ class Intake:
             self._signalled = True
             self._ready.set()
         return True
+
+    def pages(self) -> bool:
+        """Whether a page to record is queued (a walk of the queue: asked
+        only of an empty store's index)."""
+        # list() copies the deque in one C call: puts may go on meanwhile.
+        return any(observation.action == RECORD for observation in list(self._queue))
 
     def take(self) -> list[Observation]:
         """Up to a batch of the oldest observations, out of the queue (one

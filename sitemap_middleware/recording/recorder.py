@@ -182,9 +182,10 @@ class Recorder:
         except Exception:
             logger.exception("closing the sitemap store failed")
 
-    def waiting(self) -> bool:
-        """Whether pages are queued or pending, not yet in the store."""
-        return len(self._intake) > 0 or len(self._writer) > 0
+    def adding(self) -> bool:
+        """Whether pages this process served are on their way to the store
+        (queued, or digested and waiting to be written); removals aside."""
+        return self._intake.pages() or self._writer.adding()
 
     def stats(self) -> dict[str, object]:
         """Counters since start: recorded, removed, and by reason."""

@@ -132,6 +132,11 @@ class Writer:
         """Writes waiting for the store."""
         return len(self._pending)
 
+    def adding(self) -> bool:
+        """Whether pages digested wait to be written (new or changed)."""
+        pending = self._pending
+        return bool(pending.upserts or pending.candidates)
+
     def start(self, owner: object) -> None:
         """Start the thread (once). It holds ``owner`` (the recorder) while it
         runs, so that the process's exit hook still finds it to flush."""
