@@ -26,6 +26,7 @@ from ..paths import TEXT, Document
 from ..sitemaps import MAX_NEWS, NEWS_WINDOW, escape
 from ..stores.contract import News, Store
 from . import site_map, site_map_html
+from .ahead import ahead
 from .arrangement import Arrangement
 from .bounded import Bounded
 
@@ -392,7 +393,7 @@ class Server:
         key = (document.kind, number, part.version, *self._gzip)
 
         def build() -> bytes:
-            fragments = self._store.fragments(number)
+            fragments = ahead(self._store.fragments(number))
             level = self._config.gzip_level
             return render.urlset(
                 self._config.base_url, fragments, level, schema=self._schema
