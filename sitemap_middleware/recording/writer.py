@@ -60,6 +60,9 @@ logger = logging.getLogger("sitemap_middleware")
 
 FLUSH_INTERVAL = 1.0  # seconds between writes when traffic is light
 BATCH = 1000  # observations written per store call
+# The longest the writer digests without letting the request threads have the
+# GIL (each let-go costs a thread switch or two: not after every page).
+LET_GO = 0.001
 # A failing store is left alone this long, doubling from MIN to MAX, then probed
 # (read as each writer is made).
 MIN_BACKOFF = 1.0
@@ -236,11 +239,18 @@ class Writer:
             batch = self._intake.take()
             if not batch:
                 return
+            let_go = time.monotonic() + LET_GO
             for observation in batch:
                 try:
                     self._note(observation)
                 except Exception as exc:
                     self._bugs.report("the digest", exc)
+                if time.monotonic() >= let_go:
+                    # The GIL let go: a request waiting for it runs now, not
+                    # when the interpreter's switch interval (5 ms) takes it
+                    # from a writer with a long batch to digest.
+                    time.sleep(0)
+                    let_go = time.monotonic() + LET_GO
             # Beyond the bound the oldest pending writes go: the store has been
             # failing for a while (the breaker is open) and memory is bounded.
             while len(pending) > MAX_QUEUED:
