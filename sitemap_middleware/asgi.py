@@ -12,7 +12,8 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from ._types import ASGIApp, Message, Receive, Scope, Send
-from .apps import STARLETTE, refuse_second, routed, starlette_table
+from .apps import STARLETTE
+from .apps.frameworks import framework_of, refuse_second, table_of
 from .config import Config, site_host
 from .core import SitemapBase, logger
 from .errors import ConfigError
@@ -63,6 +64,9 @@ class ASGISitemapMiddleware(SitemapBase):
         self.app = app
         self.watcher.query_key = "query_string"
         self._looked = False
+        # The route of a response, as the app's framework notes it in the
+        # scope (Starlette's router, unless the app is another's).
+        self._find: Callable[[Mapping[str, Any], str], Found] = _find_route
         # The middleware's own documents (paths.py): what their paths start
         # with, tested on every request skipped; then whether it answers one
         # alone or amends the app's answer (robots.txt): two predicates, not
@@ -82,18 +86,24 @@ class ASGISitemapMiddleware(SitemapBase):
     def _route(self, scope: Mapping[str, Any], root: str) -> Found:
         if not self._looked:
             self._look(scope, final=False)
-        return _find_route(scope, root)
+        return self._find(scope, root)
 
     def _look(self, scope: Mapping[str, Any], final: bool) -> None:
         """Read the app's route table, once: from ``scope["app"]``, or from
-        the app this middleware wraps."""
+        the app this middleware wraps (the table of frameworks says which
+        framework it is)."""
         self._looked = True
-        table = starlette_table(scope.get("app") or routed(self.app))
+        app = scope.get("app") or self.app
+        row, found = framework_of(app)
+        if row.scope_finder is not None and found is not None:
+            self._find = row.scope_finder(found)
+        table = table_of(app)
         if table is not None:
             self._learn(table, final)
             for other in self._others:  # every site serves the same app
                 if isinstance(other, ASGISitemapMiddleware):
                     other._looked = True
+                    other._find = self._find
                     other._learn(table, final)
         elif self.config.routes:
             logger.warning(

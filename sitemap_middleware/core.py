@@ -156,15 +156,19 @@ class SitemapBase:
         table = self._table
         return None if table is None else table.views.get(template)
 
-    def _learn(self, table: RouteTable, final: bool) -> None:
+    def _learn(self, table: RouteTable, final: bool, quiet: bool = False) -> None:
         """The app's routes are known. A ``routes`` key naming none of them is
         a ``ConfigError`` if ``final`` (no route may be added any more), else
-        one warning; either way once per middleware."""
+        one warning; either way once per middleware. ``quiet``: the app's own
+        middleware has warned already (this one replaces it for a command)."""
         with self._learning:
             if self._table is not None:
                 return
             self._table = table
             self.routes.use(table)
+        if quiet:
+            return
+        self._warn_hidden(table)
         unknown = unknown_routes(self.config.routes, table)
         if not unknown:
             return
@@ -179,6 +183,34 @@ class SitemapBase:
         if final:
             raise ConfigError(message)
         logger.warning("%s; its options apply to no page", message)
+
+    def _warn_hidden(self, table: RouteTable) -> None:
+        """One WARNING when the app routes a path the middleware answers in
+        its place (its own sitemap view): that route is unreachable now.
+        robots.txt is not among them: the middleware amends the app's."""
+        hidden = []
+        for template in sorted(table.gets):
+            path = table.path_of(template)
+            document = None if path is None else self.config.documents.claim(path)
+            if document is not None and not document.asks_app:
+                hidden.append((template, path, document))
+        if not hidden:
+            return
+        template, path, document = hidden[0]
+        if not document.template:  # a path of a config key's
+            remedy = f"the {document.option!r} key puts the middleware's elsewhere"
+        elif document.option:
+            remedy = f"the {document.option!r} key turns the middleware's off"
+        else:
+            remedy = "no key moves the middleware's: remove the app's route"
+        logger.warning(
+            "the app's route %r serves %s, which the sitemap middleware answers"
+            " in its place: the app's page is unreachable (%s)%s",
+            template,
+            path,
+            remedy,
+            "" if len(hidden) == 1 else f"; {len(hidden) - 1} more such routes",
+        )
 
     def hold_recheck(self) -> None:
         """Leave the stored pages as they are, whatever the config now refuses:
@@ -225,6 +257,25 @@ class SitemapBase:
             other.recorder.close()
         for store in self._abroad:
             store.close()
+
+
+def checked(config: Mapping[str, Any] | Config, spelling: str) -> Config:
+    """The config parsed, its route keys' syntax and its store URI checked
+    (``open_store`` parses the URI and its options; it connects only when
+    first used, so nothing is opened here), an SQLite file's folder looked
+    at (``Placed``): what an adapter checks when it is installed, before the
+    middleware is built.
+
+    :raises ConfigError: naming the key at fault.
+    """
+    parsed = Config.from_mapping(config)
+    check_spelling(parsed.routes, spelling)
+    if isinstance(parsed.store, str):  # a ready store object is the caller's
+        store = open_store(parsed.store)
+        if isinstance(store, Placed):
+            store.place()
+        store.close()
+    return parsed
 
 
 def _check(store: Store, own_folder: str | None) -> None:

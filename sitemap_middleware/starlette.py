@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from .apps import MAX_LAYERS, STARLETTE, check_spelling, refuse_second
+from .apps import MAX_LAYERS, STARLETTE
+from .apps.frameworks import refuse_second
 from .asgi import ASGISitemapMiddleware
 from .config import Config
-from .stores import open_store
-from .stores.contract import Placed
+from .core import checked as check_config
 
 if TYPE_CHECKING:
     from starlette.middleware import Middleware
@@ -58,18 +58,9 @@ def middleware(config: Mapping[str, Any] | Config) -> Middleware:
 
 
 def checked(config: Mapping[str, Any] | Config) -> Config:
-    """The config parsed, its route keys' syntax and its store URI checked
-    (``open_store`` parses the URI and its options; it connects only when
-    first used, so nothing is opened here), an SQLite file's folder looked
-    at (``Placed``)."""
-    parsed = Config.from_mapping(config)
-    check_spelling(parsed.routes, STARLETTE)
-    if isinstance(parsed.store, str):  # a ready store object is the caller's
-        store = open_store(parsed.store)
-        if isinstance(store, Placed):
-            store.place()
-        store.close()
-    return parsed
+    """The config checked as :func:`~sitemap_middleware.core.checked` does,
+    in Starlette's spelling of routes."""
+    return check_config(config, STARLETTE)
 
 
 def get_sitemap(app: Any) -> ASGISitemapMiddleware:
@@ -98,6 +89,8 @@ def get_sitemap(app: Any) -> ASGISitemapMiddleware:
                     )
                 break
             layer = layer.middleware_stack
+        elif callable(getattr(layer, "asgi_app", None)):  # Quart's app
+            layer = layer.asgi_app
         else:
             layer = getattr(layer, "app", None)
             if layer is None:

@@ -11,14 +11,9 @@ from http import HTTPStatus
 from typing import Any
 
 from ._types import Environ, ResponseHeaders, StartResponse, WSGIApp
-from .apps import (
-    WERKZEUG,
-    EnvironFinder,
-    find_flask,
-    flask_finder,
-    flask_table,
-    refuse_second,
-)
+from .apps import WERKZEUG, EnvironFinder
+from .apps.flask import flask_finder, flask_table
+from .apps.frameworks import FLASK, framework_of, refuse_second
 from .config import Config, site_host
 from .core import SitemapBase, logger
 from .reasons import Skipped
@@ -61,7 +56,8 @@ class SitemapMiddleware(SitemapBase):
         refuse_second(app, SitemapMiddleware)
         self.app = app
         self._named = False
-        flask = find_flask(app)
+        row, found = framework_of(app)
+        flask = found if row is FLASK else None
         super().__init__(
             config,
             _locate,

@@ -8,6 +8,7 @@ import logging
 import os
 import re
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -366,24 +367,32 @@ def test_flask_static_routes_are_not_recorded(static_folder: Path) -> None:
         middleware.close()
 
 
-def test_starlette_static_files_are_not_recorded(static_folder: Path) -> None:
-    from starlette.routing import Mount
-    from starlette.staticfiles import StaticFiles
+def _html_served(app: Any, paths: Iterable[str]) -> tuple[list[str], int]:
+    """Request each of ``paths`` from ``app``, each an HTML page (200): the paths
+    its sitemap then stores, and how many it skipped as the framework's."""
     from starlette.testclient import TestClient
 
     from sitemap_middleware.starlette import get_sitemap
 
-    files = Mount("/files", app=StaticFiles(directory=static_folder, html=True))
-    app = _starlette([*_pages(), files], BASE)
     with TestClient(app, base_url="http://localhost") as client:
-        for path in ("/files/page.html", "/files/page.html", "/about"):
+        for path in paths:
             reply = client.get(path)
             assert reply.status_code == 200
             assert reply.headers["content-type"].startswith("text/html")
         sitemap = get_sitemap(app)
-        assert list(stored_entries(sitemap)) == ["/about"]
-        assert skipped(sitemap, "framework") == 2
+        found = list(stored_entries(sitemap)), skipped(sitemap, "framework")
     sitemap.close()
+    return found
+
+
+def test_starlette_static_files_are_not_recorded(static_folder: Path) -> None:
+    from starlette.routing import Mount
+    from starlette.staticfiles import StaticFiles
+
+    files = Mount("/files", app=StaticFiles(directory=static_folder, html=True))
+    app = _starlette([*_pages(), files], BASE)
+    served = ("/files/page.html", "/files/page.html", "/about")
+    assert _html_served(app, served) == (["/about"], 2)
 
 
 def _fastapi(**paths: Any) -> Any:
@@ -416,21 +425,9 @@ def _fastapi(**paths: Any) -> Any:
 def test_fastapi_docs_are_not_recorded(paths: dict[str, str], pages: list[str]) -> None:
     """FastAPI's docs, ReDoc and OAuth2 redirect pages, at the default paths
     and at the app's own, are found from the app and never recorded."""
-    from starlette.testclient import TestClient
-
-    from sitemap_middleware.starlette import get_sitemap
-
     app = _fastapi(**paths)
     app.add_middleware(ASGISitemapMiddleware, config=BASE)  # type: ignore[arg-type]
-    with TestClient(app, base_url="http://localhost") as client:
-        for path in [*pages, "/"]:
-            reply = client.get(path)
-            assert reply.status_code == 200
-            assert reply.headers["content-type"].startswith("text/html")
-        sitemap = get_sitemap(app)
-        assert list(stored_entries(sitemap)) == ["/"]
-        assert skipped(sitemap, "framework") == 3
-    sitemap.close()
+    assert _html_served(app, [*pages, "/"]) == (["/"], 3)
 
 
 # -- Starlette: the config checked at once ----------------------------------------
@@ -623,7 +620,7 @@ def test_the_route_table_holds_fastapi_routers_and_knows_get_routes() -> None:
     FastAPI keeps them as one route), and ``gets`` names those answering GET."""
     from fastapi import APIRouter, FastAPI, WebSocket
 
-    from sitemap_middleware.apps import starlette_table
+    from sitemap_middleware.apps.starlette import starlette_table
 
     router = APIRouter(prefix="/blog")
 

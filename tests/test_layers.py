@@ -39,6 +39,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "reporting": {"watching", "recording", "stores"},
     "cli": {
         "adapters",
+        "django",
         "reporting",
         "watching",
         "recording",
@@ -46,11 +47,44 @@ MAY_IMPORT: dict[str, set[str]] = {
         "stores",
         "page",
     },
+    # The Django adapter: a folder of the adapters' layer (its app, middleware
+    # and management command).
+    "django": {
+        "adapters",
+        "cli",
+        "reporting",
+        "watching",
+        "recording",
+        "serving",
+        "stores",
+    },
 }
-FRAMEWORKS = {"flask", "starlette", "fastapi", "anyio", "asyncio"}
-# The modules that may import a web framework (or asyncio): the adapters, and
-# the command line, which runs the app in process.
-FRAMEWORK_MODULES = {"asgi", "flask", "starlette", "__init__", "cli.replay"}
+FRAMEWORKS = {
+    "flask",
+    "starlette",
+    "fastapi",
+    "anyio",
+    "asyncio",
+    "django",
+    "asgiref",
+    "quart",
+    "litestar",
+}
+# The modules that may import a web framework (or asyncio): the adapters, the
+# command line, which runs the app in process, and the reading of Django's
+# URLconf (its patterns are Django's objects, found through its resolver).
+FRAMEWORK_MODULES = {
+    "asgi",
+    "flask",
+    "starlette",
+    "__init__",
+    "cli.replay",
+    "cli.loading",
+    "apps.django",
+    "django.apps",
+    "django.middleware",
+    "django.management.commands.sitemap",
+}
 
 
 def _module(path: Path) -> str:

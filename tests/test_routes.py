@@ -265,16 +265,24 @@ def test_global_cap(routed: Routed) -> None:
     assert all(updated[p].fingerprint != first[p].fingerprint for p in first)
 
 
-def test_route_cap(stack: str, routed: Routed, tmp_path: Any) -> None:
-    """V1 (reduced) against a route's max_urls: 300 slugs, cap 100; other
-    routes keep growing; the cap holds for the next process too."""
+def products_capped(
+    stack: str, tmp_path: Any, max_urls: int
+) -> tuple[str, dict[str, Any]]:
+    """The template of the products route on ``stack``, and a config on a SQLite
+    file that caps that route at ``max_urls`` (no rate limit, re-checked at once)."""
     products = template(stack, "/products/<path:slug>")
-    config = {
+    return products, {
         "store": f"sqlite:///{tmp_path / 'sitemap.db'}",
-        "routes": {products: {"max_urls": 100}},
+        "routes": {products: {"max_urls": max_urls}},
         "new_urls_per_minute": None,
         "recheck_interval": 0,
     }
+
+
+def test_route_cap(stack: str, routed: Routed, tmp_path: Any) -> None:
+    """V1 (reduced) against a route's max_urls: 300 slugs, cap 100; other
+    routes keep growing; the cap holds for the next process too."""
+    products, config = products_capped(stack, tmp_path, 100)
     site = routed(config)
     site.get("/products/known")
     site.get("/about")
@@ -430,13 +438,7 @@ def test_processes_together_respect_a_route_cap(
     from sitemap_middleware.recording import admission as limits
 
     monkeypatch.setattr(limits, "COUNT_INTERVAL", 0.0)
-    products = template(stack, "/products/<path:slug>")
-    config = {
-        "store": f"sqlite:///{tmp_path / 'sitemap.db'}",
-        "routes": {products: {"max_urls": 50}},
-        "new_urls_per_minute": None,
-        "recheck_interval": 0,
-    }
+    products, config = products_capped(stack, tmp_path, 50)
     one, two = routed(config), routed(config)
     # Both have admitted a URL of the route before the other fills it.
     one.get("/products/first")

@@ -20,6 +20,7 @@ PROMISES = {
     "flask": ("flask", "oldest.txt"),
     "starlette": ("starlette", "oldest.txt"),
     "fastapi": ("fastapi", "oldest-fastapi.txt"),
+    "django": ("django", "oldest.txt"),
 }
 
 

@@ -32,7 +32,7 @@ AppSource = Callable[[str | None], object | None]
 def load_app(spec: str | None) -> object | None:
     if spec is None:
         return None
-    from .replay import AppError, load
+    from .loading import AppError, load
 
     try:
         return load(spec)
@@ -156,7 +156,8 @@ class Target:
         limited: bool = True,
         hold: Hold | None = None,
     ) -> Iterator[Replay]:
-        from .replay import AppError, replay
+        from .loading import AppError
+        from .replay import replay
 
         try:
             with replay(

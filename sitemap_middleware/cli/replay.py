@@ -7,21 +7,28 @@ replayed through both, for ``seed`` and ``verify``, or asked of the app alone, f
 from __future__ import annotations
 
 import dataclasses
-import importlib
-import inspect
 import re
-import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 from urllib.parse import quote, urlsplit
 
-from ..apps import MAX_LAYERS, RouteTable, find_flask, flask_table, starlette_table
+from ..apps import DJANGO, MAX_LAYERS, WERKZEUG, RouteTable
+from ..apps.flask import flask_matcher
+from ..apps.frameworks import (
+    ASGI,
+    DJANGO_APP,
+    FLASK,
+    Framework,
+    framework_of,
+    table_of,
+)
 from ..config import Config, site_store
 from ..core import SitemapBase
 from ..recording.refusal import Refusal, refuse
 from ..routes import Route, params_of
 from ..urls import canonical_target, split_base_url
+from .loading import AppError
 
 if TYPE_CHECKING:
     from ..wsgi import SitemapMiddleware
@@ -37,41 +44,6 @@ _PCHAR = "!$&'()*+,;=:@-._~"
 
 Answer = tuple[int, list[tuple[str, str]]]
 """A response's status and headers."""
-
-
-class AppError(Exception):
-    """The app could not be loaded, or holds no sitemap middleware."""
-
-
-def load(spec: str) -> object:
-    """The object ``module:attr`` names (``attr`` may be dotted; without it
-    ``app``, else ``create_app``); a function is a factory, called with no
-    arguments. The current directory is importable, as for ``flask --app``.
-
-    :raises AppError: saying what could not be imported or found.
-    """
-    module_name, _, attr = spec.partition(":")
-    if "" not in sys.path and "." not in sys.path:
-        sys.path.insert(0, "")
-    try:
-        module = importlib.import_module(module_name)
-    except Exception as exc:  # the app's own import error, whatever it is
-        raise AppError(f"cannot import {module_name!r}: {exc!r}") from exc
-    names = [attr] if attr else ["app", "create_app"]
-    for name in names:
-        found: Any = module
-        try:
-            for part in name.split("."):
-                found = getattr(found, part)
-        except AttributeError:
-            continue
-        if inspect.isfunction(found) or inspect.ismethod(found):
-            try:
-                found = found()
-            except Exception as exc:
-                raise AppError(f"{module_name}:{name}() failed: {exc!r}") from exc
-        return found
-    raise AppError(f"{module_name!r} has no {' or '.join(map(repr, names))}")
 
 
 Hold = Callable[[Config], Config]
@@ -127,9 +99,9 @@ class Replay:
     """The app ready to be asked: its middleware, its routes, and ``get``."""
 
     sitemap: SitemapBase
-    table: RouteTable
-    spelling: str
-    """How the routes spell parameters: ``"werkzeug"`` or ``"starlette"``."""
+    table: RouteTable | None
+    """The app's routes, ``None`` when its framework's are unknown."""
+    framework: Framework
     get: Callable[[str], Answer]
     """Request a stored path (query included) anonymously, through the
     middleware: the status and headers answered."""
@@ -150,7 +122,10 @@ class Replay:
         template = self.match(path)
         if template is None:
             return None
-        return self.sitemap.routes.resolve(template, self.table.views.get(template))
+        return self.sitemap.routes.resolve(template, self._view(template))
+
+    def _view(self, template: str) -> object:
+        return None if self.table is None else self.table.views.get(template)
 
     def refused(self, template: str, target: str) -> tuple[Refusal, Route] | None:
         """Why the config refuses ``target`` (a stored spelling) served by the
@@ -159,7 +134,7 @@ class Replay:
         before requesting a page, so that a GET it could never record (an
         excluded route with side effects: /auth/logout) is never sent."""
         sitemap = self.sitemap
-        route = sitemap.routes.resolve(template, self.table.views.get(template))
+        route = sitemap.routes.resolve(template, self._view(template))
         path, _, query = target.partition("?")
         found = refuse(sitemap.policy, sitemap.config.base_url, path, query, route)
         return None if found is None else (found, route)
@@ -173,25 +148,47 @@ class Replay:
 
     def seeds(self) -> Iterator[tuple[str, str | None]]:
         """``(template, path)`` of every page the routes declare: GET routes
-        without parameters, and those the ``params`` of a route's decorator
-        yields; ``path`` is ``None`` when the parameters do not fit."""
-        pattern = _WERKZEUG_PARAM if self.spelling == "werkzeug" else _STARLETTE_PARAM
+        without parameters, those the ``params`` of a route's decorator
+        yields, and the paths the app lists itself (Django's ``sitemaps``);
+        ``path`` is ``None`` when the parameters do not fit.
+
+        :raises AppError: when the app's routes are unknown.
+        """
         table = self.table
+        if table is None:
+            raise AppError(
+                f"seed needs the app's routes, and those of this {self.framework.name}"
+                " app are unknown (Flask, Quart, Django, Starlette, FastAPI and"
+                " Litestar apps have them)"
+            )
+        return self._seeds(table)
+
+    def _seeds(self, table: RouteTable) -> Iterator[tuple[str, str | None]]:
         for template in sorted(table.gets - table.framework):
-            if not pattern.search(template):
-                yield template, template
+            path = table.path_of(template)
+            if path is not None:
+                yield template, path
                 continue
             params = params_of(table.views.get(template))
             if params is None:
                 continue
             for values in params():
-                yield template, fill(template, values, self.spelling)
+                yield template, fill(template, values, table.spelling)
+        if table.listed is not None:
+            for path in table.listed():
+                yield self.match(path.partition("?")[0]) or path, path
 
 
 def fill(template: str, values: Mapping[str, object], spelling: str) -> str | None:
     """The path of ``template`` with ``values`` in place, percent-encoded as a
-    browser would; ``None`` if a parameter has no value."""
-    werkzeug = spelling == "werkzeug"
+    browser would; ``None`` if a parameter has no value. Django's patterns
+    spell parameters as werkzeug does, without the leading slash."""
+    if spelling == DJANGO:
+        if template.startswith("^"):  # a regular expression: no template
+            return None
+        path = fill(template, values, WERKZEUG)
+        return None if path is None else "/" + path
+    werkzeug = spelling == WERKZEUG
     pattern = _WERKZEUG_PARAM if werkzeug else _STARLETTE_PARAM
     missing = False
 
@@ -218,15 +215,17 @@ def replay(
     hold: Hold | None = None,
     site: str | None = None,
 ) -> Iterator[Replay]:
-    """The app ready for replayed requests: a Flask app, a Starlette or
-    FastAPI app, or a sitemap middleware; with ``site``, the middleware of
+    """The app ready for replayed requests: any app the table of frameworks
+    knows (``apps.frameworks``), any WSGI or ASGI app holding a sitemap
+    middleware, or the middleware; with ``site``, the middleware of
     that site of its config's ``sites``. With ``store`` or ``base_url``, a
     middleware with those replaces the app's own, in this process only; so
     does one without the rate of new URLs (``new_urls_per_minute``) unless
     ``limited``, and one with the config ``hold`` gives.
     Everything recorded is flushed before this returns.
 
-    :raises AppError: when no sitemap middleware is found.
+    :raises AppError: when no sitemap middleware is found, or the app is
+        neither WSGI nor ASGI.
     """
     # The adapters are imported here, not with the module: ``flask sitemap``
     # loads this command line with every Flask app, which must not import the
@@ -235,17 +234,18 @@ def replay(
     from ..wsgi import SitemapMiddleware
 
     asked = Asked(store, base_url, limited, hold)
-    if isinstance(app, SitemapMiddleware) or find_flask(app) is not None:
-        with _wsgi(app, asked, site) as ready:
+    row, layer = framework_of(app)
+    if row is DJANGO_APP:
+        with _django(layer, asked, site) as ready:
             yield ready
-    elif isinstance(app, ASGISitemapMiddleware) or hasattr(app, "routes"):
-        with _asgi(app, asked, site) as ready:
+    elif isinstance(app, SitemapMiddleware) or (
+        row.protocol != ASGI and not isinstance(app, ASGISitemapMiddleware)
+    ):
+        with _wsgi(app, row, layer, asked, site) as ready:
             yield ready
     else:
-        raise AppError(
-            f"{app!r} is neither a Flask, Starlette or FastAPI app nor a sitemap "
-            "middleware"
-        )
+        with _asgi(app, row, layer, asked, site) as ready:
+            yield ready
 
 
 def _origin(config: Config) -> tuple[str, str]:
@@ -255,6 +255,8 @@ def _origin(config: Config) -> tuple[str, str]:
 @contextmanager
 def _wsgi(
     app: Any,
+    row: Framework,
+    layer: Any,
     asked: Asked,
     site: str | None,
 ) -> Iterator[Replay]:
@@ -262,28 +264,37 @@ def _wsgi(
 
     from ..wsgi import SitemapMiddleware
 
-    flask = find_flask(app)
-    if flask is None:
-        raise AppError("the middleware wraps no Flask app: its routes are unknown")
+    if not callable(app):
+        raise AppError(f"{app!r} is neither a WSGI nor an ASGI app")
+    flask = layer if row is FLASK else None
     root: Any = app
-    found = app if isinstance(app, SitemapMiddleware) else _flask_sitemap(flask)
+    if isinstance(app, SitemapMiddleware):
+        found = app
+    elif flask is not None:
+        found = _flask_sitemap(flask)
+    else:
+        found = _below(app, SitemapMiddleware, row)
     if site is not None:
         # The site's own middleware answers the replayed requests, as the
         # Host of its base_url selects it.
-        root = found = _site_of(found, site)
+        root = found = site_of(found, site)
     config = asked.config(found.config)
     made = config is not found.config
     if made:
         replacement = SitemapMiddleware(found.app, config)
         if root is found:
             root = replacement
-        else:
+        elif flask is not None:
             _swap(flask, "wsgi_app", found, replacement)
             flask.extensions["sitemap"] = replacement
+        else:
+            _swap(root, "app", found, replacement)
         found = replacement
-    table = flask_table(flask)
-    # The routes are final: the re-check of stored pages (prune) needs them.
-    found._learn(table, final=False)
+    row, layer = framework_of(found.app)
+    table = None if layer is None else row.routes(layer)
+    if table is not None:
+        # The routes are final: the re-check of stored pages (prune) needs them.
+        found._learn(table, final=False)
     # No cookie jar: every request is anonymous, whatever an answer set.
     client = Client(root, use_cookies=False)
     home, prefix = _origin(config)
@@ -307,23 +318,37 @@ def _wsgi(
         except Exception:  # the app raised: its server answers 500
             return 500, []
 
-    adapter = flask.url_map.bind(urlsplit(home).netloc or "localhost")
-
-    def match(path: str) -> str | None:
-        from werkzeug.exceptions import HTTPException
-
-        try:
-            rule, _ = adapter.match(path, method="GET", return_rule=True)
-        except HTTPException:  # no route, another method, a redirect
-            return None
-        return str(rule.rule)
-
+    match = flask_matcher(layer, urlsplit(home).netloc) if row is FLASK else _unknown
     try:
-        yield Replay(found, table, "werkzeug", get, match, answer)
+        yield Replay(found, table, row, get, match, answer)
     finally:
         found.flush(None)
         if made:
             found.close()
+
+
+def _unknown(path: str) -> str | None:
+    """The route of a path in an app whose routes are unknown: none."""
+    return None
+
+
+_Found = TypeVar("_Found")
+
+
+def _below(app: Any, kind: type[_Found], row: Framework) -> _Found:
+    """The sitemap middleware down ``app``'s ``.app`` layers.
+
+    :raises AppError: saying how this framework installs one.
+    """
+    layer = app
+    for _ in range(MAX_LAYERS):
+        if layer is None:
+            break
+        if isinstance(layer, kind):
+            return layer
+        inner = getattr(layer, row.inner, None) if row.owns(layer) else None
+        layer = inner if inner is not None else getattr(layer, "app", None)
+    raise AppError(f"this {row.name} app has no sitemap middleware ({row.install})")
 
 
 def _flask_sitemap(flask: Any) -> SitemapMiddleware:
@@ -348,7 +373,7 @@ def _flask_sitemap(flask: Any) -> SitemapMiddleware:
 _Sitemap = TypeVar("_Sitemap", bound=SitemapBase)
 
 
-def _site_of(found: _Sitemap, name: str) -> _Sitemap:
+def site_of(found: _Sitemap, name: str) -> _Sitemap:
     """The middleware of the site ``name`` of ``found``'s config; ``found``
     and its every site held as a replayed one is (:class:`Replay`), since
     closing the app flushes them all."""
@@ -380,6 +405,8 @@ def _swap(owner: Any, attribute: str, old: object, new: object) -> None:
 @contextmanager
 def _asgi(
     app: Any,
+    row: Framework,
+    layer: Any,
     asked: Asked,
     site: str | None,
 ) -> Iterator[Replay]:
@@ -392,9 +419,12 @@ def _asgi(
     from ..starlette import get_sitemap
 
     if site is not None and isinstance(app, ASGISitemapMiddleware):
-        app = _site_of(app, site)
+        app = site_of(app, site)
         site = None
     root = app
+    # Where the middleware sits when the app holds it: Quart's asgi_app,
+    # else Starlette's built stack.
+    place = (layer, row.inner) if row.inner else (root, "middleware_stack")
     made: list[SitemapBase] = []
     if isinstance(app, ASGISitemapMiddleware):
         config = asked.config(app.config)
@@ -402,7 +432,12 @@ def _asgi(
             root = ASGISitemapMiddleware(app.app, config)
             made.append(root)
     with TestClient(root):  # lifespan startup: the middleware exists, routes known
-        found = get_sitemap(root)
+        try:
+            found = get_sitemap(root)
+        except LookupError:
+            raise AppError(
+                f"this {row.name} app has no sitemap middleware ({row.install})"
+            ) from None
         # Held as a replayed one is (Replay): it had the lifespan's startup,
         # and flushes at its shutdown, even once replaced below.
         found.hold_recheck()
@@ -410,27 +445,25 @@ def _asgi(
         if site is not None:
             # The site's own middleware answers the replayed requests, as the
             # Host of its base_url selects it (its routes learned at startup).
-            root = found = _site_of(found, site)
+            root = found = site_of(found, site)
             known = found.table()
         config = found.config if made else asked.config(found.config)
-        if config is not found.config:
+        replaced = config is not found.config
+        # The app's middleware learned its routes at its start-up, and said
+        # its warnings then.
+        quiet = replaced and known is not None
+        if replaced:
             # Starlette builds its middleware at startup: it is replaced now.
             replacement = ASGISitemapMiddleware(found.app, config)
             if root is found:
                 root = replacement
             else:
-                _swap(root, "middleware_stack", found, replacement)
+                _swap(*place, found, replacement)
             found = replacement
             made.append(found)
-        table = (
-            found.table()
-            or known
-            or starlette_table(root)
-            or starlette_table(found.app)
-        )
-        if table is None:
-            raise AppError("the app declares no routes")
-        found._learn(table, final=False)
+        table = found.table() or known or table_of(root) or table_of(found.app)
+        if table is not None:
+            found._learn(table, final=False, quiet=quiet)
         home, prefix = _origin(config)
         # The Host the config allows, and its prefix as the root path; a 500
         # is an answer like any other (the page is not public).
@@ -465,21 +498,25 @@ def _asgi(
         def answer(path: str) -> Answer:
             bare.cookies.clear()
             if outer:
-                _swap(root, "middleware_stack", found, found.app)
+                _swap(*place, found, found.app)
             try:
                 response = bare.get(sent + path, follow_redirects=False)
             finally:
                 if outer:
-                    _swap(root, "middleware_stack", found.app, found)
+                    _swap(*place, found.app, found)
             return response.status_code, list(response.headers.multi_items())
 
-        templates = [(compile_path(t)[0], t) for t in sorted(table.views)]
+        match: Callable[[str], str | None] = _unknown
+        if table is not None and table.spelling == WERKZEUG:  # Quart's
+            match = flask_matcher(layer, urlsplit(home).netloc)
+        elif table is not None:
+            templates = [(compile_path(t)[0], t) for t in sorted(table.views)]
 
-        def match(path: str) -> str | None:
-            return next((t for regex, t in templates if regex.match(path)), None)
+            def match(path: str) -> str | None:
+                return next((t for regex, t in templates if regex.match(path)), None)
 
         try:
-            yield Replay(found, table, "starlette", get, match, answer)
+            yield Replay(found, table, row, get, match, answer)
         finally:
             found.flush(None)
             for own in made:
@@ -498,3 +535,86 @@ def _path_holds_root(client_class: Any) -> bool:
 
     client = client_class(Router([Route("/x", probe)]), root_path="/root")
     return bool(client.get("/root/x").status_code == 200)
+
+
+@contextmanager
+def _django(handler: Any, asked: Asked, site: str | None) -> Iterator[Replay]:
+    """The project ``handler`` serves (its WSGI or ASGI handler: the settings
+    are loaded), ready for replayed requests."""
+    from django.apps import apps
+    from django.conf import settings
+    from django.core.exceptions import ImproperlyConfigured
+    from django.test import Client, override_settings
+    from django.urls import Resolver404, resolve
+
+    from ..apps.django import MIDDLEWARE, django_table
+    from ..django.middleware import LABEL, DjangoSitemap, headers
+
+    chain = list(settings.MIDDLEWARE)
+    if MIDDLEWARE not in chain or not apps.is_installed("sitemap_middleware.django"):
+        raise AppError(
+            f"this Django project has no sitemap middleware ({DJANGO_APP.install},"
+            " 'sitemap_middleware.django' in INSTALLED_APPS)"
+        )
+    owner = apps.get_app_config(LABEL)
+    try:
+        own = owner.sitemap()
+    except ImproperlyConfigured as exc:
+        raise AppError(str(exc)) from exc
+    own.hold_recheck()
+    found = own if site is None else site_of(own, site)
+    config = asked.config(found.config)
+    made = config is not found.config
+    if made:
+        found = DjangoSitemap(config)
+        owner.replace(found)
+    table = django_table()
+    # The project's middleware was built with its handler: its warnings said.
+    found._learn(table, final=False, quiet=made)
+    home, prefix = split_base_url(config.base_url)
+    parts = urlsplit(home)
+    extra = {"HTTP_HOST": parts.netloc, "SCRIPT_NAME": prefix}
+    secure = parts.scheme == "https"
+    client = Client(raise_request_exception=False)
+    # The project beneath the middleware: its handler without it.
+    bare = Client(raise_request_exception=False)
+    with override_settings(MIDDLEWARE=[m for m in chain if m != MIDDLEWARE]):
+        bare.handler.load_middleware()
+
+    def ask(asked: Any, path: str) -> Answer:
+        import warnings
+
+        asked.cookies.clear()  # anonymous, whatever an answer set
+        try:
+            response = asked.get(path, secure=secure, **extra)
+            with warnings.catch_warnings():
+                # An async stream read here, as a WSGI server reads one (Django
+                # warns that it is consumed synchronously).
+                warnings.simplefilter("ignore")
+                for _ in response:  # read in full: the response was sent
+                    pass
+            response.close()
+        except Exception:  # the project raised: its server answers 500
+            return 500, []
+        return response.status_code, headers(response)
+
+    def match(path: str) -> str | None:
+        try:
+            return str(resolve(path).route)
+        except Resolver404:
+            return None
+
+    try:
+        yield Replay(
+            found,
+            table,
+            DJANGO_APP,
+            lambda path: ask(client, path),
+            match,
+            lambda path: ask(bare, path),
+        )
+    finally:
+        found.flush(None)
+        if made:
+            owner.replace(own)
+            found.close()

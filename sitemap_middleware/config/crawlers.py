@@ -148,18 +148,25 @@ def crawlers(key: str, value: Any) -> CrawlerOptions | None:
 def _networks(key: str, value: Any) -> tuple[Network, ...]:
     if isinstance(value, str):
         value = [value]
-    found = []
-    for item in value if isinstance(value, Iterable) else [value]:
-        try:
-            if not isinstance(item, str):
-                raise TypeError("not a string")
-            found.append(ipaddress.ip_network(item))
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(
-                f"{key!r} must list IP addresses or networks such as '10.0.0.0/8'"
-                f" or '::1' (host bits unset), got {item!r}: {exc}"
-            ) from exc
-    return tuple(found)
+    return tuple(
+        _network(
+            item,
+            f"{key!r} must list IP addresses or networks such as '10.0.0.0/8'"
+            f" or '::1' (host bits unset), got {item!r}",
+        )
+        for item in (value if isinstance(value, Iterable) else [value])
+    )
+
+
+def _network(prefix: Any, wrong: str) -> Network:
+    """``prefix`` as a network; a ConfigError saying ``wrong`` (and why) if
+    it is not one."""
+    try:
+        if not isinstance(prefix, str):
+            raise TypeError("not a string")
+        return ipaddress.ip_network(prefix)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{wrong}: {exc}") from exc
 
 
 def _range_file(key: str, where: Any) -> tuple[Network, ...]:
@@ -181,16 +188,13 @@ def _range_file(key: str, where: Any) -> tuple[Network, ...]:
     prefixes = data.get("prefixes") if isinstance(data, dict) else None
     if not isinstance(prefixes, list):
         raise ConfigError(f"{key!r}: {where!r} has no 'prefixes' list: {expected}")
-    networks = []
-    for item in prefixes:
-        prefix = None
-        if isinstance(item, dict):
-            prefix = item.get("ipv4Prefix", item.get("ipv6Prefix"))
-        try:
-            networks.append(ipaddress.ip_network(prefix))  # type: ignore[arg-type]
-        except (TypeError, ValueError) as exc:
-            raise ConfigError(
-                f"{key!r}: {where!r} holds {item!r}, not an ipv4Prefix or"
-                f" ipv6Prefix network: {expected}"
-            ) from exc
-    return tuple(networks)
+    return tuple(
+        _network(
+            item.get("ipv4Prefix", item.get("ipv6Prefix"))
+            if isinstance(item, dict)
+            else None,
+            f"{key!r}: {where!r} holds {item!r}, not an ipv4Prefix or"
+            f" ipv6Prefix network: {expected}",
+        )
+        for item in prefixes
+    )

@@ -88,10 +88,12 @@ def routes(key: str, value: Any) -> Mapping[str, RouteOptions]:
         raise ConfigError(f"{key!r} must be {expected}, got {value!r}")
     checked: dict[str, RouteOptions] = {}
     for template, options in value.items():
-        if not isinstance(template, str) or not template.startswith("/"):
+        # Django's patterns have no leading '/' ('blog/<slug:slug>/'); a key
+        # naming no route of the app is said once its routes are known.
+        if not isinstance(template, str):
             raise ConfigError(
                 f"{key!r} keys are route templates as the app declares them, "
-                f"starting with '/', got {template!r}"
+                f"got {template!r}"
             )
         where = f"{key}[{template!r}]"
         if not isinstance(options, Mapping):

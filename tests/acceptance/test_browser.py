@@ -18,7 +18,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tarfile
 import textwrap
 import time
@@ -28,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.helpers import HTTPClient, free_port, sitemap_urls, stop_server
+from support.helpers import HTTPClient, free_port, running, sitemap_urls
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
 
@@ -287,32 +286,10 @@ def server(
             """
         )
     )
-    log = tmp_path / "server.log"
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            [sys.executable, *(a.format(port=port) for a in argv)],
-            cwd=tmp_path,
-            env={
-                **os.environ,
-                "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)]),
-            },
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
-    client = HTTPClient("127.0.0.1", port)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if client.get("/sitemap.xml").status == 200:
-                break
-        except OSError:
-            pass
-        assert time.monotonic() < deadline, log.read_text()
-        time.sleep(0.1)
-    try:
+    args = [a.format(port=port) for a in argv]
+    what = f"{request.param} to serve a sitemap"
+    with running(args, tmp_path, port, "/sitemap.xml", what) as (client, _):
         yield request.param, base, client
-    finally:
-        stop_server(process, 15)
 
 
 def test_the_site_map_in_a_browser(

@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 import pytest
@@ -31,7 +32,6 @@ pytestmark = [pytest.mark.servers, pytest.mark.slow]
 SUPPORT = Path(__file__).resolve().parents[1] / "support"
 ROOT = SUPPORT.parents[1]
 LOAD_APP = SUPPORT / "load_app.py"
-CLUSTER_APP = SUPPORT / "cluster_app.py"
 PAGES = 1000
 CLIENTS = 4
 REQUESTS = 3000  # in total, over the CLIENTS processes
@@ -39,11 +39,11 @@ REQUESTS = 3000  # in total, over the CLIENTS processes
 SERVERS = {
     "gunicorn": (
         "wsgi",
-        ["-m", "gunicorn", "-w", "4", "-b", "127.0.0.1:{port}", "{app}:app"],
+        ["-m", "gunicorn", "-w", "4", "-b", "127.0.0.1:{port}", "load_app:app"],
     ),
     "uvicorn": (
         "asgi",
-        ["-m", "uvicorn", "--workers", "4", "--port", "{port}", "{app}:app"],
+        ["-m", "uvicorn", "--workers", "4", "--port", "{port}", "load_app:app"],
     ),
 }
 
@@ -106,8 +106,8 @@ def _wait_until_up(port: int, process: subprocess.Popen[bytes], log: Path) -> No
 
 
 @contextmanager
-def _serving(server: str, app: str, store_uri: str, tmp_path: Path) -> Iterator[int]:
-    """Run ``app`` under ``server`` with 4 workers on ``store_uri``; yield its
+def _serving(server: str, store_uri: str, tmp_path: Path) -> Iterator[int]:
+    """Run load_app under ``server`` with 4 workers on ``store_uri``; yield its
     port; then SIGTERM it, whose orderly shutdown flushes what the workers
     queued (atexit under gunicorn, lifespan under uvicorn)."""
     stack, argv = SERVERS[server]
@@ -115,7 +115,7 @@ def _serving(server: str, app: str, store_uri: str, tmp_path: Path) -> Iterator[
     log = tmp_path / "server.log"
     with log.open("wb") as output:
         process = subprocess.Popen(
-            [sys.executable, *(a.format(port=port, app=app) for a in argv)],
+            [sys.executable, *(a.format(port=port) for a in argv)],
             cwd=SUPPORT,
             env={
                 **os.environ,
@@ -136,22 +136,33 @@ def _serving(server: str, app: str, store_uri: str, tmp_path: Path) -> Iterator[
     assert process.returncode in (0, -signal.SIGTERM), log.read_text()
 
 
-def _load(port: int) -> Counter[int]:
-    """Run the CLIENTS load processes to completion; their statuses summed."""
-    share = REQUESTS // CLIENTS
+def _clients(*argvs: list[object]) -> list[Any]:
+    """Run a load client of load_app.py per ``argv``, all at once, to completion;
+    what each printed."""
     clients = [
         subprocess.Popen(
-            [sys.executable, str(LOAD_APP), *map(str, (port, i, CLIENTS, share, i))],
+            [sys.executable, str(LOAD_APP), *map(str, argv)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        for i in range(CLIENTS)
+        for argv in argvs
     ]
-    statuses: Counter[int] = Counter()
+    printed = []
     for process in clients:
         out, err = process.communicate(timeout=120)
         assert process.returncode == 0, err.decode()
-        statuses.update({int(k): v for k, v in json.loads(out).items()})
+        printed.append(json.loads(out))
+    return printed
+
+
+def _load(port: int) -> Counter[int]:
+    """Run the CLIENTS load processes to completion; their statuses summed."""
+    share = REQUESTS // CLIENTS
+    statuses: Counter[int] = Counter()
+    for counted in _clients(
+        *(["pages", port, i, CLIENTS, share, i] for i in range(CLIENTS))
+    ):
+        statuses.update({int(k): v for k, v in counted.items()})
     return statuses
 
 
@@ -168,7 +179,7 @@ def test_workers_record_every_page_once(
     so "nothing lost" is checked by the store itself: at this volume no drop is
     expected, and any lost record shows as a missing path.
     """
-    with _serving(server, "load_app", store_uri, tmp_path) as port:
+    with _serving(server, store_uri, tmp_path) as port:
         statuses = _load(port)
     assert statuses == {200: REQUESTS}, statuses
 
@@ -195,22 +206,11 @@ def test_workers_publish_reciprocal_clusters(
     different workers. After shutdown every xhtml:link set served is
     reciprocal (each member lists the same set, itself included), and every
     cluster whose members were all served is listed in full."""
-    from support.cluster_app import CLUSTERS, LANGUAGES, PATHS
+    from support.load_app import CLUSTERS, LANGUAGES, PATHS
 
-    with _serving(server, "cluster_app", store_uri, tmp_path) as port:
-        clients = [
-            subprocess.Popen(
-                [sys.executable, str(CLUSTER_APP), str(port), str(seed), "60"],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-            )
-            for seed in range(CLIENTS)
-        ]
-        served: set[str] = set()
-        for process in clients:
-            out, err = process.communicate(timeout=120)
-            assert process.returncode == 0, err.decode()
-            served.update(json.loads(out))
+    with _serving(server, store_uri, tmp_path) as port:
+        browsed = _clients(*(["clusters", port, seed, 60] for seed in range(CLIENTS)))
+    served: set[str] = set().union(*browsed)
     base = f"http://127.0.0.1:{port}"
     store = open_store(store_uri)
     try:

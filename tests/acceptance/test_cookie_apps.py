@@ -19,7 +19,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from realapps.serve import Server, listed
+from realapps.serve import Server
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
 
@@ -47,6 +47,13 @@ def sets_a_cookie(reply: httpx.Response, name: str) -> None:
     ), reply.headers
 
 
+def crawl(crawler: httpx.Client, statuses: dict[str, int]) -> None:
+    """Each path answers its status to a crawler, which keeps no cookie."""
+    for path, status in statuses.items():
+        crawler.cookies.clear()
+        expect(crawler, "GET", path, status)
+
+
 @dataclass
 class Site:
     server: Server
@@ -67,16 +74,17 @@ def browse_the_blog(server: Server) -> None:
                 # The form's CSRF token, in a new session: the case at hand.
                 sets_a_cookie(reply, "session")
                 assert "cookie" in reply.headers["vary"].lower()
-        for path, status in [
-            ("/post/3", 404),  # unpublished
-            ("/drafts", 302),
-            ("/auth/login", 200),
-            ("/cart/add/1", 302),
-            ("/magic", 400),
-            ("/oauth/callback?code=4/0AX4&state=xyz", 200),
-        ]:
-            crawler.cookies.clear()
-            expect(crawler, "GET", path, status)
+        crawl(
+            crawler,
+            {
+                "/post/3": 404,  # unpublished
+                "/drafts": 302,
+                "/auth/login": 200,
+                "/cart/add/1": 302,
+                "/magic": 400,
+                "/oauth/callback?code=4/0AX4&state=xyz": 200,
+            },
+        )
     # A magic link from a mail, opened in a fresh browser: it signs in at once.
     with server.client() as reader:
         reply = expect(reader, "GET", "/magic?token=c2lnbmVkLWluLWFz", 200)
@@ -109,17 +117,10 @@ def sign_in_to_the_blog(server: Server) -> None:
 
 @pytest.fixture(scope="module")
 def blog(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    server = Server(
-        "gunicorn", "realapps.comments:create_app", tmp_path_factory.mktemp("blog")
-    )
-    server.start()
-    try:
-        browse_the_blog(server)
-        sign_in_to_the_blog(server)
-        server.restart()  # every worker's queue flushed
-        yield Site(server, set(listed(server)))
-    finally:
-        server.stop()
+    folder = tmp_path_factory.mktemp("blog")
+    server = Server("gunicorn", "realapps.comments:create_app", folder)
+    with server.browsed(browse_the_blog, sign_in_to_the_blog) as listing:
+        yield Site(server, set(listing))
 
 
 def test_the_blog_lists_its_posts_and_nothing_private(blog: Site) -> None:
@@ -139,15 +140,16 @@ def browse_the_events(server: Server) -> None:
         for path in sorted(EVENTS_PUBLIC):
             crawler.cookies.clear()
             sets_a_cookie(expect(crawler, "GET", path, 200), "csrftoken")
-        for path, status in [
-            ("/events/board-meeting", 302),
-            ("/events/nope", 404),
-            ("/account", 302),
-            ("/login", 200),
-            ("/docs", 200),
-        ]:
-            crawler.cookies.clear()
-            expect(crawler, "GET", path, status)
+        crawl(
+            crawler,
+            {
+                "/events/board-meeting": 302,
+                "/events/nope": 404,
+                "/account": 302,
+                "/login": 200,
+                "/docs": 200,
+            },
+        )
     with server.client() as member:
         expect(member, "GET", "/login", 200)
         token = {"x-csrftoken": member.cookies["csrftoken"]}
@@ -164,16 +166,10 @@ def browse_the_events(server: Server) -> None:
 
 @pytest.fixture(scope="module")
 def events(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    server = Server(
-        "uvicorn", "realapps.events:create_app", tmp_path_factory.mktemp("events")
-    )
-    server.start()
-    try:
-        browse_the_events(server)
-        server.restart()  # lifespan shutdown flushes
-        yield Site(server, set(listed(server)))
-    finally:
-        server.stop()
+    folder = tmp_path_factory.mktemp("events")
+    server = Server("uvicorn", "realapps.events:create_app", folder)
+    with server.browsed(browse_the_events) as listing:  # lifespan shutdown flushes
+        yield Site(server, set(listing))
 
 
 def test_the_csrf_cookie_site_lists_its_public_pages(events: Site) -> None:

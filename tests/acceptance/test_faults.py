@@ -95,6 +95,16 @@ def get_pages(client: WSGIClient, paths: Iterable[str]) -> list[float]:
     return latencies
 
 
+def written_before(
+    middleware: SitemapMiddleware, client: WSGIClient, n: int
+) -> list[str]:
+    """``n`` pages requested and written while the store is up: their paths."""
+    before = [f"/before/{i}" for i in range(n)]
+    get_pages(client, before)
+    assert middleware.flush(5.0)
+    return before
+
+
 def served_paths(client: WSGIClient) -> list[str]:
     """The paths the sitemap lists over HTTP, each document XSD-validated."""
     return [url.removeprefix(BASE_URL) for url in sitemap_urls(client)]
@@ -224,9 +234,7 @@ def test_redis_killed_mid_load_and_restarted(
     middleware = redis_middleware(redis_server)
     client = WSGIClient(middleware)
     try:
-        before = [f"/before/{i}" for i in range(50)]
-        get_pages(client, before)
-        assert middleware.flush(5.0)
+        before = written_before(middleware, client, 50)
         assert sorted(served_paths(client)) == sorted(before)
 
         redis_server.kill()
@@ -299,9 +307,7 @@ def test_redis_stopped_never_delays_requests(
     middleware = redis_middleware(redis_server)
     client = WSGIClient(middleware)
     try:
-        before = [f"/before/{i}" for i in range(20)]
-        get_pages(client, before)
-        assert middleware.flush(5.0)
+        before = written_before(middleware, client, 20)
         good = {
             path: client.get(path) for path in ("/sitemap.xml", "/sitemap-1.xml.gz")
         }

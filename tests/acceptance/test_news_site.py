@@ -7,7 +7,6 @@ consumer; its other pages never are; a removed article leaves; and two days on
 from __future__ import annotations
 
 import json
-import textwrap
 import time
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -18,8 +17,8 @@ from support.helpers import (
     HTTPClient,
     Story,
     free_port,
+    gunicorn,
     news_stories,
-    running,
     sitemap_urls,
     wait_until,
 )
@@ -31,7 +30,6 @@ from sitemap_middleware.sitemaps import NEWS_WINDOW
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
 WORKERS = 2
 HOUR = 3600
 
@@ -107,14 +105,9 @@ def news_site(store_uri: str, tmp_path: Path) -> Iterator[tuple[str, Path, HTTPC
     finally:
         store.close()
     (tmp_path / "articles.json").write_text("{}")
-    (tmp_path / "entry.py").write_text(
-        textwrap.dedent(APP).replace("CONFIG", repr(config))
-    )
-    argv = ["-m", "gunicorn", "-w", str(WORKERS), "-b", f"127.0.0.1:{port}"]
-    with running([*argv, "entry:app"], tmp_path, port, "/", "gunicorn to start") as (
-        client,
-        _,
-    ):
+    with gunicorn(
+        tmp_path, port, WORKERS, APP.replace("CONFIG", repr(config))
+    ) as client:
         yield base, tmp_path, client
 
 

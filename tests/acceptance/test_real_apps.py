@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import httpx
@@ -42,6 +43,24 @@ def to_login(login: str) -> Callable[[httpx.Client, str], None]:
         assert location.split("?")[0].endswith(login), f"{path} -> {location}"
 
     return check
+
+
+def hiding(
+    sign_in: Callable[[httpx.Client], None],
+    path: str,
+    action: str,
+    status: int,
+    form: dict[str, str],
+) -> Callable[[httpx.Client], str]:
+    """The author, signed in, posts ``form`` to ``path``/``action`` (answered
+    ``status``), which makes the public page at ``path`` private."""
+
+    def hide(client: httpx.Client) -> str:
+        sign_in(client)
+        expect(client, "POST", f"{path}/{action}", status, data=form)
+        return path
+
+    return hide
 
 
 @dataclass(frozen=True)
@@ -91,12 +110,6 @@ def flaskr_member(server: Server) -> None:
         assert "session" not in client.cookies
 
 
-def flaskr_hide(client: httpx.Client) -> str:
-    flaskr_sign_in(client)
-    expect(client, "POST", "/2/update", 302, data={"title": "Notes", "body": "..."})
-    return "/2"
-
-
 FLASKR = {
     "crawled": ("/", "/1", "/2"),
     "visited": ("/3", "/about"),
@@ -105,7 +118,10 @@ FLASKR = {
     "login": "/auth/login",
     "guarded": ("/create", "/1/update"),
     "member": flaskr_member,
-    "hide": flaskr_hide,
+    # Saved without "published": a draft again.
+    "hide": hiding(
+        flaskr_sign_in, "/2", "update", 302, {"title": "Notes", "body": "..."}
+    ),
     "hidden_status": 404,
     "sitemap": {"routes": {"/<int:id>": {"changefreq": "weekly"}}},
     "changefreq": {"/1": "weekly", "/2": "weekly", "/3": "weekly"},
@@ -143,13 +159,6 @@ def notebook_member(server: Server) -> None:
             assert "ada" in reply.text, path
 
 
-def notebook_hide(client: httpx.Client) -> str:
-    notebook_sign_in(client)
-    path = "/guides/keyboard-shortcuts"
-    expect(client, "POST", f"{path}/visibility", 302, data={"members_only": "1"})
-    return path
-
-
 NOTEBOOK = {
     "crawled": ("/", "/guides/getting-started"),
     "visited": ("/features", "/guides/keyboard-shortcuts"),
@@ -158,7 +167,13 @@ NOTEBOOK = {
     "login": "/users/sign_in",
     "guarded": (*NOTEBOOK_PRIVATE, "/guides/team-billing"),
     "member": notebook_member,
-    "hide": notebook_hide,
+    "hide": hiding(
+        notebook_sign_in,
+        "/guides/keyboard-shortcuts",
+        "visibility",
+        302,
+        {"members_only": "1"},
+    ),
     "hidden_status": 302,
 }
 
@@ -189,13 +204,6 @@ def blog_member(server: Server) -> None:
         assert "access_token" not in client.cookies
 
 
-def blog_hide(client: httpx.Client) -> str:
-    blog_sign_in(client)
-    path = "/posts/dependency-injection"
-    expect(client, "POST", f"{path}/visibility", 303, data={"visibility": "members"})
-    return path
-
-
 def blog(docs: tuple[str, ...], settings: dict[str, Any]) -> dict[str, Any]:
     return {
         "crawled": ("/", "/posts/hello-fastapi", "/posts/dependency-injection"),
@@ -205,7 +213,13 @@ def blog(docs: tuple[str, ...], settings: dict[str, Any]) -> dict[str, Any]:
         "login": "/login",
         "guarded": ("/posts/new", "/posts/for-subscribers"),
         "member": blog_member,
-        "hide": blog_hide,
+        "hide": hiding(
+            blog_sign_in,
+            "/posts/dependency-injection",
+            "visibility",
+            303,
+            {"visibility": "members"},
+        ),
         "hidden_status": 302,
         "settings": {"DOCS": settings},
     }
@@ -228,13 +242,6 @@ def portal_member(server: Server) -> None:
         expect(client, "GET", "/logout", 303)
 
 
-def portal_hide(client: httpx.Client) -> str:
-    portal_sign_in(client)
-    path = "/shop/items/2"
-    expect(client, "POST", f"{path}/visibility", 303, data={"members_only": "1"})
-    return path
-
-
 PORTAL = {
     "crawled": ("/", "/docs/", "/docs/install", "/shop/", "/shop/items/1"),
     "visited": ("/pricing", "/docs/tutorial", "/docs/faq", "/shop/items/2"),
@@ -243,7 +250,9 @@ PORTAL = {
     "login": "/login",
     "guarded": ("/account", "/shop/orders"),
     "member": portal_member,
-    "hide": portal_hide,
+    "hide": hiding(
+        portal_sign_in, "/shop/items/2", "visibility", 303, {"members_only": "1"}
+    ),
     "hidden_status": 302,
 }
 
@@ -314,14 +323,8 @@ def run(
         settings=app.settings,
         sitemap=app.sitemap,
     )
-    server.start()
-    try:
-        browse_anonymously(app, server)
-        app.member(server)
-        server.restart()
-        yield Run(app, server, listed(server))
-    finally:
-        server.stop()
+    with server.browsed(partial(browse_anonymously, app), app.member) as listing:
+        yield Run(app, server, listing)
 
 
 def diff(listed: set[str], expected: set[str]) -> str:

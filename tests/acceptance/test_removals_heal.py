@@ -6,21 +6,18 @@ couple of seconds, with no restart."""
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from support.helpers import HTTPClient, free_port, sitemap_urls, stop_server, wait_until
+from support.helpers import HTTPClient, free_port, gunicorn, sitemap_urls, wait_until
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLES = ROOT / "examples"
 WORKERS = 4
 ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
 
@@ -32,40 +29,20 @@ def server(store_uri: str, tmp_path: Path) -> Iterator[tuple[str, str, HTTPClien
     uri = store_uri
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    (tmp_path / "entry.py").write_text(
-        textwrap.dedent(
-            f"""
-            import os, sys
-            sys.path.insert(0, {str(EXAMPLES)!r})
-            from flask_app import create_app
+    entry = f"""
+        import os
+        from flask_app import create_app
 
-            inner = create_app({{"base_url": {base!r}, "store": {uri!r}}})
+        inner = create_app({{"base_url": {base!r}, "store": {uri!r}}})
 
-            def app(environ, start_response):
-                def start(status, headers, exc_info=None):
-                    headers = [*headers, ("X-Worker", str(os.getpid()))]
-                    return start_response(status, headers, exc_info)
-                return inner(environ, start)
-            """
-        )
-    )
-    argv = ["-m", "gunicorn", "-w", str(WORKERS), "-b", f"127.0.0.1:{port}"]
-    log = tmp_path / "server.log"
-    with log.open("wb") as output:
-        process = subprocess.Popen(
-            [sys.executable, *argv, "entry:app"],
-            cwd=tmp_path,
-            env={**ENV, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])},
-            stdout=output,
-            stderr=subprocess.STDOUT,
-        )
-    client = HTTPClient("127.0.0.1", port)
-    try:
-        wait_until(lambda: client.get("/").status == 200, 30, "gunicorn to start")
+        def app(environ, start_response):
+            def start(status, headers, exc_info=None):
+                headers = [*headers, ("X-Worker", str(os.getpid()))]
+                return start_response(status, headers, exc_info)
+            return inner(environ, start)
+        """
+    with gunicorn(tmp_path, port, WORKERS, entry) as client:
         yield base, uri, client
-    finally:
-        stop_server(process, 15)
-        assert process.returncode in (0, -signal.SIGTERM), log.read_text()
 
 
 def test_a_page_removed_by_the_command_line_is_back_in_seconds(

@@ -5,7 +5,6 @@ changed, and serves documents that validate against the schemas."""
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
 import signal
@@ -19,6 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from support.helpers import free_port, gunzip_once, locs, stop_server, validate
+from support.load_app import get
 from support.sections_app import OTHERS, PATHS, POSTS, TAGS, body
 from support.store_kinds import Fresh
 
@@ -38,16 +38,6 @@ SECOND = {"posts": ["/blog/<slug>"], "legal": ["/about", "/terms"]}
 def store_uri(request: pytest.FixtureRequest, tmp_path: Path, fresh: Fresh) -> str:
     # Parts of 4 URLs: every section spans parts.
     return fresh.uri(request.param, tmp_path, part_size=4)
-
-
-def get(port: int, path: str) -> tuple[int, bytes]:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        connection.request("GET", path)
-        response = connection.getresponse()
-        return response.status, response.read()
-    finally:
-        connection.close()
 
 
 @contextmanager

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +21,7 @@ from support.helpers import (
     started,
     validate,
     wait_until,
+    write_entry,
 )
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
@@ -52,17 +52,14 @@ def server(
     module, argv = SERVERS[request.param]
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    (tmp_path / "entry.py").write_text(
-        textwrap.dedent(
-            f"""
-            import sys
-            sys.path.insert(0, {str(EXAMPLES)!r})
-            from {module} import create_app
-            app = create_app(
-                {{"base_url": {base!r}, "store": "sqlite:///{tmp_path}/s.sqlite3"}}
-            )
-            """
+    write_entry(
+        tmp_path,
+        f"""
+        from {module} import create_app
+        app = create_app(
+            {{"base_url": {base!r}, "store": "sqlite:///{tmp_path}/s.sqlite3"}}
         )
+        """,
     )
     args = [a.format(bind=f"127.0.0.1:{port}", port=port) for a in argv]
     with running(args, tmp_path, port, "/", f"{request.param} to start") as (
@@ -72,14 +69,10 @@ def server(
         yield base, client
 
 
-def test_consumer_finds_exactly_the_public_pages(
-    server: tuple[str, HTTPClient],
-) -> None:
-    """Crawl the live example, then let usp discover the sitemap from robots.txt."""
+def crawled(base: str, client: HTTPClient) -> list[str]:
+    """Crawl the live demo, then wait until its sitemap lists exactly the public
+    pages (the writer threads flush about once a second): their URLs."""
     import demo_content
-    from usp.tree import sitemap_tree_for_homepage
-
-    base, client = server
 
     def fetch(path: str) -> tuple[int, str, bytes]:
         reply = client.get(path)
@@ -87,8 +80,18 @@ def test_consumer_finds_exactly_the_public_pages(
 
     demo_content.crawl(fetch)
     expected = sorted(f"{base}{p}" for p in demo_content.PUBLIC_PATHS)
-    # The writer threads flush about once a second.
     wait_until(lambda: sorted(sitemap_urls(client)) == expected, 15, "the sitemap")
+    return expected
+
+
+def test_consumer_finds_exactly_the_public_pages(
+    server: tuple[str, HTTPClient],
+) -> None:
+    """Crawl the live example, then let usp discover the sitemap from robots.txt."""
+    from usp.tree import sitemap_tree_for_homepage
+
+    base, client = server
+    expected = crawled(base, client)
     urls = sitemap_urls(client)
     assert len(urls) == len(set(urls))
 
@@ -129,14 +132,7 @@ def test_the_health_report_of_the_live_demo(
     import demo_content
 
     base, client = server
-
-    def fetch(path: str) -> tuple[int, str, bytes]:
-        reply = client.get(path)
-        return reply.status, reply.headers.get("content-type", ""), reply.body
-
-    demo_content.crawl(fetch)
-    expected = sorted(f"{base}{p}" for p in demo_content.PUBLIC_PATHS)
-    wait_until(lambda: sorted(sitemap_urls(client)) == expected, 15, "the sitemap")
+    crawled(base, client)
     done = subprocess.run(
         [sys.executable, "-m", "sitemap_middleware", "report", "--json"],
         env={

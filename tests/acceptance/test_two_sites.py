@@ -29,7 +29,6 @@ from support.reciprocal import Links, links, unreciprocated
 
 pytestmark = [pytest.mark.servers, pytest.mark.slow]
 
-ROOT = Path(__file__).resolve().parents[2]
 WORKERS = 2
 
 # The pages under /h/ declare the same page on both sites ("en" on the first,

@@ -43,7 +43,6 @@ measurement, not a test: the exit status is 0 whatever the figures.
 from __future__ import annotations
 
 import argparse
-import http.client
 import os
 import resource
 import statistics
@@ -58,6 +57,10 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+from support import load_app  # noqa: E402
+
 WARM_UP = 200
 TARGET = 1.25
 P99_TARGET = 1.5
@@ -128,15 +131,9 @@ def _app() -> Any:
 def get(port: int, n: int) -> None:
     """One request on a connection of its own (gunicorn's sync workers close
     every connection anyway), its page checked."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    try:
-        connection.request("GET", f"/page/{n}")
-        response = connection.getresponse()
-        data = response.read()
-    finally:
-        connection.close()
-    if response.status != 200 or data != body(n):
-        raise AssertionError(f"/page/{n}: {response.status}")
+    status, data = load_app.get(port, f"/page/{n}")
+    if status != 200 or data != body(n):
+        raise AssertionError(f"/page/{n}: {status}")
 
 
 def load(port: int, pages: range, connections: int) -> list[float]:

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import os
 import statistics
 import sys
 import tempfile
@@ -47,7 +46,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from support.services import DATABASE_URL, REDIS_URL  # noqa: E402
+from support.store_kinds import Fresh  # noqa: E402
 
 from sitemap_middleware import Entry, SitemapMiddleware, open_store, site_map  # noqa: E402
 
@@ -162,42 +161,24 @@ def memory(uri: str) -> tuple[float, float, float]:
     return (peak - base) / mib, kept / mib, listed / mib
 
 
+# A long run's servers may be slow to answer: measured, not refused.
+OPTIONS: dict[str, dict[str, object]] = {
+    "sqlite": {},
+    "redis": {"timeout": 10},
+    "postgres": {"statement_timeout": 60000},
+}
+
+
 @contextmanager
-def sqlite_uri() -> Iterator[str]:
+def fresh_uri(kind: str) -> Iterator[str]:
+    """A store of ``kind`` no run has used; what a server holds of it is
+    deleted after."""
+    stores = Fresh()
     with tempfile.TemporaryDirectory() as folder:
-        yield f"sqlite:///{folder}/s.sqlite3"
-
-
-@contextmanager
-def redis_uri() -> Iterator[str]:
-    import redis
-
-    prefix = f"{{bench-map-{os.getpid()}}}:"
-    try:
-        yield f"{REDIS_URL}?prefix={prefix}&timeout=10"
-    finally:
-        client = redis.Redis.from_url(REDIS_URL)
-        keys = list(client.scan_iter(match=f"{prefix}*", count=1000))
-        for i in range(0, len(keys), 1000):
-            client.delete(*keys[i : i + 1000])
-
-
-@contextmanager
-def postgres_uri() -> Iterator[str]:
-    import psycopg
-
-    prefix = f"bench_map_{os.getpid()}_"
-    try:
-        yield f"{DATABASE_URL}?table_prefix={prefix}&statement_timeout=60000"
-    finally:
-        with psycopg.connect(DATABASE_URL, autocommit=True) as conn:
-            for table in ("url", "page", "meta", "count", "setting", "decision"):
-                conn.execute(f"DROP TABLE IF EXISTS {prefix}{table}")
-            conn.execute(f"DROP TABLE IF EXISTS {prefix}push")
-            conn.execute(f"DROP SEQUENCE IF EXISTS {prefix}decision_seq")
-
-
-URIS = {"sqlite": sqlite_uri, "redis": redis_uri, "postgres": postgres_uri}
+        try:
+            yield stores.uri(kind, Path(folder), **OPTIONS[kind])
+        finally:
+            stores.cleanup()
 
 
 def main() -> None:
@@ -208,7 +189,7 @@ def main() -> None:
     data = entries(N)
     print(f"{N:,} URLs in 2 parts; a site map page: 2,000 links; medians of rounds")
     for name in args.only.split(","):
-        with URIS[name]() as uri:
+        with fresh_uri(name) as uri:
             with open_store(uri) as store:
                 for i in range(0, N, 10_000):
                     store.upsert(data[i : i + 10_000])

@@ -92,6 +92,19 @@ def batches(items: list[Any], size: int) -> Iterator[list[Any]]:
         yield items[i : i + size]
 
 
+def keyset(fetch: Callable[[int], list[Any]], run: int) -> list[Any]:
+    """A page's (seq, fragment) rows read as the stores read them: ``run`` at a
+    time, each after the last seq read (``fetch(after)``)."""
+    out: list[Any] = []
+    after = -1
+    while True:
+        chunk = fetch(after)
+        out += chunk
+        if len(chunk) < run:
+            return out
+        after = chunk[-1][0]
+
+
 def timed(run: Callable[[], object]) -> float:
     started = time.perf_counter()
     run()
@@ -125,18 +138,14 @@ def sqlite_write(conn: sqlite3.Connection, data: list[Row], size: int) -> None:
 
 
 def sqlite_read(conn: sqlite3.Connection) -> list[Any]:
-    out: list[Any] = []
-    after = -1
-    while True:
-        chunk = conn.execute(
+    def fetch(after: int) -> list[Any]:
+        return conn.execute(
             "SELECT seq, fragment"
             " FROM sitemap_url WHERE page = ? AND seq > ? ORDER BY seq LIMIT ?",
             (1, after, RUN),
         ).fetchall()
-        out += chunk
-        if len(chunk) < RUN:
-            return out
-        after = chunk[-1][0]
+
+    return keyset(fetch, RUN)
 
 
 # --- Redis --------------------------------------------------------------------
@@ -232,20 +241,17 @@ def pg_copy(conn: Any, data: list[Row], size: int) -> None:
 
 
 def pg_read(conn: Any) -> list[Any]:
-    out: list[Any] = []
-    after = -1
-    while True:
-        chunk = conn.execute(
+    def fetch(after: int) -> list[Any]:
+        rows: list[Any] = conn.execute(
             "SELECT seq, fragment FROM bench_raw_url"
             " WHERE page = %s AND seq > %s ORDER BY seq LIMIT %s",
             (1, after, pg_store.READ_RUN),
             prepare=True,
             binary=True,
         ).fetchall()
-        out += chunk
-        if len(chunk) < pg_store.READ_RUN:
-            return out
-        after = chunk[-1][0]
+        return rows
+
+    return keyset(fetch, pg_store.READ_RUN)
 
 
 def pg_drop(conn: Any) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from support.cli import run
 from support.helpers import NS, gunzip_once, locs, serve_in_thread, validate
 from support.store_kinds import Fresh
 from werkzeug.test import Client
@@ -30,7 +30,7 @@ from sitemap_middleware import (
     open_store,
     register_store,
 )
-from sitemap_middleware.cli import Exit, main
+from sitemap_middleware.cli import Exit
 from sitemap_middleware.cli import store as store_commands
 from sitemap_middleware.stores.memory import MemoryStore
 
@@ -39,15 +39,9 @@ ROOT = Path(__file__).resolve().parents[2]
 WHEN = datetime(2024, 5, 1, 12, 30, tzinfo=timezone.utc)
 
 
-def _run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
-
-
 @pytest.fixture
-def uri(tmp_path: Path) -> str:
+def uri(uri: str) -> str:
     """A populated SQLite store: 3 pages, one with an image and a changefreq."""
-    uri = f"sqlite:///{tmp_path / 'site.sqlite3'}"
     store = open_store(uri)
     store.upsert(
         [
@@ -86,12 +80,12 @@ def _served(uri: str, **options: bool) -> dict[str, bytes]:
 
 
 def test_stats_reports_totals_parts_and_newest_change(uri: str) -> None:
-    code, out, _ = _run("stats", "--store", uri)
+    code, out, _ = run("stats", "--store", uri)
     assert code == Exit.OK
     assert out.startswith("3 URLs in 1 part\n")
     assert "part 1: 3 URLs" in out
 
-    code, out, _ = _run("stats", "--store", uri, "--json")
+    code, out, _ = run("stats", "--store", uri, "--json")
     report = json.loads(out)
     assert report["urls"] == 3
     assert [p["number"] for p in report["parts"]] == [1]
@@ -102,14 +96,14 @@ def test_a_store_that_is_not_there_is_an_error_and_is_not_created(
     tmp_path: Path,
 ) -> None:
     missing = tmp_path / "nothing.sqlite3"
-    code, _, err = _run("stats", "--store", f"sqlite:///{missing}")
+    code, _, err = run("stats", "--store", f"sqlite:///{missing}")
     assert code == Exit.STORE
     assert "no store at" in err
     assert not missing.exists()
 
 
 def test_a_bad_store_uri_is_a_usage_error() -> None:
-    code, _, err = _run("stats", "--store", "nosuch://x")
+    code, _, err = run("stats", "--store", "nosuch://x")
     assert code == Exit.USAGE
     assert "unknown store scheme 'nosuch'" in err
 
@@ -117,7 +111,7 @@ def test_a_bad_store_uri_is_a_usage_error() -> None:
 @pytest.mark.services
 def test_a_store_that_does_not_answer_exits_with_the_store_code() -> None:
     # Port 9 (discard) has no Redis: the first read fails as an outage.
-    code, _, err = _run(
+    code, _, err = run(
         "list", "--store", "redis://127.0.0.1:9/0?timeout=0.5", "--base-url", BASE
     )
     assert code == Exit.STORE
@@ -125,16 +119,16 @@ def test_a_store_that_does_not_answer_exits_with_the_store_code() -> None:
 
 
 def test_list_in_every_format(uri: str) -> None:
-    code, out, _ = _run("list", "--store", uri, "--base-url", BASE)
+    code, out, _ = run("list", "--store", uri, "--base-url", BASE)
     assert code == Exit.OK
     assert out.splitlines() == [f"{BASE}/", f"{BASE}/blog/a", f"{BASE}/about"]
 
-    _, out, _ = _run("list", "--store", uri, "--base-url", BASE, "--format", "csv")
+    _, out, _ = run("list", "--store", uri, "--base-url", BASE, "--format", "csv")
     lines = out.splitlines()
     assert lines[0] == "url,lastmod,route"
     assert lines[1] == f"{BASE}/,2024-05-01T12:30:00+00:00,/"
 
-    _, out, _ = _run("list", "--store", uri, "--base-url", BASE, "--format", "json")
+    _, out, _ = run("list", "--store", uri, "--base-url", BASE, "--format", "json")
     rows = json.loads(out)
     assert [r["url"] for r in rows] == [f"{BASE}/", f"{BASE}/blog/a", f"{BASE}/about"]
     assert rows[0] == {
@@ -145,25 +139,25 @@ def test_list_in_every_format(uri: str) -> None:
 
 
 def test_list_needs_the_base_url(uri: str) -> None:
-    code, _, err = _run("list", "--store", uri)
+    code, _, err = run("list", "--store", uri)
     assert code == Exit.USAGE
     assert "--base-url" in err
 
 
 def test_remove_takes_stored_urls_out_and_says_which_were_not_there(uri: str) -> None:
-    code, out, err = _run(
+    code, out, err = run(
         "remove", "--store", uri, "--base-url", BASE, f"{BASE}/about", f"{BASE}/nope"
     )
     assert code == Exit.PROBLEMS
     assert out == f"removed: {BASE}/about\n"
     # A refusal goes to stderr, as every error does: stdout lists what was done.
     assert err == f"not listed: {BASE}/nope\n"
-    _, out, _ = _run("list", "--store", uri, "--base-url", BASE)
+    _, out, _ = run("list", "--store", uri, "--base-url", BASE)
     assert out.splitlines() == [f"{BASE}/", f"{BASE}/blog/a"]
 
 
 def test_remove_refuses_a_url_of_another_site_and_removes_nothing(uri: str) -> None:
-    code, _, err = _run(
+    code, _, err = run(
         "remove",
         "--store",
         uri,
@@ -174,13 +168,13 @@ def test_remove_refuses_a_url_of_another_site_and_removes_nothing(uri: str) -> N
     )
     assert code == Exit.USAGE
     assert "is not a URL under https://www.example.com" in err
-    _, out, _ = _run("list", "--store", uri, "--base-url", BASE)
+    _, out, _ = run("list", "--store", uri, "--base-url", BASE)
     assert len(out.splitlines()) == 3
 
 
 def test_export_writes_what_the_middleware_serves(uri: str, tmp_path: Path) -> None:
     out_dir = tmp_path / "public"
-    code, out, _ = _run("export", "--store", uri, "--base-url", BASE, str(out_dir))
+    code, out, _ = run("export", "--store", uri, "--base-url", BASE, str(out_dir))
     assert code == Exit.OK
     assert f"Sitemap: {BASE}/sitemap.xml" in out
     written = {p.name: p.read_bytes() for p in out_dir.iterdir()}
@@ -191,7 +185,7 @@ def test_export_writes_what_the_middleware_serves(uri: str, tmp_path: Path) -> N
 
 def test_export_with_text_and_schema_location(uri: str, tmp_path: Path) -> None:
     out_dir = tmp_path / "public"
-    code, _, err = _run(
+    code, _, err = run(
         "export",
         "--store",
         uri,
@@ -253,7 +247,7 @@ def test_export_is_one_state_of_the_store_while_a_writer_adds_urls(
         assert wrote.wait(10)
         out_dir = tmp_path / "public"
         started = seeded.count()
-        code, _, err = _run("export", "--store", uri, "--base-url", BASE, str(out_dir))
+        code, _, err = run("export", "--store", uri, "--base-url", BASE, str(out_dir))
         assert code == Exit.OK, err
         assert seeded.count() > started  # the writer wrote meanwhile
     finally:
@@ -297,7 +291,7 @@ def test_export_of_a_store_that_never_stays_still_is_a_clear_error(
     register_store("busy+test", lambda uri: busy)
     monkeypatch.setattr(store_commands, "EXPORT_PAUSE", 0)
     out_dir = tmp_path / "public"
-    code, _, err = _run(
+    code, _, err = run(
         "export", "--store", "busy+test://", "--base-url", BASE, str(out_dir)
     )
     assert code == Exit.STORE
@@ -329,15 +323,15 @@ def test_export_of_an_empty_store_is_refused(tmp_path: Path) -> None:
     empty = open_store(uri)
     assert empty.count() == 0  # the file exists, holding no URL
     empty.close()
-    code, _, err = _run("export", "--store", uri, "--base-url", BASE, str(tmp_path))
+    code, _, err = run("export", "--store", uri, "--base-url", BASE, str(tmp_path))
     assert code == Exit.PROBLEMS
     assert "nothing to export" in err
 
 
 def test_import_of_an_export_gives_the_same_sitemap(uri: str, tmp_path: Path) -> None:
-    _run("export", "--store", uri, "--base-url", BASE, str(tmp_path / "out"))
+    run("export", "--store", uri, "--base-url", BASE, str(tmp_path / "out"))
     copy = f"sqlite:///{tmp_path / 'copy.sqlite3'}"
-    code, out, _ = _run(
+    code, out, _ = run(
         "import", "--store", copy, "--base-url", BASE, str(tmp_path / "out/sitemap.xml")
     )
     assert code == Exit.OK, out
@@ -361,9 +355,9 @@ def test_import_of_a_text_sitemap_and_of_gzip(tmp_path: Path) -> None:
         )
     )
     store = f"sqlite:///{tmp_path / 's.sqlite3'}"
-    assert _run("import", "--store", store, "--base-url", BASE, str(text))[0] == 0
-    assert _run("import", "--store", store, "--base-url", BASE, str(zipped))[0] == 0
-    _, out, _ = _run("list", "--store", store, "--base-url", BASE, "--format", "csv")
+    assert run("import", "--store", store, "--base-url", BASE, str(text))[0] == 0
+    assert run("import", "--store", store, "--base-url", BASE, str(zipped))[0] == 0
+    _, out, _ = run("list", "--store", store, "--base-url", BASE, "--format", "csv")
     # A text sitemap has no lastmod: the URLs have none (not the import's time).
     assert out.splitlines()[1:] == [
         f"{BASE}/a,,",
@@ -392,7 +386,7 @@ def test_bad_entries_are_reported_and_the_rest_imported(tmp_path: Path) -> None:
     source.write_text(BAD)
     store = f"sqlite:///{tmp_path / 's.sqlite3'}"
     open_store(store).upsert([Entry("/kept", WHEN)])
-    code, out, err = _run("import", "--store", store, "--base-url", BASE, str(source))
+    code, out, err = run("import", "--store", store, "--base-url", BASE, str(source))
     assert code == Exit.PROBLEMS
     assert "6 skipped" in out
     for words in (
@@ -404,7 +398,7 @@ def test_bad_entries_are_reported_and_the_rest_imported(tmp_path: Path) -> None:
         "without <loc>",
     ):
         assert words in err
-    _, out, _ = _run("list", "--store", store, "--base-url", BASE, "--format", "csv")
+    _, out, _ = run("list", "--store", store, "--base-url", BASE, "--format", "csv")
     assert out.splitlines()[1:] == [
         f"{BASE}/kept,2024-05-01T12:30:00+00:00,",
         f"{BASE}/good,2024-01-02T03:04:05+00:00,",
@@ -424,10 +418,10 @@ def test_a_source_that_cannot_be_read_keeps_the_store(uri: str, tmp_path: Path) 
         (broken, "not well-formed XML"),
         (html, "is not a sitemap"),
     ):
-        code, _, err = _run("import", "--store", uri, "--base-url", BASE, str(source))
+        code, _, err = run("import", "--store", uri, "--base-url", BASE, str(source))
         assert code == Exit.SOURCE, err
         assert words in err
-    _, out, _ = _run("list", "--store", uri, "--base-url", BASE)
+    _, out, _ = run("list", "--store", uri, "--base-url", BASE)
     assert len(out.splitlines()) == 3
 
 
@@ -435,7 +429,7 @@ def test_a_source_that_cannot_be_read_keeps_the_store(uri: str, tmp_path: Path) 
 def http_site(uri: str, tmp_path: Path) -> Iterator[str]:
     """A real HTTP server holding an exported sitemap index and its part."""
     public = tmp_path / "www"
-    _run("export", "--store", uri, "--base-url", BASE, str(public))
+    run("export", "--store", uri, "--base-url", BASE, str(public))
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def __init__(self, *args: object, **kwargs: object) -> None:
@@ -461,7 +455,7 @@ def test_import_follows_an_index_over_http(http_site: str, tmp_path: Path) -> No
         index.replace(f"{BASE}/", f"{http_site}/")
     )
     store = f"sqlite:///{tmp_path / 'copy.sqlite3'}"
-    code, out, err = _run(
+    code, out, err = run(
         "import", "--store", store, "--base-url", BASE, f"{http_site}/sitemap.xml"
     )
     assert code == Exit.OK, err
@@ -469,7 +463,7 @@ def test_import_follows_an_index_over_http(http_site: str, tmp_path: Path) -> No
 
 
 def test_import_of_a_url_that_answers_404_is_a_source_error(http_site: str) -> None:
-    code, _, err = _run(
+    code, _, err = run(
         "import", "--store", "memory://", "--base-url", BASE, f"{http_site}/nope.xml"
     )
     assert code == Exit.SOURCE

@@ -15,11 +15,11 @@ from typing import Any
 
 import demo_content
 import pytest
-from click.testing import CliRunner
+from support.cli import run
 from support.helpers import stored_paths
 
 from sitemap_middleware import Entry, open_store
-from sitemap_middleware.cli import Exit, main
+from sitemap_middleware.cli import Exit
 from sitemap_middleware.cli.replay import fill
 from sitemap_middleware.cli.verdict import refusal
 from sitemap_middleware.config import Config
@@ -32,23 +32,6 @@ PRIVATE = ["/account", "/admin/", "/api/posts", "/draft", "/login", "/gone", "/o
 
 # The example site's public pages: what seed lists.
 PUBLIC = len(demo_content.PUBLIC_PATHS)
-
-
-@pytest.fixture(params=["flask_app", "fastapi_app"])
-def example(request: pytest.FixtureRequest) -> str:
-    """The module of an example app, on each stack."""
-    name: str = request.param
-    return name
-
-
-@pytest.fixture
-def uri(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'site.sqlite3'}"
-
-
-def _run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
 
 
 def _entry(uri: str, path: str) -> Entry:
@@ -120,7 +103,7 @@ def _module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, source: str) -> str
 def test_seed_lists_every_public_page_of_the_example(
     example: str, uri: str, tmp_path: Path
 ) -> None:
-    code, out, err = _run("seed", "--app", f"{example}:create_app", "--store", uri)
+    code, out, err = run("seed", "--app", f"{example}:create_app", "--store", uri)
     assert code == Exit.OK, err
     seeded = stored_paths(uri)
     assert seeded == demo_content.PUBLIC_PATHS
@@ -139,7 +122,7 @@ def test_seed_lists_every_public_page_of_the_example(
 
 
 def test_seed_does_not_record_private_pages(example: str, uri: str) -> None:
-    code, out, _ = _run("seed", "--app", f"{example}:create_app", "--store", uri)
+    code, out, _ = run("seed", "--app", f"{example}:create_app", "--store", uri)
     assert code == Exit.OK
     assert not set(PRIVATE) & set(stored_paths(uri))
     assert f"not requested: {BASE}/account: excluded" in out
@@ -216,7 +199,7 @@ def test_seed_requests_nothing_the_config_refuses(
     report sent) are never requested: the default excludes, ``exclude``, a
     route excluded in ``routes`` or by ``@sitemap(exclude=True)``."""
     name = _module(tmp_path, monkeypatch, SIDE_EFFECTS.format(uri=uri))
-    code, out, err = _run("seed", "--app", name)
+    code, out, err = run("seed", "--app", name)
     assert code == Exit.OK, err
     module = __import__(name)
     assert module.CALLS == ["home", "backup"]
@@ -244,7 +227,7 @@ def test_verify_never_requests_what_the_config_refuses(
     when = datetime(2024, 5, 1, tzinfo=timezone.utc)
     store.upsert([Entry(path, when) for path in ["/", *refused]])
     store.close()
-    code, out, err = _run("verify", "--app", name, "--yes")
+    code, out, err = run("verify", "--app", name, "--yes")
     assert code == Exit.OK, err
     module = __import__(name)
     assert module.CALLS == ["home"]
@@ -266,10 +249,10 @@ def test_seed_under_a_base_url_prefix(example: str, uri: str) -> None:
     holds the paths under it."""
     prefixed = f"{BASE}/shop"
     args = ("--app", f"{example}:create_app", "--store", uri, "--base-url", prefixed)
-    code, _, err = _run("seed", *args)
+    code, _, err = run("seed", *args)
     assert code == Exit.OK, err
     assert stored_paths(uri) == demo_content.PUBLIC_PATHS
-    code, out, _ = _run("verify", *args)
+    code, out, _ = run("verify", *args)
     assert code == Exit.OK
     assert f"{PUBLIC} URLs: 0 removed" in out
 
@@ -282,14 +265,14 @@ def test_seed_leaves_what_traffic_stored_and_a_visit_updates_it(
     store = open_store(uri)
     store.upsert([Entry("/about", OLD, "stale-fingerprint", route="/about")])
     store.close()
-    code, out, _ = _run("seed", "--app", f"{example}:create_app", "--store", uri)
+    code, out, _ = run("seed", "--app", f"{example}:create_app", "--store", uri)
     assert code == Exit.OK
     assert "1 already listed" in out
     kept = _entry(uri, "/about")
     assert (kept.lastmod, kept.fingerprint) == (OLD, "stale-fingerprint")
     assert stored_paths(uri) == demo_content.PUBLIC_PATHS
     # verify is a visit: the page answers with other content, so it changes.
-    assert _run("verify", "--app", f"{example}:create_app", "--store", uri)[0] == 0
+    assert run("verify", "--app", f"{example}:create_app", "--store", uri)[0] == 0
     visited = _entry(uri, "/about")
     assert visited.fingerprint != "stale-fingerprint"
     assert visited.lastmod is not None and visited.lastmod > OLD
@@ -308,7 +291,7 @@ def test_seed_is_not_held_back_by_the_rate_of_new_urls(
         app = {example}.create_app({{"store": {uri!r}, "new_urls_per_minute": 2}})
         """,
     )
-    code, out, _ = _run("seed", "--app", name)
+    code, out, _ = run("seed", "--app", name)
     assert code == Exit.OK
     assert "dropped" not in out
     assert stored_paths(uri) == demo_content.PUBLIC_PATHS
@@ -341,7 +324,7 @@ def test_seed_with_the_middleware_as_the_app(
         app = ASGISitemapMiddleware(inner, {{"base_url": {BASE!r}}})
         """
     name = _module(tmp_path, monkeypatch, source)
-    code, _, err = _run("seed", "--app", name, "--store", uri)
+    code, _, err = run("seed", "--app", name, "--store", uri)
     assert code == Exit.OK, err
     # /pages renders the site map through the app's own get_sitemap(), which
     # finds no middleware in this bare app: it answers 500, and is not listed.
@@ -376,7 +359,7 @@ def test_seed_reports_params_that_name_no_page(
         Sitemap(app)
         """,
     )
-    code, out, err = _run("seed", "--app", name)
+    code, out, err = run("seed", "--app", name)
     assert code == Exit.PROBLEMS
     assert "skipped /tags/<tag>: a parameter without a value" in err
     assert f"not recorded: {BASE}/boom: it answers an anonymous GET with 500" in out
@@ -398,14 +381,14 @@ def test_fill_encodes_as_a_browser_does() -> None:
 
 
 def test_verify_removes_a_page_that_turned_404(example: str, uri: str) -> None:
-    assert _run("seed", "--app", f"{example}:create_app", "--store", uri)[0] == 0
+    assert run("seed", "--app", f"{example}:create_app", "--store", uri)[0] == 0
     store = open_store(uri)
     # A post that was public and is gone now, and a page that now redirects.
     store.upsert([Entry("/blog/deleted-post", OLD, route="/blog/<slug>")])
     store.upsert([Entry("/old", OLD)])
     store.close()
     args = ("--app", f"{example}:create_app", "--store", uri)
-    code, out, _ = _run("verify", *args)
+    code, out, _ = run("verify", *args)
     assert code == Exit.OK
     assert (
         f"removed: {BASE}/blog/deleted-post: it answers an anonymous GET with 404"
@@ -414,7 +397,7 @@ def test_verify_removes_a_page_that_turned_404(example: str, uri: str) -> None:
     assert f"removed: {BASE}/old: it answers an anonymous GET with 301" in out
     assert f"{PUBLIC + 2} URLs: 2 removed" in out
     assert stored_paths(uri) == demo_content.PUBLIC_PATHS
-    code, out, _ = _run("verify", "--check", *args)
+    code, out, _ = run("verify", "--check", *args)
     assert (code, out.strip()) == (
         Exit.OK,
         f"verified {PUBLIC} URLs: 0 would be removed (nothing changed)",
@@ -445,7 +428,7 @@ def test_verify_requests_the_stored_spelling_only(example: str, uri: str) -> Non
     store = open_store(uri)
     store.upsert([Entry("/blog/caf%C3%A9-au-lait", OLD)])
     store.close()
-    code, out, _ = _run("verify", "--app", f"{example}:create_app", "--store", uri)
+    code, out, _ = run("verify", "--app", f"{example}:create_app", "--store", uri)
     assert code == Exit.OK
     assert "0 removed" in out
     assert stored_paths(uri) == ["/blog/caf%C3%A9-au-lait"]
@@ -457,7 +440,7 @@ def test_verify_requests_the_stored_spelling_only(example: str, uri: str) -> Non
 def test_prune_applies_the_app_config_now(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uri: str, example: str
 ) -> None:
-    assert _run("seed", "--app", f"{example}:create_app", "--store", uri)[0] == 0
+    assert run("seed", "--app", f"{example}:create_app", "--store", uri)[0] == 0
     # The same site with a config that now excludes the posts; its config
     # (and store) come from the app's own middleware.
     name = _module(
@@ -468,7 +451,7 @@ def test_prune_applies_the_app_config_now(
         app = {example}.create_app({{"store": {uri!r}, "exclude": ["/blog/?*"]}})
         """,
     )
-    code, out, _ = _run("prune", "--app", name)
+    code, out, _ = run("prune", "--app", name)
     assert code == Exit.OK
     assert f"removed: {BASE}/blog/hello-world" in out
     assert f"checked {PUBLIC} URLs: 5 removed" in out
@@ -492,16 +475,16 @@ def test_prune_with_the_defaults_only(uri: str) -> None:
     assert code == Exit.OK
     assert f"removed: {BASE}/admin/users" in out
     assert stored_paths(uri) == ["/about"]
-    assert _run("prune", "--store", uri)[0] == Exit.USAGE  # no config at all
+    assert run("prune", "--store", uri)[0] == Exit.USAGE  # no config at all
 
 
 # -- explain -------------------------------------------------------------------------
 
 
 def test_explain_a_listed_url(example: str, uri: str) -> None:
-    assert _run("seed", "--app", f"{example}:create_app", "--store", uri)[0] == 0
+    assert run("seed", "--app", f"{example}:create_app", "--store", uri)[0] == 0
     template = "/blog/<slug>" if example == "flask_app" else "/blog/{slug}"
-    code, out, _ = _run(
+    code, out, _ = run(
         "explain", "--store", uri, "--base-url", BASE, f"{BASE}/blog/hello-world"
     )
     assert code == Exit.OK
@@ -513,8 +496,8 @@ def test_explain_a_listed_url(example: str, uri: str) -> None:
 @pytest.mark.slow
 def test_explain_names_the_rule_that_refuses(example: str, uri: str) -> None:
     args = ("--app", f"{example}:create_app", "--store", uri)
-    assert _run("seed", *args)[0] == 0
-    code, out, _ = _run("explain", *args, f"{BASE}/admin/")
+    assert run("seed", *args)[0] == 0
+    code, out, _ = run("explain", *args, f"{BASE}/admin/")
     assert code == Exit.PROBLEMS
     assert "listed: no" in out
     assert "why: excluded by exclude pattern '*/admin/*' (from default_exclude)" in out
@@ -563,7 +546,7 @@ def test_explain_shows_the_decisions_the_store_recorded(
     store = open_store(uri)
     store.upsert([Entry("/about", OLD)])
     store.close()
-    code, out, _ = _run("explain", "--store", uri, "--base-url", BASE, f"{BASE}/admin/")
+    code, out, _ = run("explain", "--store", uri, "--base-url", BASE, f"{BASE}/admin/")
     assert code == Exit.PROBLEMS
     assert "decided 2024-05-01T12:00:00+00:00: skipped: excluded" in out
 
@@ -658,15 +641,15 @@ def test_explain_names_the_response_rule_that_keeps_a_page_out(
     assert store.count() == 0  # made, empty: explain reads an existing store
     store.close()
     args = ("explain", "--app", name)
-    code, out, _ = _run(*args, f"{BASE}/members")
+    code, out, _ = run(*args, f"{BASE}/members")
     assert code == Exit.PROBLEMS
     assert "listed: no" in out
     assert "why: it answers with Cache-Control: private, max-age=60 (private" in out
-    code, out, _ = _run(*args, f"{BASE}/post")
+    code, out, _ = run(*args, f"{BASE}/post")
     assert "why: it answers with Set-Cookie and 'skip_set_cookie' is true" in out
-    code, out, _ = _run(*args, f"{BASE}/report")
+    code, out, _ = run(*args, f"{BASE}/report")
     assert "why: it answers with Content-Type 'application/json', not HTML" in out
-    code, out, _ = _run(*args, f"{BASE}/billing")
+    code, out, _ = run(*args, f"{BASE}/billing")
     assert "why: it answers with 302 to /login?next=/billing, an excluded" in out
     module = __import__(name)
     assert module.CALLS == ["/members", "/post"]  # asked once each
@@ -684,13 +667,13 @@ def test_explain_a_page_that_sets_a_cookie_to_a_crawler(
     store = open_store(uri)
     assert store.count() == 0
     store.close()
-    code, out, _ = _run("explain", "--app", name, f"{BASE}/post")
+    code, out, _ = run("explain", "--app", name, f"{BASE}/post")
     assert code == Exit.PROBLEMS
     assert "it answers an anonymous GET with 200 as a public page" in out
-    code, out, err = _run("seed", "--app", name)
+    code, out, err = run("seed", "--app", name)
     assert code == Exit.OK, err
     assert stored_paths(uri) == ["/post"]
-    code, out, _ = _run("explain", "--app", name, f"{BASE}/post")
+    code, out, _ = run("explain", "--app", name, f"{BASE}/post")
     assert code == Exit.OK
     assert "listed: yes" in out
 
@@ -703,11 +686,11 @@ def test_explain_a_page_that_sets_a_cookie_to_a_crawler(
     [
         ("no_such_module:app", "cannot import 'no_such_module'"),
         ("demo_content:nothing", "has no 'nothing'"),
-        ("demo_content:POSTS", "neither a Flask, Starlette or FastAPI app"),
+        ("demo_content:POSTS", "is neither a WSGI nor an ASGI app"),
     ],
 )
 def test_an_app_that_cannot_be_loaded_is_exit_5(spec: str, message: str) -> None:
-    code, _, err = _run("seed", "--app", spec, "--store", "memory://")
+    code, _, err = run("seed", "--app", spec, "--store", "memory://")
     assert code == Exit.APP == 5
     assert message in err
 
@@ -716,7 +699,7 @@ def test_an_app_without_the_middleware_is_exit_5(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     name = _module(tmp_path, monkeypatch, "from flask import Flask\napp = Flask('x')\n")
-    code, _, err = _run("seed", "--app", name)
+    code, _, err = run("seed", "--app", name)
     assert code == Exit.APP, err
     assert "has no sitemap middleware" in err
     assert "Traceback" not in err
@@ -724,8 +707,8 @@ def test_an_app_without_the_middleware_is_exit_5(
 
 def test_a_url_on_another_host_is_exit_2(example: str, uri: str) -> None:
     args = ("--app", f"{example}:create_app", "--store", uri)
-    assert _run("seed", *args)[0] == 0
-    code, _, err = _run("explain", *args, "https://elsewhere.example/about")
+    assert run("seed", *args)[0] == 0
+    code, _, err = run("explain", *args, "https://elsewhere.example/about")
     assert code == Exit.USAGE
     assert f"not a URL under {BASE}" in err
 
@@ -733,7 +716,7 @@ def test_a_url_on_another_host_is_exit_2(example: str, uri: str) -> None:
 @pytest.mark.slow
 def test_a_store_that_cannot_be_opened_is_exit_3(example: str, tmp_path: Path) -> None:
     missing = f"sqlite:///{tmp_path / 'none.sqlite3'}"
-    code, _, err = _run("verify", "--app", f"{example}:create_app", "--store", missing)
+    code, _, err = run("verify", "--app", f"{example}:create_app", "--store", missing)
     assert code == Exit.STORE
     assert "no store at" in err
     # A folder that is not there: a mistake in the URI, said at once with the
@@ -803,15 +786,15 @@ def test_flask_sitemap_as_a_real_process(uri: str) -> None:
 def test_explain_tells_the_title_and_the_writers_decisions(uri: str) -> None:
     """With the store's real decisions log: a page kept out by its own noindex
     says so, and a listed page shows its stored title."""
-    code, _, err = _run("seed", "--app", "flask_app:create_app", "--store", uri)
+    code, _, err = run("seed", "--app", "flask_app:create_app", "--store", uri)
     assert code == Exit.OK, err
-    code, out, _ = _run(
+    code, out, _ = run(
         "explain", "--app", "flask_app:create_app", "--store", uri, f"{BASE}/draft"
     )
     assert code == Exit.PROBLEMS
     assert "listed: no" in out
     assert out.rstrip().endswith(": noindex"), out
-    code, out, _ = _run(
+    code, out, _ = run(
         "explain", "--store", uri, "--base-url", BASE, f"{BASE}/blog/hello-world"
     )
     assert code == Exit.OK
@@ -822,10 +805,10 @@ def test_explain_tells_the_title_and_the_writers_decisions(uri: str) -> None:
 def test_explain_names_the_body_rule_the_writers_applied(uri: str) -> None:
     """A page whose own head says noindex answers 200 with nothing against it in
     its headers: the why names the writers' noindex, never "a public page"."""
-    code, _, err = _run("seed", "--app", "flask_app:create_app", "--store", uri)
+    code, _, err = run("seed", "--app", "flask_app:create_app", "--store", uri)
     assert code == Exit.OK, err
     for app in ("--app", "flask_app:create_app"), ("--base-url", BASE):
-        code, out, _ = _run("explain", *app, "--store", uri, f"{BASE}/draft")
+        code, out, _ = run("explain", *app, "--store", uri, f"{BASE}/draft")
         assert code == Exit.PROBLEMS
         why = next(line for line in out.splitlines() if "why:" in line)
         assert "noindex" in why, out
@@ -838,6 +821,6 @@ def test_explain_shows_a_stored_title_as_visible_text(uri: str) -> None:
     store = open_store(uri)
     store.upsert([Entry("/old", OLD, title="Red\x1b[31m \u202etitle\x07")])
     store.close()
-    code, out, _ = _run("explain", "--store", uri, "--base-url", BASE, f"{BASE}/old")
+    code, out, _ = run("explain", "--store", uri, "--base-url", BASE, f"{BASE}/old")
     assert code == Exit.OK
     assert "  title: Red[31m title\n" in out

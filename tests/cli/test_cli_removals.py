@@ -15,31 +15,15 @@ from pathlib import Path
 
 import demo_content
 import pytest
-from click.testing import CliRunner
+from support.cli import run
 from support.helpers import stored_paths
 
 from sitemap_middleware import Entry, open_store
-from sitemap_middleware.cli import BRAKE_URLS, Exit, main
+from sitemap_middleware.cli import BRAKE_URLS, Exit
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = "http://127.0.0.1:8000"  # the examples' base_url
 OLD = datetime(2020, 1, 1, tzinfo=timezone.utc)
-
-
-@pytest.fixture(params=["flask_app", "fastapi_app"])
-def example(request: pytest.FixtureRequest) -> str:
-    name: str = request.param
-    return name
-
-
-@pytest.fixture
-def uri(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'site.sqlite3'}"
-
-
-def _run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
 
 
 def _stored(uri: str, *paths: str) -> None:
@@ -62,7 +46,7 @@ def test_verify_dry_run_names_what_would_go_and_changes_nothing(
     _stored(uri, *demo_content.PUBLIC_PATHS, *_gone(3))
     before = stored_paths(uri)
     args = ("--app", f"{example}:create_app", "--store", uri)
-    code, out, _ = _run("verify", "--dry-run", *args)
+    code, out, _ = run("verify", "--dry-run", *args)
     assert code == Exit.OK
     assert (
         f"would remove: {BASE}/blog/deleted-0: it answers an anonymous GET with 404"
@@ -82,14 +66,14 @@ def test_verify_stops_before_removing_much_of_the_store(example: str, uri: str) 
     _stored(uri, *demo_content.PUBLIC_PATHS, *gone)
     before = stored_paths(uri)
     args = ("--app", f"{example}:create_app", "--store", uri)
-    code, out, err = _run("verify", *args)
+    code, out, err = run("verify", *args)
     assert code == Exit.REFUSED
     assert out == ""
     assert err.count("\n") == 1
     assert f"would remove {len(gone)} of the {len(before)} URLs stored" in err
     assert "--dry-run" in err and "--yes" in err
     assert stored_paths(uri) == before
-    code, out, _ = _run("verify", "--yes", *args)
+    code, out, _ = run("verify", "--yes", *args)
     assert code == Exit.OK
     assert f"{len(gone)} removed" in out
     assert stored_paths(uri) == demo_content.PUBLIC_PATHS
@@ -97,7 +81,7 @@ def test_verify_stops_before_removing_much_of_the_store(example: str, uri: str) 
 
 def test_verify_removes_a_few_without_asking(uri: str) -> None:
     _stored(uri, *demo_content.PUBLIC_PATHS, *_gone(BRAKE_URLS))
-    code, out, _ = _run("verify", "--app", "flask_app:create_app", "--store", uri)
+    code, out, _ = run("verify", "--app", "flask_app:create_app", "--store", uri)
     assert code == Exit.OK
     assert f"{BRAKE_URLS} removed" in out
     assert stored_paths(uri) == demo_content.PUBLIC_PATHS
@@ -106,7 +90,7 @@ def test_verify_removes_a_few_without_asking(uri: str) -> None:
 def test_verify_json_gives_each_url_its_action_and_reason(uri: str) -> None:
     _stored(uri, "/about", "/gone", "/draft")
     args = ("--app", "flask_app:create_app", "--store", uri, "--json")
-    code, out, _ = _run("verify", "--check", *args)
+    code, out, _ = run("verify", "--check", *args)
     assert code == Exit.PROBLEMS
     found = json.loads(out)
     assert (found["verified"], found["would_remove"], found["changed"]) == (
@@ -180,7 +164,7 @@ def test_prune_previews_checks_and_brakes(uri: str) -> None:
     _stored(uri, "/about", *admin)
     before = stored_paths(uri)
     args = ("--store", uri, "--base-url", BASE)
-    code, out, _ = _run("prune", "--dry-run", *args)
+    code, out, _ = run("prune", "--dry-run", *args)
     assert code == Exit.OK
     assert (
         f"would remove: {BASE}/admin/page-0: excluded by exclude pattern "
@@ -188,20 +172,20 @@ def test_prune_previews_checks_and_brakes(uri: str) -> None:
     )
     assert f"{len(admin)} would be removed" in out and "(nothing changed)" in out
     assert stored_paths(uri) == before
-    code, _, _ = _run("prune", "--check", *args)
+    code, _, _ = run("prune", "--check", *args)
     assert code == Exit.PROBLEMS
     assert stored_paths(uri) == before
-    code, out, err = _run("prune", *args)
+    code, out, err = run("prune", *args)
     assert (code, out, err.count("\n")) == (Exit.REFUSED, "", 1)
     assert stored_paths(uri) == before
-    code, out, _ = _run("prune", "--yes", "--json", *args)
+    code, out, _ = run("prune", "--yes", "--json", *args)
     assert code == Exit.OK
     found = json.loads(out)
     assert (found["checked"], found["removed"]) == (len(before), len(admin))
     assert {row["action"] for row in found["urls"]} == {"removed"}
     assert stored_paths(uri) == ["/about"]
     # The config's digest is stored once the removals are made.
-    code, out, _ = _run("prune", "--check", *args)
+    code, out, _ = run("prune", "--check", *args)
     assert code == Exit.OK
 
 
@@ -209,7 +193,7 @@ def test_prune_previews_checks_and_brakes(uri: str) -> None:
 
 
 def test_seed_json(uri: str) -> None:
-    code, out, _ = _run(
+    code, out, _ = run(
         "seed", "--app", "flask_app:create_app", "--store", uri, "--json"
     )
     assert code == Exit.OK

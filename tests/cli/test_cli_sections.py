@@ -9,25 +9,20 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from support.cli import run
 from support.helpers import gunzip_once, locs, validate
 
 from sitemap_middleware import Entry, open_store
-from sitemap_middleware.cli import Exit, main
+from sitemap_middleware.cli import Exit
 
 BASE = "https://www.example.com"
 WHEN = datetime(2024, 5, 1, 12, 30, tzinfo=timezone.utc)
 
 
-def _run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
-
-
 @pytest.fixture
-def uri(tmp_path: Path) -> str:
+def uri(uri: str) -> str:
     """A SQLite store of three sections, parts of two URLs."""
-    uri = f"sqlite:///{tmp_path / 'site.sqlite3'}?part_size=2"
+    uri += "?part_size=2"
     with open_store(uri) as store:
         store.upsert(
             [
@@ -42,7 +37,7 @@ def uri(tmp_path: Path) -> str:
 
 
 def test_stats_count_urls_and_parts_per_section(uri: str) -> None:
-    code, out, _ = _run("stats", "--store", uri)
+    code, out, _ = run("stats", "--store", uri)
     assert code == Exit.OK
     assert "5 URLs in 4 parts" in out
     assert "sections:\n  default: 1 URL in 1 part\n  posts: 3 URLs in 2 parts\n" in out
@@ -52,7 +47,7 @@ def test_stats_count_urls_and_parts_per_section(uri: str) -> None:
         r" section posts\n",
         out,
     )
-    _, out, _ = _run("stats", "--store", uri, "--json")
+    _, out, _ = run("stats", "--store", uri, "--json")
     stats = json.loads(out)
     assert stats["sections"] == {
         "default": {"urls": 1, "parts": [1]},
@@ -68,7 +63,7 @@ def test_stats_count_urls_and_parts_per_section(uri: str) -> None:
 
 
 def test_list_names_each_urls_section_and_filters_by_one(uri: str) -> None:
-    _, out, _ = _run("list", "--store", uri, "--base-url", BASE, "--format", "csv")
+    _, out, _ = run("list", "--store", uri, "--base-url", BASE, "--format", "csv")
     assert out.splitlines() == [
         "url,lastmod,route,section",
         f"{BASE}/,2024-05-01T12:30:00+00:00,/,default",
@@ -77,12 +72,10 @@ def test_list_names_each_urls_section_and_filters_by_one(uri: str) -> None:
         f"{BASE}/tags/x,2024-05-01T12:30:00+00:00,,tags",
         f"{BASE}/blog/c,2024-05-01T12:30:00+00:00,/blog/<slug>,posts",
     ]
-    code, out, _ = _run(
-        "list", "--store", uri, "--base-url", BASE, "--section", "posts"
-    )
+    code, out, _ = run("list", "--store", uri, "--base-url", BASE, "--section", "posts")
     assert code == Exit.OK
     assert out.split() == [f"{BASE}/blog/a", f"{BASE}/blog/b", f"{BASE}/blog/c"]
-    _, out, _ = _run(
+    _, out, _ = run(
         "list",
         "--store",
         uri,
@@ -101,13 +94,13 @@ def test_list_names_each_urls_section_and_filters_by_one(uri: str) -> None:
             "section": "default",
         }
     ]
-    code, _, err = _run("list", "--store", uri, "--base-url", BASE, "--section", "nope")
+    code, _, err = run("list", "--store", uri, "--base-url", BASE, "--section", "nope")
     assert code == Exit.PROBLEMS
     assert err.strip() == "Error: no part holds section 'nope'"
 
 
 def test_export_names_each_sections_parts(uri: str, tmp_path: Path) -> None:
-    code, out, _ = _run(
+    code, out, _ = run(
         "export", "--store", uri, "--base-url", BASE, str(tmp_path / "out")
     )
     assert code == Exit.OK
@@ -122,7 +115,7 @@ def test_export_names_each_sections_parts(uri: str, tmp_path: Path) -> None:
 def test_import_puts_new_urls_in_the_section_asked(uri: str, tmp_path: Path) -> None:
     source = tmp_path / "urls.txt"
     source.write_text(f"{BASE}/blog/d\n{BASE}/blog/a\n{BASE}/news/1\n")
-    code, _, err = _run(
+    code, _, err = run(
         "import", "--store", uri, "--base-url", BASE, "--section", "posts", str(source)
     )
     assert code == Exit.OK, err
@@ -131,7 +124,7 @@ def test_import_puts_new_urls_in_the_section_asked(uri: str, tmp_path: Path) -> 
             e.path: p.section for p in store.parts() for e in store.entries(p.number)
         }
     assert laid["/blog/d"] == laid["/news/1"] == laid["/blog/a"] == "posts"
-    code, _, err = _run(
+    code, _, err = run(
         "import",
         "--store",
         uri,
@@ -149,13 +142,11 @@ def test_a_store_without_sections_shows_none(tmp_path: Path) -> None:
     uri = f"sqlite:///{tmp_path / 'plain.sqlite3'}"
     with open_store(uri) as store:
         store.upsert([Entry("/", WHEN), Entry("/about", WHEN)])
-    _, out, _ = _run("stats", "--store", uri)
+    _, out, _ = run("stats", "--store", uri)
     assert "section" not in out
-    _, out, _ = _run("stats", "--store", uri, "--json")
+    _, out, _ = run("stats", "--store", uri, "--json")
     assert "sections" not in json.loads(out)
-    _, out, _ = _run("list", "--store", uri, "--base-url", BASE, "--format", "csv")
+    _, out, _ = run("list", "--store", uri, "--base-url", BASE, "--format", "csv")
     assert out.splitlines()[0] == "url,lastmod,route"
-    _, out, _ = _run(
-        "export", "--store", uri, "--base-url", BASE, str(tmp_path / "out")
-    )
+    _, out, _ = run("export", "--store", uri, "--base-url", BASE, str(tmp_path / "out"))
     assert "\nsection " not in out

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import click
 import pytest
-from click.testing import CliRunner
 from click.types import FloatParamType, IntParamType
+from support.cli import run
 
 from sitemap_middleware import Entry, open_store
 from sitemap_middleware.cli import Exit, main
@@ -22,14 +22,9 @@ BASE = "https://www.example.com"
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _run(*args: str) -> tuple[int, str, str]:
-    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
-
-
 @pytest.fixture
-def uri(tmp_path: Path) -> str:
-    uri = f"sqlite:///{tmp_path / 'site.sqlite3'}"
+def uri(uri: str) -> str:
+    """A SQLite store of one page."""
     store = open_store(uri)
     store.upsert([Entry("/", datetime(2024, 5, 1, tzinfo=timezone.utc))])
     store.close()
@@ -45,7 +40,7 @@ def _one_line(err: str) -> str:
 def test_export_into_a_folder_that_cannot_be_made(uri: str, tmp_path: Path) -> None:
     (tmp_path / "file").write_text("")
     target = tmp_path / "file" / "sitemaps"
-    code, _, err = _run("export", "--store", uri, "--base-url", BASE, str(target))
+    code, _, err = run("export", "--store", uri, "--base-url", BASE, str(target))
     assert code == Exit.USAGE
     assert _one_line(err) == f"Error: {target}: Not a directory\n"
 
@@ -53,7 +48,7 @@ def test_export_into_a_folder_that_cannot_be_made(uri: str, tmp_path: Path) -> N
 def test_a_sqlite_uri_with_two_slashes_names_the_fix() -> None:
     """The hint the config check gives, not 'no store at ...'."""
     for args in (("stats",), ("list", "--base-url", BASE)):
-        code, _, err = _run(*args, "--store", "sqlite://x.db")
+        code, _, err = run(*args, "--store", "sqlite://x.db")
         assert code == Exit.USAGE
         assert _one_line(err).endswith(
             "; did you mean 'sqlite:///x.db' (three slashes before a relative path)?\n"
@@ -61,12 +56,12 @@ def test_a_sqlite_uri_with_two_slashes_names_the_fix() -> None:
 
 
 def test_a_usage_error_is_one_line_naming_the_help() -> None:
-    code, _, err = _run("list", "--store", "memory://")
+    code, _, err = run("list", "--store", "memory://")
     assert code == Exit.USAGE
     assert _one_line(err) == (
         "Error: Missing option '--base-url'. (see 'main list --help')\n"
     )
-    code, _, err = _run("nothing")
+    code, _, err = run("nothing")
     assert code == Exit.USAGE
     assert "No such command 'nothing'" in _one_line(err)
 
@@ -123,7 +118,7 @@ def test_a_number_that_means_nothing_is_a_usage_error(
 ) -> None:
     """nan passes click's FloatRange (it compares false to any bound), and
     inf too: a traceback deep in the command, exit 1."""
-    code, out, err = _run(name, "--store", uri, "--base-url", BASE, f"{option}={value}")
+    code, out, err = run(name, "--store", uri, "--base-url", BASE, f"{option}={value}")
     assert code == Exit.USAGE
     assert out == ""
     assert _one_line(err).startswith(f"Error: Invalid value for '{option}': ")

@@ -30,6 +30,13 @@ def serve(path: str, alternates: dict[str, str], **headers: str) -> None:
     ROUTES[path] = (200, fields, [html(path, links)])
 
 
+def visit(site: Site, alternates: dict[str, str], *paths: str) -> None:
+    """Make each of ``paths`` a page declaring ``alternates``, and request it."""
+    for path in paths:
+        serve(path, alternates)
+        site.get(path)
+
+
 def sitemap(site: Site) -> dict[str, list[tuple[str, str]]]:
     """loc -> its (hreflang, href) links, from the validated first page."""
     site.recorded()
@@ -123,9 +130,7 @@ def test_a_member_that_goes_away_takes_the_links_along(
 ) -> None:
     """A member answering 404 is removed, and the others lose their links."""
     site = make({"recheck_interval": 0})
-    for path in CLUSTER.values():
-        serve(path, CLUSTER)
-        site.get(path)
+    visit(site, CLUSTER, *CLUSTER.values())
     assert all(links for links in sitemap(site).values())
     del ROUTES["/de/page"]
     assert site.get("/de/page").status == 404
@@ -146,9 +151,7 @@ def test_a_member_that_changes_unlists_the_others(
     """Its content unchanged, a member turning noindex or declaring another
     set (only the head changed) unlists the cluster."""
     site = make({"recheck_interval": 0})
-    for path in CLUSTER.values():
-        serve(path, CLUSTER)
-        site.get(path)
+    visit(site, CLUSTER, *CLUSTER.values())
     assert all(links for links in sitemap(site).values())
     if leaves == "noindex":
         serve("/de/page", CLUSTER, **{"X-Robots-Tag": "noindex"})
@@ -167,10 +170,7 @@ def test_alternates_on_other_hosts_are_dropped(make: Callable[..., Site]) -> Non
         "fr": "https://evil.example/fr/page",
         "it": "//evil.example/it/page",
     }
-    serve("/en/page", declared)
-    serve("/de/page", declared)
-    site.get("/en/page")
-    site.get("/de/page")
+    visit(site, declared, "/en/page", "/de/page")
     listed = sitemap(site)
     own = absolute({"en": "/en/page", "de": "/de/page"})
     assert listed == {"http://localhost/en/page": own, "http://localhost/de/page": own}
@@ -195,9 +195,7 @@ def test_link_headers_count_as_tags(make: Callable[..., Site]) -> None:
 def test_adding_alternates_keeps_lastmod(make: Callable[..., Site]) -> None:
     """Members are rewritten with their links; their lastmod stays."""
     site = make()
-    for path in ("/en/page", "/de/page"):
-        serve(path, CLUSTER)
-        site.get(path)
+    visit(site, CLUSTER, "/en/page", "/de/page")
     before = lastmods(site)
     time.sleep(1.1)  # lastmod is to the second
     serve("/page", CLUSTER)
@@ -211,10 +209,7 @@ def test_adding_alternates_keeps_lastmod(make: Callable[..., Site]) -> None:
 def test_paths_with_ampersands_are_escaped(make: Callable[..., Site]) -> None:
     site = make()
     cluster = {"en": "/a&amp;b/en", "de": "/a&amp;b/de"}  # as written in HTML
-    serve("/a&b/en", cluster)
-    serve("/a&b/de", cluster)
-    site.get("/a&b/en")
-    site.get("/a&b/de")
+    visit(site, cluster, "/a&b/en", "/a&b/de")
     listed = sitemap(site)
     own = absolute({"en": "/a&b/en", "de": "/a&b/de"})
     assert listed == {"http://localhost/a&b/en": own, "http://localhost/a&b/de": own}

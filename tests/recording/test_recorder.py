@@ -103,6 +103,21 @@ def recorder_on(store: MemoryStore) -> Recorder:
     return Recorder(CONFIG, Policy(CONFIG), store)
 
 
+def break_digest(
+    monkeypatch: pytest.MonkeyPatch, error: type[Exception], bad: str
+) -> None:
+    """A bug in the writer's digest: ``error`` raised for the paths that start
+    with ``bad``; the others digested as ever."""
+    real = writer.digest
+
+    def buggy(observation: Observation, *args: Any) -> Any:
+        if observation.path.startswith(bad):
+            raise error("a bug in the digest")
+        return real(observation, *args)
+
+    monkeypatch.setattr(writer, "digest", buggy)
+
+
 def tracebacks(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
     return [
         r
@@ -308,14 +323,7 @@ def test_a_digest_bug_drops_only_its_observation(
     """The digest hits an unexpected exception on one observation: the others
     are digested and written; the traceback is logged once however often the
     bug recurs (rate-limited), every occurrence counted."""
-    real = writer.digest
-
-    def buggy(observation: Observation, *args: Any) -> Any:
-        if observation.path.startswith("/bad"):
-            raise KeyError("a bug in the digest")
-        return real(observation, *args)
-
-    monkeypatch.setattr(writer, "digest", buggy)
+    break_digest(monkeypatch, KeyError, "/bad")
     store = MemoryStore()
     recorder = recorder_on(store)
     try:
@@ -403,14 +411,7 @@ def test_the_writer_thread_outlives_a_bug(monkeypatch: pytest.MonkeyPatch) -> No
     """Without any flush() call, the writer thread meets a digest bug and goes
     on to write the next page."""
     monkeypatch.setattr(writer, "FLUSH_INTERVAL", 0.02)
-    real = writer.digest
-
-    def buggy(observation: Observation, *args: Any) -> Any:
-        if observation.path == "/bad":
-            raise ZeroDivisionError("a bug in the digest")
-        return real(observation, *args)
-
-    monkeypatch.setattr(writer, "digest", buggy)
+    break_digest(monkeypatch, ZeroDivisionError, "/bad")
     store = MemoryStore()
     recorder = recorder_on(store)
     try:

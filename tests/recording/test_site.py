@@ -44,11 +44,12 @@ def route_of(environ: dict[str, Any]) -> tuple[str, object] | None:
 
 
 class Worker:
-    """One middleware around :func:`page` and a client for it."""
+    """One middleware around ``app`` (:func:`page` unless told) and a client
+    for it."""
 
-    def __init__(self, uri: Any, **config: Any) -> None:
+    def __init__(self, uri: Any, app: Any = page, **config: Any) -> None:
         self.middleware = SitemapMiddleware(
-            page,
+            app,
             {"base_url": "http://localhost", "store": uri, **config},
             find_route=route_of,
         )
@@ -74,12 +75,18 @@ class Worker:
         self.middleware.close()
 
 
+@pytest.fixture(params=["sqlite", "redis", "postgres"])
+def store_uri(request: pytest.FixtureRequest, tmp_path: Path, fresh: Fresh) -> str:
+    """A fresh store of each kind that several workers can share."""
+    return fresh.uri(request.param, tmp_path)
+
+
 @pytest.fixture
 def workers() -> Iterator[Callable[..., Worker]]:
     made: list[Worker] = []
 
-    def make(uri: str, **config: Any) -> Worker:
-        made.append(Worker(uri, **config))
+    def make(uri: str, app: Any = page, **config: Any) -> Worker:
+        made.append(Worker(uri, app, **config))
         return made[-1]
 
     yield make
@@ -90,12 +97,10 @@ def workers() -> Iterator[Callable[..., Worker]]:
 # -- the site's counters ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("store_uri", ["sqlite", "redis", "postgres"])
 def test_site_stats_sum_every_worker(
-    store_uri: str, tmp_path: Path, workers: Callable[..., Worker], fresh: Fresh
+    store_uri: str, workers: Callable[..., Worker]
 ) -> None:
-    uri = fresh.uri(store_uri, tmp_path)
-    one, two = workers(uri), workers(uri)
+    one, two = workers(store_uri), workers(store_uri)
     one.get("/a")
     one.get("/data")
     two.get("/b")
@@ -172,13 +177,11 @@ def record(uri: str, make: Callable[..., Worker], **config: Any) -> Worker:
     return worker
 
 
-@pytest.mark.parametrize("store_uri", ["sqlite", "redis", "postgres"])
 def test_a_restart_with_a_new_exclude_prunes_stored_pages(
-    store_uri: str, tmp_path: Path, workers: Callable[..., Worker], fresh: Fresh
+    store_uri: str, workers: Callable[..., Worker]
 ) -> None:
-    uri = fresh.uri(store_uri, tmp_path)
-    record(uri, workers)
-    again = workers(uri, query=["page"], exclude=["/blog/*"])
+    record(store_uri, workers)
+    again = workers(store_uri, query=["page"], exclude=["/blog/*"])
     assert again.middleware.flush()
     assert again.listed() == sorted(
         f"http://localhost{p}" for p in ("/", "/about", "/search?page=2")
@@ -231,20 +234,18 @@ def written(worker: Worker) -> dict[str, tuple[str | None, ...]]:
     }
 
 
-@pytest.mark.parametrize("store_uri", ["sqlite", "redis", "postgres"])
 def test_a_restart_with_new_defaults_rewrites_stored_entries(
-    store_uri: str, tmp_path: Path, workers: Callable[..., Worker], fresh: Fresh
+    store_uri: str, workers: Callable[..., Worker]
 ) -> None:
-    uri = fresh.uri(store_uri, tmp_path)
-    record(uri, workers)
-    before = workers(uri, query=["page"])
+    record(store_uri, workers)
+    before = workers(store_uri, query=["page"])
     lastmods = {path: found[0] for path, found in written(before).items()}
     before.close()
     config = {
         "changefreq": "weekly",
         "routes": {"/blog/<slug>": {"priority": 0.8, "changefreq": "daily"}},
     }
-    again = workers(uri, query=["page"], **config)
+    again = workers(store_uri, query=["page"], **config)
     assert again.middleware.flush()
     blog, other = ("daily", "0.8"), ("weekly", None)
     # lastmod does not move: the content did not change.
@@ -375,29 +376,20 @@ def test_one_warning_names_the_setting_when_nothing_gets_through(
 
 
 def test_vary_on_every_page_is_named_beside_static_files_and_404s(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, workers: Callable[..., Worker]
 ) -> None:
     caplog.set_level(logging.WARNING, "sitemap_middleware")
     # Only there is Vary: Cookie private: session_cookies names the cookies
     # that sign a visitor in, and the requests carry another one.
-    config = {
-        "base_url": "http://localhost",
-        "store": "memory://",
-        "session_cookies": ["session"],
-    }
-    middleware = SitemapMiddleware(vary_page, config)
-    client = Client(middleware, use_cookies=False)
-    try:
-        for n in range(WARN_AFTER):
-            client.get(f"/post/{n}", headers={"Cookie": "theme=dark"}).close()
-            client.get("/static/site.css").close()
-            client.get("/favicon.ico").close()
-        assert client.get("/sitemap.xml").status_code == 404
-        (warning,) = warnings_of(caplog)
-        assert "'vary'" in warning and "Vary: Cookie" in warning
-        assert "harmless_cookies" in warning
-    finally:
-        middleware.close()
+    worker = workers("memory://", vary_page, session_cookies=["session"])
+    for n in range(WARN_AFTER):
+        worker.get(f"/post/{n}", Cookie="theme=dark")
+        worker.get("/static/site.css")
+        worker.get("/favicon.ico")
+    assert worker.get("/sitemap.xml")[0] == 404
+    (warning,) = warnings_of(caplog)
+    assert "'vary'" in warning and "Vary: Cookie" in warning
+    assert "harmless_cookies" in warning
 
 
 @pytest.mark.parametrize(
@@ -415,6 +407,7 @@ def test_a_response_rule_that_skips_every_page_is_named(
     reason: str,
     setting: str,
     caplog: pytest.LogCaptureFixture,
+    workers: Callable[..., Worker],
 ) -> None:
     caplog.set_level(logging.WARNING, "sitemap_middleware")
 
@@ -422,17 +415,12 @@ def test_a_response_rule_that_skips_every_page_is_named(
         start_response("200 OK", [("Content-Type", HTML), header])
         return [b"<html><head><title>t</title></head><body>p</body></html>"]
 
-    base = {"base_url": "http://localhost", "store": "memory://"}
-    middleware = SitemapMiddleware(app, {**base, **config})
-    client = Client(middleware, use_cookies=False)
-    try:
-        for n in range(WARN_AFTER):
-            client.get(f"/post/{n}").close()
-        assert client.get("/sitemap.xml").status_code == 404
-        (warning,) = warnings_of(caplog)
-        assert reason in warning and setting in warning
-    finally:
-        middleware.close()
+    worker = workers("memory://", app, **config)
+    for n in range(WARN_AFTER):
+        worker.get(f"/post/{n}")
+    assert worker.get("/sitemap.xml")[0] == 404
+    (warning,) = warnings_of(caplog)
+    assert reason in warning and setting in warning
 
 
 @pytest.mark.parametrize(
@@ -451,7 +439,11 @@ def test_a_response_rule_that_skips_every_page_is_named(
     ],
 )
 def test_a_body_rule_that_skips_every_page_is_named(
-    head: str, reason: str, words: str, caplog: pytest.LogCaptureFixture
+    head: str,
+    reason: str,
+    words: str,
+    caplog: pytest.LogCaptureFixture,
+    workers: Callable[..., Worker],
 ) -> None:
     """The rules the writer applies to the page's head count as much as
     the request's and the headers': every page kept out by one is a site
@@ -463,23 +455,17 @@ def test_a_body_rule_that_skips_every_page_is_named(
         start_response("200 OK", [("Content-Type", HTML)])
         return [body.encode()]
 
-    config = {"base_url": "http://localhost", "store": "memory://"}
-    middleware = SitemapMiddleware(app, config)
-    client = Client(middleware, use_cookies=False)
-    try:
-        for n in range(WARN_AFTER):
-            with client.get(f"/post/{n}") as response:
-                response.get_data()  # sent whole: read by the writer
-        assert middleware.flush()
-        assert client.get("/sitemap.xml").status_code == 404
-        (warning,) = warnings_of(caplog)
-        assert reason in warning and words in warning
-    finally:
-        middleware.close()
+    worker = workers("memory://", app)
+    for n in range(WARN_AFTER):
+        worker.get(f"/post/{n}")  # sent whole: read by the writer
+    assert worker.middleware.flush()
+    assert worker.get("/sitemap.xml")[0] == 404
+    (warning,) = warnings_of(caplog)
+    assert reason in warning and words in warning
 
 
 def test_a_noindex_header_on_every_page_is_named(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, workers: Callable[..., Worker]
 ) -> None:
     """A staging site (or a proxy) sending X-Robots-Tag: noindex on every
     page: nothing is recorded, every page is counted gone, and the warning
@@ -490,19 +476,13 @@ def test_a_noindex_header_on_every_page_is_named(
         start_response("200 OK", [("Content-Type", HTML), ("X-Robots-Tag", "noindex")])
         return [b"<html><head><title>t</title></head><body>p</body></html>"]
 
-    config = {"base_url": "http://localhost", "store": "memory://"}
-    middleware = SitemapMiddleware(app, config)
-    client = Client(middleware, use_cookies=False)
-    try:
-        for n in range(WARN_AFTER):
-            with client.get(f"/post/{n}") as response:
-                response.get_data()
-        assert middleware.flush()
-        assert middleware.stats()["skipped"] == {"gone": WARN_AFTER}
-        (warning,) = warnings_of(caplog)
-        assert "'gone'" in warning and "X-Robots-Tag: noindex" in warning
-    finally:
-        middleware.close()
+    worker = workers("memory://", app)
+    for n in range(WARN_AFTER):
+        worker.get(f"/post/{n}")
+    assert worker.middleware.flush()
+    assert worker.middleware.stats()["skipped"] == {"gone": WARN_AFTER}
+    (warning,) = warnings_of(caplog)
+    assert "'gone'" in warning and "X-Robots-Tag: noindex" in warning
 
 
 @pytest.mark.parametrize("stack", ["wsgi", "asgi"])
@@ -620,31 +600,28 @@ def stored_lastmods(uri: str) -> dict[str, object]:
         }
 
 
-@pytest.mark.parametrize("store_uri", ["sqlite", "redis", "postgres"])
 def test_a_restart_with_new_sections_moves_pages_and_nothing_else(
-    store_uri: str, tmp_path: Path, workers: Callable[..., Worker], fresh: Fresh
+    store_uri: str, workers: Callable[..., Worker]
 ) -> None:
     """Sections are decided in the writer, by route or path glob; a change of
     ``sections`` re-checks the store: only the pages whose section changed
     move (lastmod kept, no other part touched), and a page recorded again
     finds its section's part."""
-    uri = fresh.uri(store_uri, tmp_path)
     sections = {"blog": ["/blog/<slug>"], "search": ["/search*"]}
-    record(uri, workers, sections=sections)
-    first = laid_out(uri)
+    record(store_uri, workers, sections=sections)
+    first = laid_out(store_uri)
     assert [(n, s, paths) for n, s, paths, _ in first] == [
         (1, "", ["/", "/about"]),
         (2, "blog", ["/blog/a", "/blog/b", "/blog/c"]),
         (3, "search", ["/search?page=2"]),
     ]
-    lastmods = stored_lastmods(uri)
+    lastmods = stored_lastmods(store_uri)
     # /about joins a new section; search pages go back to the default.
-    again = workers(
-        uri, query=["page"], sections={"blog": ["/blog/<slug>"], "about": ["/about"]}
-    )
+    regrouped = {"blog": ["/blog/<slug>"], "about": ["/about"]}
+    again = workers(store_uri, query=["page"], sections=regrouped)
     assert again.middleware.flush()
     assert again.middleware.stats()["moved"] == 2
-    after = laid_out(uri)
+    after = laid_out(store_uri)
     assert [(n, s, paths) for n, s, paths, _ in after] == [
         (1, "", ["/", "/search?page=2"]),
         (2, "blog", ["/blog/a", "/blog/b", "/blog/c"]),
@@ -656,13 +633,13 @@ def test_a_restart_with_new_sections_moves_pages_and_nothing_else(
         "blog": {"urls": 3, "parts": 1},
         "about": {"urls": 1, "parts": 1},
     }
-    assert stored_lastmods(uri) == lastmods
+    assert stored_lastmods(store_uri) == lastmods
     assert again.listed() == URLS
     # Pages recorded again stay in their section's part.
     for path in PAGES:
         again.get(path, **{"Cache-Control": "no-cache"})
     assert again.middleware.flush()
-    assert [(n, s, p) for n, s, p, _ in laid_out(uri)] == [
+    assert [(n, s, p) for n, s, p, _ in laid_out(store_uri)] == [
         (n, s, p) for n, s, p, _ in after
     ]
 

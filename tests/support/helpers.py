@@ -8,6 +8,7 @@ import contextlib
 import gzip
 import pathlib
 import socketserver
+import textwrap
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from urllib.parse import urlsplit
 from lxml import etree
 
 XSD = pathlib.Path(__file__).parent / "xsd"
+EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 NS = {
     "sm": "http://www.sitemaps.org/schemas/sitemap/0.9",
     "xhtml": "http://www.w3.org/1999/xhtml",
@@ -385,6 +387,29 @@ def running(
     finally:
         stop_server(process, 15)
         assert process.returncode in (0, -signal.SIGTERM), log.read_text()
+
+
+@contextlib.contextmanager
+def gunicorn(
+    folder: pathlib.Path, port: int, workers: int, entry: str
+) -> Iterator[HTTPClient]:
+    """``app`` of the module ``entry`` (see :func:`write_entry`) under gunicorn
+    with ``workers`` sync workers, once ``/`` answers 200 (see :func:`running`)."""
+    write_entry(folder, entry)
+    argv = ["-m", "gunicorn", "-w", str(workers), "-b", f"127.0.0.1:{port}"]
+    with running([*argv, "entry:app"], folder, port, "/", "gunicorn to start") as (
+        client,
+        _,
+    ):
+        yield client
+
+
+def write_entry(folder: pathlib.Path, source: str) -> None:
+    """A server's module, ``folder/entry.py``: ``source`` (dedented), with the
+    examples first on its path."""
+    (folder / "entry.py").write_text(
+        f"import sys\nsys.path.insert(0, {str(EXAMPLES)!r})\n{textwrap.dedent(source)}"
+    )
 
 
 def started(args: list[str], folder: pathlib.Path) -> Any:

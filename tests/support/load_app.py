@@ -1,13 +1,20 @@
-"""The app and the load client of tests/acceptance/test_concurrency.py.
+"""The app and the load clients of tests/acceptance/test_concurrency.py.
 
 As a module it is the server's entry point: ``load_app:app`` is a Flask app wrapped
 by ``SitemapMiddleware`` (``LOAD_STACK=wsgi``) or a Starlette app wrapped by
 ``ASGISitemapMiddleware`` (``LOAD_STACK=asgi``), on ``LOAD_BASE_URL`` and
-``LOAD_STORE``; it answers 200 HTML for ``/page/<n>``, n in 0..999.
+``LOAD_STORE``. It answers 200 HTML for ``/page/<n>``, n in 0..PAGES-1, and for
+``/<lang>/<k>``, lang in LANGUAGES and k in 0..CLUSTERS-1, each of the latter
+declaring its cluster: the same page in every language, itself included.
 
-As a script it is one load client: ``python load_app.py PORT INDEX CLIENTS TOTAL
-SEED`` requests every page whose number is ``INDEX`` modulo ``CLIENTS``, then random
-pages up to ``TOTAL`` requests, and prints a JSON object of status -> count.
+As a script it is one load client:
+
+- ``python load_app.py pages PORT INDEX CLIENTS TOTAL SEED`` requests every
+  ``/page/<n>`` whose number is ``INDEX`` modulo ``CLIENTS``, then random ones up
+  to ``TOTAL`` requests, and prints a JSON object of status -> count;
+- ``python load_app.py clusters PORT SEED TOTAL`` requests ``TOTAL`` random pages
+  of the clusters, and prints a JSON list of the paths answered 200 with their
+  page's body.
 """
 
 from __future__ import annotations
@@ -21,10 +28,13 @@ from collections import Counter
 from typing import Any
 
 PAGES = 1000
+CLUSTERS = 20
+LANGUAGES = ("en", "de", "fr")
+PATHS = [f"/{lang}/{k}" for k in range(CLUSTERS) for lang in LANGUAGES]
+HTML = "text/html; charset=utf-8"
 
 
-def body(n: int) -> bytes:
-    """The page of ``n``: depends only on ``n``."""
+def _page(n: int) -> bytes:
     return (
         f"<!doctype html><html lang=en><head><meta charset=utf-8>"
         f"<title>Page {n}</title></head><body><main><h1>Page {n}</h1>"
@@ -32,19 +42,39 @@ def body(n: int) -> bytes:
     ).encode()
 
 
+def _member(lang: str, k: int) -> bytes:
+    links = "".join(
+        f'<link rel="alternate" hreflang="{other}" href="/{other}/{k}">'
+        for other in LANGUAGES
+    )
+    return (
+        f"<!doctype html><html lang={lang}><head><meta charset=utf-8>"
+        f"<title>{lang} {k}</title>{links}</head><body><main><h1>{lang} {k}</h1>"
+        f"<p>Words about page {k} in {lang}.</p></main></body></html>"
+    ).encode()
+
+
+# Every page by its path, each depending on its path alone.
+BODIES = {
+    **{f"/page/{n}": _page(n) for n in range(PAGES)},
+    **{f"/{lang}/{k}": _member(lang, k) for k in range(CLUSTERS) for lang in LANGUAGES},
+}
+
+
 def _flask(config: dict[str, Any]) -> Any:
-    from flask import Flask, Response, abort
+    from flask import Flask, Response, abort, request
 
     from sitemap_middleware import SitemapMiddleware
 
     flask = Flask(__name__)
 
-    @flask.route("/page/<int:n>")
-    def page(n: int) -> Response:
-        if n >= PAGES:
+    def page(**_: object) -> Response:
+        if request.path not in BODIES:
             abort(404)
-        return Response(body(n), content_type="text/html; charset=utf-8")
+        return Response(BODIES[request.path], content_type=HTML)
 
+    flask.add_url_rule("/page/<int:n>", view_func=page)
+    flask.add_url_rule("/<lang>/<int:k>", view_func=page)
     flask.wsgi_app = SitemapMiddleware(flask.wsgi_app, config)  # type: ignore[method-assign]
     return flask
 
@@ -59,40 +89,57 @@ def _starlette(config: dict[str, Any]) -> Any:
     from sitemap_middleware import ASGISitemapMiddleware
 
     async def page(request: Request) -> Response:
-        n = int(request.path_params["n"])
-        if n >= PAGES:
+        if request.url.path not in BODIES:
             return Response(b"not found", 404, media_type="text/plain")
-        return Response(body(n), media_type="text/html; charset=utf-8")
+        return Response(BODIES[request.url.path], media_type=HTML)
 
     return Starlette(
-        routes=[Route("/page/{n:int}", page)],
+        routes=[Route("/page/{n:int}", page), Route("/{lang}/{k:int}", page)],
         middleware=[Middleware(ASGISitemapMiddleware, config=config)],
     )
 
 
-def client(port: int, index: int, clients: int, total: int, seed: int) -> Counter[int]:
-    """Send ``total`` GET requests, one connection each; count the statuses.
+def get(port: int, path: str) -> tuple[int, bytes]:
+    """GET ``path`` on a connection of its own: its status and body.
 
     Not keep-alive: ``uvicorn --workers N`` leaves Nagle's algorithm on for the
     sockets it hands its workers, so each keep-alive response waits ~40 ms for
     the client's delayed ACK (seen with a bare Starlette app too).
     """
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, response.read()
+    finally:
+        connection.close()
+
+
+def _served(port: int, path: str) -> tuple[int, bool]:
+    """The status of ``path``, and whether it came with the page's body."""
+    status, data = get(port, path)
+    return status, status == 200 and data == BODIES[path]
+
+
+def pages(port: int, index: int, clients: int, total: int, seed: int) -> Counter[int]:
+    """Send ``total`` requests for ``/page/<n>``; count the statuses, a status
+    whose body was not the page's counted negative."""
     rng = random.Random(seed)
     numbers = list(range(index, PAGES, clients))
     numbers += [rng.randrange(PAGES) for _ in range(total - len(numbers))]
     rng.shuffle(numbers)
     statuses: Counter[int] = Counter()
     for n in numbers:
-        connection = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        try:
-            connection.request("GET", f"/page/{n}")
-            response = connection.getresponse()
-            data = response.read()
-        finally:
-            connection.close()
-        ok = response.status == 200 and data == body(n)
-        statuses[response.status if ok else -response.status] += 1
+        status, ok = _served(port, f"/page/{n}")
+        statuses[status if ok else -status] += 1
     return statuses
+
+
+def clusters(port: int, seed: int, total: int) -> list[str]:
+    """GET ``total`` random pages of the clusters; those served whole."""
+    rng = random.Random(seed)
+    picked = [rng.choice(PATHS) for _ in range(total)]
+    return [path for path in picked if _served(port, path)[1]]
 
 
 if os.environ.get("LOAD_STACK"):
@@ -104,5 +151,5 @@ if os.environ.get("LOAD_STACK"):
 
 
 if __name__ == "__main__":
-    port, index, clients, total, seed = map(int, sys.argv[1:6])
-    print(json.dumps(client(port, index, clients, total, seed)))
+    client = pages if sys.argv[1] == "pages" else clusters
+    print(json.dumps(client(*map(int, sys.argv[2:]))))

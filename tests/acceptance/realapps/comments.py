@@ -10,28 +10,17 @@ from __future__ import annotations
 
 import logging
 import random
-import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
-from flask import (
-    Flask,
-    abort,
-    current_app,
-    redirect,
-    render_template,
-    request,
-    session,
-    url_for,
-)
+from flask import Flask, abort, redirect, render_template, request, session, url_for
 from flask_wtf import CSRFProtect, FlaskForm
-from jinja2 import DictLoader
 from wtforms import PasswordField, StringField, TextAreaField
 from wtforms.validators import DataRequired
 
 from sitemap_middleware.flask import Sitemap
 
-from .install import STATIC
+from .flask_common import PAGE, db, flask_app, page, seed
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS post (
@@ -59,10 +48,7 @@ TEMPLATES = {
 <main>{% block main %}{% endblock %}</main>
 </body>
 </html>""",
-    "page.html": """{% extends 'base.html' %}{% block title %}{{ title }}{% endblock %}
-{% block main %}<h1>{{ title }}</h1><p>{{ text }}</p>
-{% for href, label in links %}<a href="{{ href }}">{{ label }}</a> {% endfor %}
-{% endblock %}""",
+    "page.html": PAGE,
     "post.html": """{% extends 'base.html' %}
 {% block title %}{{ post.title }}{% endblock %}
 {% block main %}<article><h1>{{ post.title }}</h1><p>Words about
@@ -90,26 +76,11 @@ class LoginForm(FlaskForm):
     password = PasswordField("Password", validators=[DataRequired()])
 
 
-def db() -> sqlite3.Connection:
-    connection = sqlite3.connect(current_app.config["DATABASE"], timeout=10)
-    connection.row_factory = sqlite3.Row
-    return connection
-
-
-def page(title: str, text: str, links: list[tuple[str, str]] | None = None) -> str:
-    return render_template("page.html", title=title, text=text, links=links or [])
-
-
 def create_app(test_config: Mapping[str, Any]) -> Flask:
     if "LOGGING" in test_config:  # as a deployment configures its logs
         logging.basicConfig(format=test_config["LOGGING"])
-    app = Flask(__name__, static_folder=str(STATIC))
-    app.config.from_mapping(SECRET_KEY="dev")
-    app.config.update(test_config)
-    app.jinja_loader = DictLoader(TEMPLATES)
-    with sqlite3.connect(app.config["DATABASE"], timeout=10) as connection:
-        connection.executescript(SCHEMA)
-        connection.executemany("INSERT OR IGNORE INTO post VALUES (?, ?, ?)", POSTS)
+    app = flask_app(__name__, test_config, TEMPLATES)
+    seed(app.config["DATABASE"], SCHEMA, post=POSTS)
     CSRFProtect(app)
 
     @app.route("/")
@@ -157,9 +128,7 @@ def create_app(test_config: Mapping[str, Any]) -> Flask:
     def pricing() -> Any:
         # An A/B test: each new visitor is assigned a variant, kept in a cookie.
         variant = request.cookies.get("ab") or random.choice("AB")
-        response = current_app.make_response(
-            page("Pricing", f"Plan {variant}: ten a month.")
-        )
+        response = app.make_response(page("Pricing", f"Plan {variant}: ten a month."))
         response.set_cookie("ab", variant)
         return response
 

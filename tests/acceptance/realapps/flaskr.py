@@ -24,13 +24,12 @@ from flask import (
     session,
     url_for,
 )
-from jinja2 import DictLoader
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from sitemap_middleware import SitemapMiddleware
 from sitemap_middleware.flask import Sitemap
 
-from .install import STATIC
+from .flask_common import flask_app, seed
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS user (
@@ -156,20 +155,11 @@ def close_db(error: BaseException | None = None) -> None:
 
 
 def init_db(path: str) -> None:
-    with sqlite3.connect(path, timeout=10) as db:
-        db.executescript(SCHEMA)
-        db.executemany(
-            "INSERT OR IGNORE INTO user (id, username, password) VALUES (?, ?, ?)",
-            [
-                (id, name, generate_password_hash(password, HASH))
-                for id, (name, password) in USERS.items()
-            ],
-        )
-        db.executemany(
-            "INSERT OR IGNORE INTO post (id, author_id, title, body, published)"
-            " VALUES (?, ?, ?, ?, ?)",
-            POSTS,
-        )
+    hashed = [
+        (id, name, generate_password_hash(password, HASH))
+        for id, (name, password) in USERS.items()
+    ]
+    seed(path, SCHEMA, user=hashed, post=POSTS)
 
 
 auth = Blueprint("auth", __name__, url_prefix="/auth")
@@ -331,10 +321,7 @@ def update(id: int) -> Any:
 
 
 def _build(test_config: Mapping[str, Any]) -> Flask:
-    app = Flask(__name__, static_folder=str(STATIC))
-    app.config.from_mapping(SECRET_KEY="dev")
-    app.config.update(test_config)
-    app.jinja_loader = DictLoader(TEMPLATES)
+    app = flask_app(__name__, test_config, TEMPLATES)
     init_db(app.config["DATABASE"])
     app.teardown_appcontext(close_db)
     app.register_blueprint(auth)

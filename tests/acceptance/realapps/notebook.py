@@ -5,20 +5,10 @@ make members-only. Installed with ``Sitemap().init_app(app)``."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Mapping
 from typing import Any
 
-from flask import (
-    Blueprint,
-    Flask,
-    abort,
-    current_app,
-    redirect,
-    render_template,
-    request,
-    url_for,
-)
+from flask import Blueprint, Flask, abort, redirect, render_template, request, url_for
 from flask_login import (
     LoginManager,
     UserMixin,
@@ -27,11 +17,10 @@ from flask_login import (
     login_user,
     logout_user,
 )
-from jinja2 import DictLoader
 
 from sitemap_middleware.flask import Sitemap
 
-from .install import STATIC
+from .flask_common import PAGE, db, flask_app, page, seed
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS guide (
@@ -66,10 +55,7 @@ TEMPLATES = {
 <main>{% block main %}{% endblock %}</main>
 </body>
 </html>""",
-    "page.html": """{% extends 'base.html' %}{% block title %}{{ title }}{% endblock %}
-{% block main %}<h1>{{ title }}</h1><p>{{ text }}</p>
-{% for href, label in links %}<a href="{{ href }}">{{ label }}</a> {% endfor %}
-{% endblock %}""",
+    "page.html": PAGE,
     "sign_in.html": """{% extends 'base.html' %}{% block title %}Sign in{% endblock %}
 {% block main %}<form method="post">
 <input name="username"><input type="password" name="password">
@@ -90,16 +76,6 @@ login_manager.login_view = "users.sign_in"
 @login_manager.user_loader
 def load_user(user_id: str) -> User | None:
     return User(user_id) if user_id in PASSWORDS else None
-
-
-def db() -> sqlite3.Connection:
-    connection = sqlite3.connect(current_app.config["DATABASE"], timeout=10)
-    connection.row_factory = sqlite3.Row
-    return connection
-
-
-def page(title: str, text: str, links: list[tuple[str, str]] | None = None) -> str:
-    return render_template("page.html", title=title, text=text, links=links or [])
 
 
 site = Blueprint("site", __name__)
@@ -201,14 +177,8 @@ def settings() -> str:
 
 
 def create_app(test_config: Mapping[str, Any]) -> Flask:
-    app = Flask(__name__, static_folder=str(STATIC))
-    app.config.from_mapping(SECRET_KEY="dev")
-    app.config.update(test_config)
-    app.jinja_loader = DictLoader(TEMPLATES)
-    with sqlite3.connect(app.config["DATABASE"], timeout=10) as connection:
-        connection.executescript(SCHEMA)
-        connection.executemany("INSERT OR IGNORE INTO guide VALUES (?, ?, ?)", GUIDES)
-        connection.executemany("INSERT OR IGNORE INTO note VALUES (?, ?, ?)", NOTES)
+    app = flask_app(__name__, test_config, TEMPLATES)
+    seed(app.config["DATABASE"], SCHEMA, guide=GUIDES, note=NOTES)
     login_manager.init_app(app)
     for blueprint in (site, users, notes):
         app.register_blueprint(blueprint)

@@ -10,6 +10,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -117,6 +119,19 @@ class Server:
 
     def client(self, **kwargs: Any) -> httpx.Client:
         return httpx.Client(base_url=self.base, timeout=10, **kwargs)
+
+    @contextmanager
+    def browsed(self, *visits: Callable[[Server], None]) -> Iterator[dict[str, Listed]]:
+        """Started, browsed by each of ``visits`` in turn, restarted (every
+        worker's queue flushed): the sitemap it then serves; stopped after."""
+        self.start()
+        try:
+            for visit in visits:
+                visit(self)
+            self.restart()
+            yield listed(self)
+        finally:
+            self.stop()
 
 
 @dataclass(frozen=True)

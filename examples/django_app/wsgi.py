@@ -1,0 +1,10 @@
+"""The demo under a WSGI server: ``gunicorn django_app.wsgi`` from examples/."""
+
+from __future__ import annotations
+
+import os
+
+from django.core.wsgi import get_wsgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "django_app.settings")
+application = get_wsgi_application()
