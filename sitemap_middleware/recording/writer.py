@@ -40,6 +40,7 @@ from .digest import Removal, Rules, Skip, Unchanged, Upsert, digest
 from .hints import Hints
 from .intake import MAX_QUEUED, Intake
 from .observation import Observation
+from .pace import paced
 from .pending import Pending
 from .recent import Recent
 from .recheck import Recheck
@@ -60,9 +61,6 @@ logger = logging.getLogger("sitemap_middleware")
 
 FLUSH_INTERVAL = 1.0  # seconds between writes when traffic is light
 BATCH = 1000  # observations written per store call
-# The longest the writer digests without letting the request threads have the
-# GIL (each let-go costs a thread switch or two: not after every page).
-LET_GO = 0.001
 # A failing store is left alone this long, doubling from MIN to MAX, then probed
 # (read as each writer is made).
 MIN_BACKOFF = 1.0
@@ -103,6 +101,7 @@ class Writer:
 
             self._pusher = Pusher(config.indexnow, config.base_url, store, self._count)
         self._pending = Pending()
+        self.adding = self._pending.adding  # pages digested, not yet written
         self._declared = Declared()
         self._writing = Writing(store, pushing=self._pusher is not None)
         # News: the articles of each batch written beside its pages.
@@ -134,11 +133,6 @@ class Writer:
     def __len__(self) -> int:
         """Writes waiting for the store."""
         return len(self._pending)
-
-    def adding(self) -> bool:
-        """Whether pages digested wait to be written (new or changed)."""
-        pending = self._pending
-        return bool(pending.upserts or pending.candidates)
 
     def start(self, owner: object) -> None:
         """Start the thread (once). It holds ``owner`` (the recorder) while it
@@ -239,18 +233,11 @@ class Writer:
             batch = self._intake.take()
             if not batch:
                 return
-            let_go = time.monotonic() + LET_GO
-            for observation in batch:
+            for observation in paced(batch):
                 try:
                     self._note(observation)
                 except Exception as exc:
                     self._bugs.report("the digest", exc)
-                if time.monotonic() >= let_go:
-                    # The GIL let go: a request waiting for it runs now, not
-                    # when the interpreter's switch interval (5 ms) takes it
-                    # from a writer with a long batch to digest.
-                    time.sleep(0)
-                    let_go = time.monotonic() + LET_GO
             # Beyond the bound the oldest pending writes go: the store has been
             # failing for a while (the breaker is open) and memory is bounded.
             while len(pending) > MAX_QUEUED:
@@ -259,8 +246,7 @@ class Writer:
 
     def _note(self, observation: Observation) -> None:
         """Digest one observation into a pending upsert or removal, or nothing."""
-        settled = observation.settle()
-        if settled is not None:
+        if (settled := observation.settle()) is not None:  # a page's, off the request
             self._count(settled)
             return
         recent = self._recent
