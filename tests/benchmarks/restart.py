@@ -32,6 +32,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT)]
 
+from site_map import get  # noqa: E402
+
 from sitemap_middleware import SitemapMiddleware, open_store, render  # noqa: E402
 from sitemap_middleware.model import Entry  # noqa: E402
 
@@ -43,22 +45,6 @@ TARGET = 2.5
 def _nothing(environ: dict[str, Any], start_response: Any) -> list[bytes]:
     start_response("404 Not Found", [("Content-Type", "text/plain")])
     return [b""]
-
-
-def get(app: SitemapMiddleware, path: str) -> bytes:
-    status: list[str] = []
-    environ = {
-        "REQUEST_METHOD": "GET",
-        "PATH_INFO": path,
-        "QUERY_STRING": "",
-        "SERVER_NAME": "www.example.com",
-        "SERVER_PORT": "443",
-        "HTTP_HOST": "www.example.com",
-        "wsgi.url_scheme": "https",
-    }
-    body = b"".join(app(environ, lambda s, h, *a: status.append(s)))
-    assert status == ["200 OK"], (path, status)
-    return body
 
 
 def build(uri: str, urls: int) -> None:
