@@ -158,7 +158,7 @@ class Watcher:
                 route = routes.any
             else:
                 route = routes.resolve(*found)
-            key = f"{path}?{query}" if query and route.query else path
+            key = _key(path, query, route)
             # A page going away is removed even from an excluded route: it may
             # have been recorded before the route was excluded.
             self._recorder.submit(
@@ -191,11 +191,9 @@ class Watcher:
         recording.query = query
         recording.raw = raw
         recording.route = route
-        if query and route.query:
-            # Dropped parameters would make one page look like many.
-            recording.key = key = f"{path}?{query}"
-            if key in self._recent:
-                return Seen.FRESH
+        key = recording.key = _key(path, query, route)
+        if key is not path and key in self._recent:
+            return Seen.FRESH  # its path alone was asked on the request path
         return None
 
     def _depends(
@@ -208,6 +206,13 @@ class Watcher:
             return self._cookie_action(self._cookie(state), headers)
         wire, _, raw = self._locate(state, path, root)
         return self._redirect_action(headers, wire, raw)
+
+
+def _key(path: str, query: str, route: Route) -> str:
+    """The recent-pages cache key of a response: its path, and its query when
+    the route keeps one (dropped parameters would make one page look like
+    many)."""
+    return f"{path}?{query}" if query and route.query else path
 
 
 class Recording:
