@@ -115,7 +115,8 @@ def quick_scan(parser: HeadParser, text: str) -> bool:
                     parser.handle_endtag("title")
                     i = end.end()
                     continue
-                start = _START_TAG.match(text, j)
+                # No start tag at j either: the one tried at i took the
+                # whitespace before it, and any other text ended the head.
             if start is not None:
                 name, written, closed = start.groups()
                 tag = name.lower()
