@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 
 # Runs read and not yet taken, at most: with the one being read and the one
 # being compressed, a part holds three runs at once (invariant 17).
@@ -25,7 +25,7 @@ class _Failed:
 _END = object()
 
 
-def ahead(runs: Iterable[bytes]) -> Iterator[bytes]:
+def ahead(runs: Iterable[bytes]) -> Generator[bytes, None, None]:
     """``runs``, each read while the caller works on the one before; what the
     reading raises is raised here, where its run would have come. Stopped
     early (closed), the reading stops at its next run."""
