@@ -140,7 +140,12 @@ _NAV = """<nav>
 </nav>"""
 
 
-def _layout(title: str, main: str, *, lang: str = "en", head: str = "") -> str:
+def _layout(
+    title: str, main: str, *, lang: str = "en", head: str = "", about: str = ""
+) -> str:
+    # What the page is about: the site map page and llms.txt show it.
+    if about:
+        head = f'\n<meta name="description" content="{escape(about)}">{head}'
     return f"""<!doctype html>
 <html lang="{lang}">
 <head>
@@ -206,6 +211,7 @@ def home_page() -> str:
 </ul>
 <p>See {_link("/sitemap.xml", "sitemap.xml")} and
 {_link("/robots.txt", "robots.txt")}.</p>""",
+        about="Short notes on coffee, Python and the web.",
     )
 
 
@@ -215,6 +221,7 @@ def about_page() -> str:
         """<h1>About</h1>
 <p>Field Notes is a small example site. Every public page it serves is recorded
 by sitemap_middleware, which then answers <code>/sitemap.xml</code> itself.</p>""",
+        about="Who writes Field Notes, and how the site is made.",
     )
 
 
@@ -231,6 +238,7 @@ def blog_page() -> str:
     return _layout(
         "Blog",
         f"<h1>Blog</h1>\n{_post_list(sorted(POSTS, key=lambda p: p.date))}",
+        about="Every post, oldest first.",
         head=_json_ld(
             {"@context": "https://schema.org", "@type": "Blog", "dateModified": newest}
         ),
@@ -250,6 +258,7 @@ def post_page(slug: str) -> str | None:
 <p>{escape(post.summary)}</p>
 </article>
 <p>{_link("/blog/", "← All posts")}</p>""",
+        about=post.summary,
         # The dates the sitemap's lastmod comes from: Open Graph's, and the
         # same in schema.org's JSON-LD, as blog engines write both.
         head=(
@@ -412,6 +421,8 @@ def banner(base_url: str, visited: list[str], middleware: Any) -> str:
         lines.append(f"  Text sitemap:      {base_url}/sitemap-{first}.txt")
     if config.html_sitemap:
         lines.append(f"  Site map page:     {base_url}{config.html_sitemap}")
+    if config.llms_txt:
+        lines.append(f"  llms.txt:          {base_url}{config.llms_txt}")
     lines.append(f"  The app's own map: {base_url}/pages")
     if config.indexnow is not None:
         lines.append(f"  IndexNow key:      {base_url}{config.indexnow.key_location}")

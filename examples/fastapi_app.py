@@ -17,13 +17,15 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from sitemap_middleware import site_map, sitemap
 from sitemap_middleware.starlette import add_sitemap, get_sitemap
 
-# The middleware serves a site map for people at /site-map; /pages is the same
-# map rendered by the app inside its own layout. The store is examples/instance/
-# sitemap.sqlite3 however the app is started, as for the Flask demo.
+# The middleware serves a site map for people at /site-map, and /llms.txt;
+# /pages is the same map rendered by the app inside its own layout. The store is
+# examples/instance/sitemap.sqlite3 however the app is started, as for the Flask
+# demo.
 DEFAULTS: dict[str, Any] = {
     "base_url": "http://127.0.0.1:8000",
     "store": demo_content.STORE,
     "html_sitemap": "/site-map",
+    "llms_txt": True,
 }
 
 # The HTML pages stay out of the OpenAPI schema; the docs live under /api/

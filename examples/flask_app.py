@@ -16,11 +16,12 @@ from flask.typing import ResponseReturnValue
 from sitemap_middleware import site_map, sitemap
 from sitemap_middleware.flask import Sitemap, get_sitemap
 
-# The middleware serves a site map for people at /site-map; /pages is the same
-# map rendered by the app inside its own layout.
+# The middleware serves a site map for people at /site-map, and /llms.txt;
+# /pages is the same map rendered by the app inside its own layout.
 DEFAULTS: dict[str, Any] = {
     "base_url": "http://127.0.0.1:8000",
     "html_sitemap": "/site-map",
+    "llms_txt": True,
 }
 
 site = Blueprint("site", __name__)

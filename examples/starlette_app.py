@@ -21,13 +21,15 @@ from starlette.routing import Route
 from sitemap_middleware import site_map, sitemap
 from sitemap_middleware.starlette import get_sitemap, middleware
 
-# The middleware serves a site map for people at /site-map; /pages is the same
-# map rendered by the app inside its own layout. The store is examples/instance/
-# sitemap.sqlite3 however the app is started, as for the Flask demo.
+# The middleware serves a site map for people at /site-map, and /llms.txt;
+# /pages is the same map rendered by the app inside its own layout. The store is
+# examples/instance/sitemap.sqlite3 however the app is started, as for the Flask
+# demo.
 DEFAULTS: dict[str, Any] = {
     "base_url": "http://127.0.0.1:8000",
     "store": demo_content.STORE,
     "html_sitemap": "/site-map",
+    "llms_txt": True,
 }
 
 

@@ -42,6 +42,10 @@ class Entry:
     in (``sections.py``; ``""``: the default): ``None`` says none, and a
     stored page then stays in its part, a new one goes to the default
     section; a stored page of another section moves to that section's part.
+    ``description`` is what the page says it is about (its meta description,
+    else ``og:description``), kept as its title is: ``None`` in an upsert
+    keeps the stored one, and a new description alone moves neither
+    ``lastmod`` nor the part's version.
     """
 
     path: str
@@ -55,6 +59,7 @@ class Entry:
     title: str | None = None
     seen: datetime | None = None
     section: str | None = None
+    description: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

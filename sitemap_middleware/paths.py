@@ -117,10 +117,23 @@ SITE_MAP = Document(
     "site-map", "", HTML, option="html_sitemap", query="page", noindex=False
 )
 KEY_FILE = Document("key-file", "", TEXT, option="key_location", noindex=False)
+# llms.txt (llmstxt.org): the site's name, its sections and their pages in
+# Markdown, for language models; a file, not a page for search results.
+LLMS = Document("llms", "", TEXT, option="llms_txt")
 
 # Every document, in the order the adapters' gate lists their prefixes. A new
 # one is a row here (and the server's method that answers its kind).
-DOCUMENTS = (INDEX, PART, TEXT_INDEX, TEXT_PART, NEWS, ROBOTS, SITE_MAP, KEY_FILE)
+DOCUMENTS = (
+    INDEX,
+    PART,
+    TEXT_INDEX,
+    TEXT_PART,
+    NEWS,
+    ROBOTS,
+    SITE_MAP,
+    KEY_FILE,
+    LLMS,
+)
 
 
 class Documents:

@@ -16,6 +16,9 @@ that a store written before sections existed reads as all default)."""
 DEFAULT_LABEL = "default"
 """How the default section is shown (``stats``, ``list``, the site map page):
 no configured section may take this name."""
+DEFAULT_HEADING = "Pages"
+"""The heading of the default section's pages where people read them (the
+site map page, llms.txt), unless ``section_labels`` gives one."""
 # A section's name is shown in reports and metrics labels: a short word.
 NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,39}\Z")
 _GLOB = frozenset("*?[")
@@ -104,3 +107,17 @@ class Sections:
 def label(name: str) -> str:
     """A section's name as shown: the default's is :data:`DEFAULT_LABEL`."""
     return name or DEFAULT_LABEL
+
+
+def heading(name: str, labels: Mapping[str, str]) -> str:
+    """A section's heading in words, as the site map page and llms.txt show
+    it: its label in ``labels`` (keyed by :func:`label`), else a readable
+    form of its name ("blog-posts" -> "Blog posts"; the default's
+    :data:`DEFAULT_HEADING`)."""
+    given = labels.get(label(name))
+    if given is not None:
+        return given
+    if name == DEFAULT:
+        return DEFAULT_HEADING
+    words = " ".join(name.replace("_", " ").replace("-", " ").split())
+    return words[:1].upper() + words[1:]

@@ -57,7 +57,18 @@ def _closing(build: Callable[..., Made]) -> Iterator[Callable[..., Made]]:
         each.close()
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--slow",
+        action="store_true",
+        help="run the tests marked slow too (the whole suite, as CI does)",
+    )
+
+
+def pytest_collection_modifyitems(
+    config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    _leave_slow(config, items)
     for item in items:
         callspec = getattr(item, "callspec", None)
         params = callspec.params if callspec is not None else {}
@@ -66,6 +77,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if REDIS_SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.services)
             item.add_marker(pytest.mark.servers)
+
+
+def _leave_slow(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the slow tests unless ``--slow`` asks for them or a ``-m``
+    expression names the marker: the plain test command stays a few minutes
+    long, and ``-m slow`` runs the long ones alone."""
+    if config.getoption("--slow") or "slow" in (config.option.markexpr or ""):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
 
 
 @pytest.fixture(params=["wsgi", "asgi"])

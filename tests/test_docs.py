@@ -199,8 +199,8 @@ SETUP = {
 
 def test_the_readme_is_short_and_keeps_the_set_up_commands() -> None:
     """At most 150 lines, with the two set-up commands word for word: the demo
-    on the embedded store, and the whole suite (the command .ci/run runs, and
-    the one the contributing page gives)."""
+    on the embedded store, and the suite (the one the contributing page gives;
+    .ci/run runs it with --slow, the whole suite)."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(readme.splitlines()) <= 150
     shell = [b.code.strip() for b in ALL if b.page.name == "README.md"]
@@ -212,7 +212,7 @@ def test_the_readme_is_short_and_keeps_the_set_up_commands() -> None:
     assert SETUP["demo"] in install
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "-e '.[test,lint,docs,release]'" in ci
-    assert '\n"$py" -m pytest\n' in ci
+    assert '\n"$py" -m pytest --slow\n' in ci
 
 
 def test_the_readme_links_to_pages_that_exist() -> None:

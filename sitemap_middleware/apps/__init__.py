@@ -24,8 +24,10 @@ STARLETTE = "starlette"
 DJANGO = "django"
 # A regular expression route that is one path: no group, class or repetition.
 _LITERAL = re.compile(r"\^((?:[\w\-/~.,;=@!]|\\.)*)\$")
-_WERKZEUG_PART = re.compile(r"<(?:(\w+)(?:\([^)]*\))?:)?(\w+)>")
-_STARLETTE_PART = re.compile(r"{(\w+)(?::(\w+))?}")
+# A parameter of a template, as each spelling writes it: werkzeug's
+# ``<convertor:name>`` (Django's too), Starlette's ``{name:convertor}``.
+WERKZEUG_PARAM = re.compile(r"<(?:(\w+)(?:\([^)]*\))?:)?(\w+)>")
+STARLETTE_PARAM = re.compile(r"{(\w+)(?::(\w+))?}")
 
 EnvironFinder = Callable[[Mapping[str, Any]], "tuple[str, object] | None"]
 """From a WSGI environ: the template and view of the route that served it."""
@@ -92,7 +94,7 @@ class RouteTable:
         if self.spelling != DJANGO:
             return (
                 None
-                if _WERKZEUG_PART.search(template) or _STARLETTE_PART.search(template)
+                if WERKZEUG_PARAM.search(template) or STARLETTE_PARAM.search(template)
                 else template
             )
         if template.startswith("^"):  # re_path(): a plain string, anchored
@@ -128,11 +130,11 @@ def check_spelling(routes: Iterable[str], spelling: str) -> None:
             )
         if spelling == DJANGO and template.startswith("^"):
             continue  # a regular expression's {4} is no parameter
-        if spelling in (WERKZEUG, DJANGO) and _STARLETTE_PART.search(template):
-            right = _STARLETTE_PART.sub(_to_werkzeug, template)
+        if spelling in (WERKZEUG, DJANGO) and STARLETTE_PARAM.search(template):
+            right = STARLETTE_PARAM.sub(_to_werkzeug, template)
             theirs, ours = "Starlette's", "werkzeug (Flask)"
-        elif spelling == STARLETTE and _WERKZEUG_PART.search(template):
-            right = _WERKZEUG_PART.sub(_to_starlette, template)
+        elif spelling == STARLETTE and WERKZEUG_PARAM.search(template):
+            right = WERKZEUG_PARAM.sub(_to_starlette, template)
             theirs, ours = "werkzeug's (Flask)", "Starlette (and FastAPI)"
         else:
             continue

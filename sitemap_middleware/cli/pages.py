@@ -170,6 +170,10 @@ def _why_removed(
     return words or "more than the caps allow (max_urls, a route's max_urls)"
 
 
+# Why seed requests no page of a route with parameters that lists none.
+UNLISTED = "a route with parameters: @sitemap(params=...) lists its pages"
+
+
 @click.command()
 @common_options
 @_json_option
@@ -221,7 +225,7 @@ def seed(target: Target, as_json: bool) -> None:
             for path in bar:
                 answers[path] = ready.get(path)
         ready.sitemap.flush(None)
-        counts = ready.sitemap.stats()
+        unlisted = ready.unlisted()
         recorded = store.known(asked)
         base = config.base_url
         acted = [
@@ -239,6 +243,8 @@ def seed(target: Target, as_json: bool) -> None:
         "already_listed": len(listed),
         "refused": len(refused),
         "recorded": len(recorded),
+        # Route templates, not URLs: no page of them is known to request.
+        "routes_without_params": unlisted,
     }
     if as_json:
         recorded_rows = [
@@ -251,10 +257,11 @@ def seed(target: Target, as_json: bool) -> None:
             f"listed, left as they are; {len(refused):,} refused by the "
             f"config, not requested); recorded {len(recorded):,}"
         )
+        # Each page not recorded has its line, its reason in words (the
+        # counters' codes would call a redirect to a login page "gone").
         _report(acted, totals, False, indent="  ")
-        for group in ("skipped", "dropped"):
-            for reason, number in sorted(counts[group].items()):
-                click.echo(f"  {group} {reason}: {number:,}")
+        for template in unlisted:
+            click.echo(f"  not requested: {template}: {UNLISTED}")
     if problems:
         sys.exit(Exit.PROBLEMS)
 

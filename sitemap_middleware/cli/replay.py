@@ -13,7 +13,15 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 from urllib.parse import quote, urlsplit
 
-from ..apps import DJANGO, MAX_LAYERS, WERKZEUG, RouteTable
+from ..apps import (
+    DJANGO,
+    MAX_LAYERS,
+    STARLETTE,
+    STARLETTE_PARAM,
+    WERKZEUG,
+    WERKZEUG_PARAM,
+    RouteTable,
+)
 from ..apps.flask import flask_matcher
 from ..apps.frameworks import (
     ASGI,
@@ -35,8 +43,6 @@ if TYPE_CHECKING:
 
 # A path parameter in either spelling: werkzeug's <conv(args):name>, and
 # Starlette's {name:conv}; the groups give the name and the convertor.
-_WERKZEUG_PARAM = re.compile(r"<(?:(\w+)(?:\([^)]*\))?:)?(\w+)>")
-_STARLETTE_PARAM = re.compile(r"{(\w+)(?::(\w+))?}")
 # What a path segment keeps as it is (RFC 3986 §3.3, pchar): the rest is
 # percent-encoded, as a browser does; "path" convertors keep "/" too.
 _PCHAR = "!$&'()*+,;=:@-._~"
@@ -178,6 +184,21 @@ class Replay:
             for path in table.listed():
                 yield self.match(path.partition("?")[0]) or path, path
 
+    def unlisted(self) -> list[str]:
+        """The GET routes with parameters whose pages no ``params`` lists:
+        :meth:`seeds` gives none of their pages."""
+        table = self.table
+        if table is None:
+            return []
+        # Django's patterns spell their parameters as werkzeug does.
+        starlette = table.spelling == STARLETTE
+        pattern = STARLETTE_PARAM if starlette else WERKZEUG_PARAM
+        return [
+            template
+            for template in sorted(table.gets - table.framework)
+            if pattern.search(template) and params_of(table.views.get(template)) is None
+        ]
+
 
 def fill(template: str, values: Mapping[str, object], spelling: str) -> str | None:
     """The path of ``template`` with ``values`` in place, percent-encoded as a
@@ -189,7 +210,7 @@ def fill(template: str, values: Mapping[str, object], spelling: str) -> str | No
         path = fill(template, values, WERKZEUG)
         return None if path is None else "/" + path
     werkzeug = spelling == WERKZEUG
-    pattern = _WERKZEUG_PARAM if werkzeug else _STARLETTE_PARAM
+    pattern = WERKZEUG_PARAM if werkzeug else STARLETTE_PARAM
     missing = False
 
     def value(match: re.Match[str]) -> str:

@@ -110,9 +110,18 @@ def stats(target: Target, as_json: bool) -> None:
             + (f", section {label(p.section)}" if sections else "")
         )
     if counters:
+        from collections import Counter
+
+        from ..recording.counters import by_group
+
+        # Each counter under its stats() group, as the docs name it
+        # ("skipped.incomplete"); recorded and removed stand alone.
         click.echo("counters, all workers:")
-        for name in sorted(counters):
-            click.echo(f"  {name}: {counters[name]:,}")
+        grouped = by_group(Counter(counters))
+        for (group, reason), value in sorted(grouped.items()):
+            click.echo(
+                f"  {group}.{reason}: {value:,}" if group else f"  {reason}: {value:,}"
+            )
 
 
 @click.command("list")

@@ -125,15 +125,23 @@ def _header(headers: Headers, name: str) -> str:
 
 
 def _gone(status: int, headers: Headers) -> str:
-    if status in REMOVAL_STATUSES:
+    location = _header(headers, "location")
+    if status in REMOVAL_STATUSES and location and status // 100 == 3:
         return (
-            f"it answers an anonymous GET with {status}: a page gone, moved for "
-            "good or wanting credentials is removed"
+            f"it answers an anonymous GET with {status}, a redirect to {location}:"
+            " a page moved for good is listed at its new address"
         )
+    if status == 401:
+        return (
+            "it answers an anonymous GET with 401: it wants credentials, no page"
+            " for an anonymous visitor"
+        )
+    if status in REMOVAL_STATUSES:
+        return f"it answers an anonymous GET with {status}: a page gone is removed"
     if status != 200:
         return (
-            f"it answers with {status} to {_header(headers, 'location')}, an "
-            "excluded path (a login page): it wants a signed-in visitor"
+            f"it answers with {status}, a redirect to {_header(headers, 'location')},"
+            " an excluded path (a login page): it wants a signed-in visitor"
         )
     return f"it answers with X-Robots-Tag: {_header(headers, 'x-robots-tag')} (noindex)"
 

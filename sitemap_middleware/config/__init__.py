@@ -27,6 +27,7 @@ from .crawlers import (
     Network,
     Resolver,
 )
+from .documents import LLMS_MAX_LINKS, check_named_sections, distinct_paths
 from .indexnow import (
     INDEXNOW_ENDPOINT,
     INDEXNOW_INTERVAL,
@@ -182,6 +183,19 @@ class Config:
     html_sitemap_newest_first: tuple[str, ...] = ()
     """Globs of the sections (by their path, such as ``/blog``) listed newest
     first with their dates; the others go by title."""
+    llms_txt: str | None = None
+    """The path of the llms.txt file (``None``: none served)."""
+    llms_txt_sections: tuple[str, ...] | None = None
+    """The sections it lists (``default``: the pages no section names;
+    ``None``: every one)."""
+    llms_txt_max_links: int | None = LLMS_MAX_LINKS
+    """Links it lists per section at most (``None``: every page)."""
+    section_labels: Mapping[str, str] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    """A heading in words per section name (``default``: the pages no section
+    names), as the site map page and llms.txt show it; else a readable form of
+    the name."""
 
     sections: Sections = field(default_factory=Sections)
     """Section name -> the route templates and path globs of its pages: each
@@ -203,6 +217,7 @@ class Config:
         options = {
             "text_sitemap": self.text_sitemap,
             "html_sitemap": self.html_sitemap,
+            "llms_txt": self.llms_txt,
             "key_location": key_file,
             "news": self.news is not None,
         }
@@ -262,6 +277,13 @@ class Config:
                 values["html_sitemap_site_name"],
                 values["html_sitemap_newest_first"],
             ) = html
+        check_named_sections(values)
+        llms = values.pop("llms_txt", None)
+        if llms is not None:
+            path, values["llms_txt_sections"], values["llms_txt_max_links"] = llms
+            values["llms_txt"] = path
+        if "section_labels" in values:
+            values["section_labels"] = MappingProxyType(values["section_labels"])
         defaults = values.setdefault("default_exclude", DEFAULT_EXCLUDE)
         values["exclude"] = defaults + values.get("exclude", ())
         values["harmless_cookies"] = DEFAULT_HARMLESS_COOKIES + values.get(
@@ -272,11 +294,11 @@ class Config:
             values["allowed_hosts"] = (host,)
         check_stale_after(values)
         indexnow = values.get("indexnow")
-        if indexnow is not None and indexnow.key_location == values.get("html_sitemap"):
-            raise ConfigError(
-                f"'indexnow.key_location' {indexnow.key_location!r} is the"
-                " 'html_sitemap' path; give the key file a path of its own"
-            )
+        distinct_paths(
+            ("html_sitemap", values.get("html_sitemap")),
+            ("llms_txt.path", values.get("llms_txt")),
+            ("indexnow.key_location", indexnow and indexnow.key_location),
+        )
         news = values.get("news")
         if news is not None:
             unknown = news.sections - set(values.get("sections", Sections()).names)

@@ -62,6 +62,8 @@ KEYS = {
         Key("max_urls", checks.limit, Lists.ALWAYS),
         Key("routes", routes.routes, Lists.ALWAYS),
         Key("html_sitemap", documents.html_sitemap, Lists.WHEN_SET),
+        Key("llms_txt", documents.llms_txt),
+        Key("section_labels", documents.section_labels),
         Key("sections", listing.sections, Lists.WHEN_SET),
         Key("new_urls_per_minute", checks.limit),
         Key("cache_max_age", checks.number(0, whole=True, seconds=True)),

@@ -54,8 +54,10 @@ class Head:
     ``encoding``: the Python codec the head was read with
     (:func:`encoding_of`), for whatever else reads the body's text.
     ``published``: the unparsed ``article:published_time``; ``site_name``:
-    the ``og:site_name``; ``lang``: the ``<html lang>`` (each the first one,
-    as written, ``None`` when absent or blank).
+    the ``og:site_name``; ``lang``: the ``<html lang>``; ``description``:
+    the ``<meta name="description">``, else the ``og:description`` (each the
+    first one, as written, ``None`` when absent or blank; see
+    ``titles.describe``).
     """
 
     noindex: bool = False
@@ -70,6 +72,7 @@ class Head:
     site_name: str | None = None
     lang: str | None = None
     date_published: tuple[str, ...] = ()
+    description: str | None = None
 
     @property
     def canonical(self) -> str | None:
@@ -222,6 +225,7 @@ def merge(page: Head, header: Head) -> Head:
         published=page.published,
         site_name=page.site_name,
         lang=page.lang,
+        description=page.description,
     )
 
 
@@ -259,8 +263,9 @@ def _may_declare(lowered: bytes) -> bool:
     if _JSON_LD_DATE.search(lowered):
         return True
     # A page without a title may still name its language and site (the news
-    # sitemap reads both): "lang" is in most pages, but most have a title too.
-    if b"lang" in lowered or b"site_name" in lowered:
+    # sitemap reads both) and say what it is about: "lang" is in most pages,
+    # but most have a title too.
+    if b"lang" in lowered or b"site_name" in lowered or b"description" in lowered:
         return True
     if b"&" in lowered and _WORD_REFERENCE.search(lowered):
         return True
@@ -290,6 +295,7 @@ def _declared(parser: HeadParser) -> Head:
         published=parser.published,
         site_name=parser.site_name,
         lang=parser.lang,
+        description=parser.description or parser.og_description,
     )
 
 

@@ -26,6 +26,9 @@ MODIFIED_PROPERTY = "article:modified_time"
 # properties): when it was published, and the name of the site.
 PUBLISHED_PROPERTY = "article:published_time"
 SITE_NAME_PROPERTY = "og:site_name"
+# What a page says it is about: its meta description, else Open Graph's.
+DESCRIPTION_NAME = "description"
+DESCRIPTION_PROPERTY = "og:description"
 # JSON-LD in the head (https://www.w3.org/TR/json-ld11/#embedding-json-ld-in-html-documents):
 # schema.org's dateModified and datePublished of a top-level object or of the
 # items of its @graph (the way Yoast and most CMS plugins write a page's
@@ -96,6 +99,8 @@ class HeadParser(HTMLParser):
         self.published: str | None = None
         self.site_name: str | None = None
         self.lang: str | None = None
+        self.description: str | None = None  # <meta name="description">
+        self.og_description: str | None = None
         self.alternates: dict[str, tuple[str, str]] = {}
         self.inert: str | None = None  # the inert element we are inside
         self._depth = 0  # templates nest
@@ -188,6 +193,11 @@ class HeadParser(HTMLParser):
             self.published = attrs.get("content", "").strip() or None
         elif self.site_name is None and SITE_NAME_PROPERTY in said:
             self.site_name = attrs.get("content", "").strip() or None
+        elif name == DESCRIPTION_NAME:
+            if self.description is None:
+                self.description = attrs.get("content", "").strip() or None
+        elif self.og_description is None and DESCRIPTION_PROPERTY in said:
+            self.og_description = attrs.get("content", "").strip() or None
 
     def _add_dates(self, text: str) -> None:
         """Keep the :data:`JSON_LD_DATES` values of a JSON-LD script's text,

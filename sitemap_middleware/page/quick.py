@@ -9,6 +9,7 @@ import sys
 from html import unescape
 
 from .parser import (
+    DESCRIPTION_NAME,
     HEAD_ELEMENTS,
     MODIFIED_PROPERTY,
     NO_ATTRIBUTES,
@@ -75,6 +76,7 @@ _TELLING = {
                     MODIFIED_PROPERTY,
                     PUBLISHED_PROPERTY,
                     SITE_NAME_PROPERTY,
+                    DESCRIPTION_NAME,  # og:description holds it too
                     "&",
                 ),
             )

@@ -1,6 +1,7 @@
-"""Page titles as a person reads them: the ``<title>`` (else the first ``<h1>``)
-with whitespace collapsed and length bounded, and the affix the whole site repeats
-(" | Site name", "Site name · ") learned from the titles the writer sees and taken out.
+"""Page titles and descriptions as a person reads them: the ``<title>`` (else the
+first ``<h1>``) and the meta description with whitespace collapsed and length
+bounded, and the affix the whole site repeats (" | Site name", "Site name · ")
+learned from the titles the writer sees and taken out.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from .charset import decode
 # Characters kept of a title, cut at a word: longer ones are not titles a
 # site map shows whole.
 MAX_TITLE = 200
+# Characters kept of a description: search engines show about 160, llms.txt
+# and the site map page a line or two.
+MAX_DESCRIPTION = 300
 # What sites put between a page's title and their name.
 SEPARATORS = (" | ", " · ", " - ", " – ", " — ", " :: ", " » ", " / ", ": ")
 # An affix is the site's when at least this many pages, and over half of the
@@ -66,16 +70,23 @@ class Affix(NamedTuple):
         return cls(text, kind == "prefix")
 
 
-def clean(text: str | None) -> str | None:
+def clean(text: str | None, limit: int = MAX_TITLE) -> str | None:
     """Visible text only (:func:`~sitemap_middleware.visible.visible`),
-    at most ``MAX_TITLE`` characters (cut at a word); ``None`` for nothing."""
+    at most ``limit`` characters (cut at a word, an ellipsis added);
+    ``None`` for nothing."""
     if text is None:
         return None
     text = visible(text)
-    if len(text) > MAX_TITLE:
-        cut = text[: MAX_TITLE - 1]
+    if len(text) > limit:
+        cut = text[: limit - 1]
         text = (cut.rsplit(" ", 1)[0] if " " in cut else cut) + "…"
     return text or None
+
+
+def describe(text: str | None) -> str | None:
+    """A page's description by the rules of its title, at most
+    ``MAX_DESCRIPTION`` characters."""
+    return clean(text, MAX_DESCRIPTION)
 
 
 def candidates(title: str) -> set[Affix]:

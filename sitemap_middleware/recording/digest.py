@@ -17,7 +17,7 @@ from ..config import Config
 from ..model import UNDATED, Entry
 from ..page.facts import published_date, read_content, read_head
 from ..page.head import Head
-from ..page.titles import clean, heading
+from ..page.titles import clean, describe, heading
 from ..reasons import RECORD, Seen, Skipped
 from ..render import fragment
 from ..routes import Route
@@ -208,6 +208,7 @@ def digest(
         seen=at,
         # Decided here, in the writer, never on the request path.
         section=config.sections.of(path, route.template),
+        description=describe(head.description),
     )
     if not is_storable(entry, seen):
         return Skip(Skipped.UNSTORABLE, path)

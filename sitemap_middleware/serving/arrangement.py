@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import unquote
 
 from ..model import Entry, PartInfo, dated
 from ..sections import DEFAULT, label
+from ..sections import heading as section_heading
 from ..visible import visible
 
-# The section of the pages no section claims (the home page, "/about").
-GENERAL = "Pages"
 HOME = "Home"
 
 _DIGITS = re.compile(r"(\d+)")
@@ -34,13 +33,14 @@ Key = tuple[str, ...]
 @dataclass(frozen=True, slots=True)
 class Link:
     """One page: its absolute ``url``, its ``title`` (the stored one, else a
-    readable form of the path) and its ``lastmod`` (``None``: it claims
-    none)."""
+    readable form of the path), its ``lastmod`` (``None``: it claims none)
+    and its ``description`` (``None``: it gives none)."""
 
     url: str
     path: str
     title: str
     lastmod: datetime | None
+    description: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +50,9 @@ class Section:
     ``id`` is the section's fragment identifier, the same on every page;
     ``continued`` tells that the section began on an earlier page; ``newest``
     that its links go newest first, with their dates (``newest_first``),
-    else by title.
+    else by title. ``name`` is the configured section's (``""``: the pages
+    no section names, or, without ``sections``, the general group; ``None``:
+    a group of pages by path).
     """
 
     id: str
@@ -58,6 +60,7 @@ class Section:
     links: tuple[Link, ...]
     continued: bool = False
     newest: bool = False
+    name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +97,10 @@ def versions_of(parts: Iterable[PartInfo]) -> tuple[tuple[int, str], ...]:
 @dataclass(frozen=True, slots=True)
 class Part:
     """One part's pages as the map shows them, in columns: path, title (the
-    stored one, else a readable form of the path), lastmod, and the section
-    each falls in. ``loose`` marks a one-segment page outside a route with a
-    parameter: it joins its section only if another page lies deeper in it
+    stored one, else a readable form of the path), lastmod, description,
+    and the section each falls in. ``loose`` marks a one-segment page
+    outside a route with a parameter: it joins its section only if another
+    page lies deeper in it
     (``deep`` holds the first segments of this part's deeper pages)."""
 
     version: str
@@ -106,12 +110,14 @@ class Part:
     keys: tuple[Key, ...]
     loose: bytes
     deep: frozenset[Key]
+    descriptions: tuple[str | None, ...] = ()
 
     @classmethod
     def read(cls, version: str, entries: Iterable[Entry]) -> Part:
         paths: list[str] = []
         titles: list[str] = []
         lastmods: list[datetime | None] = []
+        descriptions: list[str | None] = []
         keys: list[Key] = []
         loose = bytearray()
         deep: set[Key] = set()
@@ -144,6 +150,7 @@ class Part:
             titles.append(_title(entry))
             lastmod = dated(entry.lastmod)  # None for a page that claims none
             lastmods.append(dates.setdefault(lastmod, lastmod))
+            descriptions.append(entry.description or None)
             keys.append(head if key is None else key)
             # A one-segment page joins its section only if children name it.
             loose.append(key is None and not deeper)
@@ -155,6 +162,7 @@ class Part:
             tuple(keys),
             bytes(loose),
             frozenset(deep),
+            tuple(descriptions),
         )
 
 
@@ -167,6 +175,7 @@ class _Heading:
     start: int
     size: int
     newest: bool
+    name: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +192,7 @@ class Arrangement:
     lastmods: tuple[datetime | None, ...]
     sections: tuple[_Heading, ...]
     site_name: str | None = None
+    descriptions: tuple[str | None, ...] = ()
 
     @classmethod
     def of(
@@ -191,17 +201,24 @@ class Arrangement:
         parts: Sequence[Part],
         newest: Callable[[str], bool] = lambda path: False,
         site_name: str | None = None,
+        labels: Mapping[str, str] | None = None,
     ) -> Arrangement:
         """Every page in its section, the sections and their links sorted:
         by title, or newest first where ``newest`` says so of the section's
-        path (``/blog``; ``/`` for the general one)."""
+        path (``/blog``; ``/`` for the general one); a configured section
+        headed by its label in ``labels`` (``sections.heading``)."""
         paths = [path for p in parts for path in p.paths]
         titles = [title for p in parts for title in p.titles]
         lastmods = [when for p in parts for when in p.lastmods]
+        descriptions = [
+            text for p in parts for text in (p.descriptions or (None,) * len(p.paths))
+        ]
         order: list[int] = []
         sections: list[_Heading] = []
         ids: set[str] = set()
-        for candidate, heading, own, asked, members in _groups(infos, parts):
+        for candidate, heading, own, asked, members, name in _groups(
+            infos, parts, labels or {}
+        ):
             dated = newest(asked)
             ranked = sorted(
                 zip(
@@ -237,6 +254,7 @@ class Arrangement:
                     len(order) - len(ranked),
                     len(ranked),
                     dated,
+                    name,
                 )
             )
         return cls(
@@ -247,6 +265,7 @@ class Arrangement:
             tuple(lastmods[i] for i in order),
             tuple(sections),
             site_name,
+            tuple(descriptions[i] for i in order),
         )
 
     def page(self, page: int, per_page: int, base_url: str) -> SiteMap:
@@ -270,31 +289,83 @@ class Arrangement:
             low, high = max(start - seen, 0), min(end - seen, size)
             if low < high:
                 span = slice(seen + low, seen + high)
-                links = tuple(
-                    Link(base_url + path, path, title, lastmod)
-                    for path, title, lastmod in zip(
-                        self.paths[span],
-                        self.titles[span],
-                        self.lastmods[span],
-                        strict=True,
-                    )
-                )
+                links = self.links(span, base_url)
                 shown.append(
-                    Section(section.id, section.heading, links, low > 0, section.newest)
+                    Section(
+                        section.id,
+                        section.heading,
+                        links,
+                        low > 0,
+                        section.newest,
+                        section.name,
+                    )
                 )
         return SiteMap(tuple(shown), tuple(index), page, pages, total, self.site_name)
 
+    def links(self, span: slice, base_url: str) -> tuple[Link, ...]:
+        """The links of the map's pages ``span`` takes, under ``base_url``."""
+        return tuple(
+            Link(base_url + path, path, title, lastmod, description)
+            for path, title, lastmod, description in zip(
+                self.paths[span],
+                self.titles[span],
+                self.lastmods[span],
+                self.descriptions[span] or (None,) * len(self.paths[span]),
+                strict=True,
+            )
+        )
+
+    def whole(
+        self, base_url: str, most: int | None = None
+    ) -> tuple[tuple[Section, int], ...]:
+        """Every section of the map with its first ``most`` links (``None``:
+        all), under ``base_url``, and its number of links."""
+        return tuple(
+            (
+                Section(
+                    section.id,
+                    section.heading,
+                    self.links(
+                        slice(
+                            section.start,
+                            section.start
+                            + (
+                                section.size
+                                if most is None
+                                else min(most, section.size)
+                            ),
+                        ),
+                        base_url,
+                    ),
+                    newest=section.newest,
+                    name=section.name,
+                ),
+                section.size,
+            )
+            for section in self.sections
+        )
+
+    def description(self, path: str) -> str | None:
+        """The description of the page at ``path``, if the map has both."""
+        try:
+            at = self.paths.index(path)
+        except ValueError:
+            return None
+        return self.descriptions[at] if self.descriptions else None
+
 
 # A group of the map: its id (before made unique), heading, own path (its
-# pages first; "" for the site's root), the path newest_first is asked about
-# and its pages' places.
-_Group = tuple[str, str, str, str, list[int]]
+# pages first; "" for the site's root), the path newest_first is asked about,
+# its pages' places and its section's name (None: a group by path).
+_Group = tuple[str, str, str, str, list[int], "str | None"]
 
 
-def _groups(infos: Sequence[PartInfo], parts: Sequence[Part]) -> list[_Group]:
+def _groups(
+    infos: Sequence[PartInfo], parts: Sequence[Part], labels: Mapping[str, str]
+) -> list[_Group]:
     """The map's groups in the order shown. With configured sections (a part
-    of a section other than the default's), one group per section, headed by
-    its name (``sections.label``), in the order of their first parts; else
+    of a section other than the default's), one group per section, headed in
+    words (``sections.heading``), in the order of their first parts; else
     by path: the general one, then by heading. ``newest_first`` is asked
     about a section as ``/name`` (the default's: ``/``)."""
     if any(info.section != DEFAULT for info in infos):
@@ -304,7 +375,14 @@ def _groups(infos: Sequence[PartInfo], parts: Sequence[Part]) -> list[_Group]:
             named.setdefault(info.section, []).extend(range(at, at + len(part.paths)))
             at += len(part.paths)
         return [
-            (_id((label(name),)), label(name), "", f"/{name}", members)
+            (
+                _id((label(name),)),
+                section_heading(name, labels),
+                "",
+                f"/{name}",
+                members,
+                name,
+            )
             for name, members in named.items()
         ]
     deep: set[Key] = set().union(*(p.deep for p in parts))
@@ -317,9 +395,12 @@ def _groups(infos: Sequence[PartInfo], parts: Sequence[Part]) -> list[_Group]:
             groups.setdefault(key, []).append(at)
             at += 1
     found: list[_Group] = []
+    general = section_heading(DEFAULT, labels)
     for key in sorted(groups, key=lambda k: (bool(k), _natural(_heading(k)), k)):
         own = ("/" + "/".join(key)).rstrip("/")
-        found.append((_id(key), _heading(key), own, own or "/", groups[key]))
+        name = None if key else DEFAULT
+        shown = _heading(key) if key else general
+        found.append((_id(key), shown, own, own or "/", groups[key], name))
     return found
 
 
@@ -357,7 +438,7 @@ def _words(segment: str) -> str:
 
 
 def _heading(key: tuple[str, ...]) -> str:
-    return " › ".join(_words(s) for s in key) if key else GENERAL
+    return " › ".join(_words(s) for s in key) if key else section_heading(DEFAULT, {})
 
 
 def _title(entry: Entry) -> str:

@@ -1,7 +1,7 @@
 """Serving: the answer to each document of the config's table (``paths``): the
-index, the parts and their text, the site map for people, the IndexNow key file,
-and the app's robots.txt amended, as plain ``Response`` values, with validators
-and 304s.
+index, the parts and their text, the site map for people, llms.txt, the
+IndexNow key file, and the app's robots.txt amended, as plain ``Response``
+values, with validators and 304s.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 
 from werkzeug.http import http_date, parse_options_header, quote_etag
 from werkzeug.sansio.http import is_resource_modified
@@ -25,7 +26,7 @@ from ..model import PartInfo, to_datetime
 from ..paths import TEXT, Document
 from ..sitemaps import MAX_NEWS, NEWS_WINDOW, escape
 from ..stores.contract import News, Store
-from . import site_map, site_map_html
+from . import llms, site_map, site_map_html
 from .ahead import ahead
 from .arrangement import Arrangement
 from .bounded import Bounded
@@ -208,6 +209,7 @@ class Server:
             paths.SITE_MAP.kind: self._site_map_page,
             paths.KEY_FILE.kind: self._key_file,
             paths.NEWS.kind: self._news_sitemap,
+            paths.LLMS.kind: self._llms_txt,
         }
         # The site map page's arrangement, once per store version, shared by
         # every thread (and by site_map() given the middleware).
@@ -218,6 +220,7 @@ class Server:
             store,
             newest_first=config.html_sitemap_newest_first,
             site_name=site_name if named is None else (lambda: named),
+            labels=config.section_labels,
         )
         self._cache = Rendered(CACHE_BYTES)
         self._render_lock = threading.Lock()  # one render at a time
@@ -446,6 +449,19 @@ class Server:
             lambda: self._site_map_body(arranged, key, page),
         )
 
+    def _llms_txt(self, document: Document, number: int, header: Header) -> Response:
+        """llms.txt: the site map's arrangement (the same pages, sections and
+        order) as Markdown; a 404 while nothing is stored, as the index."""
+        arranged = self.site_maps.arrangement(self._store.parts())
+        parts = list(arranged.parts)
+        if not parts:
+            return _text(404, EMPTY, Cache_Control="no-store")
+        key = (document.kind, 0, arranged.site_name, *(p.version for p in parts))
+        build = partial(llms.of, arranged, self._config)
+        return self._validated(
+            document, key, parts, header, lambda: self._cached(key, build)
+        )
+
     def _validated(
         self,
         document: Document,
@@ -461,7 +477,11 @@ class Server:
         # The locs are built from base_url: a moved site (http to https) on the
         # same store serves other bytes, so its validators must differ too.
         config = self._config
-        looks = (config.html_sitemap_lang, config.html_sitemap_title, self._site_map)
+        looks = (
+            (config.html_sitemap_lang, config.html_sitemap_title, self._site_map),
+            (config.llms_txt_max_links, config.llms_txt_sections),
+            tuple(config.section_labels.items()),
+        )
         tag = repr((config.base_url, self._schema, looks, key)).encode()
         etag = quote_etag(hashlib.sha1(tag).hexdigest()[:20])
         changed = max([p.changed for p in parts] + ([changed] if changed else []))
@@ -504,6 +524,7 @@ class Server:
                 lang=config.html_sitemap_lang,
                 title=config.html_sitemap_title,
                 site_name=arranged.site_name,
+                home=config.base_url + "/",
             ).encode("utf-8"),
         )
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fnmatch import fnmatchcase
 from typing import Protocol, runtime_checkable
 
@@ -69,8 +69,9 @@ def site_map(
     Sections come in alphabetical order with the general one (the home page
     and the pages no section claims) first; links by title, case-insensitive
     and with numbers in numeric order ("Part 2" before "Part 10"). With the
-    config's ``sections``, the map's sections are those, named as configured
-    (``default`` for the pages none names), in the order of their parts.
+    config's ``sections``, the map's sections are those, in the order of
+    their parts, headed by their ``section_labels`` (else a readable form of
+    the name; "Pages" for the pages none names).
 
     :param source: a store, or a middleware (whose store and ``base_url`` are
         used, and whose arrangement of the store is shared with the served
@@ -126,8 +127,10 @@ class SiteMaps:
         store: Store,
         newest_first: Sequence[str] = (),
         site_name: Callable[[], str | None] | None = None,
+        labels: Mapping[str, str] | None = None,
     ) -> None:
         self._store = store
+        self._labels = labels or {}
         globs = tuple(newest_first)
         self._newest = lambda path: any(fnmatchcase(path, g) for g in globs)
         self._site_name = site_name
@@ -196,4 +199,4 @@ class SiteMaps:
                 held[info.number] = Part.read(info.version, entries)
         name = None if self._site_name is None else self._site_name()
         parts = [held[p.number] for p in infos]
-        return Arrangement.of(tuple(infos), parts, self._newest, name)
+        return Arrangement.of(tuple(infos), parts, self._newest, name, self._labels)

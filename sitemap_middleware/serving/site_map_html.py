@@ -1,5 +1,6 @@
-"""The site map as one accessible HTML page (:func:`render`): its sections'
-index, its links, a pager; every title and URL escaped, no script.
+"""The site map as one accessible HTML page (:func:`render`): a header naming
+the site and linking its home page, its sections' index, its links with their
+descriptions, a pager; every title and URL escaped, no script.
 """
 
 from __future__ import annotations
@@ -28,8 +29,11 @@ a:focus-visible{outline:3px solid #1a1a1a;outline-offset:2px;border-radius:2px}
 border:2px solid #1a1a1a;z-index:1}
 .skip:focus{top:1rem}
 header{border-bottom:1px solid #ddd;padding:1.5rem 0 1rem}
+.site{margin:0 0 .5rem;font-size:1.125rem;font-weight:600}
+.site a{color:#1a1a1a;text-decoration:none}
+.site a:hover{text-decoration:underline}
 h1{margin:0;font-size:2rem;line-height:1.2}
-header p{margin:.25rem 0 0;color:#555}
+header p.summary{margin:.25rem 0 0;color:#555}
 nav ul,main ul{list-style:none;margin:0;padding:0}
 .sections{padding:1rem 0;border-bottom:1px solid #ddd}
 .sections ul{display:flex;flex-wrap:wrap;gap:.25rem 1.25rem}
@@ -40,6 +44,9 @@ h2{font-size:1.25rem;margin:0 0 .5rem;padding-bottom:.25rem;\
 border-bottom:2px solid #eee}
 main ul{columns:16rem;column-gap:2rem}
 main li{break-inside:avoid;padding:.15rem 0}
+.described{columns:auto}
+.described li{padding:.35rem 0;max-width:48rem}
+.note{display:block;color:#555;font-size:.875rem}
 .pages{display:flex;gap:1.5rem;align-items:center;padding:1rem 0;\
 border-top:1px solid #ddd}
 """
@@ -52,12 +59,14 @@ def render(
     lang: str = "en",
     title: str = "Site map",
     site_name: str | None = None,
+    home: str | None = None,
 ) -> str:
     """The HTML page of ``site_map``, served at ``path``, its ``<title>``
-    naming the site after the page. Every title and URL is escaped; there is
-    no script. Titles and headings are isolated (``dir="auto"``, HTML's
-    bidirectional isolation): one in a right-to-left script never reorders
-    the text around it."""
+    naming the site after the page, its header the site (``site_name``, else
+    the ``home`` page's address) linking ``home``. Every title and URL is
+    escaped; there is no script. Titles, descriptions and headings are
+    isolated (``dir="auto"``, HTML's bidirectional isolation): one in a
+    right-to-left script never reorders the text around it."""
     heading = title if site_map.pages == 1 else f"{title}, page {site_map.page}"
     if site_name:
         heading = f"{heading} – {site_name}"
@@ -72,8 +81,9 @@ def render(
         "<body>",
         '<a class="skip" href="#main">Skip to the list of pages</a>',
         '<header><div class="wrap">',
+        *_site(site_name, home),
         f"<h1>{_text(title)}</h1>",
-        f"<p>{_summary(site_map)}</p>",
+        f'<p class="summary">{_summary(site_map)}</p>',
         "</div></header>",
     ]
     index, label = site_map.index, "Sections"
@@ -99,13 +109,18 @@ def render(
         name = _text(section.heading)
         if section.continued:
             name += " (continued)"
+        # A section whose pages say what they are about lists them in one
+        # column, each description under its link.
+        described = any(link.description for link in section.links)
         out.append(
             f'<section aria-labelledby="{section.id}">'
-            f'<h2 id="{section.id}" dir="auto">{name}</h2><ul>'
+            f'<h2 id="{section.id}" dir="auto">{name}</h2>'
+            + ('<ul class="described">' if described else "<ul>")
         )
         out.extend(
             f'<li><a href="{_attr(link.url)}" dir="auto">{_text(link.title)}</a>'
-            f"{_date(link.lastmod) if section.newest else ''}</li>"
+            f"{_date(link.lastmod) if section.newest else ''}"
+            f"{_note(link.description)}</li>"
             for link in section.links
         )
         out.append("</ul></section>")
@@ -114,6 +129,25 @@ def render(
         out.append(_pager(site_map, path))
     out.append("</body>\n</html>\n")
     return "\n".join(out)
+
+
+def _site(site_name: str | None, home: str | None) -> list[str]:
+    """The header's first line: the site's name, a link to its home page."""
+    if home is None:
+        return (
+            [f'<p class="site" dir="auto">{_text(site_name)}</p>'] if site_name else []
+        )
+    shown = _text(site_name or home)
+    return [
+        f'<p class="site"><a href="{_attr(home)}" rel="home" dir="auto">{shown}</a></p>'
+    ]
+
+
+def _note(description: str | None) -> str:
+    """A link's description, under it (none without one)."""
+    if not description:
+        return ""
+    return f' <span class="note" dir="auto">{_text(description)}</span>'
 
 
 def _date(lastmod: datetime | None) -> str:

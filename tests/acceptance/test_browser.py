@@ -76,8 +76,10 @@ SEED = textwrap.dedent(
     store = open_store("memory://")
     store.upsert(
         [
-            Entry("/", title="Field Notes"),
-            Entry("/about", title="About this site"),
+            Entry("/", title="Field Notes",
+                  description="Short notes on coffee, Python and the web."),
+            Entry("/about", title="About this site",
+                  description="Who writes Field Notes, and how the site is made."),
             Entry("/search"),
             Entry("/blog/", route="/blog/", title="The blog"),
             *(
@@ -87,7 +89,9 @@ SEED = textwrap.dedent(
             Entry("/blog/markup", route="/blog/{slug}",
                   title="<script>alert('not run')</script> & friends"),
             Entry("/docs/getting-started"),
-            Entry("/docs/configuration", title="Configuration reference"),
+            Entry("/docs/configuration", title="Configuration reference",
+                  description="Every key of the config dict, its default and"
+                  " what it changes."),
             Entry("/docs/stores", title="Stores: SQLite, Redis, PostgreSQL"),
             Entry("/en/", title="English"),
             Entry("/de/", title="Deutsch"),
@@ -282,7 +286,11 @@ def server(
             import sys
             sys.path.insert(0, {str(EXAMPLES)!r})
             from {module} import create_app
-            app = create_app({{"base_url": {base!r}, "store": store}})
+            app = create_app({{
+                "base_url": {base!r},
+                "store": store,
+                "html_sitemap": {{"path": "/site-map", "site_name": "Field Notes"}},
+            }})
             """
         )
     )
@@ -307,16 +315,22 @@ def test_the_site_map_in_a_browser(
         SCREENSHOT_COPY.write_bytes(shot.read_bytes())
 
     assert browser.evaluate("document.documentElement.lang") == "en"
-    assert browser.evaluate("document.title") == "Site map"
+    assert browser.evaluate("document.title") == "Site map – Field Notes"
     listed = browser.evaluate(
         "[...document.querySelectorAll('main a')].map(a => a.href)"
     )
     assert sorted(listed) == sorted(sitemap_urls(client)) and len(set(listed)) == len(
         listed
     )
-    # Every other link stays on this page: the skip link and the sections.
+    # The header names the site and links its home page; every other link
+    # stays on this page: the skip link and the sections.
+    home = browser.evaluate(
+        "[...document.querySelectorAll('header a')].map(a => [a.href, a.rel,"
+        " a.textContent])"
+    )
+    assert home == [[f"{base}/", "home", "Field Notes"]]
     others = browser.evaluate(
-        "[...document.querySelectorAll('a:not(main a)')].map(a => a.href)"
+        "[...document.querySelectorAll('a:not(main a, header a)')].map(a => a.href)"
     )
     assert others and all(href.startswith(f"{base}/site-map#") for href in others)
     headings = browser.evaluate(

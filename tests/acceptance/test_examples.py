@@ -182,8 +182,8 @@ def test_the_banner_names_every_document_served(
     name: str, text_sitemap: bool, tmp_path: Path
 ) -> None:
     """What a demo prints before serving: the store's file and every document
-    the site serves (the index, a part, robots.txt, the site map page, the text
-    sitemap when on), each of which answers 200."""
+    the site serves (the index, a part, robots.txt, the site map page,
+    llms.txt, the text sitemap when on), each of which answers 200."""
     import demo_content
 
     module = importlib.import_module(name)
@@ -206,7 +206,7 @@ def test_the_banner_names_every_document_served(
         assert str(store) in text.splitlines()[0]
         urls = re.findall(r"http://localhost(/\S*)", text)
         expected = {"/", "/robots.txt", "/sitemap.xml", "/sitemap-1.xml.gz"}
-        expected |= {"/site-map", "/pages"}
+        expected |= {"/site-map", "/pages", "/llms.txt"}
         if text_sitemap:
             expected.add("/sitemap-1.txt")
         assert set(urls) == expected

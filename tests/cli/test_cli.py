@@ -92,6 +92,22 @@ def test_stats_reports_totals_parts_and_newest_change(uri: str) -> None:
     assert report["newest_change"] is not None
 
 
+def test_stats_names_each_counter_s_group(uri: str) -> None:
+    """The site-wide counters as stats() groups them: "skipped.incomplete",
+    not a bare "incomplete" that could be any group's."""
+    store = open_store(uri)
+    store.add_counts({"recorded": 3, "incomplete": 2, "queue_full": 1})
+    store.close()
+    code, out, _ = run("stats", "--store", uri)
+    assert code == Exit.OK
+    counters = out.partition("counters, all workers:\n")[2].splitlines()
+    assert counters == [
+        "  recorded: 3",
+        "  dropped.queue_full: 1",
+        "  skipped.incomplete: 2",
+    ]
+
+
 def test_a_store_that_is_not_there_is_an_error_and_is_not_created(
     tmp_path: Path,
 ) -> None:

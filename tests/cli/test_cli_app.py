@@ -5,6 +5,7 @@ and FastAPI examples, through click's test runner and as real processes, and as
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -114,7 +115,7 @@ def test_seed_lists_every_public_page_of_the_example(
     assert "4 refused by the config, not requested" in out
     assert f"recorded {len(demo_content.PUBLIC_PATHS)}" in out
     assert "skipped excluded" not in out
-    assert "skipped noindex: 1" in out  # /draft
+    assert f"not recorded: {BASE}/draft: the page says noindex" in out
     assert (
         f"not requested: {BASE}/admin/: excluded by exclude pattern '*/admin/*'"
         " (from default_exclude)"
@@ -213,6 +214,60 @@ def test_seed_requests_nothing_the_config_refuses(
     ]:
         assert f"not requested: {BASE}{path}: {words}" in out
     assert stored_paths(uri) == ["/", "/sitemap.xml.bak"]
+
+
+REDIRECTS = """
+from flask import Flask, redirect
+from sitemap_middleware.flask import Sitemap
+
+app = Flask(__name__)
+app.config["SITEMAP"] = {{"base_url": "http://127.0.0.1:8000", "store": {uri!r}}}
+
+
+@app.get("/")
+def home():
+    return "<!doctype html><title>Home</title>"
+
+
+@app.get("/members")
+def members():
+    return redirect("/login?next=/members", 302)
+
+
+@app.get("/old")
+def old():
+    return redirect("/", 301)
+
+
+@app.get("/users/<name>")
+def user(name):
+    return f"<!doctype html><title>{{name}}</title>"
+
+
+Sitemap(app)
+"""
+
+
+def test_seed_says_what_a_redirect_is_and_which_routes_it_cannot_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uri: str
+) -> None:
+    """A redirect is named as one, with where it goes, never as a page
+    gone; a route with parameters that no params lists is named too."""
+    name = _module(tmp_path, monkeypatch, REDIRECTS.format(uri=uri))
+    code, out, err = run("seed", "--app", name)
+    assert code == Exit.OK, err
+    assert (
+        f"not recorded: {BASE}/members: it answers with 302, a redirect to"
+        " /login?next=/members, an excluded path (a login page)"
+    ) in out
+    assert (
+        f"not recorded: {BASE}/old: it answers an anonymous GET with 301, a"
+        " redirect to /: a page moved for good is listed at its new address"
+    ) in out
+    assert "not requested: /users/<name>: a route with parameters" in out
+    assert "gone" not in out
+    code, out, err = run("seed", "--app", name, "--json")
+    assert json.loads(out)["routes_without_params"] == ["/users/<name>"]
 
 
 def test_verify_never_requests_what_the_config_refuses(
@@ -650,7 +705,7 @@ def test_explain_names_the_response_rule_that_keeps_a_page_out(
     code, out, _ = run(*args, f"{BASE}/report")
     assert "why: it answers with Content-Type 'application/json', not HTML" in out
     code, out, _ = run(*args, f"{BASE}/billing")
-    assert "why: it answers with 302 to /login?next=/billing, an excluded" in out
+    assert "why: it answers with 302, a redirect to /login?next=/billing, an" in out
     module = __import__(name)
     assert module.CALLS == ["/members", "/post"]  # asked once each
     assert stored_paths(uri) == []  # explain records nothing

@@ -922,3 +922,38 @@ def test_news_facts(body: bytes, expected: Head) -> None:
     name and the page's language, the quick scan and html.parser alike."""
     assert scan_head([body]) == expected
     assert scan_head([body], quick=False) == expected
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            b'<head><title>T</title><meta name="Description" content=" A &amp; B ">'
+            b'<meta property="og:description" content="Open Graph">',
+            Head(title="T", description="A & B"),
+        ),
+        # Open Graph's, without a meta description; its name spelling too.
+        (
+            b"<head><title>T</title><meta property=og:description content=OG>",
+            Head(title="T", description="OG"),
+        ),
+        (b"<head><meta name=og:description content=OG>", Head(description="OG")),
+        # The first one counts; a blank one is none; the body's are content.
+        (
+            b"<head><meta name=description content=''>"
+            b"<meta name=description content=First>"
+            b"<meta name=description content=Second></head>"
+            b"<body><meta name=description content=Body>",
+            Head(description="First"),
+        ),
+        (
+            b"<head><title>T</title></head><body><meta name=description content=B>",
+            Head(title="T"),
+        ),
+    ],
+)
+def test_description(body: bytes, expected: Head) -> None:
+    """A page's description: its meta description, else its og:description,
+    the quick scan and html.parser alike, the precheck letting it through."""
+    assert scan_head([body]) == expected
+    assert scan_head([body], quick=False) == expected

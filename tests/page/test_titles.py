@@ -9,11 +9,21 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from sitemap_middleware import Entry, Store
 from sitemap_middleware.config import Config
 from sitemap_middleware.page.head import scan_head
-from sitemap_middleware.page.titles import MAX_TITLE, Affix, Titles, clean, heading
+from sitemap_middleware.page.titles import (
+    MAX_DESCRIPTION,
+    MAX_TITLE,
+    Affix,
+    Titles,
+    clean,
+    describe,
+    heading,
+)
 from sitemap_middleware.reasons import RECORD
 from sitemap_middleware.recording.observation import Observation, Observed
 from sitemap_middleware.recording.recorder import Recorder
@@ -79,6 +89,25 @@ def test_titles_are_bounded_at_a_word() -> None:
     cut = clean(long)
     assert cut is not None and len(cut) <= MAX_TITLE and cut.endswith("word…")
     assert clean("   ") is None
+
+
+@given(st.text(max_size=1000))
+def test_descriptions_follow_the_title_rules(text: str) -> None:
+    """A description is visible text, whitespace collapsed, at most
+    MAX_DESCRIPTION characters, cut at a word: what the title rules give
+    with that bound, and the whole text when it fits."""
+    described = describe(text)
+    assert described == clean(text, MAX_DESCRIPTION)
+    if described is None:
+        return
+    assert len(described) <= MAX_DESCRIPTION
+    assert " ".join(described.split()) == described
+    shown = clean(text, 10**6)
+    if shown is not None and len(shown) <= MAX_DESCRIPTION:
+        assert described == shown
+    else:
+        assert described.endswith("…")
+        assert shown is not None and shown.startswith(described[:-1])
 
 
 @pytest.mark.parametrize(

@@ -22,10 +22,12 @@ from sitemap_middleware.watching.policy import Policy
 
 BASE = "http://localhost"
 KEY = "a1b2c3d4-e5f6"
-# Every document on: text sitemaps, the site map for people, the key file.
+# Every document on: text sitemaps, the site map for people, llms.txt, the
+# key file.
 EVERY = {
     "text_sitemap": True,
     "html_sitemap": "/site-map",
+    "llms_txt": True,
     "indexnow": {"key": KEY, "endpoint": "http://127.0.0.1:9/indexnow"},
     "news": {"pages": ["/*"], "name": "The Daily", "language": "en"},
 }
@@ -61,9 +63,10 @@ def test_the_table_has_every_document_once() -> None:
         "robots": "/robots.txt",
         "site-map": "/site-map",
         "key-file": f"/{KEY}.txt",
+        "llms": "/llms.txt",
     }
     # The options turn rows off: the text sitemaps, the news sitemap, the
-    # page, the key file.
+    # page, the key file, llms.txt.
     plain = Config.from_mapping({"base_url": BASE}).documents
     assert [d.kind for d in plain.rows] == ["index", "part", "robots"]
 
@@ -80,11 +83,13 @@ def test_the_gate_is_as_short_as_it_was() -> None:
         "/robots.txt",
         "/site-map",
         f"/{KEY}.txt",
+        "/llms.txt",
     )
     assert _config(html_sitemap="/sitemap.html").documents.gate == (
         "/sitemap",
         "/robots.txt",
         f"/{KEY}.txt",
+        "/llms.txt",
     )
 
 
@@ -111,11 +116,13 @@ def test_the_site_map_pages_are_numbered_by_the_query() -> None:
 
 @pytest.mark.parametrize("document", [d for d in DOCUMENTS if d.template])
 def test_no_configured_path_may_take_a_document_s(document: Document) -> None:
-    """The site map page and the key file may take no path of the table,
-    whichever options are on."""
+    """The site map page, llms.txt and the key file may take no path of the
+    table, whichever options are on."""
     path = document.build(3)
     with pytest.raises(ConfigError, match="must not be one of the sitemap's own"):
         Config.from_mapping({"base_url": BASE, "html_sitemap": path})
+    with pytest.raises(ConfigError, match="must not be one of the sitemap's own"):
+        Config.from_mapping({"base_url": BASE, "llms_txt": {"path": path}})
     indexnow = {"key": KEY, "key_location": path}
     with pytest.raises(ConfigError, match="is a path the sitemap answers"):
         Config.from_mapping({"base_url": BASE, "indexnow": indexnow})
@@ -172,6 +179,8 @@ OWN = "text/plain; charset=utf-8"
         ("/sitemap-1.TXT", APP),
         ("/ROBOTS.TXT", APP),
         ("/site-map/", APP),
+        ("/llms.txt/", APP),
+        ("/LLMS.txt", APP),
         ("/Site-Map", APP),
         (f"/{KEY.upper()}.txt", APP),
         ("/sitemaps", APP),

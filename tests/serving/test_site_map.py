@@ -611,7 +611,8 @@ def test_a_change_is_arranged_off_the_requests_which_serve_the_previous() -> Non
 
 def test_configured_sections_head_the_map_in_the_order_of_their_parts() -> None:
     """With sections, the map groups pages by the section their part holds,
-    headed by its name; the pages no section names are under "default"."""
+    headed by a readable form of its name; the pages no section names are
+    under "Pages"."""
     store = MemoryStore(part_size=2)
     store.upsert(
         [
@@ -625,9 +626,9 @@ def test_configured_sections_head_the_map_in_the_order_of_their_parts() -> None:
     )
     shown = site_map(store, "https://example.com")
     assert [(s.heading, [link.title for link in s.links]) for s in shown.sections] == [
-        ("default", ["Home", "About"]),
-        ("posts", ["A post", "B post", "C post"]),
-        ("tags", ["X"]),
+        ("Pages", ["Home", "About"]),
+        ("Posts", ["A post", "B post", "C post"]),
+        ("Tags", ["X"]),
     ]
     assert len({s.id for s in shown.sections}) == 3
     # Without sections the same pages group by path, as before.
@@ -642,3 +643,105 @@ def test_configured_sections_head_the_map_in_the_order_of_their_parts() -> None:
         "Blog",
         "Tags",
     ]
+
+
+# -- the header, headings in words, descriptions ---------------------------------
+
+
+def test_the_header_names_the_site_and_links_home(make: Callable[..., Site]) -> None:
+    """The header's first line is the site's name (the config's, else the
+    name its titles repeat, else its address), a link to its home page."""
+    named = make({"html_sitemap": {"path": "/site-map", "site_name": "Acme & Co"}})
+    _visited(named, ("/a", "A"))
+    page = parse_page(named.get("/site-map").body)
+    assert page.links["header"] == [(f"{BASE}/", "Acme & Co")]
+    assert page.headings[0] == ("h1", "Site map")
+    site = make(SITE_MAP)
+    _visited(site, ("/a", "A"))
+    page = parse_page(site.get("/site-map").body)
+    assert page.links["header"] == [(f"{BASE}/", f"{BASE}/")]
+    _visited(site, *((f"/{w}", f"{w.title()} | Acme") for w in ("b", "c", "d", "e")))
+    page = parse_page(site.get("/site-map").body)
+    assert page.links["header"] == [(f"{BASE}/", "Acme")]
+
+
+def test_sections_are_headed_in_words(make: Callable[..., Site]) -> None:
+    """A configured section is headed by its label, else by a readable form
+    of its name; the pages no section names by the default's label, else
+    "Pages"."""
+    sections = {"blog-posts": ["/blog/*"], "legal_texts": ["/terms"], "docs": "/d/*"}
+    labels = {"blog-posts": "From the blog", "default": "Everything else"}
+    store = MemoryStore()
+    store.upsert(
+        [
+            Entry("/", title="Home", section=""),
+            Entry("/blog/a", title="A", section="blog-posts"),
+            Entry("/terms", title="Terms", section="legal_texts"),
+            Entry("/d/x", title="X", section="docs"),
+        ]
+    )
+    site = make({**SITE_MAP, "store": store, "sections": sections})
+    assert [s.heading for s in site_map(site.middleware).sections] == [
+        "Pages",
+        "Blog posts",
+        "Legal texts",
+        "Docs",
+    ]
+    labelled = make(
+        {**SITE_MAP, "store": store, "sections": sections, "section_labels": labels}
+    )
+    page = parse_page(labelled.get("/site-map").body)
+    assert [text for tag, text in page.headings if tag == "h2"] == [
+        "Everything else",
+        "From the blog",
+        "Legal texts",
+        "Docs",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("labels", "error"),
+    [
+        ({"posts": "Posts"}, "'section_labels' names 'posts', which the 'sections'"),
+        ({"default": ""}, "'section_labels.default' must be a non-empty single line"),
+        ({"default": "A\nB"}, "must be a non-empty single line"),
+        (["Posts"], "'section_labels' must map a section name to its heading"),
+    ],
+)
+def test_bad_section_labels_are_refused(labels: Any, error: str) -> None:
+    with pytest.raises(ConfigError, match=re.escape(error)):
+        SitemapMiddleware(
+            lambda environ, start: [],
+            {"base_url": BASE, "store": "memory://", "section_labels": labels},
+        )
+
+
+def test_each_entry_shows_its_description() -> None:
+    """A page's description is shown under its link, escaped and isolated;
+    a section with descriptions lists its pages in one column."""
+    from sitemap_middleware.model import PartInfo
+    from sitemap_middleware.serving.arrangement import Arrangement, Part
+    from sitemap_middleware.serving.site_map_html import render
+
+    entries = [
+        Entry("/", title="Home", description="Field notes <b>&</b> more"),
+        Entry("/about", title="About"),
+        Entry("/blog/a", route="/blog/<slug>", title="A", description="\u202eA post"),
+    ]
+    info = PartInfo(1, 3, UNDATED, "1.1", WHEN)
+    arranged = Arrangement.of((info,), [Part.read(info.version, entries)])
+    listing = arranged.page(1, 10, BASE)
+    described = {
+        link.path: link.description for s in listing.sections for link in s.links
+    }
+    assert described == {
+        "/": "Field notes <b>&</b> more",
+        "/about": None,
+        "/blog/a": "\u202eA post",
+    }
+    body = render(listing, path="/site-map", site_name="Acme", home=f"{BASE}/")
+    assert (
+        '<span class="note" dir="auto">Field notes &lt;b&gt;&amp;&lt;/b&gt; more</span>'
+        in body
+    )
+    assert body.count('<ul class="described">') == 2
