@@ -4,12 +4,15 @@ no request longer than the wait; the answer, once built, fills the cache."""
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
+
+logger = logging.getLogger("sitemap_middleware")
 
 # Answers being built at once, beyond which a request waits for none: a store
 # that hangs holds that many threads, never one per request.
@@ -37,15 +40,18 @@ class Bounded:
         self._lock = threading.Lock()
         self._building = 0
         self._pid = os.getpid()
+        self._slow = False  # the last call took longer than the wait
 
-    def run(self, call: Callable[[], T]) -> T | None:
+    def run(self, call: Callable[[], T], what: str) -> T | None:
         """What ``call`` returns, or ``None`` when it took longer than the
         wait (it goes on, on its thread) or too many are being built; raises
-        what ``call`` raised within the wait."""
+        what ``call`` raised within the wait. ``what`` names it in the log
+        line that says so, at WARNING once until a call is in time again."""
         with self._lock:
             if self._pid != os.getpid():  # a forked child: none of these is its
                 self._pid, self._building = os.getpid(), 0
             if self._building >= self._most:
+                self._late(what)
                 return None
             self._building += 1
         outcome: _Outcome[T] = _Outcome()
@@ -64,7 +70,20 @@ class Bounded:
 
         threading.Thread(target=build, name="sitemap-answer", daemon=True).start()
         if not outcome.done.wait(self.wait):
+            self._late(what)
             return None
+        self._slow = False
         if outcome.error is not None:
             raise outcome.error
         return outcome.value
+
+    def _late(self, what: str) -> None:
+        """Say that ``what`` goes without its answer."""
+        log = logger.debug if self._slow else logger.warning
+        self._slow = True
+        log(
+            "sitemap store too slow for %s (more than %.1f s): the last good"
+            " bytes, or 503",
+            what,
+            self.wait,
+        )

@@ -180,7 +180,6 @@ class Server:
         # A request waits ``wait`` seconds at most for its answer (None: as
         # long as the store takes, for a command's export).
         self._bounded = None if wait is None else Bounded(wait)
-        self._slow = False  # the last request waited past the bound
         # Whether this process holds pages not written yet: an empty store's
         # index is then not yet there (503), not missing (404).
         self._pending = pending
@@ -246,24 +245,9 @@ class Server:
         try:
             if self._bounded is None:
                 response = answer(document, number, header)
-            else:
-                found_in_time = self._bounded.run(
-                    lambda: answer(document, number, header)
-                )
-                if found_in_time is None:  # the store is slow: the last good
-                    # Said once until a request is answered in time again.
-                    log = logger.debug if self._slow else logger.warning
-                    self._slow = True
-                    log(
-                        "sitemap store too slow for %s (more than %.1f s): the"
-                        " last good bytes, or 503",
-                        path,
-                        self._bounded.wait,
-                    )
-                    found_in_time = self._last_known(document, number)
-                else:
-                    self._slow = False
-                response = found_in_time
+            else:  # a slow store's request gets what was good before
+                made = self._bounded.run(lambda: answer(document, number, header), path)
+                response = made or self._last_known(document, number)
         except StoreFault as exc:  # lasts until someone acts: no copy is served
             self._faulted(path, exc)
             response = _text(
