@@ -46,8 +46,8 @@ class ASGISitemapMiddleware(SitemapBase):
 
     The app's routes are read from ``scope["app"]`` (Starlette and FastAPI set
     it) at lifespan startup, where a ``routes`` key that names none of them is
-    a ``ConfigError`` that fails the startup; without a lifespan, at the first
-    page response, where it is one warning.
+    a ``ConfigError`` that fails the startup; without a lifespan, when the
+    writer reads the first page's route, where it is one warning.
 
     .. code-block:: python
 
@@ -58,7 +58,9 @@ class ASGISitemapMiddleware(SitemapBase):
 
     def __init__(self, app: ASGIApp, config: Mapping[str, Any] | Config) -> None:
         refuse_second(app, ASGISitemapMiddleware)
-        super().__init__(config, _locate, self._route, STARLETTE, _cookie)
+        super().__init__(
+            config, _locate, self._route, STARLETTE, _cookie, route_stays=True
+        )
         self.app = app
         self.watcher.query_key = "query_string"
         self._looked = False

@@ -19,7 +19,7 @@ from .recording.recheck import ConfigJudge
 from .recording.recorder import Recorder
 from .recording.sharing import site_name
 from .routes import Routes
-from .serving.server import Server
+from .serving.server import SERVE_WAIT, Server
 from .stores import Store, link_sites, open_store
 from .stores.contract import Checked, Placed
 from .watching.policy import Policy
@@ -37,7 +37,9 @@ class SitemapBase:
     ``spelling`` is how its framework writes route templates
     (:data:`~sitemap_middleware.apps.WERKZEUG` or ``STARLETTE``);
     ``own_folder`` a folder the app owns (Flask's instance folder), made when
-    the store's file is to be in it.
+    the store's file is to be in it; ``route_stays`` whether the route
+    ``find_route`` reads stays in the request's state once the response is
+    sent (ASGI's scope), so that the writer's thread reads it.
 
     :raises ConfigError: for a bad config, a ``routes`` key in the other
         framework's syntax among them, or a store file named where none can
@@ -52,6 +54,7 @@ class SitemapBase:
         spelling: str,
         cookie: CookieReader,
         own_folder: str | None = None,
+        route_stays: bool = False,
     ) -> None:
         whole = Config.from_mapping(config)
         # With several sites, this middleware is the default site's; the
@@ -85,9 +88,17 @@ class SitemapBase:
             self.store,
             self.recorder.check_hints,
             site_name=partial(site_name, self.store),
+            wait=SERVE_WAIT,
+            pending=self.recorder.adding,
         )
         self.watcher = Watcher(
-            self.policy, self.routes, self.recorder, locate, find_route, cookie
+            self.policy,
+            self.routes,
+            self.recorder,
+            locate,
+            find_route,
+            cookie,
+            route_stays,
         )
         # The User-Agents that claim a search engine's crawler (none when
         # crawls are not kept): the adapters look each request's up.

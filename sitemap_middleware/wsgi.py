@@ -65,6 +65,10 @@ class SitemapMiddleware(SitemapBase):
             WERKZEUG,
             _cookie,
             own_folder=None if flask is None else flask.instance_path,
+            # The template an app puts in the environ stays there; Flask's
+            # request leaves it with the response, and a finder of one's own
+            # may read what the request alone holds.
+            route_stays=flask is None and find_route is None,
         )
         # Status lines seen, with their code: int() of a string costs more than
         # the rest of a passed-through request's status handling.
@@ -152,7 +156,8 @@ class SitemapMiddleware(SitemapBase):
             return body
         if type(recording) is Recording:  # the app started before it returned
             # Built without an __init__ frame, as _Watch is.
-            noted = _NotedList() if isinstance(body, (list, tuple)) else _Noted()
+            # A list or tuple (not a subclass, which may have a close()).
+            noted = _NotedList() if type(body) in (list, tuple) else _Noted()
             noted._body = body
             noted._recording = recording
             return noted
@@ -322,10 +327,17 @@ class _Noted:
 
 
 class _NotedList(_Noted):
-    """The same around a list or tuple body, whose length it keeps: a server may
-    set Content-Length from a one-item list (wsgiref does)."""
+    """The same around a list or tuple body (of these very types), whose length
+    it keeps: a server may set Content-Length from a one-item list (wsgiref
+    does)."""
 
     __slots__ = ()
+
+    def close(self) -> None:
+        # A list has no close() to call: asking getattr() for it costs an
+        # exception made and dropped.
+        if not self._recording.done:
+            self._recording.end(False)
 
     def __len__(self) -> int:
         return len(self._body)  # type: ignore[arg-type]

@@ -111,8 +111,10 @@ def scan_head(
     pieces: list[bytes] = []
     left = budget
     for chunk in chunks:
-        pieces.append(chunk[: max(left, 0)])
-        left -= len(pieces[-1])
+        # A chunk within the budget is taken as it is: a slice is a copy.
+        piece = chunk if len(chunk) <= left else chunk[: max(left, 0)]
+        pieces.append(piece)
+        left -= len(piece)
         if left <= 0:
             break
     start = b"".join(pieces)

@@ -5,6 +5,7 @@ html.parser's tokens to the same handlers (parser.HeadParser).
 from __future__ import annotations
 
 import re
+import sys
 from html import unescape
 
 from .parser import (
@@ -36,18 +37,24 @@ _WS = "\t\n\f\r "  # ASCII whitespace: html.parser's \s takes Unicode's too
 # self-closing. Between attributes only ASCII whitespace; a plain value ends
 # at any whitespace and is followed by ASCII whitespace or ">" (html.parser
 # would read "x\xa0y" as "x" then "y", and "x/>" as "x/" then ">").
+# What is matched is never given back (no attribute, name, value or space can
+# be what follows it instead): possessive repeats, where Python has them
+# (3.11), spare the regex engine the bookkeeping for backtracking.
+_ONCE = "+" if sys.version_info >= (3, 11) else ""
 _START_TAG = re.compile(
-    f"[{_WS}]*<([a-zA-Z][a-zA-Z0-9]*)"
-    f"((?:[{_WS}]+[a-zA-Z_:][-a-zA-Z0-9_:.]*"
-    f"(?:[{_WS}]*=[{_WS}]*(?:\"[^\"]*\"|'[^']*'|[^\\s\"'=<>`/]+(?=[{_WS}>])))?)*)"
-    f"[{_WS}]*(/?)>"
+    f"[{_WS}]*{_ONCE}<([a-zA-Z][a-zA-Z0-9]*{_ONCE})"
+    f"((?:[{_WS}]+{_ONCE}[a-zA-Z_:][-a-zA-Z0-9_:.]*{_ONCE}"
+    f"(?:[{_WS}]*{_ONCE}=[{_WS}]*{_ONCE}"
+    f"(?:\"[^\"]*{_ONCE}\"|'[^']*{_ONCE}'|[^\\s\"'=<>`/]+{_ONCE}(?=[{_WS}>])))?{_ONCE})*{_ONCE})"
+    f"[{_WS}]*{_ONCE}(/?)>"
 )
 _ATTRIBUTE = re.compile(
-    f"([a-zA-Z_:][-a-zA-Z0-9_:.]*)"
-    f"(?:[{_WS}]*=[{_WS}]*(?:\"([^\"]*)\"|'([^']*)'|([^\\s\"'=<>`/]+)))?"
+    f"([a-zA-Z_:][-a-zA-Z0-9_:.]*{_ONCE})"
+    f"(?:[{_WS}]*{_ONCE}=[{_WS}]*{_ONCE}"
+    f"(?:\"([^\"]*{_ONCE})\"|'([^']*{_ONCE})'|([^\\s\"'=<>`/]+{_ONCE})))?{_ONCE}"
 )
-_END_TAG = re.compile("</([a-zA-Z][a-zA-Z0-9]*)>")
-_COMMENT = re.compile("<!--(?!-?>)(?:[^-]|-(?!-))*-->")
+_END_TAG = re.compile(f"</([a-zA-Z][a-zA-Z0-9]*{_ONCE})>")
+_COMMENT = re.compile(f"<!--(?!-?>)(?:[^-]+{_ONCE}|-(?!-))*{_ONCE}-->")
 _DOCTYPE = re.compile("<![dD][oO][cC][tT][yY][pP][eE][^<>]*>")
 # html.parser's raw text elements: their content is read up to their end tag.
 _RAW_TEXT = frozenset({"script", "style"})
@@ -56,7 +63,8 @@ _RAW_TEXT = frozenset({"script", "style"})
 _VOID = frozenset({"meta", "link", "base", "html", "head"})
 # A <meta> or <link> the handlers act on holds one of these words (or a
 # character reference, which may spell one): the others are passed over
-# without reading their attributes (most of a head's tags).
+# without reading their attributes (most of a head's tags), as is a script
+# that cannot be JSON-LD.
 # Searched in the lowered attributes (IGNORECASE would cost five times as much).
 _TELLING = {
     "meta": re.compile(
@@ -76,6 +84,8 @@ _TELLING = {
     ).search,
     "link": re.compile("canonical|alternate|&").search,
     "html": re.compile("lang|&").search,
+    # A script's attributes matter only for its type, JSON-LD's.
+    "script": re.compile("ld\\+json|&").search,
 }
 # Elements whose content releases of html.parser read differently.
 _GIVE_UP = frozenset({"noscript", "template"})
@@ -107,7 +117,8 @@ def quick_scan(parser: HeadParser, text: str) -> bool:
                     parser.handle_endtag("title")
                     i = end.end()
                     continue
-                start = _START_TAG.match(text, j)
+                # No start tag at j either: the one tried at i took the
+                # whitespace before it, and any other text ended the head.
             if start is not None:
                 name, written, closed = start.groups()
                 tag = name.lower()
@@ -118,9 +129,12 @@ def quick_scan(parser: HeadParser, text: str) -> bool:
                 i = start.end()
                 if tag in READ_ATTRIBUTES:
                     telling = _TELLING.get(tag)
-                    if telling is not None and telling(written.lower()) is None:
+                    if telling is None or telling(written.lower()) is not None:
+                        parser.start(tag, _attributes(written))
+                    elif tag in _RAW_TEXT:  # a script of no JSON-LD
+                        parser.start(tag, NO_ATTRIBUTES)
+                    else:
                         continue  # a <meta> or <link> the handlers ignore
-                    parser.start(tag, _attributes(written))
                 else:
                     parser.start(tag, NO_ATTRIBUTES)
                 if tag in _RAW_TEXT:
@@ -157,7 +171,7 @@ def _raw_text(parser: HeadParser, text: str, i: int, tag: str) -> int:
     """Hand a script's or style's content to ``parser``, then its end tag;
     where the text goes on from, or -1 to give up."""
     j = text.find("</", i)
-    if j < 0 or "<!--" in text[i:j]:
+    if j < 0 or text.find("<!--", i, j) >= 0:
         return -1
     end = _END_TAG.match(text, j)
     if end is None or end.group(1).lower() != tag:

@@ -9,6 +9,7 @@ import threading
 from collections import deque
 from collections.abc import Callable
 
+from ..reasons import RECORD
 from .observation import Observation
 
 # The queue refuses new observations beyond either bound.
@@ -33,6 +34,7 @@ class Intake:
 
     def __init__(self, batch: int, refused: Callable[[], object]) -> None:
         self._batch = batch
+        self._full = batch - 1  # queued before a put that makes a batch
         self._refused = refused  # told of each observation refused
         self._queue: deque[Observation] = deque()
         self._bytes = 0
@@ -47,17 +49,24 @@ class Intake:
         """Queue ``observation``; ``False`` (nothing queued, and ``refused``
         told) when full."""
         queue = self._queue
-        size = observation.size
-        if len(queue) >= MAX_QUEUED or self._bytes + size > MAX_QUEUED_BYTES:
+        queued = len(queue)
+        total = self._bytes + observation.size
+        if queued >= MAX_QUEUED or total > MAX_QUEUED_BYTES:
             self._refused()
             return False
         queue.append(observation)
-        self._bytes += size
-        if len(queue) >= self._batch and not self._signalled:
+        self._bytes = total
+        if queued >= self._full and not self._signalled:
             # A flag, not Event.is_set(): a full queue asks it of every put.
             self._signalled = True
             self._ready.set()
         return True
+
+    def pages(self) -> bool:
+        """Whether a page to record is queued (a walk of the queue: asked
+        only of an empty store's index)."""
+        # list() copies the deque in one C call: puts may go on meanwhile.
+        return any(observation.action == RECORD for observation in list(self._queue))
 
     def take(self) -> list[Observation]:
         """Up to a batch of the oldest observations, out of the queue (one

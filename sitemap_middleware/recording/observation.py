@@ -57,6 +57,12 @@ class Observation(Protocol):
     def seen(self) -> float:
         """When the response was sent in full (``time.time()``)."""
 
+    def settle(self) -> str | None:
+        """Asked by the writer before any other field: a page's recording
+        reads its spelling and route from the request here, off the request
+        path. ``None``, or why the observation is not recorded after all
+        (counted)."""
+
 
 class Observed(NamedTuple):
     """An :class:`Observation` as a value: a removal, a replayed page."""
@@ -71,3 +77,7 @@ class Observed(NamedTuple):
     body: list[bytes]
     size: int
     seen: float
+
+    def settle(self) -> str | None:
+        """Nothing to settle: a value is whole."""
+        return None

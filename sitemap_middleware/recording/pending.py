@@ -25,6 +25,10 @@ class Pending:
     def __bool__(self) -> bool:
         return bool(self.upserts or self.removals or self.candidates)
 
+    def adding(self) -> bool:
+        """Whether pages wait to be written (new or changed), removals aside."""
+        return bool(self.upserts or self.candidates)
+
     def upsert(self, upsert: Upsert) -> str | None:
         """Take a page to write: the last one for a path wins, a new URL waits
         for admission. Returns the reason to count when it is refused."""

@@ -182,6 +182,11 @@ class Recorder:
         except Exception:
             logger.exception("closing the sitemap store failed")
 
+    def adding(self) -> bool:
+        """Whether pages this process served are on their way to the store
+        (queued, or digested and waiting to be written); removals aside."""
+        return self._intake.pages() or self._writer.adding()
+
     def stats(self) -> dict[str, object]:
         """Counters since start: recorded, removed, and by reason."""
         self.check_hints()

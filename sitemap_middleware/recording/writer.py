@@ -40,6 +40,7 @@ from .digest import Removal, Rules, Skip, Unchanged, Upsert, digest
 from .hints import Hints
 from .intake import MAX_QUEUED, Intake
 from .observation import Observation
+from .pace import paced
 from .pending import Pending
 from .recent import Recent
 from .recheck import Recheck
@@ -100,6 +101,7 @@ class Writer:
 
             self._pusher = Pusher(config.indexnow, config.base_url, store, self._count)
         self._pending = Pending()
+        self.adding = self._pending.adding  # pages digested, not yet written
         self._declared = Declared()
         self._writing = Writing(store, pushing=self._pusher is not None)
         # News: the articles of each batch written beside its pages.
@@ -231,7 +233,7 @@ class Writer:
             batch = self._intake.take()
             if not batch:
                 return
-            for observation in batch:
+            for observation in paced(batch):
                 try:
                     self._note(observation)
                 except Exception as exc:
@@ -244,6 +246,9 @@ class Writer:
 
     def _note(self, observation: Observation) -> None:
         """Digest one observation into a pending upsert or removal, or nothing."""
+        if (settled := observation.settle()) is not None:  # a page's, off the request
+            self._count(settled)
+            return
         recent = self._recent
         hit = recent.get(observation.key)
         outcome = digest(observation, self._config, self._rules, hit, self._written)

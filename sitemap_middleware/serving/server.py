@@ -27,14 +27,20 @@ from ..paths import TEXT, Document
 from ..sitemaps import MAX_NEWS, NEWS_WINDOW, escape
 from ..stores.contract import News, Store
 from . import llms, site_map, site_map_html
+from .ahead import ahead
 from .arrangement import Arrangement
+from .bounded import Bounded
 
 logger = logging.getLogger("sitemap_middleware")
 
 ALLOW = "GET, HEAD"
-# Rendered parts kept in memory, keyed by version.
+# Rendered documents kept in memory (the newest version of each), in bytes.
 CACHE_BYTES = 32 * 1024 * 1024
 RETRY_AFTER = "120"
+# How long a request for a document waits for the store (a few round trips to
+# a far one) before it is answered from the last good bytes, or 503.
+SERVE_WAIT = 2.5
+NOT_YET = "The sitemap is being written: try again shortly.\n"
 
 Header = Callable[[str], "str | None"]
 # What answers a document: given it, its number and the request's header
@@ -100,6 +106,63 @@ UNUSABLE = (
 )
 
 
+class Rendered:
+    """The bodies served, by version key (a document's kind and number, then
+    what its version is made of): only the newest of each document, since a
+    request reads the store's current version before it asks for a body and
+    an older one is never asked again but by a 304's validators; the least
+    recently used documents go beyond ``limit`` bytes (the newest one kept
+    whatever its size). Thread-safe."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        # (kind, number) -> (its version key, its body), least recently used first.
+        self._newest: OrderedDict[tuple[object, ...], tuple[tuple[object, ...], bytes]]
+        self._newest = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._newest)
+
+    @property
+    def size(self) -> int:
+        """The bodies' bytes held."""
+        return self._bytes
+
+    def get(self, key: tuple[object, ...]) -> bytes | None:
+        """The body of exactly this version, if held."""
+        with self._lock:
+            held = self._newest.get(key[:2])
+            if held is None or held[0] != key:
+                return None
+            self._newest.move_to_end(key[:2])
+            return held[1]
+
+    def put(self, key: tuple[object, ...], body: bytes) -> None:
+        """Hold ``body`` as its document's version, in place of any other."""
+        with self._lock:
+            newest = self._newest
+            old = newest.pop(key[:2], None)
+            if old is not None:
+                self._bytes -= len(old[1])
+            newest[key[:2]] = (key, body)
+            self._bytes += len(body)
+            while self._bytes > self._limit and len(newest) > 1:
+                self._bytes -= len(newest.popitem(last=False)[1][1])
+
+    def last(self, kind: str, number: int) -> bytes | None:
+        """The last body held of a document, whatever its version."""
+        with self._lock:
+            held = self._newest.get((kind, number))
+            return None if held is None else held[1]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._newest.clear()
+            self._bytes = 0
+
+
 class Server:
     """Answers the sitemap endpoints of one configuration from one store."""
 
@@ -110,8 +173,16 @@ class Server:
         on_empty: Callable[[], object] | None = None,
         site_name: Callable[[], str | None] | None = None,
         clock: Callable[[], float] = time.time,
+        wait: float | None = None,
+        pending: Callable[[], bool] | None = None,
     ) -> None:
         self._config = config
+        # A request waits ``wait`` seconds at most for its answer (None: as
+        # long as the store takes, for a command's export).
+        self._bounded = None if wait is None else Bounded(wait)
+        # Whether this process holds pages not written yet: an empty store's
+        # index is then not yet there (503), not missing (404).
+        self._pending = pending
         self._store = store
         # What time it is to the news sitemap (tests move it): its articles
         # are those of the two days before.
@@ -150,10 +221,7 @@ class Server:
             site_name=site_name if named is None else (lambda: named),
             labels=config.section_labels,
         )
-        # version key -> body; bounded in bytes, least recently used out first.
-        self._cache: OrderedDict[tuple[object, ...], bytes] = OrderedDict()
-        self._cache_bytes = 0
-        self._cache_lock = threading.Lock()  # guards the dict
+        self._cache = Rendered(CACHE_BYTES)
         self._render_lock = threading.Lock()  # one render at a time
         # The faults said at ERROR (their words), each once.
         self._faults_said: set[str] = set()
@@ -175,7 +243,11 @@ class Server:
         if answer is None:  # robots.txt: the app's answer, amended (robots_for)
             return _not_found()
         try:
-            response = answer(document, number, header)
+            if self._bounded is None:
+                response = answer(document, number, header)
+            else:  # a slow store's request gets what was good before
+                made = self._bounded.run(lambda: answer(document, number, header), path)
+                response = made or self._last_known(document, number)
         except StoreFault as exc:  # lasts until someone acts: no copy is served
             self._faulted(path, exc)
             response = _text(
@@ -225,6 +297,10 @@ class Server:
             # empty store has no sitemap yet: 404, not to be cached.
             if self._on_empty is not None:
                 self._on_empty()
+            if self._pending is not None and self._pending():
+                return _text(
+                    503, NOT_YET, Retry_After=RETRY_AFTER, Cache_Control="no-store"
+                )
             return _text(404, EMPTY, Cache_Control="no-store")
         news = self._listed_news(parts)[1] if self._config.news else None
         key = (document.kind, 0, *(p.version for p in parts), news)
@@ -304,7 +380,7 @@ class Server:
         key = (document.kind, number, part.version, *self._gzip)
 
         def build() -> bytes:
-            fragments = self._store.fragments(number)
+            fragments = ahead(self._store.fragments(number))
             level = self._config.gzip_level
             return render.urlset(
                 self._config.base_url, fragments, level, schema=self._schema
@@ -437,36 +513,21 @@ class Server:
         )
 
     def _cached(self, key: tuple[object, ...], build: Callable[[], bytes]) -> bytes:
-        with self._cache_lock:
-            body = self._cache.get(key)
+        body = self._cache.get(key)
         if body is not None:
             return body
         # Single flight: concurrent requests for a stale part render it once.
         with self._render_lock:
-            with self._cache_lock:
-                body = self._cache.get(key)
-            if body is not None:
-                return body
-            body = build()
-            with self._cache_lock:
-                self._cache[key] = body
-                self._cache_bytes += len(body)
-                while self._cache_bytes > CACHE_BYTES and len(self._cache) > 1:
-                    self._cache_bytes -= len(self._cache.popitem(last=False)[1])
+            body = self._cache.get(key)
+            if body is None:
+                body = build()
+                self._cache.put(key, body)
         return body
 
     def _last_known(self, document: Document, number: int) -> Response:
         # Never an empty or truncated success (invariant 14): the last good
         # document, or 503 so that crawlers come back later.
-        with self._cache_lock:
-            known = next(
-                (
-                    body
-                    for key, body in reversed(self._cache.items())
-                    if key[:2] == (document.kind, number)
-                ),
-                None,
-            )
+        known = self._cache.last(document.kind, number)
         if known is None:
             return _text(
                 503, "Sitemap temporarily unavailable.\n", Retry_After=RETRY_AFTER

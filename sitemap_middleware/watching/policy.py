@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Container, Iterable
 
 from ..config import Config, host_name
 from ..reasons import DEPENDS, RECORD, REMOVE, Skipped
@@ -32,10 +32,6 @@ HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 # "*/word/*": a whole path segment anywhere ("*" also matches "/", and "/x/*"
 # also matches "/x"), for a word with no glob character in it.
 _SEGMENT = re.compile(r"\*/([^/*?\[]+)/\*")
-
-
-# A search that never finds: frozenset().__contains__ is a C call.
-_NEVER: Callable[[str], object] = frozenset().__contains__
 
 
 class _Everything:
@@ -130,13 +126,6 @@ class Globs:
         search, left to the pages about to be recorded."""
         return self._segments is not None and self._segments(path, 1) is not None
 
-    def deeper_search(self) -> Callable[[str], object]:
-        """:meth:`deeper` as one C call, true when it is, for a path that
-        :meth:`anchored` let pass: its first segment is no segment word, so a
-        search from the start finds what one past the first segment would
-        (and a call with no Python frame costs a new page half as much)."""
-        return _NEVER if self._segments is None else self._segments
-
 
 # Response headers the policy reads, by lower-case name.
 _WATCHED = frozenset(
@@ -163,9 +152,6 @@ class Policy:
         self._excluded = Globs(config.exclude)
         self._exclude = config.exclude
         self._each_exclude: list[tuple[str, Globs]] | None = None
-        self.excluded_deeper = self._excluded.deeper_search()
-        """True when an exclude word is a later segment of a path that passed
-        :meth:`request_skip` (``/en/account``): asked before recording."""
         self._included = Globs(config.include)
         hosts = config.allowed_hosts
         self._any_host = "*" in hosts
@@ -238,8 +224,8 @@ class Policy:
         if not verdict:
             return Skipped.HOST
         # The rules of path_skip but the exclude words past the first segment
-        # (a regex search: the watcher asks excluded_deeper of the pages it
-        # is about to record), inlined: this runs on every request. The
+        # (a regex search: the writer's refusal.refuse judges the pages it
+        # records by them), inlined: this runs on every request. The
         # own-path check tests the gate's prefixes only after one set lookup
         # of the character after "/", which the exclude buckets share.
         initial = path[1:2]

@@ -58,8 +58,14 @@ class Watcher:
         locate: Locator,
         find_route: RouteFinder,
         cookie: CookieReader,
+        route_stays: bool = False,
     ) -> None:
         self._routes = routes
+        # Whether the route find_route reads stays in the state once the
+        # response is sent (ASGI's scope, where Starlette's router leaves it):
+        # then the writer reads it; else (Flask's request leaves the environ
+        # with the response) the request path does, as the response starts.
+        self._route_stays = route_stays
         self._cookie = cookie
         self._cookie_action = policy.cookie_action
         self._redirect_action = policy.redirect_action
@@ -73,10 +79,11 @@ class Watcher:
             self._first_request
         )
         recorder.on_reset(self._arm)
-        self._excluded_deeper = policy.excluded_deeper
         self._action = policy.response_action
         self._recent = recorder.fresh  # the keys recorded lately
         self.count = recorder.count
+        # Hands a page sent in full to the writer (never blocks).
+        self.put = recorder.put
         self._tally = recorder.tally
         self._fresh = recorder.tally[Seen.FRESH]  # the known pages' counter
         self.query_key = "QUERY_STRING"
@@ -86,6 +93,7 @@ class Watcher:
 
     def _arm(self) -> None:
         self.request_skip = self._first_request
+        self.put = self._recorder.put  # a forked child's own queue
 
     def _first_request(
         self,
@@ -120,64 +128,73 @@ class Watcher:
                 if action != RECORD and action != REMOVE:
                     self.count(action)
                     return None
+            if action == RECORD:
+                if path in self._recent and not state.get(self.query_key):
+                    next(self._fresh)  # count(Seen.FRESH), without a call
+                    return None
+                # A page to note: what the request path must keep (the state,
+                # which the writer reads the rest from once the page is sent:
+                # Recording.settle). Its fields set here, not by an __init__:
+                # its frame would be a third of what building it costs.
+                recording = Recording()
+                recording._watcher = self
+                recording.state = state
+                recording.key = path
+                recording.root = root
+                recording.headers = headers
+                recording.body = []
+                recording.size = 0
+                recording.done = False
+                if not self._route_stays:
+                    recording.found = self._find_route(state, root)
+                return recording
             if SKIP_KEY in state:  # the view called skip()
                 self.count(Skipped.OPTED_OUT)
                 return None
-            if action == RECORD:
-                if path in self._recent and not state.get(self.query_key):
-                    # Recorded lately, so its route is not excluded: no need
-                    # to look.
-                    next(self._fresh)  # count(Seen.FRESH), without a call
-                    return None
-                if self._excluded_deeper(path):
-                    # The rest of request_skip's exclude check, for pages only.
-                    self.count(Skipped.EXCLUDED)
-                    return None
             wire, query, raw = self._locate(state, path, root)
             found = self._find_route(state, root)
             routes = self._routes
-            if found is not None and (action == RECORD or found[0] is not None):
-                route = routes.resolve(*found)
+            if found is None or found[0] is None:
+                route = routes.any
             else:
-                route = routes.unknown if action == RECORD else routes.any
-            key = path
-            if query and route.query:
-                # Dropped parameters would make one page look like many.
-                key = f"{path}?{query}"
-            if action == REMOVE:
-                # A page going away is removed even from an excluded route: it
-                # may have been recorded before the route was excluded.
-                self._recorder.submit(
-                    Observed(REMOVE, key, wire, query, raw, route, headers, [], 0, 0.0)
-                )
-                return None
-            if route.framework:
-                self.count(Skipped.FRAMEWORK)
-                return None
-            if route.exclude:
-                self.count(Skipped.ROUTE_EXCLUDED)
-                return None
-            if key is not path and key in self._recent:
-                self.count(Seen.FRESH)
-                return None
-            # Its fields set here, not by an __init__: its frame would be a
-            # third of what building it costs.
-            recording = Recording()
-            recording._recorder = self._recorder
-            recording.key = key
-            recording.path = wire
-            recording.query = query
-            recording.raw = raw
-            recording.route = route
-            recording.headers = headers
-            recording.body = []
-            recording.size = 0
-            recording.done = False
-            return recording
+                route = routes.resolve(*found)
+            key = _key(path, query, route)
+            # A page going away is removed even from an excluded route: it may
+            # have been recorded before the route was excluded.
+            self._recorder.submit(
+                Observed(REMOVE, key, wire, query, raw, route, headers, [], 0, 0.0)
+            )
+            return None
         except Exception:
             # A bug here must not reach the app's response (invariant 15).
             logger.exception("sitemap watcher failed on %r", path)
             return None
+
+    def settle(self, recording: Recording) -> str | None:
+        """A page sent in full, on the writer's thread: its spelling and route
+        read from the request's state, or why it is not recorded after all
+        (the view called ``skip()``; a kept query recorded lately). The
+        request path left these here: a page's route, path rules and
+        exclusions are the writer's to judge (``refusal.refuse``), counted
+        alike."""
+        state = recording.state
+        if SKIP_KEY in state:
+            return Skipped.OPTED_OUT
+        path = recording.key
+        root = recording.root
+        wire, query, raw = self._locate(state, path, root)
+        stays = self._route_stays
+        found = self._find_route(state, root) if stays else recording.found
+        routes = self._routes
+        route = routes.unknown if found is None else routes.resolve(*found)
+        recording.path = wire
+        recording.query = query
+        recording.raw = raw
+        recording.route = route
+        key = recording.key = _key(path, query, route)
+        if key is not path and key in self._recent:
+            return Seen.FRESH  # its path alone was asked on the request path
+        return None
 
     def _depends(
         self, state: State, path: str, status: int, headers: Headers, root: str
@@ -191,30 +208,43 @@ class Watcher:
         return self._redirect_action(headers, wire, raw)
 
 
+def _key(path: str, query: str, route: Route) -> str:
+    """The recent-pages cache key of a response: its path, and its query when
+    the route keeps one (dropped parameters would make one page look like
+    many)."""
+    return f"{path}?{query}" if query and route.query else path
+
+
 class Recording:
     """One page being sent: the body chunks are noted (references, up to the
     body budget) and the page is handed to the recorder once the response has
     been sent in full, as itself: it is the :class:`Observation` the writer
-    reads."""
+    reads, once it has settled it (:meth:`settle`)."""
 
     __slots__ = (
-        "_recorder",
+        "_watcher",
         "body",
         "done",
+        "found",
         "headers",
         "key",
         "path",
         "query",
         "raw",
+        "root",
         "route",
         "seen",
         "size",
+        "state",
     )
 
     action = RECORD
-    # Set by Watcher.start, which builds it without an __init__ frame; seen
-    # once sent in full.
-    _recorder: Recorder
+    # Set by Watcher.start, which builds it without an __init__ frame; size
+    # and seen once sent in full; the rest by settle(), in the writer.
+    _watcher: Watcher
+    state: State
+    root: str
+    found: Found  # unless the route stays in the state
     key: str
     path: str
     query: str
@@ -226,6 +256,12 @@ class Recording:
     seen: float
     done: bool
 
+    def settle(self) -> str | None:
+        """Read the rest of the page from the request's state (the writer's
+        thread, before anything else): ``None``, or why it is not recorded
+        after all."""
+        return self._watcher.settle(self)
+
     def note(self, chunk: bytes) -> None:
         """Note a body chunk as it passes."""
         if self.size < BODY_BUDGET and chunk:
@@ -233,16 +269,20 @@ class Recording:
             self.size += len(chunk)
 
     def through(self, chunks: Iterable[bytes]) -> Iterator[bytes]:
-        """``chunks`` passed on, each noted (:meth:`note` inlined: a call per
-        chunk costs a page more than noting it); the page counts as sent
+        """``chunks`` passed on, each noted (up to the body budget; a call per
+        chunk costs a page more than noting it); the page is handed over
         once the last one has been taken and asked past."""
         body = self.body
+        size = self.size
         for chunk in chunks:
-            if self.size < BODY_BUDGET and chunk:
+            if size < BODY_BUDGET and chunk:
                 body.append(chunk)
-                self.size += len(chunk)
+                size += len(chunk)
             yield chunk
-        self.end(True)
+        self.done = True
+        self.size = size
+        self.seen = time.time()
+        self._watcher.put(self)
 
     def end(self, complete: bool) -> None:
         """The response is over: sent in full, or cut short (nothing recorded).
@@ -251,7 +291,7 @@ class Recording:
             return
         self.done = True
         if not complete:
-            self._recorder.count(Skipped.INCOMPLETE)
+            self._watcher.count(Skipped.INCOMPLETE)
             return
         self.seen = time.time()
-        self._recorder.put(self)
+        self._watcher.put(self)

@@ -10,7 +10,9 @@ each one (no limit on new URLs a minute).
 A run starts the server, sends 200 warm-up requests (pages outside the
 measured ones), notes the CPU its processes have used so far (user + sys of
 the server and its workers, from ``/proc/<pid>/stat``), sends ``--urls``
-requests (5,000 distinct pages, one connection each, from this process), then
+requests (5,000 distinct pages, one connection each, from this process's load
+generator: ``--connections`` threads, each sending its next request once its
+last is answered, each request's latency noted), then
 stops it with SIGTERM (the middleware flushes what it queued) and takes the
 CPU of the whole process tree from ``resource.getrusage(RUSAGE_CHILDREN)``
 once it has been waited for. The CPU of the measured requests is that total
@@ -19,8 +21,9 @@ writes that the requests caused are counted to the end, flush included.
 
 Bare and wrapped runs alternate (bare, wrapped, bare, ...) ``--rounds``
 times; the table gives, per stack, the median CPU per request of each and
-their ratio (target: wrapped <= 1.25x bare), and the median throughput of the
-measured requests; with an SQLite store, the fewest pages a wrapped run left
+their ratio (target: wrapped <= 1.25x bare), the median of the runs' 99th
+percentile latency and its ratio (target: <= 1.5x), and the median throughput
+of the measured requests; with an SQLite store, the fewest pages a wrapped run left
 stored (warm-up included: 200 more than ``--urls`` when every page was kept).
 The client's own CPU is not counted, but it shares the machine: on 2 cores a
 busy machine shows in every figure.
@@ -28,6 +31,7 @@ busy machine shows in every figure.
 Run it from the repository root with the project's virtualenv::
 
     python tests/benchmarks/servers.py                      # 3 rounds, ~2 minutes
+    python tests/benchmarks/servers.py --workers 2 --connections 4
     python tests/benchmarks/servers.py --only uvicorn --rounds 5
     python tests/benchmarks/servers.py --store memory://
 
@@ -45,6 +49,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,6 +63,7 @@ from support import load_app  # noqa: E402
 
 WARM_UP = 200
 TARGET = 1.25
+P99_TARGET = 1.5
 
 
 def body(n: int) -> bytes:
@@ -130,6 +136,44 @@ def get(port: int, n: int) -> None:
         raise AssertionError(f"/page/{n}: {status}")
 
 
+def load(port: int, pages: range, connections: int) -> list[float]:
+    """GET each of ``pages`` from ``connections`` threads at once, each
+    sending its next request once its last is answered: every request's
+    latency, in seconds."""
+    pending = iter(pages)
+    lock = threading.Lock()
+    latencies: list[float] = []
+    failures: list[BaseException] = []
+
+    def client() -> None:
+        while True:
+            with lock:
+                n = next(pending, None)
+            if n is None:
+                return
+            started = time.perf_counter()
+            try:
+                get(port, n)
+            except BaseException as exc:  # reported once every thread ends
+                failures.append(exc)
+                return
+            latencies.append(time.perf_counter() - started)
+
+    threads = [threading.Thread(target=client) for _ in range(connections)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    if failures:
+        raise failures[0]
+    return latencies
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
 def tree_cpu(root: int) -> float:
     """User + sys seconds used so far by ``root`` and its descendants alive
     (and the children they have waited for)."""
@@ -172,6 +216,7 @@ def free_port() -> int:
 class Run:
     cpu: float  # seconds of server CPU per measured request
     rate: float  # measured requests a second (wall clock)
+    p99: float  # the 99th percentile latency of the measured requests, seconds
     recorded: int  # pages the store holds after the run (sqlite only)
 
 
@@ -189,7 +234,9 @@ def command(server: str, port: int, workers: int) -> list[str]:
     ]
 
 
-def run(server: str, wrapped: bool, store: str, urls: int, workers: int) -> Run:
+def run(
+    server: str, wrapped: bool, store: str, urls: int, workers: int, connections: int
+) -> Run:
     port = free_port()
     with tempfile.TemporaryDirectory() as folder:
         env = {
@@ -222,8 +269,7 @@ def run(server: str, wrapped: bool, store: str, urls: int, workers: int) -> Run:
                 get(port, n)
             started_cpu = tree_cpu(process.pid)
             started = time.perf_counter()
-            for n in range(urls):
-                get(port, n)
+            latencies = load(port, range(urls), connections)
             elapsed = time.perf_counter() - started
         finally:
             process.terminate()  # SIGTERM: an orderly shutdown that flushes
@@ -241,7 +287,12 @@ def run(server: str, wrapped: bool, store: str, urls: int, workers: int) -> Run:
 
             with open_store(env["BENCH_STORE"]) as stored:
                 recorded = stored.count()
-    return Run((total - started_cpu) / urls, urls / elapsed, recorded)
+    return Run(
+        (total - started_cpu) / urls,
+        urls / elapsed,
+        percentile(latencies, 0.99),
+        recorded,
+    )
 
 
 def main() -> None:
@@ -249,6 +300,9 @@ def main() -> None:
     parser.add_argument("--urls", type=int, default=5000, help="pages measured")
     parser.add_argument("--rounds", type=int, default=3, help="bare/wrapped pairs")
     parser.add_argument("--workers", type=int, default=1, help="server workers")
+    parser.add_argument(
+        "--connections", type=int, default=1, help="the load generator's clients"
+    )
     parser.add_argument("--only", default="gunicorn,uvicorn", help="gunicorn,uvicorn")
     parser.add_argument(
         "--store",
@@ -258,10 +312,12 @@ def main() -> None:
     args = parser.parse_args()
     print(
         f"{args.urls:,} new pages a run, {args.rounds} rounds bare/wrapped,"
-        f" {args.workers} worker(s), store {args.store}"
+        f" {args.workers} worker(s), {args.connections} connection(s),"
+        f" store {args.store}"
     )
     print(
         f"{'server':<9} {'bare us':>8} {'wrapped us':>10} {'ratio':>6} {'target':>7}"
+        f"  {'p99 ms':>6} {'wrapped':>7} {'ratio':>6} {'target':>7}"
         f"  {'bare/s':>7} {'wrapped/s':>9} {'throughput':>10}"
     )
     for server in args.only.split(","):
@@ -269,14 +325,25 @@ def main() -> None:
         for _ in range(args.rounds):
             for wrapped in (False, True):
                 runs[wrapped].append(
-                    run(server, wrapped, args.store, args.urls, args.workers)
+                    run(
+                        server,
+                        wrapped,
+                        args.store,
+                        args.urls,
+                        args.workers,
+                        args.connections,
+                    )
                 )
         cpu = {w: statistics.median(r.cpu for r in runs[w]) for w in runs}
         rate = {w: statistics.median(r.rate for r in runs[w]) for w in runs}
+        p99 = {w: statistics.median(r.p99 for r in runs[w]) for w in runs}
         ratio = cpu[True] / cpu[False]
+        late = p99[True] / p99[False]
         print(
             f"{server:<9} {cpu[False] * 1e6:>8.0f} {cpu[True] * 1e6:>10.0f}"
             f" {ratio:>5.2f}x <={TARGET}x {'ok' if ratio <= TARGET else '--'}"
+            f"  {p99[False] * 1e3:>6.1f} {p99[True] * 1e3:>7.1f} {late:>5.2f}x"
+            f" <={P99_TARGET}x {'ok' if late <= P99_TARGET else '--'}"
             f"  {rate[False]:>7.0f} {rate[True]:>9.0f}"
             f" {rate[True] / rate[False] - 1:>+9.0%}"
         )

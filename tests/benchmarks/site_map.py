@@ -91,7 +91,7 @@ def middleware(uri: str) -> SitemapMiddleware:
     return built
 
 
-def get(app: SitemapMiddleware, path: str) -> bytes:
+def get(app: SitemapMiddleware, path: str, patient: bool = False) -> bytes:
     target, _, query = path.partition("?")
     environ = {
         "REQUEST_METHOD": "GET",
@@ -102,8 +102,13 @@ def get(app: SitemapMiddleware, path: str) -> bytes:
         "SERVER_PORT": "443",
         "HTTP_HOST": "www.example.com",
     }
-    status: list[str] = []
-    body = b"".join(app(environ, lambda s, h, *a: status.append(s)))
+    while True:
+        status: list[str] = []
+        body = b"".join(app(environ, lambda s, h, *a, seen=status: seen.append(s)))
+        if not (patient and status == ["503 Service Unavailable"]):
+            break
+        # Longer than a request waits (under tracemalloc): answered once made.
+        time.sleep(0.05)
     assert status == ["200 OK"], (path, status)
     return body
 
@@ -140,7 +145,7 @@ def memory(uri: str) -> tuple[float, float, float]:
     gc.collect()
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
-    body = get(fresh, "/site-map?page=2")
+    body = get(fresh, "/site-map?page=2", patient=True)
     current, peak = tracemalloc.get_traced_memory()
     kept = current - base - len(body)  # the page's bytes are cached: not kept
     tracemalloc.stop()

@@ -7,8 +7,12 @@ import zlib
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from support.helpers import gunzip_once, locs, sitemap_urls, validate
 from support.sites import Site
+
+from sitemap_middleware.serving.server import Rendered
 
 
 def test_index_and_page(site: Site) -> None:
@@ -188,3 +192,49 @@ def test_deterministic_gzip(site: Site) -> None:
     assert decompressor.eof and decompressor.unused_data == b""
     site.middleware.server._cache.clear()
     assert site.get("/sitemap-1.xml.gz").body == body
+
+
+def test_the_cache_holds_the_newest_version_of_each_document(site: Site) -> None:
+    """A part that changes is held once, as its newest version: the older
+    bytes are no request's any more (each reads the part's version first)."""
+    cache = site.middleware.server._cache
+    for path in ("/", "/about", "/blog/café", "/blog/it's", "/xhtml"):
+        site.visit(path)
+        assert site.get("/sitemap-1.xml.gz").status == 200
+        assert site.get("/sitemap.xml").status == 200
+    # The index and the one part: one body each, the last served.
+    assert len(cache) == 2
+    body = site.get("/sitemap-1.xml.gz").body
+    assert cache.last("part", 1) == body
+    assert cache.size == sum(len(b) for b in (body, site.get("/sitemap.xml").body))
+
+
+@given(
+    puts=st.lists(
+        st.tuples(st.integers(0, 3), st.integers(0, 5), st.integers(0, 400)),
+        max_size=40,
+    )
+)
+def test_rendered_keeps_one_version_per_document_within_its_bound(
+    puts: list[tuple[int, int, int]],
+) -> None:
+    """Whatever is put: one body per document, the last put; at most the
+    bound in bytes (but for a newest body larger than it alone)."""
+    rendered = Rendered(1000)
+    last: dict[tuple[object, ...], tuple[tuple[object, ...], bytes]] = {}
+    for number, version, size in puts:
+        key = ("part", number, version)
+        body = bytes([version]) * size
+        rendered.put(key, body)
+        last[key[:2]] = (key, body)
+        assert rendered.get(key) == body
+        assert rendered.size <= 1000 or len(rendered) == 1
+    for (_, number), (_key, body) in last.items():
+        held = rendered.last("part", number)
+        assert held is None or held == body  # evicted, or the last one put
+        if held is not None:
+            older = ("part", number, -1)
+            assert rendered.get(older) is None
+    assert rendered.size == sum(
+        len(b) for (_, n), (_, b) in last.items() if rendered.last("part", n) == b
+    )
