@@ -54,7 +54,10 @@ _ATTRIBUTE = re.compile(
     f"(?:\"([^\"]*{_ONCE})\"|'([^']*{_ONCE})'|([^\\s\"'=<>`/]+{_ONCE})))?{_ONCE}"
 )
 _END_TAG = re.compile(f"</([a-zA-Z][a-zA-Z0-9]*{_ONCE})>")
-_COMMENT = re.compile(f"<!--(?!-?>)(?:[^-]+{_ONCE}|-(?!-))*{_ONCE}-->")
+# Unrolled ("[^-]*" then "-" and more of it), never a repeat inside a repeat:
+# without possessive repeats (3.10), "(?:[^-]+|-)*" tries every split of an
+# unclosed comment, exponentially many.
+_COMMENT = re.compile(f"<!--(?!-?>)[^-]*{_ONCE}(?:-(?!-)[^-]*{_ONCE})*{_ONCE}-->")
 _DOCTYPE = re.compile("<![dD][oO][cC][tT][yY][pP][eE][^<>]*>")
 # html.parser's raw text elements: their content is read up to their end tag.
 _RAW_TEXT = frozenset({"script", "style"})

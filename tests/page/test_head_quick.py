@@ -316,3 +316,13 @@ def test_a_head_past_the_first_decode_is_read_whole() -> None:
     quick, parsed = both(data.encode(), HEAD_BUDGET, None)
     assert quick == parsed
     assert isinstance(quick, Head) and quick.noindex
+
+
+@pytest.mark.parametrize("inside", ["x" * 4000, "x-" * 2000, "-x" * 2000, "x--" * 1000])
+def test_an_unclosed_comment_is_read_in_one_pass(inside: str) -> None:
+    """A comment that never ends, as an attacker's page may hold: read in
+    one pass by both scans, never by trying every split of it (a repeat
+    inside a repeat, without possessive repeats, hangs here)."""
+    data = f"<head><title>t</title><!--{inside}<meta name=robots content=noindex>"
+    quick, parsed = both(data.encode(), HEAD_BUDGET, None)
+    assert quick == parsed
