@@ -267,7 +267,9 @@ def canonical_origin(parts: SplitResult) -> str | None:
         return None
     try:
         port = parts.port
-        if ":" in hostname:
+        # Brackets hold an IP literal (RFC 3986 §3.2.2), an IPv6 address here:
+        # Python 3.10's urlsplit lets "https://[x]" through as host "x".
+        if "[" in parts.netloc:
             host = f"[{ipaddress.IPv6Address(hostname).compressed}]"
         else:
             host = hostname.encode("idna").decode("ascii").lower()

@@ -41,7 +41,14 @@ QUICK_CHECK_BYTES = 64 * 1024 * 1024
 # SQLite's primary result codes (https://sqlite.org/rescode.html) of a file
 # that is not (or no longer) a sound database, and of a write it refused.
 _CORRUPT, _NOTADB, _READONLY, _CANTOPEN = 11, 26, 8, 14
-_DAMAGED_WORDS = ("file is not a database", "database disk image is malformed")
+# SQLite's words for them (sqlite3_errstr): read where an error carries no code
+# (Python 3.10 has no sqlite_errorcode) or a damaged file shows under another.
+_WORDS = {
+    "database disk image is malformed": _CORRUPT,
+    "file is not a database": _NOTADB,
+    "attempt to write a readonly database": _READONLY,
+    "unable to open database file": _CANTOPEN,
+}
 
 
 class SQLiteStore(
@@ -154,16 +161,17 @@ class SQLiteStore(
     def _store_error(self, exc: BaseException) -> StoreError:
         """A damaged file is a fault, a refused write is read-only, anything
         else (locked, busy, a full disk, a folder not there) an outage."""
-        code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
         words = str(exc)
-        if (code is not None and code & 0xFF in (_CORRUPT, _NOTADB)) or any(
-            w in words for w in _DAMAGED_WORDS
-        ):
+        codes = {code for said, code in _WORDS.items() if said in words}
+        code = getattr(exc, "sqlite_errorcode", None)  # Python 3.11+
+        if code is not None:
+            codes.add(code & 0xFF)
+        if codes & {_CORRUPT, _NOTADB}:
             return self._fault_found(self._damaged(exc))
-        if code is not None and code & 0xFF == _READONLY:
+        if _READONLY in codes:
             self._look_at = 0.0  # opened again, read-only, at the next call
             return StoreReadOnly(self._said(f"cannot be written ({exc})"))
-        if code is not None and code & 0xFF == _CANTOPEN:
+        if _CANTOPEN in codes:
             # A folder gone since start-up (a mount): an outage, said plainly.
             problem = self._unopenable()
             if problem is not None:
