@@ -108,9 +108,14 @@ def sitemap_urls(client: Any, prefix: str = "") -> list[str]:
     """Every <loc> of every page the index lists, each document validated.
 
     ``prefix`` is the path prefix of ``base_url``, absent from the app's paths.
+    None while the store is empty: a 404, or the 503 with ``Retry-After`` of a
+    worker whose first pages are on their way to the store.
     """
     reply = client.get("/sitemap.xml")
     if reply.status == 404:
+        return []
+    if reply.status == 503 and reply.headers["retry-after"]:
+        assert b"being written" in reply.body, reply
         return []
     assert reply.status == 200, reply
     assert reply.headers["content-type"] == "application/xml; charset=utf-8"
