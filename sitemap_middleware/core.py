@@ -90,6 +90,7 @@ class SitemapBase:
             site_name=partial(site_name, self.store),
             wait=SERVE_WAIT,
             pending=self.recorder.adding,
+            ahead=True,
         )
         self.watcher = Watcher(
             self.policy,

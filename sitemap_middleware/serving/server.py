@@ -175,8 +175,14 @@ class Server:
         clock: Callable[[], float] = time.time,
         wait: float | None = None,
         pending: Callable[[], bool] | None = None,
+        ahead: bool = False,
     ) -> None:
         self._config = config
+        # A part's next run read on a thread of its own while this one is
+        # compressed (serving/ahead.py): for the middleware's requests, not
+        # for export, whose reads must stay on its thread (a store's snapshot
+        # is one connection that thread holds).
+        self._ahead = ahead
         # A request waits ``wait`` seconds at most for its answer (None: as
         # long as the store takes, for a command's export).
         self._bounded = None if wait is None else Bounded(wait)
@@ -380,7 +386,9 @@ class Server:
         key = (document.kind, number, part.version, *self._gzip)
 
         def build() -> bytes:
-            fragments = ahead(self._store.fragments(number))
+            fragments = self._store.fragments(number)
+            if self._ahead:
+                fragments = ahead(fragments)
             level = self._config.gzip_level
             return render.urlset(
                 self._config.base_url, fragments, level, schema=self._schema
