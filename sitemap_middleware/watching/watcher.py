@@ -279,10 +279,8 @@ class Recording:
                 body.append(chunk)
                 size += len(chunk)
             yield chunk
-        self.done = True
         self.size = size
-        self.seen = time.time()
-        self._watcher.put(self)
+        self.end(True)
 
     def end(self, complete: bool) -> None:
         """The response is over: sent in full, or cut short (nothing recorded).
