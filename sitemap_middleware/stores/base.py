@@ -205,7 +205,20 @@ class StoreBase(Generic[C]):
                 self._disconnect(self._conn)
             self._conn = None
 
-    # -- part sizes, schema and epoch ---------------------------------------------
+    # -- the write path -------------------------------------------------------------
+    # Every store writes a batch in one transaction, in steps named alike:
+    #   _read          the stored rows of the batch
+    #   _read_members  the stored rows of the hreflang clusters' other members
+    #   _sizes         the fill of their parts and of each section's open
+    #                  part, with the parts' sections (where _read does not)
+    #   _settle, _plan hreflang's and layout's decisions on them (below)
+    #   _apply         a plan: _delete its moved rows from their parts, _write
+    #                  its rows, and add to the parts' _summaries
+    #   _queue         the IndexNow pushes
+    # remove: _read, _read_members, _settle, _delete, _queue, _log_removed, and
+    # the members written again through _plan and _apply; resettle: _read,
+    # _read_members, _settle again, _plan, _apply. After an upsert or a
+    # removal, _tell_abroad (__init_subclass__ wraps them).
 
     def _plan(
         self,

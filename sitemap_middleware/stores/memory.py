@@ -72,16 +72,9 @@ class MemoryStore(StoreBase[None]):
         self._news: dict[str, Article] = {}
 
     # -- the write path -------------------------------------------------------------
-    # The steps, named alike in every store (redis/, postgres/, sqlite/ pages.py),
-    # each batch under the lock; every row is at hand, so nothing is _read:
-    #   _sizes         the fill and section of every part, the open ones
-    #   _settle, _plan layout's decisions (StoreBase)
-    #   _apply         a plan: _delete its moved rows from their parts, _write
-    #                  its rows, and add to the parts' _summaries
-    #   _queue         the IndexNow pushes
-    # remove: _settle, _delete, _queue, _log_removed, and the members written
-    # again through _plan and _apply. After either, StoreBase's _tell_abroad;
-    # resettle: _settle again, its members written again through _plan and _apply.
+    # StoreBase's steps, each batch under the lock. Every row is at hand, so
+    # nothing is _read: _sizes gives the fill and section of every part and
+    # the open ones; resettle is _settle again, and the members written again.
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         return sum(self._upsert(batch) for batch in batches(entries))

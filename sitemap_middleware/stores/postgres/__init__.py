@@ -165,6 +165,10 @@ class PostgresStore(
         with self._connection().connection() as conn:
             yield conn
 
+    # What other sites' writers read (declarations): READ COMMITTED, without
+    # a lock, it never waits for a writer.
+    _committed = _borrow
+
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._borrow() as conn:
             return conn.execute(sql, params).fetchall()

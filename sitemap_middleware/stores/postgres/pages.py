@@ -35,6 +35,10 @@ CREATE TABLE IF NOT EXISTS {p}section (
     section text NOT NULL
 )
 """
+# What runs a statement: a connection, or a cursor of one.
+_Executes = psycopg.Connection[Any] | psycopg.Cursor[Any]
+# The listing's write lock, which every writer takes first, and the next seq.
+_LOCK = "SELECT next_seq FROM {p}meta FOR UPDATE"
 # Each section's open part (its highest; the default's: the highest part no
 # section names) with its fill, and the highest part of all, in one read.
 _OPEN = """
@@ -74,21 +78,12 @@ class PagesMixin(_Store):
         def _sql(self, statement: str) -> str: ...
         def _borrow(self) -> AbstractContextManager[psycopg.Connection[Any]]: ...
         def _queue(self, conn: Any, paths: Collection[str]) -> None: ...
-        def _log_removed(self, conn: Any, paths: Collection[str]) -> None: ...
 
     # -- the write path -------------------------------------------------------------
-    # The steps, named alike in every store (redis/, sqlite/ pages.py, memory.py):
-    #   _read          the stored rows of the batch, with their parts' fill
-    #                  and section, and each section's open part (_OPEN)
-    #   _read_members  the stored rows of the hreflang clusters' other members
-    #   _settle, _plan hreflang's and layout's decisions on them (StoreBase)
-    #   _apply         a plan: _queue its pushes, _delete its moved rows from
-    #                  their parts, _write its rows
-    #   _summaries     add what the writes added to their parts' summaries
-    # remove: _read, _read_members, _settle, _delete, _queue, _log_removed, and
-    # the members written again through _plan, _apply and _summaries. After
-    # either, StoreBase's _tell_abroad; resettle: _read, _read_members, _settle, _plan,
-    # _apply, _summaries. Here the steps interleave: the reads of a batch's
+    # StoreBase's steps: _read takes the rows with their parts' fill and
+    # section, _OPEN each section's open part; _apply queues the plan's pushes
+    # too, and _summaries follows. remove and resettle: sql/pages.py, through
+    # _locked and _rewrite. Here the steps interleave: the reads of a batch's
     # runs are pipelined, and each run is planned and applied while the server
     # reads the next. After a batch of new paths alone, the next goes without
     # _read, each run planned while the server copies in the one before
@@ -132,9 +127,7 @@ class PagesMixin(_Store):
         current = now()
         with conn.pipeline():
             conn.execute("SAVEPOINT unread")
-            lock = conn.execute(
-                self._sql("SELECT next_seq FROM {p}meta FOR UPDATE"), binary=True
-            )
+            lock = conn.execute(self._sql(_LOCK), binary=True)
             tail = conn.execute(self._sql(_OPEN), binary=True)
             (seq,) = _one(lock)
             sizes: dict[int, Fill] = {}
@@ -178,9 +171,7 @@ class PagesMixin(_Store):
         # run everything sent before: so we ask for the lock (and the first
         # run's stored rows), send the other reads, plan the first run while
         # the server works on them, and take their rows before any write.
-        lock = conn.execute(
-            self._sql("SELECT next_seq FROM {p}meta FOR UPDATE"), binary=True
-        )
+        lock = conn.execute(self._sql(_LOCK), binary=True)
         # Statements of their own after the lock: in READ COMMITTED each one
         # sees what the writer before us committed.
         tail = conn.execute(self._sql(_OPEN), binary=True)
@@ -237,71 +228,12 @@ class PagesMixin(_Store):
         self._unread = not old
         return changed
 
-    def remove(self, paths: Iterable[str]) -> int:
-        wanted = sorted(set(paths))
-        if not wanted:
-            return 0
-        with self._borrow() as conn, conn.cursor(binary=True) as cur:
-            # A flood of 404s for paths never stored costs one read, not a
-            # write that queues behind (and holds up) every other writer.
-            cur.execute(
-                self._sql("SELECT path FROM {p}url WHERE path = ANY(%b)"), (wanted,)
-            )
-            wanted = [path for (path,) in cur]
-        if not wanted:
-            return 0
-        with (
-            self._borrow() as conn,
-            conn.transaction(),
-            conn.cursor(binary=True) as cur,
-        ):
-            seq, gone, sizes = self._locked(conn, cur, wanted)
-            # The other members of the removed pages' clusters lose their links.
-            others: dict[str, Stored] = {}
-            self._read_members(conn, hreflang.members({}, gone, gone), others, sizes)
-            current = now()
-            settled = self._settle({}, {**gone, **others}, gone)
-            removed = self._delete(cur, gone, current)
-            if self._is_pushing():
-                self._queue(cur, gone)
-            self._log_removed(cur, gone)
-            if settled.rewrites:
-                # As the removal leaves them: fewer URLs, fewer bytes.
-                for part, totals in leaving(gone.values()).items():
-                    urls, size, section = sizes[part]
-                    sizes[part] = Fill(urls - totals.urls, size - totals.bytes, section)
-                # Read after the delete: the parts' fill as it leaves them.
-                self._rewrite(cur, others, sizes, seq, current, settled)
-            return removed
-
-    def resettle(self, paths: Iterable[str]) -> None:
-        wanted = sorted(set(paths))
-        if not wanted:
-            return
-        with (
-            self._borrow() as conn,
-            conn.transaction(),
-            conn.cursor(binary=True) as cur,
-        ):
-            seq, rows, sizes = self._locked(conn, cur, wanted)
-            if not rows:
-                return
-            again = list(rows)
-            self._read_members(conn, hreflang.members({}, rows, again), rows, sizes)
-            settled = self._settle({}, rows, (), again)
-            if settled.rewrites:
-                self._rewrite(cur, rows, sizes, seq, now(), settled)
-
     def _locked(
-        self,
-        conn: psycopg.Connection[Any],
-        cur: psycopg.Cursor[Any],
-        wanted: list[str],
+        self, conn: psycopg.Connection[Any], wanted: list[str]
     ) -> tuple[int, dict[str, Stored], dict[int, Fill]]:
         """The listing's write lock (its meta row), the next seq, and the
         stored rows of ``wanted`` with their parts' fill."""
-        cur.execute(self._sql("SELECT next_seq FROM {p}meta FOR UPDATE"))
-        (seq,) = _one(cur)
+        (seq,) = _one(conn.execute(self._sql(_LOCK)))
         rows: dict[str, Stored] = {}
         sizes: dict[int, Fill] = {}
         _take(self._read(conn, wanted), rows, sizes)
@@ -309,7 +241,7 @@ class PagesMixin(_Store):
 
     def _rewrite(
         self,
-        cur: psycopg.Cursor[Any],
+        conn: psycopg.Connection[Any],
         rows: dict[str, Stored],
         sizes: dict[int, Fill],
         seq: int,
@@ -318,26 +250,12 @@ class PagesMixin(_Store):
     ) -> None:
         """Write again the stored ``rows`` whose listing ``settled`` changes
         (a removal's or a settling's), into parts filled as ``sizes`` says."""
-        number, opened = _opened(cur.execute(self._sql(_OPEN)).fetchall(), sizes)
+        number, opened = _opened(conn.execute(self._sql(_OPEN)).fetchall(), sizes)
         parts: dict[int, Totals] = {}
-        todo = self._plan({}, rows, sizes, number, current, settled, opened)
-        seq = self._apply(cur, todo, rows, sizes, parts, seq, current)
-        self._summaries(cur, parts, seq, current)
-
-    def declarations(self, paths: Iterable[str]) -> dict[str, str]:
-        # READ COMMITTED, no lock: it never waits for a writer.
-        names = list(paths)
-        if not names:
-            return {}
-        with self._borrow() as conn, conn.cursor(binary=True) as cur:
-            cur.execute(
-                self._sql(
-                    "SELECT path, coalesce(declared, '') FROM {p}url"
-                    " WHERE path = ANY(%b)"
-                ),
-                (names,),
-            )
-            return dict(cur.fetchall())
+        with conn.cursor(binary=True) as cur:
+            todo = self._plan({}, rows, sizes, number, current, settled, opened)
+            seq = self._apply(cur, todo, rows, sizes, parts, seq, current)
+            self._summaries(cur, parts, seq, current)
 
     def _read(
         self, conn: psycopg.Connection[Any], run: Collection[str]
@@ -390,9 +308,7 @@ class PagesMixin(_Store):
             self._delete(cur, {path: old[path] for path in todo.moved}, current)
         return self._write(cur, todo.changes, seq, new)
 
-    def _delete(
-        self, cur: psycopg.Cursor[Any], rows: dict[str, Stored], current: int
-    ) -> int:
+    def _delete(self, cur: _Executes, rows: dict[str, Stored], current: int) -> int:
         """Delete stored rows and shrink their parts: fewer URLs and bytes, the
         newest lastmod of the rows left; in the caller's transaction."""
         if not rows:

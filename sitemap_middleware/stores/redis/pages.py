@@ -56,20 +56,12 @@ class PagesMixin(RedisBase):
         return f"{self.prefix}page:{number}"
 
     # -- the write path -------------------------------------------------------------
-    # The steps, named alike in every store (postgres/, sqlite/ pages.py, memory.py),
-    # each batch in one optimistic transaction (_transact):
-    #   _read          under the WATCH: the stored rows of the batch, with the
-    #                  part summaries, their sections and the open parts'
-    #   _read_members  the stored rows of the hreflang clusters' other members
-    #   _settle, _plan hreflang's and layout's decisions on them (StoreBase)
-    #   _apply         a plan, on the summaries read (_delete takes the moved
-    #                  rows out of theirs); then, between MULTI and EXEC:
-    #   _write         the rows, and _summaries the summaries touched
-    #   _queue         the IndexNow pushes
-    # remove: _read, _read_members, _settle, _delete, _queue, _log_removed, and
-    # the members written again through _plan and _apply. After either,
-    # StoreBase's _tell_abroad; resettle: _read, _read_members, _settle, _plan,
-    # _apply.
+    # StoreBase's steps, each batch in one optimistic transaction (_transact):
+    # _read, under the WATCH, takes the part summaries, their sections and the
+    # open parts' too; _apply works a plan on the summaries read (_delete takes
+    # the moved rows out of theirs), then, between MULTI and EXEC, _write
+    # queues the rows and _summaries the summaries touched, and _queue the
+    # IndexNow pushes.
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         return sum(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .decisions import DecisionsMixin
 from .news import NewsMixin
-from .parts import PartsMixin
+from .pages import PagesMixin
 from .pushes import PushesMixin
 from .removals import RemovalsMixin
 from .shared import SharedMixin
@@ -16,7 +16,7 @@ from .visits import VisitsMixin
 
 
 class SideTables(
-    PartsMixin,
+    PagesMixin,
     SharedMixin,
     PushesMixin,
     DecisionsMixin,

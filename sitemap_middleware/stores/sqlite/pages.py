@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 from collections.abc import Collection, Iterable
 from contextlib import AbstractContextManager
 from operator import itemgetter
@@ -37,37 +36,22 @@ CREATE TABLE IF NOT EXISTS sitemap_section (
 
 
 class PagesMixin(_Store):
-    """The pages of :class:`~sitemap_middleware.stores.sqlite.SQLiteStore`."""
+    """The pages of :class:`~sitemap_middleware.stores.sqlite.SQLiteStore`:
+    the upsert, and the steps ``sql.pages`` writes a removal with."""
 
-    _busy: threading.Lock
-    _epoch: str
     _unread: bool
 
     if TYPE_CHECKING:
 
-        def _use(self) -> sqlite3.Connection: ...
-        def _committed(self) -> AbstractContextManager[sqlite3.Connection]: ...
         def _writing(self) -> AbstractContextManager[sqlite3.Connection]: ...
-        def _query(self, sql: str, params: Any = ()) -> list[Any]: ...
         def _queue(self, conn: Any, paths: Collection[str]) -> None: ...
-        def _log_removed(self, conn: Any, paths: Collection[str]) -> None: ...
 
     # -- the write path -------------------------------------------------------------
-    # The steps, named alike in every store (redis/, postgres/ pages.py, memory.py),
-    # each batch in one BEGIN IMMEDIATE transaction (_writing):
-    #   _read          the stored rows of the batch
-    #   _read_members  the stored rows of the hreflang clusters' other members
-    #   _sizes         the fill of their parts and of each section's open
-    #                  part, with the parts' sections
-    #   _settle, _plan hreflang's and layout's decisions on them (StoreBase)
-    #   _apply         a plan: _delete its moved rows from their parts, _write
-    #                  its rows, and add to the parts' _summaries
-    #   _queue         the IndexNow pushes
-    # remove: _read, _read_members, _settle, _delete, _queue, _log_removed, and
-    # the members written again through _plan and _apply. After either,
-    # StoreBase's _tell_abroad; resettle: _read, _read_members, _settle, _plan,
-    # _apply.
-    # After a batch of new paths alone, the next goes without _read (_upsert).
+    # StoreBase's steps, each batch in one BEGIN IMMEDIATE transaction
+    # (_writing); _sizes reads the fill of the parts a plan needs and of each
+    # section's open part. remove and resettle: sql/pages.py, through _locked
+    # and _rewrite. After a batch of new paths alone, the next goes without
+    # _read (_upsert).
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         changed = 0
@@ -113,60 +97,28 @@ class PagesMixin(_Store):
         self._queue(conn, self._pushes(todo, old))
         return len(todo.changes)
 
-    def remove(self, paths: Iterable[str]) -> int:
-        wanted = list(set(paths))
-        if not wanted:
-            return 0
-        # A flood of 404s for paths never stored costs one read, not a write
-        # lock taken from every other process.
-        with self._busy:
-            if not self._read(self._use(), wanted):
-                return 0
-        with self._writing() as conn:
-            current = now()
-            gone = self._read(conn, wanted)
-            # The other members of the removed pages' clusters lose their links.
-            others: dict[str, Stored] = {}
-            self._read_members(conn, hreflang.members({}, gone, gone), others)
-            settled = self._settle({}, {**gone, **others}, gone)
-            removed = self._delete(conn, gone, current)
-            if self._is_pushing():
-                self._queue(conn, gone)
-            self._log_removed(conn, gone)
-            if settled.rewrites:
-                sizes, last, opened = self._sizes(conn, others)
-                todo = self._plan({}, others, sizes, last, current, settled, opened)
-                self._apply(conn, todo, others, current)
-            return removed
+    def _locked(
+        self, conn: sqlite3.Connection, wanted: list[str]
+    ) -> tuple[int, dict[str, Stored], dict[int, Fill]]:
+        """The stored rows of ``wanted``, in a transaction that holds the file:
+        no seq to allocate (a new row's is its rowid), and the parts' fill is
+        read when a plan needs it (:meth:`_rewrite`)."""
+        return 0, self._read(conn, wanted), {}
 
-    def resettle(self, paths: Iterable[str]) -> None:
-        wanted = list(set(paths))
-        if not wanted:
-            return
-        with self._writing() as conn:
-            current = now()
-            rows = self._read(conn, wanted)
-            if not rows:
-                return
-            again = list(rows)
-            self._read_members(conn, hreflang.members({}, rows, again), rows)
-            settled = self._settle({}, rows, (), again)
-            if settled.rewrites:
-                sizes, last, opened = self._sizes(conn, rows)
-                todo = self._plan({}, rows, sizes, last, current, settled, opened)
-                self._apply(conn, todo, rows, current)
-
-    def declarations(self, paths: Iterable[str]) -> dict[str, str]:
-        names = list(paths)
-        with self._committed() as conn:  # opened even for none: Abroad.ready
-            if not names:
-                return {}
-            found = conn.execute(
-                "SELECT path, coalesce(declared, '') FROM sitemap_url"
-                " WHERE path IN (SELECT value FROM json_each(?))",
-                (json.dumps(names),),
-            )
-            return dict(found.fetchall())
+    def _rewrite(
+        self,
+        conn: sqlite3.Connection,
+        rows: dict[str, Stored],
+        sizes: dict[int, Fill],
+        seq: int,
+        current: int,
+        settled: hreflang.Settled,
+    ) -> None:
+        """Write again the stored ``rows`` whose listing ``settled`` changes
+        (a removal's or a settling's), planned on the parts' fill read now."""
+        sizes, last, opened = self._sizes(conn, rows)
+        todo = self._plan({}, rows, sizes, last, current, settled, opened)
+        self._apply(conn, todo, rows, current)
 
     @staticmethod
     def _read(conn: sqlite3.Connection, paths: list[str]) -> dict[str, Stored]:
@@ -182,10 +134,14 @@ class PagesMixin(_Store):
         return {path: Stored(page, Row(*row)) for path, page, *row in found}
 
     def _read_members(
-        self, conn: sqlite3.Connection, paths: Collection[str], old: dict[str, Stored]
+        self,
+        conn: sqlite3.Connection,
+        paths: Collection[str],
+        old: dict[str, Stored],
+        sizes: dict[int, Fill] | None = None,
     ) -> None:
         """Add the stored rows of these hreflang members (``hreflang.members``)
-        to ``old``."""
+        to ``old`` (their parts' fill is read when planned)."""
         if paths:
             old.update(self._read(conn, list(paths)))
 
