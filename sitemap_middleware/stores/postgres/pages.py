@@ -17,8 +17,10 @@ from ...errors import StoreError
 from ...model import Entry
 from .. import hreflang
 from ..base import StoreBase
+from ..hreflang import Settled
 from ..layout import batches, leaving, now
 from ..records import Change, Fill, Plan, Row, Stored, Totals
+from ..sql.pages import Locked
 
 if TYPE_CHECKING:  # the store this is mixed into
     _Store = StoreBase[ConnectionPool]
@@ -228,33 +230,25 @@ class PagesMixin(_Store):
         self._unread = not old
         return changed
 
-    def _locked(
-        self, conn: psycopg.Connection[Any], wanted: list[str]
-    ) -> tuple[int, dict[str, Stored], dict[int, Fill]]:
+    def _locked(self, conn: psycopg.Connection[Any], wanted: list[str]) -> Locked:
         """The listing's write lock (its meta row), the next seq, and the
         stored rows of ``wanted`` with their parts' fill."""
         (seq,) = _one(conn.execute(self._sql(_LOCK)))
-        rows: dict[str, Stored] = {}
-        sizes: dict[int, Fill] = {}
-        _take(self._read(conn, wanted), rows, sizes)
-        return seq, rows, sizes
+        held = Locked({}, {}, seq, now())
+        _take(self._read(conn, wanted), held.rows, held.sizes)
+        return held
 
     def _rewrite(
-        self,
-        conn: psycopg.Connection[Any],
-        rows: dict[str, Stored],
-        sizes: dict[int, Fill],
-        seq: int,
-        current: int,
-        settled: hreflang.Settled,
+        self, conn: psycopg.Connection[Any], held: Locked, settled: Settled
     ) -> None:
-        """Write again the stored ``rows`` whose listing ``settled`` changes
-        (a removal's or a settling's), into parts filled as ``sizes`` says."""
+        """Write again the stored rows whose listing ``settled`` changes (a
+        removal's or a settling's), into parts filled as ``held`` says."""
+        rows, sizes, current = held.rows, held.sizes, held.current
         number, opened = _opened(conn.execute(self._sql(_OPEN)).fetchall(), sizes)
         parts: dict[int, Totals] = {}
         with conn.cursor(binary=True) as cur:
             todo = self._plan({}, rows, sizes, number, current, settled, opened)
-            seq = self._apply(cur, todo, rows, sizes, parts, seq, current)
+            seq = self._apply(cur, todo, rows, sizes, parts, held.seq, current)
             self._summaries(cur, parts, seq, current)
 
     def _read(

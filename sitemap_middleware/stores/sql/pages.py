@@ -6,13 +6,14 @@ names alike; each database's ``pages.py`` brings the steps' statements.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ...model import PartInfo
 from .. import hreflang
-from ..layout import leaving, now
+from ..hreflang import Settled
+from ..layout import leaving
 from ..records import Fill, Stored
 from .dialect import Tables
 
@@ -29,34 +30,30 @@ _PART = (
 )
 
 
+class Locked(NamedTuple):
+    """What a removal or a settling reads first, in its write transaction."""
+
+    rows: dict[str, Stored]
+    """The stored rows asked for."""
+    sizes: dict[int, Fill]
+    """Their parts' fill, where the store reads it with them (PostgreSQL)."""
+    seq: int
+    """The last seq allocated, where the store allocates it (PostgreSQL)."""
+    current: int
+    """When the write is made, in epoch seconds."""
+
+
 class PagesMixin(Tables, _Store):
     _epoch: str  # the data's, as the store opened it
 
-    if TYPE_CHECKING:  # each database's pages.py
-
-        def _committed(self) -> AbstractContextManager[Any]: ...
-        def _locked(
-            self, conn: Any, wanted: list[str]
-        ) -> tuple[int, dict[str, Stored], dict[int, Fill]]: ...
-        def _read_members(
-            self,
-            conn: Any,
-            paths: Collection[str],
-            old: dict[str, Stored],
-            sizes: dict[int, Fill],
-        ) -> None: ...
-        def _delete(self, conn: Any, rows: dict[str, Stored], current: int) -> int: ...
-        def _rewrite(
-            self,
-            conn: Any,
-            rows: dict[str, Stored],
-            sizes: dict[int, Fill],
-            seq: int,
-            current: int,
-            settled: hreflang.Settled,
-        ) -> None: ...
-        def _queue(self, conn: Any, paths: Collection[str]) -> None: ...
-        def _log_removed(self, conn: Any, paths: Collection[str]) -> None: ...
+    if TYPE_CHECKING:  # each database's pages.py, and its side tables'
+        _committed: Callable[[], AbstractContextManager[Any]]
+        _locked: Callable[[Any, list[str]], Locked]
+        _read_members: Callable[..., None]
+        _delete: Callable[[Any, dict[str, Stored], int], int]
+        _rewrite: Callable[[Any, Locked, Settled], None]
+        _queue: Callable[[Any, Collection[str]], None]
+        _log_removed: Callable[[Any, Collection[str]], None]
 
     def count(self, route: str | None = None) -> int:
         if route is None:
@@ -101,13 +98,13 @@ class PagesMixin(Tables, _Store):
         if not wanted:
             return 0
         with self._writing() as conn:
-            seq, gone, sizes = self._locked(conn, wanted)
+            held = self._locked(conn, wanted)
+            gone, sizes = held.rows, held.sizes
             # The other members of the removed pages' clusters lose their links.
             others: dict[str, Stored] = {}
             self._read_members(conn, hreflang.members({}, gone, gone), others, sizes)
-            current = now()
             settled = self._settle({}, {**gone, **others}, gone)
-            removed = self._delete(conn, gone, current)
+            removed = self._delete(conn, gone, held.current)
             if self._is_pushing():
                 self._queue(conn, gone)
             self._log_removed(conn, gone)
@@ -119,7 +116,7 @@ class PagesMixin(Tables, _Store):
                         sizes[part] = Fill(
                             urls - totals.urls, size - totals.bytes, section
                         )
-                self._rewrite(conn, others, sizes, seq, current, settled)
+                self._rewrite(conn, held._replace(rows=others), settled)
             return removed
 
     def resettle(self, paths: Iterable[str]) -> None:
@@ -127,11 +124,14 @@ class PagesMixin(Tables, _Store):
         if not wanted:
             return
         with self._writing() as conn:
-            seq, rows, sizes = self._locked(conn, wanted)
+            held = self._locked(conn, wanted)
+            rows = held.rows
             if not rows:
                 return
             again = list(rows)
-            self._read_members(conn, hreflang.members({}, rows, again), rows, sizes)
+            self._read_members(
+                conn, hreflang.members({}, rows, again), rows, held.sizes
+            )
             settled = self._settle({}, rows, (), again)
             if settled.rewrites:
-                self._rewrite(conn, rows, sizes, seq, now(), settled)
+                self._rewrite(conn, held, settled)

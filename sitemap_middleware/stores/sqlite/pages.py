@@ -16,8 +16,10 @@ from ...model import Entry
 from ...sections import DEFAULT
 from .. import hreflang, layout
 from ..base import StoreBase
+from ..hreflang import Settled
 from ..layout import batches, leaving, now
 from ..records import Change, Fill, Plan, Row, Stored, Totals
+from ..sql.pages import Locked
 
 if TYPE_CHECKING:  # the store this is mixed into
     _Store = StoreBase[sqlite3.Connection]
@@ -97,25 +99,18 @@ class PagesMixin(_Store):
         self._queue(conn, self._pushes(todo, old))
         return len(todo.changes)
 
-    def _locked(
-        self, conn: sqlite3.Connection, wanted: list[str]
-    ) -> tuple[int, dict[str, Stored], dict[int, Fill]]:
+    def _locked(self, conn: sqlite3.Connection, wanted: list[str]) -> Locked:
         """The stored rows of ``wanted``, in a transaction that holds the file:
         no seq to allocate (a new row's is its rowid), and the parts' fill is
         read when a plan needs it (:meth:`_rewrite`)."""
-        return 0, self._read(conn, wanted), {}
+        return Locked(self._read(conn, wanted), {}, 0, now())
 
     def _rewrite(
-        self,
-        conn: sqlite3.Connection,
-        rows: dict[str, Stored],
-        sizes: dict[int, Fill],
-        seq: int,
-        current: int,
-        settled: hreflang.Settled,
+        self, conn: sqlite3.Connection, held: Locked, settled: Settled
     ) -> None:
-        """Write again the stored ``rows`` whose listing ``settled`` changes
-        (a removal's or a settling's), planned on the parts' fill read now."""
+        """Write again the stored rows whose listing ``settled`` changes (a
+        removal's or a settling's), planned on the parts' fill read now."""
+        rows, current = held.rows, held.current
         sizes, last, opened = self._sizes(conn, rows)
         todo = self._plan({}, rows, sizes, last, current, settled, opened)
         self._apply(conn, todo, rows, current)
