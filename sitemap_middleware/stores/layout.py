@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterable, Iterator, Mapping
 from datetime import datetime
 from itertools import chain
+from typing import NamedTuple
 
 from ..model import UNDATED_SECONDS, Entry
 from ..render import ORIGIN, URLSET_CLOSE, URLSET_OPEN, fragment, relink
@@ -73,11 +74,7 @@ def merge(
     declared = pack(entry.alternates) if entry.alternates else ""
     title, description = entry.title, entry.description
     if old is None:
-        piece = _piece(entry, lastmod, listed)
-        return _make(
-            Row,
-            (lastmod, fingerprint, entry.route, piece, declared, title, description),
-        )
+        return _new(entry, lastmod, listed)
     # An entry that knows no title (or description) keeps the stored one.
     if title is None:
         title = old.title
@@ -108,6 +105,16 @@ def retitled(old: Row, row: Row) -> bool:
     the part's bytes are the same, so its summary (and version) stays as it
     is."""
     return row[5:] != old[5:] and row[:5] == old[:5]
+
+
+def _new(entry: Entry, lastmod: int, listed: bool) -> Row:
+    """The row of a new path, dated ``lastmod``: what :func:`merge` makes."""
+    piece = _piece(entry, lastmod, listed)
+    declared = pack(entry.alternates) if entry.alternates else ""
+    shown = entry.title, entry.description  # beside the fragment
+    return _make(
+        Row, (lastmod, entry.fingerprint, entry.route, piece, declared, *shown)
+    )
 
 
 def _piece(entry: Entry, lastmod: int, listed: bool) -> bytes:
@@ -162,9 +169,8 @@ def plan(
     legacy = open is None
     opened = dict(open) if open is not None else {DEFAULT: last} if last else {}
     if not old and not rewrites:
-        return _plan_new(
-            batch, unlisted, held, opened, last, part_size, budget, current, legacy
-        )
+        room = _Room(last, part_size, budget, current, legacy)
+        return _plan_new(batch, unlisted, held, opened, room)
     top = last
     changes: list[Change] = []
     moved: list[str] = []
@@ -184,20 +190,11 @@ def plan(
         elif previous is None:
             entry: Entry = item  # type: ignore[assignment]
             section = entry.section
-            # merge() of a new path, inlined: this loop runs per bulk entry.
             if entry.lastmod is not moment:
                 moment = entry.lastmod
                 seconds = epoch(moment, current)
-            lastmod = seconds
-            if entry.alternates:
-                piece = _piece(entry, seconds, path not in unlisted)
-                declared = pack(entry.alternates)
-            else:
-                piece, declared = fragment(entry, seconds), ""
-            shown = entry.title, entry.description  # beside the fragment
-            row = _make(
-                Row, (seconds, entry.fingerprint, entry.route, piece, declared, *shown)
-            )
+            row = _new(entry, seconds, path not in unlisted)
+            lastmod, piece = seconds, row.fragment
         else:
             section = None if legacy else item.section  # type: ignore[union-attr]
             if section is not None and section == held[previous.part].section:
@@ -273,16 +270,24 @@ def opened(named: Mapping[int, str], last: int) -> dict[str, int]:
     return found
 
 
+class _Room(NamedTuple):
+    """What :func:`_plan_new` plans within: the store's highest part, a part's
+    URLs and bytes (less the envelope), now, and whether the store keeps no
+    sections (``legacy``)."""
+
+    top: int
+    part_size: int
+    budget: int
+    current: int
+    legacy: bool
+
+
 def _plan_new(
     batch: dict[str, Entry],
     unlisted: frozenset[str],
     held: dict[int, Totals],
     opened: dict[str, int],
-    top: int,
-    part_size: int,
-    budget: int,
-    current: int,
-    legacy: bool,
+    room: _Room,
 ) -> Plan:
     """:func:`plan` of a batch of new paths only (no stored row read: none
     of the batch's paths is stored, nor any member of its clusters), the bulk
@@ -291,6 +296,7 @@ def _plan_new(
     rewritten, so the loop keeps the open part's fill in locals, not in
     records, and swaps them only when the section changes from one entry to
     the next."""
+    top, part_size, budget, current, legacy = room
     extra = MAX_ORIGIN_BYTES - 1
     changes: list[Change] = []
     parts: dict[int, Totals] = {}
@@ -320,9 +326,8 @@ def _plan_new(
             wanted = DEFAULT
         if wanted != section:
             if section is not None:
-                _keep(
-                    held, parts, number, section, urls, size, added, added_bytes, newest
-                )
+                kept = urls, size, added, added_bytes, newest
+                _keep(held, parts, number, section, kept)
             section = wanted
             number = opened.get(wanted, 0)
             urls = size = added = added_bytes = newest = 0
@@ -352,7 +357,7 @@ def _plan_new(
         row = (seconds, entry.fingerprint, entry.route, piece, declared, *shown)
         changes.append(_make(Change, (path, number, _make(Row, row), True)))
     if section is not None:
-        _keep(held, parts, number, section, urls, size, added, added_bytes, newest)
+        _keep(held, parts, number, section, (urls, size, added, added_bytes, newest))
     return Plan(changes, [], parts, top, opened)
 
 
@@ -361,13 +366,12 @@ def _keep(
     parts: dict[int, Totals],
     number: int,
     section: str,
-    urls: int,
-    size: int,
-    added: int,
-    added_bytes: int,
-    newest: int,
+    kept: tuple[int, int, int, int, int],
 ) -> None:
-    """What :func:`_plan_new` kept in locals of a section's open part, put back."""
+    """What :func:`_plan_new` kept in locals of a section's open part (its
+    URLs and bytes, and what the plan adds to it: URLs, bytes, newest), put
+    back."""
+    urls, size, added, added_bytes, newest = kept
     if number:
         held[number] = Totals(urls, size, 0, section)
     if added:
