@@ -25,6 +25,7 @@ from .contract import (
     Checked,
     Decision,
     Decisions,
+    Epoch,
     News,
     Pushes,
     Removals,
@@ -67,35 +68,25 @@ def new_epoch() -> str:
 
 C = TypeVar("C")
 
-# The protocol's methods whose driver errors the base turns into StoreError,
-# and those of them that are generators (their errors surface while iterated).
-_CALLS = (
-    "upsert",
-    "remove",
-    "resettle",
-    "declarations",
-    "count",
-    "known",
-    "parts",
-    "part",
-    "epoch",
-    "add_counts",
-    "counts",
-    "setting",
-    "set_setting",
-    "queue_pushes",
-    "claim_pushes",
-    "pushed",
-    "retry_pushes",
-    "pending_pushes",
-    "note",
-    "decisions",
-    "removed_since",
-    "visited",
-    "publish",
-    "news",
-)
-_STREAMS = ("fragments", "entries", "visits")
+# The protocols whose methods' driver errors the base turns into StoreError:
+# those that return an iterator are generators, whose errors surface while
+# iterated. (``close`` releases what the store holds: it is its own.)
+_PROTOCOLS = (Store, Clusters, Epoch, Shared, Pushes, Decisions, Removals, Visits, News)
+
+
+def _methods(streams: bool) -> tuple[str, ...]:
+    return tuple(
+        name
+        for protocol in _PROTOCOLS
+        for name, member in vars(protocol).items()
+        if callable(member)
+        and not name.startswith("_")
+        and name != "close"
+        and member.__annotations__["return"].startswith("Iterator") == streams
+    )
+
+
+_CALLS, _STREAMS = _methods(streams=False), _methods(streams=True)
 # The writes after which the other sites settle their members again.
 _WRITES = ("upsert", "remove")
 
