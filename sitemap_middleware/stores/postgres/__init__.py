@@ -24,7 +24,8 @@ from ...urls import redacted
 from ..base import RENAMED, StoreBase
 from ..sql import SideTables, decisions, news, pushes, removals, shared, visits
 from ..sql.dialect import postgres
-from .pages import SECTIONS, PagesMixin, _one
+from ..sql.pages import COLUMNS_ADDED, SECTIONS
+from .pages import PagesMixin, _one
 from .runs import READ_RUN, RunsMixin
 
 SCHEMA_VERSION = 2
@@ -79,11 +80,6 @@ _OWN_OPTIONS = {
     "statement_timeout": int,
     "table_prefix": str,
 }
-
-
-# The columns of the url table that releases added after the first (text,
-# NULL when not known): a table without them gets them when opened.
-_COLUMNS_ADDED = ("declared", "title", "description")
 
 
 class PostgresStore(
@@ -275,14 +271,14 @@ class PostgresStore(
                 "SELECT count(*) FROM information_schema.columns"
                 " WHERE table_schema = current_schema() AND table_name = %s"
                 " AND column_name = ANY(%s)",
-                (self._sql("{p}url"), list(_COLUMNS_ADDED)),
+                (self._sql("{p}url"), list(COLUMNS_ADDED)),
             )
         )
-        if found == len(_COLUMNS_ADDED):
+        if found == len(COLUMNS_ADDED):
             return
         with conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
-            for name in _COLUMNS_ADDED:
+            for name in COLUMNS_ADDED:
                 conn.execute(
                     self._sql(
                         f"ALTER TABLE {{p}}url ADD COLUMN IF NOT EXISTS {name} text"

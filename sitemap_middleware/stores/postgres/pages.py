@@ -27,16 +27,6 @@ if TYPE_CHECKING:  # the store this is mixed into
 else:
     _Store = object
 
-# The section of each part that holds a section's pages (sections.py): the
-# default section's parts have no row, so that tables of an earlier release
-# read as all default, and its workers still write them. Made when first
-# opened by a release that has it.
-SECTIONS = """
-CREATE TABLE IF NOT EXISTS {p}section (
-    page integer PRIMARY KEY,
-    section text NOT NULL
-)
-"""
 # What runs a statement: a connection, or a cursor of one.
 _Executes = psycopg.Connection[Any] | psycopg.Cursor[Any]
 # The listing's write lock, which every writer takes first, and the next seq.

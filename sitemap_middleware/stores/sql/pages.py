@@ -24,6 +24,19 @@ if TYPE_CHECKING:  # the store this is mixed into
 else:
     _Store = object
 
+# The section of each part that holds a section's pages (sections.py): the
+# default section's parts have no row, so that a store of an earlier release
+# reads as all default, and its workers still write it. Made when first opened
+# by a release that has it.
+SECTIONS = """
+CREATE TABLE IF NOT EXISTS {p}section (
+    page integer PRIMARY KEY,
+    section text NOT NULL
+)
+"""
+# The columns of the url table that releases added after the first (text,
+# NULL when not known): a table without them gets them when opened.
+COLUMNS_ADDED = ("declared", "title", "description")
 _PART = (
     "SELECT p.page, urls, lastmod, version, changed, coalesce(s.section, '')"
     " FROM {p}page p LEFT JOIN {p}section s ON s.page = p.page WHERE urls > 0"

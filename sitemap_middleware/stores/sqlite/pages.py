@@ -26,16 +26,6 @@ if TYPE_CHECKING:  # the store this is mixed into
 else:
     _Store = object
 
-# The section of each part that holds a section's pages (sections.py): the
-# default section's parts have no row, so that a file of an earlier release
-# reads as all default, and its workers still write it.
-SECTIONS = """
-CREATE TABLE IF NOT EXISTS sitemap_section (
-    page INTEGER PRIMARY KEY,
-    section TEXT NOT NULL
-)
-"""
-
 
 class PagesMixin(_Store):
     """The pages of :class:`~sitemap_middleware.stores.sqlite.SQLiteStore`:

@@ -14,7 +14,8 @@ from ...model import Entry, to_datetime
 from ..base import new_epoch
 from ..layout import batches
 from ..sql import decisions, news, pushes, removals, shared, visits
-from .pages import SECTIONS
+from ..sql.dialect import SQLITE
+from ..sql.pages import COLUMNS_ADDED, SECTIONS
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -62,7 +63,7 @@ ADDED = (
     removals.SQLITE,
     news.SQLITE,
     news.SQLITE_INDEX,
-    SECTIONS,
+    SQLITE.sql(SECTIONS),
     visits.SQLITE,
 )
 
@@ -107,7 +108,7 @@ def upgrade_1(
     conn.execute("ALTER TABLE sitemap_page RENAME TO sitemap_page_1")
     for statement in SCHEMA.split(";"):
         conn.execute(statement)
-    conn.execute(SECTIONS)
+    conn.execute(SQLITE.sql(SECTIONS))
     rows = conn.execute(
         "SELECT path, lastmod, fingerprint, changefreq, priority, route"
         " FROM sitemap_url_1 ORDER BY seq"
@@ -130,11 +131,6 @@ def upgrade_1(
         SCHEMA_VERSION,
         len(rows),
     )
-
-
-# The columns of sitemap_url that releases added after the first (TEXT, NULL
-# when not known): a file without them gets them when opened.
-COLUMNS_ADDED = ("declared", "title", "description")
 
 
 def add_columns(conn: sqlite3.Connection) -> None:
@@ -167,7 +163,7 @@ def as_this_release(conn: sqlite3.Connection) -> None:
         *SCHEMA.split(";"),
         pushes.SQLITE,
         news.SQLITE,
-        SECTIONS,
+        SQLITE.sql(SECTIONS),
         visits.SQLITE,
     ]:
         kept = "\n".join(
