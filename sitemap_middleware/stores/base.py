@@ -284,10 +284,7 @@ class StoreBase(Generic[C]):
 
     @contextmanager
     def hreflang(self) -> Iterator[dict[str, str | None]]:
-        """Path -> why the page was written without the alternates it declares
-        (``None``: with them), for the writes this thread makes in the block:
-        each entry that declares some and each member written again. A write
-        retried after a conflict decides again, and the last decision stands."""
+        """:meth:`.contract.Hreflang.hreflang`."""
         into: dict[str, str | None] = {}
         self._write_context.into = into
         try:
@@ -297,9 +294,7 @@ class StoreBase(Generic[C]):
 
     @contextmanager
     def pushing(self) -> Iterator[None]:
-        """In the block, this thread's upserts and removals also queue (a
-        store with :class:`Pushes`, in the write's own transaction) the paths
-        they add, whose ``lastmod`` they move, or remove."""
+        """:meth:`.contract.Pushing.pushing`."""
         self._write_context.pushing = True
         try:
             yield
@@ -328,10 +323,7 @@ class StoreBase(Generic[C]):
         return bool(getattr(self._write_context, "pushing", False))
 
     def epoch(self) -> str:
-        """The identity of the data the store holds now: it changes when the
-        data is made again from nothing (a Redis restart that lost it), and
-        is ``""`` while the store cannot tell. One small read: the writer
-        asks about once a second."""
+        """:meth:`.contract.Epoch.epoch`: ``""``, a store that cannot tell."""
         return ""
 
     _new_epoch = staticmethod(new_epoch)

@@ -128,7 +128,8 @@ class Pushing(Protocol):
     or removes, in the write's own transaction. :class:`StoreBase` has it."""
 
     def pushing(self) -> AbstractContextManager[None]:
-        """The block in which this thread's writes queue their pushes."""
+        """The block in which this thread's upserts and removals also queue
+        the paths they add, whose ``lastmod`` they move, or remove."""
 
 
 @runtime_checkable
@@ -138,8 +139,10 @@ class Hreflang(Protocol):
     in ``stats()``). :class:`StoreBase` has it."""
 
     def hreflang(self) -> AbstractContextManager[dict[str, str | None]]:
-        """Path -> why the page was written without its alternates (``None``:
-        with them), for the writes this thread makes in the block."""
+        """Path -> why the page was written without the alternates it declares
+        (``None``: with them), for the writes this thread makes in the block:
+        each entry that declares some and each member written again. A write
+        retried after a conflict decides again, and the last decision stands."""
 
 
 @runtime_checkable
@@ -149,7 +152,9 @@ class Epoch(Protocol):
     :class:`StoreBase` has it (``""``: a store that cannot tell)."""
 
     def epoch(self) -> str:
-        """The data's identity now: one small read."""
+        """The data's identity now: it changes when the data is made again
+        from nothing (a Redis restart that lost it). One small read: the
+        writer asks about once a second."""
 
 
 # Removed paths a store's log keeps (the newest): a writer that looks again after

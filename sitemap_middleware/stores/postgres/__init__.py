@@ -222,9 +222,7 @@ class PostgresStore(
         if row is None:
             with conn.transaction():
                 # Two processes creating the same tables at once would collide.
-                conn.execute(
-                    "SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,)
-                )
+                self.dialect.lock(conn, "")
                 for statement in self._sql(_SCHEMA).split(";"):
                     conn.execute(statement)
                 conn.execute(
@@ -255,7 +253,7 @@ class PostgresStore(
         if found is not None:
             return
         with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
+            self.dialect.lock(conn, "")  # the setup's
             for statement in statements:
                 conn.execute(self._sql(statement))
 
@@ -277,7 +275,7 @@ class PostgresStore(
         if found == len(COLUMNS_ADDED):
             return
         with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (self.prefix,))
+            self.dialect.lock(conn, "")  # the setup's
             for name in COLUMNS_ADDED:
                 conn.execute(
                     self._sql(
