@@ -1,7 +1,7 @@
-"""What the SQLite and PostgreSQL stores share beside the pages: one mixin per
-capability (a table beside the pages, its statements written once), the dialect
-that spells them for each database (``dialect.py``), and ``SideTables``, all of
-them as one base of each store.
+"""What the SQLite and PostgreSQL stores share: what they do alike with the pages
+(``pages.py``), one mixin per capability (a table beside the pages, its statements
+written once), the dialect that spells them for each database (``dialect.py``),
+and ``SideTables``, all of them as one base of each store.
 """
 
 from __future__ import annotations
@@ -24,5 +24,6 @@ class SideTables(
     VisitsMixin,
     NewsMixin,
 ):
-    """Every capability the two databases share, a base of each store: a new
-    capability's mixin is added here, once for both."""
+    """Every capability the two databases share, and their pages' common
+    part, a base of each store: a new capability's mixin is added here, once
+    for both."""
