@@ -100,6 +100,57 @@ def test_base_translates_the_declared_driver_errors_only() -> None:
         store.known(["/a"])
 
 
+class _FlakyCapabilities(StoreBase[object]):
+    """A store whose capabilities' 'driver' raises KeyError, in calls and
+    mid-stream."""
+
+    errors = (KeyError,)
+    label = "flaky"
+
+    def epoch(self) -> str:
+        raise KeyError("gone")
+
+    def declarations(self, paths: Any) -> dict[str, str]:
+        raise KeyError("gone")
+
+    def resettle(self, paths: Any) -> None:
+        raise KeyError("gone")
+
+    def claim_pushes(self, limit: int, now: float, until: float) -> list[str]:
+        raise KeyError("gone")
+
+    def note(self, decisions: Any) -> None:
+        raise KeyError("gone")
+
+    def publish(self, articles: Any, now: int) -> None:
+        raise KeyError("gone")
+
+    def visits(self, paths: Any = None) -> Iterator[Any]:
+        yield from ()
+        raise KeyError("gone mid-stream")
+
+
+def test_base_translates_every_capability_it_reads_in_the_contract() -> None:
+    """The methods of every capability the contract names (the hreflang
+    clusters across sites, the epoch, the pushes, the decisions, the news,
+    the visits: a generator while iterated) turn the driver's errors into
+    StoreError, as the pages' do."""
+    store = _FlakyCapabilities()
+    calls: list[Callable[[], object]] = [
+        store.epoch,
+        lambda: store.declarations(["/a"]),
+        lambda: store.resettle(["/a"]),
+        lambda: store.claim_pushes(1, 0.0, 1.0),
+        lambda: store.note([]),
+        lambda: store.publish([], 0),
+        lambda: list(store.visits()),
+    ]
+    for call in calls:
+        with pytest.raises(StoreError, match=r"flaky: .*gone") as caught:
+            call()
+        assert isinstance(caught.value.__cause__, KeyError)
+
+
 def test_base_reopens_its_connection_after_fork(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
