@@ -32,6 +32,7 @@ from .contract import (
     removed,
     unlogged,
 )
+from .hreflang import Settled
 from .layout import batches, leaving, now, opened, run_rows
 from .records import Change, Fill, Plan, Stored, Totals
 
@@ -74,7 +75,7 @@ class MemoryStore(StoreBase[None]):
     # -- the write path -------------------------------------------------------------
     # StoreBase's steps, each batch under the lock. Every row is at hand, so
     # nothing is _read: _sizes gives the fill and section of every part and
-    # the open ones; resettle is _settle again, and the members written again.
+    # the open ones; a removal or a settling writes its members again (_rewrite).
 
     def upsert(self, entries: Iterable[Entry]) -> int:
         return sum(self._upsert(batch) for batch in batches(entries))
@@ -104,9 +105,7 @@ class MemoryStore(StoreBase[None]):
                 self._queue(gone)
             self._log_removed(gone)
             if settled.rewrites:
-                sizes, last, opened = self._sizes()
-                todo = self._plan({}, self._rows, sizes, last, current, settled, opened)
-                self._apply(todo, current)
+                self._rewrite(settled, current)
             return len(gone)
 
     def resettle(self, paths: Iterable[str]) -> None:
@@ -117,9 +116,13 @@ class MemoryStore(StoreBase[None]):
             current = now()
             settled = self._settle({}, self._rows, (), again)
             if settled.rewrites:
-                sizes, last, opened = self._sizes()
-                todo = self._plan({}, self._rows, sizes, last, current, settled, opened)
-                self._apply(todo, current)
+                self._rewrite(settled, current)
+
+    def _rewrite(self, settled: Settled, current: int) -> None:
+        """Write again the stored rows whose listing ``settled`` changes."""
+        sizes, last, opened = self._sizes()
+        todo = self._plan({}, self._rows, sizes, last, current, settled, opened)
+        self._apply(todo, current)
 
     def declarations(self, paths: Iterable[str]) -> dict[str, str]:
         # Without the lock: the asking site's writer holds its own, and this
