@@ -207,8 +207,8 @@ class StoreBase(Generic[C]):
     #                  its rows, and add to the parts' _summaries
     #   _queue         the IndexNow pushes
     # remove: _read, _read_members, _settle, _delete, _queue, _log_removed, and
-    # the members written again through _plan and _apply; resettle: _read,
-    # _read_members, _settle again, _plan, _apply. After an upsert or a
+    # the members written again through _plan and _apply (_rewrite); resettle:
+    # _read, _read_members, _settle again, _rewrite. After an upsert or a
     # removal, _tell_abroad (__init_subclass__ wraps them).
 
     def _plan(
