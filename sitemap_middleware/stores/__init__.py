@@ -16,7 +16,7 @@ A third-party store subclasses :class:`StoreBase` (the per-process connection,
 driver errors as ``StoreError``) and plans its writes with :func:`layout.plan
 <sitemap_middleware.stores.layout.plan>`: which part each new path joins, the
 merge rules of ``lastmod``, and the typed records (:class:`Row`, ...) it stores.
-``tests/example_store.py`` is a complete one, run through the contract suite.
+``tests/support/example_store.py`` is a complete one, run through the contract suite.
 """
 
 from __future__ import annotations
