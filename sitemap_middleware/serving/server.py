@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
+from typing import TYPE_CHECKING
 
 from werkzeug.http import http_date, parse_options_header, quote_etag
 from werkzeug.sansio.http import is_resource_modified
@@ -26,10 +27,12 @@ from ..model import PartInfo, to_datetime
 from ..paths import TEXT, Document
 from ..sitemaps import MAX_NEWS, NEWS_WINDOW, escape
 from ..stores.contract import News, Store
-from . import llms, site_map, site_map_html
 from .ahead import ahead
-from .arrangement import Arrangement
 from .bounded import Bounded
+
+if TYPE_CHECKING:
+    from .arrangement import Arrangement
+    from .site_map import SiteMaps
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -216,23 +219,35 @@ class Server:
             paths.NEWS.kind: self._news_sitemap,
             paths.LLMS.kind: self._llms_txt,
         }
-        # The site map page's arrangement, once per store version, shared by
-        # every thread (and by site_map() given the middleware).
-        # Its title names the site: as the config says, else as the site's
-        # titles repeat it (``site_name``, read once per arrangement).
-        named = config.html_sitemap_site_name
-        self.site_maps = site_map.SiteMaps(
-            store,
-            newest_first=config.html_sitemap_newest_first,
-            site_name=site_name if named is None else (lambda: named),
-            labels=config.section_labels,
-        )
+        self._site_maps: SiteMaps | None = None
+        self._site_maps_made = threading.Lock()
         self._cache = Rendered(CACHE_BYTES)
         self._render_lock = threading.Lock()  # one render at a time
         # The faults said at ERROR (their words), each once.
         self._faults_said: set[str] = set()
         indexnow = config.indexnow
         self._key = b"" if indexnow is None else indexnow.key.encode("ascii")
+
+    @property
+    def site_maps(self) -> SiteMaps:
+        """The site map page's arrangement, once per store version, shared by
+        every thread (and by site_map() given the middleware); made when first
+        asked for, so that an app that never serves it never loads it."""
+        if self._site_maps is None:
+            from .site_map import SiteMaps
+
+            with self._site_maps_made:
+                if self._site_maps is None:
+                    # Its title names the site: as the config says, else as
+                    # the site's titles repeat it (read once per arrangement).
+                    named = self._config.html_sitemap_site_name
+                    self._site_maps = SiteMaps(
+                        self._store,
+                        newest_first=self._config.html_sitemap_newest_first,
+                        site_name=self._site_name if named is None else (lambda: named),
+                        labels=self._config.section_labels,
+                    )
+        return self._site_maps
 
     def serve(
         self, method: str, path: str, header: Header, query: str = ""
@@ -449,6 +464,8 @@ class Server:
         if not parts:
             return _text(404, EMPTY, Cache_Control="no-store")
         key = (document.kind, 0, arranged.site_name, *(p.version for p in parts))
+        from . import llms
+
         build = partial(llms.of, arranged, self._config)
         return self._validated(
             document, key, parts, header, lambda: self._cached(key, build)
@@ -503,6 +520,8 @@ class Server:
         self, arranged: Arrangement, key: tuple[object, ...], page: int
     ) -> bytes | None:
         """Page ``page`` of the site map, ``None`` for one it does not have."""
+        from . import site_map, site_map_html
+
         config = self._config
         try:
             listing = arranged.page(page, site_map.PAGE_LINKS, config.base_url)
