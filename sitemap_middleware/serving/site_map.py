@@ -12,7 +12,7 @@ from fnmatch import fnmatchcase
 from typing import Protocol, runtime_checkable
 
 from ..model import PartInfo
-from ..stores.contract import Store
+from ..stores.contract import Holder, Store
 from .arrangement import Arrangement, Part, SiteMap, versions_of
 
 logger = logging.getLogger("sitemap_middleware")
@@ -26,20 +26,6 @@ FRESH_WAIT = 0.04
 # Links on one page: a person scans a few thousand, a browser renders them at
 # once, and a site of a million pages still needs only 500 pages.
 PAGE_LINKS = 2000
-
-
-@runtime_checkable
-class _Source(Protocol):
-    @property
-    def store(self) -> Store: ...
-
-    @property
-    def config(self) -> _HasBaseURL: ...
-
-
-class _HasBaseURL(Protocol):
-    @property
-    def base_url(self) -> str: ...
 
 
 @runtime_checkable
@@ -57,7 +43,7 @@ class _Arranges(Protocol):
 
 
 def site_map(
-    source: Store | _Source,
+    source: Store | Holder,
     base_url: str | None = None,
     page: int = 1,
     *,
@@ -92,7 +78,7 @@ def site_map(
             )
     """
     maps: SiteMaps | None = None
-    if isinstance(source, _Source):  # a middleware, not a store
+    if isinstance(source, Holder):  # a middleware, not a store
         store = source.store
         base_url = source.config.base_url if base_url is None else base_url
         server = source.server if isinstance(source, _Served) else None
