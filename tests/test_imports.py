@@ -158,7 +158,9 @@ def test_start_up_leaves_what_no_request_needs_yet(code: str) -> None:
 def test_what_start_up_left_loads_when_used() -> None:
     """A served page loads the page readers; the site map's names and
     ``flask sitemap``'s commands are there when asked for."""
-    code = FLASK_APP + """
+    code = (
+        FLASK_APP
+        + """
     import click
 
     from sitemap_middleware import SiteMap, site_map
@@ -169,7 +171,8 @@ def test_what_start_up_left_loads_when_used() -> None:
         assert "seed" in group.list_commands(context)
         assert group.get_command(context, "seed") is not None
 """
-    assert LATER <= imported(code)
+    )
+    assert imported(code) >= LATER
 
 
 def test_the_adapters_are_the_modules_classes() -> None:

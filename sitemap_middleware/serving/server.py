@@ -14,7 +14,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import partial
+from functools import cached_property, partial
 from typing import TYPE_CHECKING
 
 from werkzeug.http import http_date, parse_options_header, quote_etag
@@ -166,6 +166,27 @@ class Rendered:
             self._bytes = 0
 
 
+def _site_maps(
+    config: Config, store: Store, site_name: Callable[[], str | None] | None
+) -> SiteMaps:
+    """The site map page's arrangement, once per store version, shared by every
+    thread (and by site_map() given the middleware): made when first asked
+    for, so that an app that never serves the page never loads it. Two
+    threads asking first may each make one; one is kept (a cache: both
+    arrange the same pages)."""
+    from .site_map import SiteMaps
+
+    # Its title names the site: as the config says, else as the site's
+    # titles repeat it (``site_name``, read once per arrangement).
+    named = config.html_sitemap_site_name
+    return SiteMaps(
+        store,
+        newest_first=config.html_sitemap_newest_first,
+        site_name=site_name if named is None else (lambda: named),
+        labels=config.section_labels,
+    )
+
+
 class Server:
     """Answers the sitemap endpoints of one configuration from one store."""
 
@@ -219,8 +240,6 @@ class Server:
             paths.NEWS.kind: self._news_sitemap,
             paths.LLMS.kind: self._llms_txt,
         }
-        self._site_maps: SiteMaps | None = None
-        self._site_maps_made = threading.Lock()
         self._cache = Rendered(CACHE_BYTES)
         self._render_lock = threading.Lock()  # one render at a time
         # The faults said at ERROR (their words), each once.
@@ -228,26 +247,10 @@ class Server:
         indexnow = config.indexnow
         self._key = b"" if indexnow is None else indexnow.key.encode("ascii")
 
-    @property
+    @cached_property
     def site_maps(self) -> SiteMaps:
-        """The site map page's arrangement, once per store version, shared by
-        every thread (and by site_map() given the middleware); made when first
-        asked for, so that an app that never serves it never loads it."""
-        if self._site_maps is None:
-            from .site_map import SiteMaps
-
-            with self._site_maps_made:
-                if self._site_maps is None:
-                    # Its title names the site: as the config says, else as
-                    # the site's titles repeat it (read once per arrangement).
-                    named = self._config.html_sitemap_site_name
-                    self._site_maps = SiteMaps(
-                        self._store,
-                        newest_first=self._config.html_sitemap_newest_first,
-                        site_name=self._site_name if named is None else (lambda: named),
-                        labels=self._config.section_labels,
-                    )
-        return self._site_maps
+        """The site map page's arrangement (:func:`_site_maps`)."""
+        return _site_maps(self._config, self._store, self._site_name)
 
     def serve(
         self, method: str, path: str, header: Header, query: str = ""

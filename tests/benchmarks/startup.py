@@ -47,8 +47,7 @@ CASES: dict[str, tuple[str, str]] = {
         "from sitemap_middleware.flask import Sitemap\nSitemap(app)\n",
     ),
     "starlette": (
-        "from starlette.applications import Starlette\n"
-        "app = Starlette()\n",
+        "from starlette.applications import Starlette\napp = Starlette()\n",
         "from sitemap_middleware.starlette import add_sitemap\n"
         "add_sitemap(app, {'base_url': 'http://localhost', 'store': 'memory://'})\n"
         "app.middleware_stack = app.build_middleware_stack()\n",
