@@ -19,7 +19,8 @@ from ..config import Config
 from ..model import Entry, dated, to_datetime
 from ..recording.refusal import refuse
 from ..routes import Route, Routes
-from ..stores.contract import Decisions, Holder, Store, Visit, Visits
+from ..stores import Holder
+from ..stores.contract import Decisions, Store, Visit, Visits
 from ..watching.policy import Policy
 
 DAY = 86_400

@@ -12,7 +12,8 @@ from fnmatch import fnmatchcase
 from typing import Protocol, runtime_checkable
 
 from ..model import PartInfo
-from ..stores.contract import Holder, Store
+from ..stores import Holder
+from ..stores.contract import Store
 from .arrangement import Arrangement, Part, SiteMap, versions_of
 
 logger = logging.getLogger("sitemap_middleware")

@@ -1,7 +1,6 @@
 """The store contract: the ``Store`` protocol every backend implements, the
 optional capability protocols asked with ``isinstance``, their value types and
-bounds, and the small rules the backends share to keep them; and what holds a
-store (``Holder``: a middleware).
+bounds, and the small rules the backends share to keep them.
 """
 
 from __future__ import annotations
@@ -10,13 +9,10 @@ import json
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 from ..model import Entry, PartInfo, to_datetime
 from ..sitemaps import MAX_NEWS, NEWS_WINDOW
-
-if TYPE_CHECKING:
-    from ..config import Config
 
 
 @runtime_checkable
@@ -231,18 +227,6 @@ class Checked(Protocol):
             message names it and what to do).
         :raises StoreError: an outage (recording waits for the store).
         """
-
-
-@runtime_checkable
-class Holder(Protocol):
-    """What holds a store with its config: a middleware, which ``site_map()``
-    and ``site_health()`` take in a store's place."""
-
-    @property
-    def store(self) -> Store: ...
-
-    @property
-    def config(self) -> Config: ...
 
 
 @runtime_checkable
