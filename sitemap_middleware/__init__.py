@@ -13,21 +13,22 @@ from typing import TYPE_CHECKING
 from .config import DEFAULT_EXCLUDE, DEFAULT_HARMLESS_COOKIES, Config
 from .errors import ConfigError, SitemapError, StoreError, StoreFault, StoreReadOnly
 from .routes import sitemap, skip
-from .serving.arrangement import IndexEntry, Link, Section, SiteMap
-from .serving.site_map import site_map
 from .stores import Entry, PageInfo, PartInfo, Store, open_store, register_store
 
 if TYPE_CHECKING:  # the names __getattr__ imports, as mypy and IDEs see them
     from .asgi import ASGISitemapMiddleware
     from .reporting.health import Health, SectionHealth, site_health
     from .reporting.metrics import SitemapCollector
+    from .serving.arrangement import IndexEntry, Link, Section, SiteMap
+    from .serving.site_map import site_map
     from .wsgi import SitemapMiddleware
 
     __version__: str
 
 # Each adapter is imported when its name is first asked for: a WSGI app never
 # loads asyncio and the ASGI adapter, an ASGI app never loads the WSGI adapter;
-# nor does an app load the health report before it asks for one.
+# nor does an app load the health report or the site map page before it asks
+# for one.
 _LAZY = {
     "ASGISitemapMiddleware": ".asgi",
     "SitemapMiddleware": ".wsgi",
@@ -35,12 +36,17 @@ _LAZY = {
     "SectionHealth": ".reporting.health",
     "site_health": ".reporting.health",
     "SitemapCollector": ".reporting.metrics",
+    "IndexEntry": ".serving.arrangement",
+    "Link": ".serving.arrangement",
+    "Section": ".serving.arrangement",
+    "SiteMap": ".serving.arrangement",
+    "site_map": ".serving.site_map",
 }
 
 
 def __getattr__(name: str) -> object:
-    """The adapters, the health report, and ``__version__``, on first use
-    (PEP 562)."""
+    """The adapters, the health report, the site map, and ``__version__``, on
+    first use (PEP 562)."""
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name], __name__), name)
     if name == "__version__":

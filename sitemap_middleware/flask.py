@@ -60,20 +60,33 @@ def _commands() -> Any:
     import click
     from flask.cli import ScriptInfo
 
-    from .cli import main
-    from .cli.options import Target, app_known
+    class Commands(click.Group):
+        """The command line's commands, loaded when flask's command line asks
+        for one, not with every app."""
 
-    @click.group(EXTENSION)
+        def list_commands(self, ctx: click.Context) -> list[str]:
+            from .cli import main
+
+            return main.list_commands(ctx)
+
+        def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+            from .cli import main
+            from .cli.options import app_known
+
+            command = main.get_command(ctx, name)
+            return None if command is None else app_known(command)
+
+    @click.group(EXTENSION, cls=Commands)
     @click.pass_context
     def group(context: click.Context) -> None:
         """The sitemap of this app: its store, and seed, verify, prune,
         explain, report."""
+        from .cli.options import Target
+
         info = context.ensure_object(ScriptInfo)
         # The commands' Target, loading the app as flask does.
         context.obj = Target(load=lambda spec: info.load_app())
 
-    for command in main.commands.values():
-        group.add_command(app_known(command))
     return group
 
 

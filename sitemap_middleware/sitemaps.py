@@ -17,6 +17,9 @@ MAX_URL_LENGTH = 2047
 CHANGEFREQS = ("always", "hourly", "daily", "weekly", "monthly", "yearly", "never")
 # Google's image extension: "You can include up to 1,000 images for each page."
 MAX_IMAGES = 1000
+# Alternates kept per page: more than any real set of locales, few enough to
+# bound a record.
+MAX_ALTERNATES = 100
 # xs:language, the type of xhtml:link's hreflang: subtags of 1-8 letters and
 # digits joined by hyphens (RFC 5646 §2.1), x-default included; "de_AT" or
 # "de,at" are not languages to Google either.

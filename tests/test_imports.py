@@ -115,6 +115,66 @@ def test_a_starlette_app_imports_no_wsgi_adapter() -> None:
     assert not modules & WSGI
 
 
+# What an app's start-up leaves for later: the page readers (the writer's first
+# page), the site map page (its first request), the command line (flask's).
+LATER = {
+    "html.parser",
+    "sitemap_middleware.page.facts",
+    "sitemap_middleware.page.head",
+    "sitemap_middleware.page.titles",
+    "sitemap_middleware.serving.arrangement",
+    "sitemap_middleware.serving.site_map",
+    "sitemap_middleware.cli",
+}
+FLASK_SET_UP = """
+    from flask import Flask
+
+    from sitemap_middleware.flask import Sitemap
+
+    app = Flask(__name__)
+    app.config["SITEMAP"] = {"base_url": "http://localhost", "store": "memory://"}
+    Sitemap(app)
+"""
+STARLETTE_SET_UP = """
+    from starlette.applications import Starlette
+
+    from sitemap_middleware.starlette import add_sitemap
+
+    app = Starlette()
+    add_sitemap(app, {"base_url": "http://localhost", "store": "memory://"})
+    app.middleware_stack = app.build_middleware_stack()
+"""
+
+
+@pytest.mark.parametrize(
+    "code",
+    ["import sitemap_middleware", FLASK_SET_UP, STARLETTE_SET_UP],
+    ids=["package", "flask", "starlette"],
+)
+def test_start_up_leaves_what_no_request_needs_yet(code: str) -> None:
+    assert not imported(code) & LATER
+
+
+def test_what_start_up_left_loads_when_used() -> None:
+    """A served page loads the page readers; the site map's names and
+    ``flask sitemap``'s commands are there when asked for."""
+    code = (
+        FLASK_APP
+        + """
+    import click
+
+    from sitemap_middleware import SiteMap, site_map
+
+    assert isinstance(site_map(get_sitemap(app)), SiteMap)
+    group = app.cli.commands["sitemap"]
+    with click.Context(group) as context:
+        assert "seed" in group.list_commands(context)
+        assert group.get_command(context, "seed") is not None
+"""
+    )
+    assert imported(code) >= LATER
+
+
 def test_the_adapters_are_the_modules_classes() -> None:
     """The names the package imports on first use are the adapters' own."""
     assert sitemap_middleware.SitemapMiddleware is wsgi.SitemapMiddleware

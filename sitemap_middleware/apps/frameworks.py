@@ -78,21 +78,37 @@ def _starlette_declared(app: Any, kind: type) -> str | None:
     return None
 
 
-FLASK = Framework(
+def _pallets(
+    name: str,
+    protocol: str,
+    inner: str,
+    install: str,
+    scope_finder: Callable[[Any], ScopeFinder] | None = None,
+) -> Framework:
+    """Flask or Quart: an app of Flask's kind, told apart by the callable it
+    wraps (``inner``), its routes read as Flask's."""
+    return Framework(
+        name,
+        protocol,
+        lambda app: is_flask(app) and hasattr(app, inner),
+        _reading("flask", "flask_table"),
+        inner=inner,
+        install=install,
+        scope_finder=scope_finder,
+    )
+
+
+FLASK = _pallets(
     "Flask",
     WSGI,
-    lambda app: is_flask(app) and hasattr(app, "wsgi_app"),
-    _reading("flask", "flask_table"),
-    inner="wsgi_app",
-    install="Sitemap(app), or app.wsgi_app = SitemapMiddleware(app.wsgi_app, config)",
+    "wsgi_app",
+    "Sitemap(app), or app.wsgi_app = SitemapMiddleware(app.wsgi_app, config)",
 )
-QUART = Framework(
+QUART = _pallets(
     "Quart",
     ASGI,
-    lambda app: is_flask(app) and hasattr(app, "asgi_app"),
-    _reading("flask", "flask_table"),
-    inner="asgi_app",
-    install="app.asgi_app = ASGISitemapMiddleware(app.asgi_app, config)",
+    "asgi_app",
+    "app.asgi_app = ASGISitemapMiddleware(app.asgi_app, config)",
     scope_finder=_reading("flask", "quart_finder"),
 )
 DJANGO_APP = Framework(

@@ -89,12 +89,15 @@ def overridden(
 
 
 class Asked(NamedTuple):
-    """What a replay changes of the app's config (:func:`overridden`)."""
+    """What a replay asks of the app: what it changes of its config
+    (:func:`overridden`), and the site whose middleware answers (``None``:
+    the one the app holds)."""
 
     store: str | None
     base_url: str | None
     limited: bool
     hold: Hold | None
+    site: str | None
 
     def config(self, config: Config) -> Config:
         return overridden(config, self.store, self.base_url, self.limited, self.hold)
@@ -254,18 +257,18 @@ def replay(
     from ..asgi import ASGISitemapMiddleware
     from ..wsgi import SitemapMiddleware
 
-    asked = Asked(store, base_url, limited, hold)
+    asked = Asked(store, base_url, limited, hold, site)
     row, layer = framework_of(app)
     if row is DJANGO_APP:
-        with _django(layer, asked, site) as ready:
+        with _django(layer, asked) as ready:
             yield ready
     elif isinstance(app, SitemapMiddleware) or (
         row.protocol != ASGI and not isinstance(app, ASGISitemapMiddleware)
     ):
-        with _wsgi(app, row, layer, asked, site) as ready:
+        with _wsgi(app, row, layer, asked) as ready:
             yield ready
     else:
-        with _asgi(app, row, layer, asked, site) as ready:
+        with _asgi(app, row, layer, asked) as ready:
             yield ready
 
 
@@ -274,13 +277,7 @@ def _origin(config: Config) -> tuple[str, str]:
 
 
 @contextmanager
-def _wsgi(
-    app: Any,
-    row: Framework,
-    layer: Any,
-    asked: Asked,
-    site: str | None,
-) -> Iterator[Replay]:
+def _wsgi(app: Any, row: Framework, layer: Any, asked: Asked) -> Iterator[Replay]:
     from werkzeug.test import Client
 
     from ..wsgi import SitemapMiddleware
@@ -295,10 +292,10 @@ def _wsgi(
         found = _flask_sitemap(flask)
     else:
         found = _below(app, SitemapMiddleware, row)
-    if site is not None:
+    if asked.site is not None:
         # The site's own middleware answers the replayed requests, as the
         # Host of its base_url selects it.
-        root = found = site_of(found, site)
+        root = found = site_of(found, asked.site)
     config = asked.config(found.config)
     made = config is not found.config
     if made:
@@ -424,13 +421,7 @@ def _swap(owner: Any, attribute: str, old: object, new: object) -> None:
 
 
 @contextmanager
-def _asgi(
-    app: Any,
-    row: Framework,
-    layer: Any,
-    asked: Asked,
-    site: str | None,
-) -> Iterator[Replay]:
+def _asgi(app: Any, row: Framework, layer: Any, asked: Asked) -> Iterator[Replay]:
     # Imported here: the package needs no framework, and the test client needs
     # httpx (FastAPI and Starlette installs for testing have it).
     from starlette.routing import compile_path
@@ -439,6 +430,7 @@ def _asgi(
     from ..asgi import ASGISitemapMiddleware
     from ..starlette import get_sitemap
 
+    site = asked.site
     if site is not None and isinstance(app, ASGISitemapMiddleware):
         app = site_of(app, site)
         site = None
@@ -559,7 +551,7 @@ def _path_holds_root(client_class: Any) -> bool:
 
 
 @contextmanager
-def _django(handler: Any, asked: Asked, site: str | None) -> Iterator[Replay]:
+def _django(handler: Any, asked: Asked) -> Iterator[Replay]:
     """The project ``handler`` serves (its WSGI or ASGI handler: the settings
     are loaded), ready for replayed requests."""
     from django.apps import apps
@@ -583,7 +575,7 @@ def _django(handler: Any, asked: Asked, site: str | None) -> Iterator[Replay]:
     except ImproperlyConfigured as exc:
         raise AppError(str(exc)) from exc
     own.hold_recheck()
-    found = own if site is None else site_of(own, site)
+    found = own if asked.site is None else site_of(own, asked.site)
     config = asked.config(found.config)
     made = config is not found.config
     if made:

@@ -43,7 +43,7 @@ class Head:
     ``none``. ``canonicals``: the canonical hrefs declared, the first of each
     source (see :func:`merge`); the page is its own canonical only if every
     one names it. ``alternates``: ``(hreflang, href)`` pairs, the first per
-    language, at most ``parser.MAX_ALTERNATES``. ``modified``: the unparsed
+    language, at most ``sitemaps.MAX_ALTERNATES``. ``modified``: the unparsed
     ``article:modified_time``. Hrefs are as written; a head's are resolved
     against its ``<base href>`` if it has one. ``truncated``: the head goes
     on past the budget, so what it declares is not all known (never set with

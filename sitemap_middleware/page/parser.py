@@ -12,11 +12,8 @@ import sys
 from collections.abc import Iterator
 from html.parser import HTMLParser
 
-from ..sitemaps import is_language_tag, is_noindex
+from ..sitemaps import MAX_ALTERNATES, is_language_tag, is_noindex
 
-# Alternates kept per page: more than any real set of locales, few enough to
-# bound a record.
-MAX_ALTERNATES = 100
 ROBOTS_NAMES = frozenset({"robots", "googlebot", "bingbot"})
 # Open Graph's article property (https://ogp.me/#type_article). Not
 # og:updated_time: it is not in the protocol, and themes fill it with the

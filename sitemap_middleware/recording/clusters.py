@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable
 
-from ..page.parser import MAX_ALTERNATES
+from ..sitemaps import MAX_ALTERNATES
 from ..urls import canonical_target
 
 # Pages with alternates whose declared set this process remembers; beyond it

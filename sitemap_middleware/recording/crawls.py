@@ -374,21 +374,20 @@ class Verification:
         visits: VisitLog,
         count: Callable[[str], object],
     ) -> None:
-        self._options = options
-        self._queued = queued
+        # Crawls are verified only when kept: both options and queue, or none.
+        self._verifying: tuple[CrawlerOptions, CrawlQueue, Verifier] | None = None
+        if options is not None and queued is not None:
+            self._verifying = (options, queued, Verifier(options))
         self._visits = visits
         self._count = count
-        self._verifier = None
-        if options is not None and queued is not None:
-            self._verifier = Verifier(options)
 
     def run(self, deadline: float | None = None) -> None:
         """Verify the queued crawls and settle those whose lookups ended.
         Never waits for a lookup, but in a flush (``deadline``), for
         ``crawlers.timeout`` at most."""
-        options, verifier, queued = self._options, self._verifier, self._queued
-        if verifier is None or options is None or queued is None:
+        if self._verifying is None:
             return
+        options, queued, verifier = self._verifying
         for crawl in queued.take():
             address = client_address(
                 crawl.peer,
@@ -410,8 +409,8 @@ class Verification:
                 self._judged(verdict)
 
     def close(self) -> None:
-        if self._verifier is not None:
-            self._verifier.close()
+        if self._verifying is not None:
+            self._verifying[2].close()
 
     def _judged(self, verdict: Verdict) -> None:
         self._count(verdict.reason)

@@ -11,13 +11,10 @@ from __future__ import annotations
 
 import hashlib
 from datetime import datetime, timezone
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from ..config import Config
 from ..model import UNDATED, Entry
-from ..page.facts import published_date, read_content, read_head
-from ..page.head import Head
-from ..page.titles import clean, describe, heading
 from ..reasons import RECORD, Seen, Skipped
 from ..render import fragment
 from ..routes import Route
@@ -29,6 +26,9 @@ from .clusters import Alternates, declared
 from .observation import Headers, Observation
 from .refusal import Rules as Rules
 from .refusal import refuse
+
+if TYPE_CHECKING:
+    from ..page.head import Head
 
 
 class Prints(NamedTuple):
@@ -162,6 +162,11 @@ def digest(
         return Skip(Seen.UNCHANGED if hit.raw == raw else stand_in, path)
     if hit is not None and hit.raw == raw and (written is None or written(path, None)):
         return Unchanged(path, key, hit, None)
+    # The page readers (html.parser, the head's handlers) load with the first
+    # page read, in the writer thread, not with the app.
+    from ..page.facts import read_content, read_head
+    from ..page.titles import clean, describe, heading
+
     head, reason = read_head(config, path, route.query, body, headers)
     if reason is not None:
         if not target.exact:
@@ -222,6 +227,9 @@ def digest(
 def _story(path: str, head: Head, title: str | None, seen: int) -> Story:
     """The article a news page is: when it was published (as it declares,
     else when seen), its title, language and site name as it says them."""
+    from ..page.facts import published_date
+    from ..page.titles import clean
+
     published = published_date(head, seen)
     language = news_language(head.lang) if head.lang else None
     article = Article(

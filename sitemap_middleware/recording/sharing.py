@@ -14,12 +14,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import ExitStack, contextmanager
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..config import Config
 from ..errors import StoreError
 from ..model import Entry
-from ..page.titles import Affix, Titles
 from ..sections import DEFAULT
 from ..sitemaps import NEWS_WINDOW
 from ..stores.contract import (
@@ -38,6 +37,9 @@ from .clusters import Declared
 from .counters import Counters
 from .digest import Upsert
 from .recent import Recent
+
+if TYPE_CHECKING:
+    from ..page.titles import Titles
 
 # Seconds between two sends of this process's counts to the store's (and at
 # every flush): one small write, never one a request.
@@ -128,6 +130,9 @@ class SiteTitles:
         :raises StoreError: the store failed (it is read again next time).
         """
         if self._titles is None:
+            # The page readers load with the writer's first batch (digest).
+            from ..page.titles import Affix, Titles
+
             stored = None
             if self._shared is not None:
                 stored = Affix.unpack(self._shared.setting(TITLE_AFFIX))
@@ -283,6 +288,8 @@ def site_name(store: Store) -> str | None:
     """
     if not isinstance(store, Shared):
         return None
+    from ..page.titles import Affix
+
     affix = Affix.unpack(store.setting(TITLE_AFFIX))
     return None if affix is None else affix.name
 

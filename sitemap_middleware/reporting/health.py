@@ -19,6 +19,7 @@ from ..config import Config
 from ..model import Entry, dated, to_datetime
 from ..recording.refusal import refuse
 from ..routes import Route, Routes
+from ..stores import Holder
 from ..stores.contract import Decisions, Store, Visit, Visits
 from ..watching.policy import Policy
 
@@ -154,15 +155,6 @@ class Health:
 
 
 @runtime_checkable
-class _Middleware(Protocol):
-    @property
-    def store(self) -> Store: ...
-
-    @property
-    def config(self) -> Config: ...
-
-
-@runtime_checkable
 class _Routed(Protocol):
     """A middleware: the app's route table once known, and its options."""
 
@@ -210,7 +202,7 @@ def site_health(
             print(section.label, section.listed, section.within(7).urls)
     """
     table: tuple[RouteTable, Routes] | None = None
-    if not isinstance(source, Store) and isinstance(source, _Middleware):
+    if not isinstance(source, Store) and isinstance(source, Holder):
         store, checked = source.store, source.config
         if isinstance(source, _Routed):
             known = source.table()

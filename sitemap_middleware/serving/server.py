@@ -14,7 +14,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import partial
+from functools import cached_property, partial
+from typing import TYPE_CHECKING
 
 from werkzeug.http import http_date, parse_options_header, quote_etag
 from werkzeug.sansio.http import is_resource_modified
@@ -26,10 +27,12 @@ from ..model import PartInfo, to_datetime
 from ..paths import TEXT, Document
 from ..sitemaps import MAX_NEWS, NEWS_WINDOW, escape
 from ..stores.contract import News, Store
-from . import llms, site_map, site_map_html
 from .ahead import ahead
-from .arrangement import Arrangement
 from .bounded import Bounded
+
+if TYPE_CHECKING:
+    from .arrangement import Arrangement
+    from .site_map import SiteMaps
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -163,6 +166,27 @@ class Rendered:
             self._bytes = 0
 
 
+def _site_maps(
+    config: Config, store: Store, site_name: Callable[[], str | None] | None
+) -> SiteMaps:
+    """The site map page's arrangement, once per store version, shared by every
+    thread (and by site_map() given the middleware): made when first asked
+    for, so that an app that never serves the page never loads it. Two
+    threads asking first may each make one; one is kept (a cache: both
+    arrange the same pages)."""
+    from .site_map import SiteMaps
+
+    # Its title names the site: as the config says, else as the site's
+    # titles repeat it (``site_name``, read once per arrangement).
+    named = config.html_sitemap_site_name
+    return SiteMaps(
+        store,
+        newest_first=config.html_sitemap_newest_first,
+        site_name=site_name if named is None else (lambda: named),
+        labels=config.section_labels,
+    )
+
+
 class Server:
     """Answers the sitemap endpoints of one configuration from one store."""
 
@@ -216,23 +240,17 @@ class Server:
             paths.NEWS.kind: self._news_sitemap,
             paths.LLMS.kind: self._llms_txt,
         }
-        # The site map page's arrangement, once per store version, shared by
-        # every thread (and by site_map() given the middleware).
-        # Its title names the site: as the config says, else as the site's
-        # titles repeat it (``site_name``, read once per arrangement).
-        named = config.html_sitemap_site_name
-        self.site_maps = site_map.SiteMaps(
-            store,
-            newest_first=config.html_sitemap_newest_first,
-            site_name=site_name if named is None else (lambda: named),
-            labels=config.section_labels,
-        )
         self._cache = Rendered(CACHE_BYTES)
         self._render_lock = threading.Lock()  # one render at a time
         # The faults said at ERROR (their words), each once.
         self._faults_said: set[str] = set()
         indexnow = config.indexnow
         self._key = b"" if indexnow is None else indexnow.key.encode("ascii")
+
+    @cached_property
+    def site_maps(self) -> SiteMaps:
+        """The site map page's arrangement (:func:`_site_maps`)."""
+        return _site_maps(self._config, self._store, self._site_name)
 
     def serve(
         self, method: str, path: str, header: Header, query: str = ""
@@ -449,6 +467,8 @@ class Server:
         if not parts:
             return _text(404, EMPTY, Cache_Control="no-store")
         key = (document.kind, 0, arranged.site_name, *(p.version for p in parts))
+        from . import llms
+
         build = partial(llms.of, arranged, self._config)
         return self._validated(
             document, key, parts, header, lambda: self._cached(key, build)
@@ -503,6 +523,8 @@ class Server:
         self, arranged: Arrangement, key: tuple[object, ...], page: int
     ) -> bytes | None:
         """Page ``page`` of the site map, ``None`` for one it does not have."""
+        from . import site_map, site_map_html
+
         config = self._config
         try:
             listing = arranged.page(page, site_map.PAGE_LINKS, config.base_url)

@@ -12,6 +12,7 @@ from fnmatch import fnmatchcase
 from typing import Protocol, runtime_checkable
 
 from ..model import PartInfo
+from ..stores import Holder
 from ..stores.contract import Store
 from .arrangement import Arrangement, Part, SiteMap, versions_of
 
@@ -29,20 +30,6 @@ PAGE_LINKS = 2000
 
 
 @runtime_checkable
-class _Source(Protocol):
-    @property
-    def store(self) -> Store: ...
-
-    @property
-    def config(self) -> _HasBaseURL: ...
-
-
-class _HasBaseURL(Protocol):
-    @property
-    def base_url(self) -> str: ...
-
-
-@runtime_checkable
 class _Served(Protocol):
     """A middleware: its server keeps the arrangement of its store."""
 
@@ -57,7 +44,7 @@ class _Arranges(Protocol):
 
 
 def site_map(
-    source: Store | _Source,
+    source: Store | Holder,
     base_url: str | None = None,
     page: int = 1,
     *,
@@ -92,7 +79,7 @@ def site_map(
             )
     """
     maps: SiteMaps | None = None
-    if isinstance(source, _Source):  # a middleware, not a store
+    if isinstance(source, Holder):  # a middleware, not a store
         store = source.store
         base_url = source.config.base_url if base_url is None else base_url
         server = source.server if isinstance(source, _Served) else None

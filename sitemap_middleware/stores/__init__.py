@@ -25,7 +25,7 @@ import importlib
 import os
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 
 from ..errors import ConfigError, StoreError
@@ -53,6 +53,8 @@ from .records import Change, Fill, Plan, Row, Stored, Totals, weight
 if TYPE_CHECKING:
     from importlib.metadata import EntryPoints
 
+    from ..config import Config
+
 __all__ = [
     "MAX_COUNT",
     "NEWS_KEPT",
@@ -60,6 +62,7 @@ __all__ = [
     "Change",
     "Entry",
     "Fill",
+    "Holder",
     "News",
     "PageInfo",
     "PartInfo",
@@ -87,6 +90,19 @@ __all__ = [
 ]
 
 StoreFactory = Callable[[str], Store]
+
+
+@runtime_checkable
+class Holder(Protocol):
+    """What holds a store with its config: a middleware, which ``site_map()``
+    and ``site_health()`` take in a store's place."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def config(self) -> Config: ...
+
 
 ENTRY_POINT_GROUP = "sitemap_middleware.stores"
 
