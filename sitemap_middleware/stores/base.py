@@ -95,7 +95,7 @@ _CALLS = (
     "publish",
     "news",
 )
-_STREAMS = ("fragments", "entries", "visits")
+_STREAMS = ("fragments", "entries", "listing", "visits")
 # The writes after which the other sites settle their members again.
 _WRITES = ("upsert", "remove")
 
