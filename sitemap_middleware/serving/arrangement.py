@@ -6,13 +6,15 @@ it (SiteMap: its Sections, their Links, the IndexEntry of every section).
 from __future__ import annotations
 
 import re
+import threading
 from array import array
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
-from itertools import chain, compress, repeat
-from operator import add, eq
+from itertools import chain, compress, islice, repeat
+from operator import add, eq, itemgetter
 from typing import cast
 from urllib.parse import unquote
 
@@ -144,7 +146,10 @@ class Part:
         rows = list(chain.from_iterable(runs))
         if not rows:
             return cls(version, (), (), array("q"), (), b"", frozenset())
-        paths, routes, stored, descriptions, lastmods = zip(*rows, strict=True)
+        # A column at a time (zip(*rows) makes an iterator a row).
+        paths, routes, stored, descriptions, lastmods = (
+            tuple(map(itemgetter(column), rows)) for column in range(5)
+        )
         del rows
         if None in stored:
             stored = tuple(title or "" for title in stored)
@@ -181,7 +186,8 @@ class Part:
 
 @dataclass(frozen=True, slots=True)
 class _Heading:
-    """A section of the arranged map: links ``start`` to ``start + size``."""
+    """A section of the arranged map: links ``start`` to ``start + size``;
+    ``own`` the path of its own page, first ("" for the site's root)."""
 
     id: str
     heading: str
@@ -189,13 +195,17 @@ class _Heading:
     size: int
     newest: bool
     name: str | None
+    own: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Arrangement:
-    """The whole map in its order, held compactly: the pages' paths, titles and
-    lastmods in the order they are shown, and where each section starts; a
-    page of it is a slice (:meth:`page`). ``parts`` are the summaries it was
+    """The whole map, held compactly: the pages' paths, titles, lastmods and
+    descriptions (in the parts' order), where each section starts, and the
+    map's order (``order``: places in those columns). A section is sorted
+    the first time a page shows it (one at a time, under ``lock``): a
+    request needs the sections of its page, not the whole map. A page of
+    it is a slice (:meth:`page`). ``parts`` are the summaries it was
     arranged from (the page's validators)."""
 
     parts: tuple[PartInfo, ...]
@@ -206,6 +216,9 @@ class Arrangement:
     sections: tuple[_Heading, ...]
     site_name: str | None = None
     descriptions: tuple[str | None, ...] = ()
+    order: array[int] = field(default_factory=lambda: array("q"))
+    ranked: bytearray = field(default_factory=bytearray)  # per section: sorted
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def of(
@@ -219,67 +232,91 @@ class Arrangement:
         """Every page in its section, the sections and their links sorted:
         by title, or newest first where ``newest`` says so of the section's
         path (``/blog``; ``/`` for the general one); a configured section
-        headed by its label in ``labels`` (``sections.heading``).
-
-        The whole map is one sort of one text a page: its section's place,
-        whether it is the section's own page ("/", "/blog/": first), its
-        age where the section goes newest first, its title's natural key
-        (``_natural``), then its path; each made a column at a time."""
-        paths = list(chain.from_iterable(p.paths for p in parts))
-        titles = list(chain.from_iterable(p.titles for p in parts))
+        headed by its label in ``labels`` (``sections.heading``)."""
         lastmods = array("q")
         for p in parts:
             lastmods.extend(p.lastmods)
-        descriptions = list(
-            chain.from_iterable(
-                p.descriptions or repeat(None, len(p.paths)) for p in parts
-            )
-        )
         groups, member_of = _groups(infos, parts, labels or {})
-        by_age = [newest(group[3]) for group in groups]
-        # Each group's place as one character, then "\0" for its own pages
-        # ("\1" for the others): the own pages lead their section.
-        heads = list(
-            map([chr(1 + g) + "\1" for g in range(len(groups))].__getitem__, member_of)
-        )
-        bare = paths
-        if any(map(str.__contains__, paths, repeat("?"))):
-            bare = [path.partition("?")[0] for path in paths]
-        owns = [group[2] for group in groups]
-        found = map(
-            eq, map(str.rstrip, bare, repeat("/")), map(owns.__getitem__, member_of)
-        )
-        for i in compress(range(len(paths)), found):
-            heads[i] = chr(1 + member_of[i]) + "\0"
-        if any(by_age):
-            for i in compress(range(len(paths)), map(by_age.__getitem__, member_of)):
-                heads[i] += _age(lastmods[i])
-        keyed = list(
-            map(add, map(add, heads, _natural_keys(titles)), map("\0".__add__, paths))
-        )
-        del heads
-        order = sorted(range(len(paths)), key=keyed.__getitem__)
-        del keyed
         sizes = Counter(member_of)
         sections: list[_Heading] = []
         ids: set[str] = set()
         start = 0
-        for g, (candidate, heading, _, _, name) in enumerate(groups):
+        for g, (candidate, heading, own, asked, name) in enumerate(groups):
             size = sizes[g]
             sections.append(
-                _Heading(_unique(candidate, ids), heading, start, size, by_age[g], name)
+                _Heading(
+                    _unique(candidate, ids),
+                    heading,
+                    start,
+                    size,
+                    newest(asked),
+                    name,
+                    own,
+                )
             )
             start += size
         return cls(
             infos,
             versions_of(infos),
-            tuple(map(paths.__getitem__, order)),
-            tuple(map(titles.__getitem__, order)),
-            array("q", map(lastmods.__getitem__, order)),
+            tuple(chain.from_iterable(p.paths for p in parts)),
+            tuple(chain.from_iterable(p.titles for p in parts)),
+            lastmods,
             tuple(sections),
             site_name,
-            tuple(map(descriptions.__getitem__, order)),
+            tuple(
+                chain.from_iterable(
+                    p.descriptions or repeat(None, len(p.paths)) for p in parts
+                )
+            ),
+            # The sections in their order, each one's pages as the parts hold them.
+            array("q", sorted(range(len(member_of)), key=member_of.__getitem__)),
+            bytearray(len(sections)),
         )
+
+    def _shown(self, span: slice) -> array[int]:
+        """The places of the map's pages ``span`` takes, in the map's order:
+        the sections it meets sorted first."""
+        low, high, _ = span.indices(len(self.order))
+        sections = self.sections
+        # The section holding ``low``: sections start in order.
+        at = max(bisect_right(sections, low, key=_start) - 1, 0)
+        while at < len(sections) and sections[at].start < high:
+            if not self.ranked[at]:
+                with self.lock:
+                    if not self.ranked[at]:
+                        self._sort(sections[at])
+                        self.ranked[at] = 1
+            at += 1
+        return self.order[span]
+
+    def _sort(self, section: _Heading) -> None:
+        """Sort a section's pages: its own page first ("/", "/blog/": a path
+        that is the section's, slashes after it at most), then newest first
+        where asked, then by title's natural key (``_natural``), then by
+        path; each column made at once."""
+        span = slice(section.start, section.start + section.size)
+        members = self.order[span].tolist()
+        paths = list(map(self.paths.__getitem__, members))
+        bare = paths
+        if any(map(str.__contains__, paths, repeat("?"))):
+            bare = [path.partition("?")[0] for path in paths]
+        own = list(
+            compress(
+                range(len(members)),
+                map(eq, map(str.rstrip, bare, repeat("/")), repeat(section.own)),
+            )
+        )
+        keys = _natural_keys(list(map(self.titles.__getitem__, members)))
+        if section.newest:
+            ages = map(_age, map(self.lastmods.__getitem__, members))
+            keys = list(map(add, ages, keys))
+        ranked = sorted(range(len(members)), key=keys.__getitem__)
+        if own:
+            for i in own:
+                ranked.remove(i)
+            ranked[:0] = sorted(own, key=keys.__getitem__)
+        _by_path(ranked, list(map(keys.__getitem__, ranked)), paths, len(own))
+        self.order[span] = array("q", map(members.__getitem__, ranked))
 
     def page(self, page: int, per_page: int, base_url: str) -> SiteMap:
         """Page ``page`` of the map, ``per_page`` links a page, links under
@@ -287,7 +324,7 @@ class Arrangement:
         the next."""
         if per_page < 1:
             raise ValueError(f"per_page must be at least 1, got {per_page}")
-        total = len(self.paths)
+        total = len(self.order)
         pages = max(1, -(-total // per_page))
         if not 1 <= page <= pages:
             raise LookupError(f"the site map has no page {page} (it has {pages})")
@@ -317,20 +354,23 @@ class Arrangement:
 
     def links(self, span: slice, base_url: str) -> tuple[Link, ...]:
         """The links of the map's pages ``span`` takes, under ``base_url``."""
+        shown = self._shown(span)
+        paths, titles, lastmods = self.paths, self.titles, self.lastmods
+        descriptions = self.descriptions or (None,) * len(paths)
         dates: dict[int, datetime | None] = {}  # pages share their lastmod
-        for seconds in set(self.lastmods[span]):
+        for seconds in set(map(lastmods.__getitem__, shown)):
             dates[seconds] = (
                 None if seconds <= UNDATED_SECONDS else to_datetime(seconds)
             )
         return tuple(
-            Link(base_url + path, path, title, dates[seconds], description)
-            for path, title, seconds, description in zip(
-                self.paths[span],
-                self.titles[span],
-                self.lastmods[span],
-                self.descriptions[span] or (None,) * len(self.paths[span]),
-                strict=True,
+            Link(
+                base_url + paths[at],
+                paths[at],
+                titles[at],
+                dates[lastmods[at]],
+                descriptions[at],
             )
+            for at in shown
         )
 
     def whole(
@@ -370,6 +410,27 @@ class Arrangement:
         except ValueError:
             return None
         return self.descriptions[at] if self.descriptions else None
+
+
+def _start(section: _Heading) -> int:
+    return section.start
+
+
+def _by_path(ranked: list[int], keys: list[str], paths: list[str], cut: int) -> None:
+    """Order by path each run of ``ranked`` whose ``keys`` (in ``ranked``'s
+    order) are equal, on either side of ``cut``: a stable sort by key alone
+    leaves them in the parts' order. Few titles repeat: one pass finds them."""
+    same = map(eq, keys, islice(keys, 1, None))  # at i: i and i + 1 are tied
+    tied = [i for i in compress(range(len(keys) - 1), same) if i != cut - 1]
+    runs: list[list[int]] = []
+    for i in tied:
+        if runs and runs[-1][-1] == i - 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    for run in runs:
+        span = slice(run[0], run[-1] + 2)
+        ranked[span] = sorted(ranked[span], key=paths.__getitem__)
 
 
 # A group of the map: its id (before made unique), heading, own path (its
