@@ -5,26 +5,43 @@ it (SiteMap: its Sections, their Links, the IndexEntry of every section).
 
 from __future__ import annotations
 
-import math
 import re
+import threading
+from array import array
+from bisect import bisect_right
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import chain, compress, islice, repeat
+from operator import add, eq, itemgetter
+from typing import cast
 from urllib.parse import unquote
 
-from ..model import Entry, PartInfo, dated
+from ..model import UNDATED_SECONDS, Entry, PartInfo, dated, to_datetime
 from ..sections import DEFAULT, label
 from ..sections import heading as section_heading
+from ..stores.contract import Listed
 from ..visible import visible
 
 HOME = "Home"
 
 _DIGITS = re.compile(r"(\d+)")
+# The same of ASCII text, without a Unicode lookup a character: twice as fast.
+_ASCII_DIGITS = re.compile(r"([0-9]+)")
 _SEPARATORS = re.compile(r"[-_+\s]+")
 _NOT_ID = re.compile(r"[^a-z0-9]+")
 _EXTENSIONS = (".html", ".htm", ".php", ".aspx")
-# A title's own NUL in a sort key: above every mark _number writes.
+# A title's own NUL in a sort key: above every mark a number gets.
 _TEXT_NUL = "\0\U0010ffff"
+# The first segment of a path that has a second (before its query): one
+# search over a part's paths, each after a line break (a literal the search
+# skips to, where a line's start is tried at every character).
+_DEEPER = re.compile(r"\n/*([^/?\n]+)/+[^/?\n]")
+# Newest first as a sort key's text: 10**16 - the lastmod, 17 digits (any
+# date's seconds fit); a page without a date after every dated one.
+_NEWEST = 10**16
+_UNDATED_LAST = "~"
 
 # A section: the path segments it stands for, () the general one.
 Key = tuple[str, ...]
@@ -97,16 +114,16 @@ def versions_of(parts: Iterable[PartInfo]) -> tuple[tuple[int, str], ...]:
 @dataclass(frozen=True, slots=True)
 class Part:
     """One part's pages as the map shows them, in columns: path, title (the
-    stored one, else a readable form of the path), lastmod, description,
-    and the section each falls in. ``loose`` marks a one-segment page
-    outside a route with a parameter: it joins its section only if another
-    page lies deeper in it
+    stored one, else a readable form of the path), lastmod (epoch seconds,
+    ``UNDATED_SECONDS`` or less: none claimed), description, and the section
+    each falls in. ``loose`` marks a one-segment page outside a route with a
+    parameter: it joins its section only if another page lies deeper in it
     (``deep`` holds the first segments of this part's deeper pages)."""
 
     version: str
     paths: tuple[str, ...]
     titles: tuple[str, ...]
-    lastmods: tuple[datetime | None, ...]
+    lastmods: array[int]
     keys: tuple[Key, ...]
     loose: bytes
     deep: frozenset[Key]
@@ -114,61 +131,63 @@ class Part:
 
     @classmethod
     def read(cls, version: str, entries: Iterable[Entry]) -> Part:
-        paths: list[str] = []
-        titles: list[str] = []
-        lastmods: list[datetime | None] = []
-        descriptions: list[str | None] = []
-        keys: list[Key] = []
-        loose = bytearray()
-        deep: set[Key] = set()
-        # Pages share their section's key and often their lastmod: one object
-        # each, not one per page.
-        dates: dict[datetime | None, datetime | None] = {}
+        """The part of a store that gives only its entries."""
+        rows = [
+            (e.path, e.route, e.title, e.description, _seconds(e.lastmod))
+            for e in entries
+        ]
+        return cls.listed(version, [rows])
+
+    @classmethod
+    def listed(cls, version: str, runs: Iterable[Sequence[Listed]]) -> Part:
+        """The part of a store's listing (``stores.contract.Listing``), its
+        columns made a whole column at a time: a page costs no Python of its
+        own but where its route has no parameter."""
+        rows = list(chain.from_iterable(runs))
+        if not rows:
+            return cls(version, (), (), array("q"), (), b"", frozenset())
+        # A column at a time (zip(*rows) makes an iterator a row).
+        paths, routes, stored, descriptions, lastmods = (
+            tuple(map(itemgetter(column), rows)) for column in range(5)
+        )
+        del rows
+        if None in stored:
+            stored = tuple(title or "" for title in stored)
+        titles = list(map(str.strip, stored))
+        if "" in titles:  # none stored: a readable form of the path
+            titles = [t or _untitled(p) for p, t in zip(paths, titles, strict=True)]
+        if "" in descriptions:
+            descriptions = tuple(text or None for text in descriptions)
+        # Pages share their section's key: one object each, not one per page.
+        routed = {r: _route_section(r) for r in set(routes) if r is not None}
+        keys: list[Key | None] = list(map(routed.get, routes))
+        loose = bytearray(len(keys))
         heads: dict[str, Key] = {}
-        routed: dict[str, Key | None] = {}
-        for entry in entries:
-            path = entry.path
-            bare = path.partition("?")[0]
-            if "//" in bare:  # empty segments count for nothing
-                segments = _segments(bare)
-                first, deeper = (segments or [""])[0], len(segments) > 1
-            else:
-                first, _, rest = bare.strip("/").partition("/")
-                deeper = bool(rest)
-            head = heads.get(first)
-            if head is None:
-                head = heads[first] = (first,) if first else ()
-            if deeper:
-                deep.add(head)
-            route = entry.route
-            key: Key | None = None
-            if route is not None:
-                if route not in routed:
-                    routed[route] = _route_section(route)
-                key = routed[route]
-            paths.append(path)
-            titles.append(_title(entry))
-            lastmod = dated(entry.lastmod)  # None for a page that claims none
-            lastmods.append(dates.setdefault(lastmod, lastmod))
-            descriptions.append(entry.description or None)
-            keys.append(head if key is None else key)
-            # A one-segment page joins its section only if children name it.
-            loose.append(key is None and not deeper)
+        if None in keys:  # pages that go by their path
+            for i in [i for i, key in enumerate(keys) if key is None]:
+                first, deeper = _head(paths[i])
+                head = heads.get(first)
+                if head is None:
+                    head = heads[first] = (first,) if first else ()
+                keys[i] = head
+                # A one-segment page joins its section only if children name it.
+                loose[i] = not deeper
         return cls(
             version,
-            tuple(paths),
+            paths,
             tuple(titles),
-            tuple(lastmods),
-            tuple(keys),
+            array("q", lastmods),
+            cast("tuple[Key, ...]", tuple(keys)),  # every None replaced
             bytes(loose),
-            frozenset(deep),
-            tuple(descriptions),
+            _deep(paths),
+            descriptions,
         )
 
 
 @dataclass(frozen=True, slots=True)
 class _Heading:
-    """A section of the arranged map: links ``start`` to ``start + size``."""
+    """A section of the arranged map: links ``start`` to ``start + size``;
+    ``own`` the path of its own page, first ("" for the site's root)."""
 
     id: str
     heading: str
@@ -176,23 +195,30 @@ class _Heading:
     size: int
     newest: bool
     name: str | None
+    own: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Arrangement:
-    """The whole map in its order, held compactly: the pages' paths, titles and
-    lastmods in the order they are shown, and where each section starts; a
-    page of it is a slice (:meth:`page`). ``parts`` are the summaries it was
+    """The whole map, held compactly: the pages' paths, titles, lastmods and
+    descriptions (in the parts' order), where each section starts, and the
+    map's order (``order``: places in those columns). A section is sorted
+    the first time a page shows it (one at a time, under ``lock``): a
+    request needs the sections of its page, not the whole map. A page of
+    it is a slice (:meth:`page`). ``parts`` are the summaries it was
     arranged from (the page's validators)."""
 
     parts: tuple[PartInfo, ...]
     versions: tuple[tuple[int, str], ...]
     paths: tuple[str, ...]
     titles: tuple[str, ...]
-    lastmods: tuple[datetime | None, ...]
+    lastmods: array[int]
     sections: tuple[_Heading, ...]
     site_name: str | None = None
     descriptions: tuple[str | None, ...] = ()
+    order: array[int] = field(default_factory=lambda: array("q"))
+    ranked: bytearray = field(default_factory=bytearray)  # per section: sorted
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
     def of(
@@ -207,66 +233,90 @@ class Arrangement:
         by title, or newest first where ``newest`` says so of the section's
         path (``/blog``; ``/`` for the general one); a configured section
         headed by its label in ``labels`` (``sections.heading``)."""
-        paths = [path for p in parts for path in p.paths]
-        titles = [title for p in parts for title in p.titles]
-        lastmods = [when for p in parts for when in p.lastmods]
-        descriptions = [
-            text for p in parts for text in (p.descriptions or (None,) * len(p.paths))
-        ]
-        order: list[int] = []
+        lastmods = array("q")
+        for p in parts:
+            lastmods.extend(p.lastmods)
+        groups, member_of = _groups(infos, parts, labels or {})
+        sizes = Counter(member_of)
         sections: list[_Heading] = []
         ids: set[str] = set()
-        for candidate, heading, own, asked, members, name in _groups(
-            infos, parts, labels or {}
-        ):
-            dated = newest(asked)
-            ranked = sorted(
-                zip(
-                    [
-                        (_age(lastmods[i]), _natural(titles[i]))
-                        if dated
-                        else _natural(titles[i])
-                        for i in members
-                    ],
-                    [paths[i] for i in members],
-                    members,
-                    strict=True,
-                )
-            )
-            # The section's own page first ("/", "/blog/"), then by title (or
-            # newest first): a path that is its prefix, slashes after it at most.
-            cut = len(own)
-            first = [
-                i
-                for _, path, i in ranked
-                if path.startswith(own) and not path[cut:].partition("?")[0].strip("/")
-            ]
-            order.extend(first)
-            if first:
-                mine = set(first)
-                order.extend(i for _, _, i in ranked if i not in mine)
-            else:
-                order.extend(i for _, _, i in ranked)
+        start = 0
+        for g, (candidate, heading, own, asked, name) in enumerate(groups):
+            size = sizes[g]
             sections.append(
                 _Heading(
                     _unique(candidate, ids),
                     heading,
-                    len(order) - len(ranked),
-                    len(ranked),
-                    dated,
+                    start,
+                    size,
+                    newest(asked),
                     name,
+                    own,
                 )
             )
+            start += size
         return cls(
             infos,
             versions_of(infos),
-            tuple(paths[i] for i in order),
-            tuple(titles[i] for i in order),
-            tuple(lastmods[i] for i in order),
+            tuple(chain.from_iterable(p.paths for p in parts)),
+            tuple(chain.from_iterable(p.titles for p in parts)),
+            lastmods,
             tuple(sections),
             site_name,
-            tuple(descriptions[i] for i in order),
+            tuple(
+                chain.from_iterable(
+                    p.descriptions or repeat(None, len(p.paths)) for p in parts
+                )
+            ),
+            # The sections in their order, each one's pages as the parts hold them.
+            array("q", sorted(range(len(member_of)), key=member_of.__getitem__)),
+            bytearray(len(sections)),
         )
+
+    def _shown(self, span: slice) -> array[int]:
+        """The places of the map's pages ``span`` takes, in the map's order:
+        the sections it meets sorted first."""
+        low, high, _ = span.indices(len(self.order))
+        sections = self.sections
+        # The section holding ``low``: sections start in order.
+        at = max(bisect_right(sections, low, key=_start) - 1, 0)
+        while at < len(sections) and sections[at].start < high:
+            if not self.ranked[at]:
+                with self.lock:
+                    if not self.ranked[at]:
+                        self._sort(sections[at])
+                        self.ranked[at] = 1
+            at += 1
+        return self.order[span]
+
+    def _sort(self, section: _Heading) -> None:
+        """Sort a section's pages: its own page first ("/", "/blog/": a path
+        that is the section's, slashes after it at most), then newest first
+        where asked, then by title's natural key (``_natural``), then by
+        path; each column made at once."""
+        span = slice(section.start, section.start + section.size)
+        members = self.order[span].tolist()
+        paths = list(map(self.paths.__getitem__, members))
+        bare = paths
+        if any(map(str.__contains__, paths, repeat("?"))):
+            bare = [path.partition("?")[0] for path in paths]
+        own = list(
+            compress(
+                range(len(members)),
+                map(eq, map(str.rstrip, bare, repeat("/")), repeat(section.own)),
+            )
+        )
+        keys = _natural_keys(list(map(self.titles.__getitem__, members)))
+        if section.newest:
+            ages = map(_age, map(self.lastmods.__getitem__, members))
+            keys = list(map(add, ages, keys))
+        ranked = sorted(range(len(members)), key=keys.__getitem__)
+        if own:
+            for i in own:
+                ranked.remove(i)
+            ranked[:0] = sorted(own, key=keys.__getitem__)
+        _by_path(ranked, list(map(keys.__getitem__, ranked)), paths, len(own))
+        self.order[span] = array("q", map(members.__getitem__, ranked))
 
     def page(self, page: int, per_page: int, base_url: str) -> SiteMap:
         """Page ``page`` of the map, ``per_page`` links a page, links under
@@ -274,7 +324,7 @@ class Arrangement:
         the next."""
         if per_page < 1:
             raise ValueError(f"per_page must be at least 1, got {per_page}")
-        total = len(self.paths)
+        total = len(self.order)
         pages = max(1, -(-total // per_page))
         if not 1 <= page <= pages:
             raise LookupError(f"the site map has no page {page} (it has {pages})")
@@ -304,15 +354,23 @@ class Arrangement:
 
     def links(self, span: slice, base_url: str) -> tuple[Link, ...]:
         """The links of the map's pages ``span`` takes, under ``base_url``."""
-        return tuple(
-            Link(base_url + path, path, title, lastmod, description)
-            for path, title, lastmod, description in zip(
-                self.paths[span],
-                self.titles[span],
-                self.lastmods[span],
-                self.descriptions[span] or (None,) * len(self.paths[span]),
-                strict=True,
+        shown = self._shown(span)
+        paths, titles, lastmods = self.paths, self.titles, self.lastmods
+        descriptions = self.descriptions or (None,) * len(paths)
+        dates: dict[int, datetime | None] = {}  # pages share their lastmod
+        for seconds in set(map(lastmods.__getitem__, shown)):
+            dates[seconds] = (
+                None if seconds <= UNDATED_SECONDS else to_datetime(seconds)
             )
+        return tuple(
+            Link(
+                base_url + paths[at],
+                paths[at],
+                titles[at],
+                dates[lastmods[at]],
+                descriptions[at],
+            )
+            for at in shown
         )
 
     def whole(
@@ -354,59 +412,111 @@ class Arrangement:
         return self.descriptions[at] if self.descriptions else None
 
 
+def _start(section: _Heading) -> int:
+    return section.start
+
+
+def _by_path(ranked: list[int], keys: list[str], paths: list[str], cut: int) -> None:
+    """Order by path each run of ``ranked`` whose ``keys`` (in ``ranked``'s
+    order) are equal, on either side of ``cut``: a stable sort by key alone
+    leaves them in the parts' order. Few titles repeat: one pass finds them."""
+    same = map(eq, keys, islice(keys, 1, None))  # at i: i and i + 1 are tied
+    tied = [i for i in compress(range(len(keys) - 1), same) if i != cut - 1]
+    runs: list[list[int]] = []
+    for i in tied:
+        if runs and runs[-1][-1] == i - 1:
+            runs[-1].append(i)
+        else:
+            runs.append([i])
+    for run in runs:
+        span = slice(run[0], run[-1] + 2)
+        ranked[span] = sorted(ranked[span], key=paths.__getitem__)
+
+
 # A group of the map: its id (before made unique), heading, own path (its
-# pages first; "" for the site's root), the path newest_first is asked about,
-# its pages' places and its section's name (None: a group by path).
-_Group = tuple[str, str, str, str, list[int], "str | None"]
+# pages first; "" for the site's root), the path newest_first is asked about
+# and its section's name (None: a group by path).
+_Group = tuple[str, str, str, str, "str | None"]
 
 
 def _groups(
     infos: Sequence[PartInfo], parts: Sequence[Part], labels: Mapping[str, str]
-) -> list[_Group]:
-    """The map's groups in the order shown. With configured sections (a part
-    of a section other than the default's), one group per section, headed in
-    words (``sections.heading``), in the order of their first parts; else
-    by path: the general one, then by heading. ``newest_first`` is asked
-    about a section as ``/name`` (the default's: ``/``)."""
+) -> tuple[list[_Group], list[int]]:
+    """The map's groups in the order shown, and the group of each page (its
+    place in that order). With configured sections (a part of a section other
+    than the default's), one group per section, headed in words
+    (``sections.heading``), in the order of their first parts; else by path:
+    the general one, then by heading. ``newest_first`` is asked about a
+    section as ``/name`` (the default's: ``/``)."""
+    member_of: list[int] = []
     if any(info.section != DEFAULT for info in infos):
-        named: dict[str, list[int]] = {}
-        at = 0
+        named: dict[str, int] = {}
         for info, part in zip(infos, parts, strict=True):
-            named.setdefault(info.section, []).extend(range(at, at + len(part.paths)))
-            at += len(part.paths)
+            shown = named.setdefault(info.section, len(named))
+            member_of.extend(repeat(shown, len(part.paths)))
         return [
             (
                 _id((label(name),)),
                 section_heading(name, labels),
                 "",
                 f"/{name}",
-                members,
                 name,
             )
-            for name, members in named.items()
-        ]
+            for name in named
+        ], member_of
     deep: set[Key] = set().union(*(p.deep for p in parts))
-    groups: dict[Key, list[int]] = {}
+    keys = list(chain.from_iterable(p.keys for p in parts))
     at = 0
     for part in parts:
-        for key, single in zip(part.keys, part.loose, strict=True):
-            if single and key not in deep:
-                key = ()
-            groups.setdefault(key, []).append(at)
-            at += 1
+        for i in compress(range(at, at + len(part.keys)), part.loose):
+            if keys[i] not in deep:
+                keys[i] = ()
+        at += len(part.keys)
     found: list[_Group] = []
+    place: dict[Key, int] = {}
     general = section_heading(DEFAULT, labels)
-    for key in sorted(groups, key=lambda k: (bool(k), _natural(_heading(k)), k)):
+    for key in sorted(set(keys), key=lambda k: (bool(k), _natural(_heading(k)), k)):
         own = ("/" + "/".join(key)).rstrip("/")
         name = None if key else DEFAULT
-        shown = _heading(key) if key else general
-        found.append((_id(key), shown, own, own or "/", groups[key], name))
-    return found
+        heading = _heading(key) if key else general
+        place[key] = len(found)
+        found.append((_id(key), heading, own, own or "/", name))
+    member_of.extend(map(place.__getitem__, keys))
+    return found, member_of
 
 
-def _age(lastmod: datetime | None) -> float:
-    """A sort key putting the newest first, pages without a date last."""
-    return math.inf if lastmod is None else -lastmod.timestamp()
+def _age(seconds: int) -> str:
+    """A sort key's text putting the newest first, pages without a date last."""
+    if seconds <= UNDATED_SECONDS:
+        return _UNDATED_LAST
+    return f"{_NEWEST - seconds:017d}"
+
+
+def _seconds(lastmod: datetime | None) -> int:
+    """An entry's lastmod as a listing gives it."""
+    moment = dated(lastmod)
+    return UNDATED_SECONDS if moment is None else int(moment.timestamp())
+
+
+def _head(path: str) -> tuple[str, bool]:
+    """A path's first segment (before its query; "" for the root), and
+    whether another follows it."""
+    bare = path.partition("?")[0]
+    if "//" in bare:  # empty segments count for nothing
+        segments = _segments(bare)
+        return (segments or [""])[0], len(segments) > 1
+    first, _, rest = bare.strip("/").partition("/")
+    return first, bool(rest)
+
+
+def _deep(paths: Sequence[str]) -> frozenset[Key]:
+    """The first segments of the paths that have a second, as section keys."""
+    joined = "\n" + "\n".join(paths)
+    if joined.count("\n") == len(paths):  # one path a line
+        firsts = set(_DEEPER.findall(joined))
+    else:
+        firsts = {first for first, deeper in map(_head, paths) if deeper}
+    return frozenset((first,) for first in firsts)
 
 
 def _segments(path: str) -> list[str]:
@@ -441,16 +551,14 @@ def _heading(key: tuple[str, ...]) -> str:
     return " › ".join(_words(s) for s in key) if key else section_heading(DEFAULT, {})
 
 
-def _title(entry: Entry) -> str:
-    title = (entry.title or "").strip()
-    if title:
-        return title
-    path, _, query = entry.path.partition("?")
+def _untitled(stored: str) -> str:
+    """A readable title for the page at ``stored``, which has none."""
+    path, _, query = stored.partition("?")
     segments = _segments(path)
     words = _words(segments[-1]) if segments else HOME
     if query:
         words = f"{words} ({visible(unquote(query.replace('&', ', ')))})"
-    return words or entry.path
+    return words or stored
 
 
 def _natural(text: str) -> str:
@@ -459,17 +567,40 @@ def _natural(text: str) -> str:
     texts and ints sorts the same, at several times the memory): each number
     becomes a NUL, its length as one character, its decimal digits; the text
     ends with a NUL; a NUL of the text itself sorts after those marks."""
+    return _fold(text) + "\0"
+
+
+def _natural_keys(texts: Sequence[str]) -> list[str]:
+    """``_natural`` of each of ``texts``, made for all of them at once: one
+    text of their lines, folded, then cut again."""
+    joined = "\n".join(texts)
+    if joined.count("\n") != len(texts) - 1:  # a text of several lines
+        return [_natural(text) for text in texts]
+    # Casefolding maps each character alone, and keeps the line breaks.
+    return (_fold(joined).replace("\n", "\0\n") + "\0").split("\n")
+
+
+def _fold(text: str) -> str:
+    """``text`` casefolded, its NULs and numbers marked (``_natural``)."""
     folded = text.casefold()
     if "\0" in folded:
         folded = folded.replace("\0", _TEXT_NUL)
-    return _DIGITS.sub(_number, folded) + "\0"
-
-
-def _number(match: re.Match[str]) -> str:
-    # int() reads any Unicode digits; str() writes them ASCII, without zeros
-    # in front. A path is at most 2,047 characters: its length fits in one.
-    digits = str(int(match.group()))
-    return f"\0{chr(1 + len(digits))}{digits}"
+    ascii = folded.isascii()
+    # Text, number, text, ..., text.
+    pieces = (_ASCII_DIGITS if ascii else _DIGITS).split(folded)
+    if len(pieces) == 1:
+        return folded
+    numbers = pieces[1::2]
+    if ascii:  # the digits written, without zeros in front ("" for zero)
+        values = list(map(str.lstrip, numbers, repeat("0")))
+    else:  # int() reads any Unicode digits; str() writes them ASCII
+        values = [n.lstrip("0") if n.isascii() else str(int(n)) for n in numbers]
+    lengths = list(map(len, values))
+    # A path is at most 2,047 characters: a length fits in one.
+    marks = ["\0" + chr(1 + n) for n in range(max(lengths) + 1)]
+    marks[0] = "\0\x020"  # zero, whose digits are all stripped
+    pieces[1::2] = map(add, map(marks.__getitem__, lengths), values)
+    return "".join(pieces)
 
 
 def _id(key: tuple[str, ...]) -> str:

@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 
 from ..model import PartInfo
 from ..stores import Holder
-from ..stores.contract import Store
+from ..stores.contract import Listing, Store
 from .arrangement import Arrangement, Part, SiteMap, versions_of
 
 logger = logging.getLogger("sitemap_middleware")
@@ -182,8 +182,13 @@ class SiteMaps:
             if kept is None or kept.version != info.version:
                 # The summary was read first: a part changed meanwhile is
                 # held under the older version and read again next time.
-                entries = self._store.entries(info.number)
-                held[info.number] = Part.read(info.version, entries)
+                held[info.number] = self._read(info)
         name = None if self._site_name is None else self._site_name()
         parts = [held[p.number] for p in infos]
         return Arrangement.of(tuple(infos), parts, self._newest, name, self._labels)
+
+    def _read(self, info: PartInfo) -> Part:
+        store = self._store
+        if isinstance(store, Listing):  # only what the map shows
+            return Part.listed(info.version, store.listing(info.number))
+        return Part.read(info.version, store.entries(info.number))

@@ -26,6 +26,7 @@ from .contract import (
     Decision,
     Decisions,
     Epoch,
+    Listing,
     News,
     Pushes,
     Removals,
@@ -71,7 +72,18 @@ C = TypeVar("C")
 # The protocols whose methods' driver errors the base turns into StoreError:
 # those that return an iterator are generators, whose errors surface while
 # iterated. (``close`` releases what the store holds: it is its own.)
-_PROTOCOLS = (Store, Clusters, Epoch, Shared, Pushes, Decisions, Removals, Visits, News)
+_PROTOCOLS = (
+    Store,
+    Clusters,
+    Epoch,
+    Shared,
+    Pushes,
+    Decisions,
+    Removals,
+    Visits,
+    News,
+    Listing,
+)
 
 
 def _methods(streams: bool) -> tuple[str, ...]:

@@ -67,6 +67,21 @@ class Store(Protocol):
         """Release connections; the store reopens lazily if used again."""
 
 
+# A page as the site map shows it: path, route, title, description and lastmod
+# (epoch seconds; UNDATED_SECONDS for none claimed), as the store keeps them.
+Listed = tuple[str, str | None, str | None, str | None, int]
+
+
+@runtime_checkable
+class Listing(Protocol):
+    """A part's pages read for the site map: only the columns it shows, as
+    stored (no ``Entry``, no datetime), a run at a time. Without it the map
+    reads :meth:`Store.entries`."""
+
+    def listing(self, number: int) -> Iterator[list[Listed]]:
+        """One part's pages in first-seen order, in the store's own runs."""
+
+
 @runtime_checkable
 class Shared(Protocol):
     """What a store shares between the writers beyond the pages: the site's

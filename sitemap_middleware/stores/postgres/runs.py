@@ -12,6 +12,7 @@ import psycopg
 
 from ...model import Entry
 from .. import layout
+from ..contract import Listed
 from .pages import _one
 
 # Rows read per query when streaming a part's entries or the visits (keyset
@@ -93,3 +94,8 @@ class RunsMixin:
                     title=title,
                     description=about,
                 )
+
+    def listing(self, number: int) -> Iterator[list[Listed]]:
+        # The runs' first column is their keyset's seq, not shown.
+        for rows in self._runs(number, "path, route, title, description, lastmod"):
+            yield [row[1:] for row in rows]

@@ -19,6 +19,7 @@ from ...model import Entry, PartInfo, to_datetime
 from ...sections import DEFAULT
 from ...sitemaps import RUN
 from .. import hreflang, layout
+from ..contract import Listed
 from ..hreflang import Settled
 from ..layout import batches, leaving, now
 from ..records import Change, Fill, Plan, Row, Stored
@@ -461,6 +462,20 @@ class PagesMixin(RedisBase):
                 yield Entry(
                     path, when, fingerprint, route=route, title=title, description=about
                 )
+
+    def listing(self, number: int) -> Iterator[list[Listed]]:
+        for _, _, paths, rows, titles, abouts in self._runs(number, self._rows, b"e"):
+            yield [
+                (path, row[3], title, about, row[1])
+                for path, row, title, about in zip(
+                    unpack(paths),
+                    unpack(rows),
+                    unpack(titles),
+                    unpack(abouts),
+                    strict=True,
+                )
+                if row is not None
+            ]
 
 
 @dataclass(slots=True)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ...model import Entry, to_datetime
 from .. import layout
+from ..contract import Listed
 
 # A part's first and last seq, its URLs and bytes. Each end is a subquery of
 # its own: SQLite reads a lone min() or max() as one probe of the (page, seq)
@@ -29,8 +30,10 @@ _JOINED_RUN = (
     f"SELECT CAST(group_concat(f, '') AS BLOB) FROM (SELECT fragment f {_RUN})"
 )
 _ENTRY_RUN = f"SELECT path, lastmod, fingerprint, route, title, description {_RUN}"
+_LISTED_RUN = f"SELECT path, route, title, description, lastmod {_RUN}"
 _SPARSE_JOINED_RUN = _JOINED_RUN.replace(_RUN, _SPARSE_RUN)
 _SPARSE_ENTRY_RUN = _ENTRY_RUN.replace(_RUN, _SPARSE_RUN)
+_SPARSE_LISTED_RUN = _LISTED_RUN.replace(_RUN, _SPARSE_RUN)
 
 
 class RunsMixin:
@@ -84,3 +87,7 @@ class RunsMixin:
                 yield Entry(
                     path, when, print_, route=route, title=title, description=about
                 )
+
+    def listing(self, number: int) -> Iterator[list[Listed]]:
+        for sparse, run in self._ranges(number):
+            yield self._query(_SPARSE_LISTED_RUN if sparse else _LISTED_RUN, run)

@@ -16,6 +16,7 @@ from sitemap_middleware.stores.contract import (
     Decisions,
     Epoch,
     Hreflang,
+    Listing,
     News,
     Placed,
     Pushes,
@@ -35,9 +36,9 @@ COMMON |= {Visits, News}
 EXPECTED: dict[str, set[type]] = {
     "example": COMMON,
     "memory": COMMON | {Clusters},
-    "postgres": COMMON | {Clusters, Snapshot},
-    "redis": COMMON | {Clusters},
-    "sqlite": COMMON | {Clusters, Snapshot, Checked, Placed},
+    "postgres": COMMON | {Clusters, Snapshot, Listing},
+    "redis": COMMON | {Clusters, Listing},
+    "sqlite": COMMON | {Clusters, Snapshot, Checked, Placed, Listing},
 }
 TABLED = set().union(*EXPECTED.values())
 
