@@ -95,22 +95,26 @@ def _reference(value: str, what: str) -> str:
     return escape(value)
 
 
-# The seconds and zone that end a stamp ("07+00:00"), by second.
+# A stamp's clock by minute of the day ("07:05:") and its seconds and zone
+# by second ("07+00:00"): tables, so that a stamp costs a date looked up.
+_CLOCK = tuple(f"{minute // 60:02d}:{minute % 60:02d}:" for minute in range(1440))
 _SECONDS = tuple(f"{second:02d}+00:00" for second in range(60))
 
 
 def _stamp(lastmod: int) -> str:
     """``w3c_datetime`` of epoch seconds in UTC. Entries written together
-    mostly share a lastmod, or have lastmods close together (a bulk load):
-    the date, hour and minute are formatted once a minute."""
-    minute, second = divmod(lastmod, 60)
-    return _minute(minute) + _SECONDS[second]
+    mostly share a day (a bulk load's lastmods close together, or spread
+    over a few years, where a cache by minute missed every time): the date
+    is formatted once a day."""
+    return (
+        _day(lastmod // 86400) + _CLOCK[lastmod // 60 % 1440] + _SECONDS[lastmod % 60]
+    )
 
 
-@functools.lru_cache(maxsize=1024)
-def _minute(minute: int) -> str:
-    """``"YYYY-MM-DDTHH:MM:"`` of a minute since the epoch, UTC."""
-    return w3c_datetime(datetime.fromtimestamp(minute * 60, timezone.utc))[:-8]
+@functools.lru_cache(maxsize=4096)
+def _day(day: int) -> str:
+    """``"YYYY-MM-DDT"`` of a day since the epoch, UTC."""
+    return datetime.fromtimestamp(day * 86400, timezone.utc).date().isoformat() + "T"
 
 
 def fragment(entry: Entry, lastmod: int) -> bytes:

@@ -16,6 +16,7 @@ from sitemap_middleware import Entry
 from sitemap_middleware.model import PartInfo
 from sitemap_middleware.render import (
     MAX_IMAGES,
+    _stamp,
     escape,
     fragment,
     sitemapindex,
@@ -171,3 +172,11 @@ def test_an_alternate_on_another_site_is_written_as_it_is() -> None:
     validate(xml)
     assert b'hreflang="de" href="https://example.de/x"' in xml
     assert b'hreflang="fr" href="https://example.fr/x?a=1&amp;b=2"' in xml
+
+
+@given(st.integers(min_value=1, max_value=4_102_444_800))
+def test_a_stored_lastmod_is_stamped_as_its_w3c_datetime(seconds: int) -> None:
+    # The stamp is tables and a date cached per day: the same text as the
+    # datetime formatted, whatever the day, hour, minute and second.
+    moment = datetime.fromtimestamp(seconds, timezone.utc)
+    assert _stamp(seconds) == w3c_datetime(moment)
