@@ -23,10 +23,9 @@ _RUN = "FROM sitemap_url WHERE seq >= ? AND seq <= ? AND +page = ? ORDER BY seq"
 # of several sections fill side by side): read through the (page, seq) index.
 _SPARSE_RUN = "FROM sitemap_url WHERE seq >= ? AND seq <= ? AND page = ? ORDER BY seq"
 # SQLite joins a run's fragments itself: one bytes object a run rather than one
-# a URL halves the read. group_concat takes the rows as the scan walks them,
-# not from an ordered subquery (a co-routine: a third more of the read's
-# work), since both plans a run has walk seq in order: the rowid range, or
-# the (page, seq) index; no other index serves these terms.
+# a URL halves the read. Straight from the scan, not an ordered subquery (a
+# co-routine, a third more work): both plans a run has walk seq in order, the
+# rowid range or the (page, seq) index (no other index serves these terms).
 _JOINED = "SELECT CAST(group_concat(fragment, '') AS BLOB) FROM sitemap_url"
 _JOINED_RUN = f"{_JOINED} WHERE seq >= ? AND seq <= ? AND +page = ?"
 _SPARSE_JOINED_RUN = f"{_JOINED} WHERE seq >= ? AND seq <= ? AND page = ?"
