@@ -8,10 +8,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from support.stored import CLUSTER, ROUTED, T0, member, paths
+from support.stored import CLUSTER, ROUTED, T0, in_section, member, paths
 
 from sitemap_middleware import Entry, StoreError, StoreFault, open_store
-from sitemap_middleware.stores.sqlite import SQLiteStore
+from sitemap_middleware.stores.sqlite import SQLiteStore, runs
 
 
 def test_sqlite_persists_across_reopen(tmp_path: Path) -> None:
@@ -33,6 +33,45 @@ def test_sqlite_uses_wal(tmp_path: Path) -> None:
         .fetchone()
     )
     assert mode == "wal"
+
+
+def _locs(run: bytes) -> list[str]:
+    """The paths of a run of plain fragments, in their order."""
+    return [line[11 : line.index(b"</loc>")].decode() for line in run.splitlines()]
+
+
+@pytest.mark.parametrize("sections", [1, 2, 3])
+def test_sqlite_joins_a_runs_fragments_in_seq_order(
+    tmp_path: Path, sections: int
+) -> None:
+    """group_concat joins a run's rows in the order its plan walks them: a
+    part reads back in first-seen order, not in the order of its paths (the
+    UNIQUE index's), whether its rows fill a range alone (one section), with
+    another section's between them (two) or spread so far that its runs are
+    read through the (page, seq) index (three); and each plan for a run, the
+    file's statistics known, walks the rowids or that index, no other index
+    nor a sort."""
+    path = tmp_path / "s.sqlite3"
+    # First seen from the last path to the first: seq order is not path order.
+    seen = [f"/{n:04d}" for n in reversed(range(sections * 2100))]
+    kinds = ("posts", "tags", "")[:sections]
+    with open_store(f"sqlite:///{path}") as store:
+        store.upsert(in_section(p, kinds[n % sections]) for n, p in enumerate(seen))
+        for number in range(1, sections + 1):
+            read = list(store._ranges(number))  # type: ignore[attr-defined]
+            assert len(read) > 1
+            assert all(is_sparse == (sections == 3) for is_sparse, _ in read)
+            joined = b"".join(store.fragments(number))
+            assert joined.startswith(b"<url><loc>\x00/")
+            assert _locs(joined) == seen[number - 1 :: sections]
+    conn = sqlite3.connect(path)
+    conn.execute("ANALYZE")
+    for query in (runs._JOINED_RUN, runs._SPARSE_JOINED_RUN):
+        explained = conn.execute(f"EXPLAIN QUERY PLAN {query}", (1, 9, 1))
+        plan = [step for *_, step in explained]
+        assert len(plan) == 1, plan
+        assert "INTEGER PRIMARY KEY" in plan[0] or "sitemap_url_page" in plan[0]
+    conn.close()
 
 
 def test_sqlite_adds_the_route_index_to_older_files(tmp_path: Path) -> None:
