@@ -111,11 +111,19 @@ class Watcher:
         return self._request_skip(method, path, host, authorization, cookie)
 
     def start(
-        self, state: State, path: str, status: int, headers: Headers, root: str = ""
+        self,
+        state: State,
+        path: str,
+        status: int,
+        headers: Headers,
+        root: str = "",
+        recording: Recording | None = None,
     ) -> Recording | None:
         """The app has started its response: a :class:`Recording` to feed the
         body to, or ``None`` when nothing more is to be seen (what it decided,
-        a removal included, is settled and counted)."""
+        a removal included, is settled and counted). An adapter that keeps
+        its request in a recording of its own passes it, its ``state``,
+        ``key`` and ``root`` set: it is the one returned, none is built."""
         action = self._action(status, headers)
         if action not in _ACTING:
             next(self._tally[action])  # count(action), without a call
@@ -136,11 +144,12 @@ class Watcher:
                 # which the writer reads the rest from once the page is sent:
                 # Recording.settle). Its fields set here, not by an __init__:
                 # its frame would be a third of what building it costs.
-                recording = Recording()
+                if recording is None:
+                    recording = Recording()
+                    recording.state = state
+                    recording.key = path
+                    recording.root = root
                 recording._watcher = self
-                recording.state = state
-                recording.key = path
-                recording.root = root
                 recording.headers = headers
                 recording.body = []
                 recording.size = 0
