@@ -67,14 +67,6 @@ class ASGISitemapMiddleware(SitemapBase):
         # The route of a response, as the app's framework notes it in the
         # scope (Starlette's router, unless the app is another's).
         self._find: Callable[[Mapping[str, Any], str], Found] = _find_route
-        # The middleware's own documents (paths.py): what their paths start
-        # with, tested on every request skipped; then whether it answers one
-        # alone or amends the app's answer (robots.txt): two predicates, not
-        # the row, since a local more in __call__ costs every request its
-        # frame slot.
-        self._gate = self.config.documents.gate
-        self._answers = self.config.documents.answers
-        self._amends = self.config.documents.amends
         # Crawls: User-Agent -> the engine it claims (b"": none), and the
         # trusted proxies' header.
         self._agents = self.agents.bytes

@@ -74,14 +74,6 @@ class SitemapMiddleware(SitemapBase):
         # Status lines seen, with their code: int() of a string costs more than
         # the rest of a passed-through request's status handling.
         self._codes: dict[str, int] = {}
-        # The middleware's own documents (paths.py): what their paths start
-        # with, tested on every request skipped; then whether it answers one
-        # alone or amends the app's answer (robots.txt): two predicates, not
-        # the row, since a local more in __call__ costs every request its
-        # frame slot.
-        self._gate = self.config.documents.gate
-        self._answers = self.config.documents.answers
-        self._amends = self.config.documents.amends
         # Crawls: User-Agent -> the engine it claims ("": none), and the
         # environ key of the trusted proxies' header.
         self._agents = self.agents.str
@@ -156,9 +148,7 @@ class SitemapMiddleware(SitemapBase):
         # A list or tuple (not a subclass, which may have a close()): never
         # the server's file wrapper.
         if kind is list or kind is tuple:
-            if started is not watch:
-                return _ObservedList(body, watch, watcher.count)
-            if not watch.size:  # the app started before it returned
+            if started is watch and not watch.size:  # started, nothing written
                 # Its chunks are known: the body noted is the app's own list
                 # (a tuple's a list of the same chunks), no chunk copied.
                 # (mypy does not narrow body by its kind.)
@@ -170,15 +160,16 @@ class SitemapMiddleware(SitemapBase):
                 watch.done = True
             watcher.count(Skipped.FILE_BODY)
             return body
+        # Built without an __init__ frame, as _Watch is.
         if started is watch:  # chunks written through write() come first
-            # Built without an __init__ frame, as _Watch is.
             noted = _Noted()
-            noted._body = body
-            noted._recording = watch
-            return noted
-        # An app that starts its response lazily: its recording comes later.
-        kind = _ObservedList if isinstance(body, (list, tuple)) else _Observed
-        return kind(body, watch, watcher.count)
+        elif isinstance(body, (list, tuple)):
+            noted = _ObservedList()
+        else:  # an app that starts its response lazily: its recording later
+            noted = _Observed()
+        noted._body = body
+        noted._watch = watch
+        return noted
 
     def _crawled(
         self, environ: Environ, path: str, engine: str, start_response: StartResponse
@@ -345,17 +336,18 @@ class _Noted:
     """The app's iterable, passed through chunk by chunk while the body is
     noted, for a response already started (the recording known): the page
     counts as sent once the iterable is exhausted; ``close()`` closes the
-    app's iterable first (PEP 3333), then settles a response cut short.
+    app's iterable first (PEP 3333), then settles a response cut short, or
+    counts one the app never started.
     """
 
-    __slots__ = ("_body", "_recording")
+    __slots__ = ("_body", "_watch")
 
     # Set by the adapter, without an __init__ frame.
     _body: Iterable[bytes]
-    _recording: Recording
+    _watch: _Watch
 
     def __iter__(self) -> Iterator[bytes]:
-        return self._recording.through(self._body)
+        return self._watch.through(self._body)
 
     def close(self) -> None:
         try:
@@ -363,64 +355,35 @@ class _Noted:
             if close is not None:
                 close()
         finally:
-            if not self._recording.done:  # sent in full: nothing to settle
-                self._recording.end(False)
+            watch = self._watch
+            started = watch.started
+            if started is watch:
+                if not watch.done:  # sent in full: nothing to settle
+                    watch.end(False)
+            elif started is _LATER:
+                watch.owner.watcher.count(Skipped.NO_RESPONSE)
 
 
-class _Observed:
-    """The app's iterable, passed through chunk by chunk while the body is noted.
+class _Observed(_Noted):
+    """The same for a response the app had not started when it returned:
+    ``watch.started`` is ``_LATER`` until the app starts it, then the watch
+    itself or ``None`` (nothing to note: the rest is passed on)."""
 
-    The page counts as sent once the iterable is exhausted; ``close()`` closes
-    the app's iterable first (PEP 3333), then settles a response cut short.
-    ``watch.started`` is the response's recording: ``_LATER`` until the app
-    starts its response, then the watch itself or ``None``.
-    """
-
-    __slots__ = ("_body", "_count", "_watch")
-
-    def __init__(
-        self,
-        body: Iterable[bytes],
-        watch: _Watch,
-        count: Callable[[str], None],
-    ) -> None:
-        self._body = body
-        self._watch = watch
-        self._count = count
+    __slots__ = ()
 
     def __iter__(self) -> Iterator[bytes]:
+        watch = self._watch
         chunks = iter(self._body)  # one iterator: the rest may be passed on
-        recording = None
         for chunk in chunks:
-            if recording is None:
-                # start_response has been called by now (PEP 3333).
-                recording = self._recording()
-                if recording is None:  # nothing to note: pass the rest on
-                    yield chunk
-                    yield from chunks
-                    return
-            recording.note(chunk)
+            # start_response has been called by now (PEP 3333).
+            if watch.started is not watch:
+                yield chunk
+                yield from chunks
+                return
+            watch.note(chunk)
             yield chunk
-        if recording is None:  # an empty body: no chunk asked for it
-            recording = self._recording()
-        if recording is not None:
-            recording.end(complete=True)
-
-    def close(self) -> None:
-        try:
-            close = getattr(self._body, "close", None)
-            if close is not None:
-                close()
-        finally:
-            recording = self._recording()
-            if recording is not None:
-                recording.end(complete=False)  # nothing if sent in full
-            elif self._watch.started is _LATER:
-                self._count(Skipped.NO_RESPONSE)
-
-    def _recording(self) -> Recording | None:
-        started = self._watch.started
-        return started if isinstance(started, Recording) else None
+        if watch.started is watch:
+            watch.end(complete=True)
 
 
 class _ObservedList(_Observed):

@@ -95,20 +95,14 @@ class Watcher:
         self.request_skip = self._first_request
         self.put = self._recorder.put  # a forked child's own queue
 
-    def _first_request(
-        self,
-        method: str,
-        path: str,
-        host: str | bytes,
-        authorization: bool,
-        cookie: str,
-    ) -> str | None:
-        """:meth:`Policy.request_skip`, once the writer thread is started: its
-        periodic wake checks why nothing is recorded (``hints``) whichever
-        rule skips every request, the Host included, within seconds."""
+    def _first_request(self, *request: Any) -> str | None:
+        """:meth:`Policy.request_skip` of ``request``, once the writer thread
+        is started: its periodic wake checks why nothing is recorded
+        (``hints``) whichever rule skips every request, the Host included,
+        within seconds."""
         self.request_skip = self._request_skip
         self._recorder.start()
-        return self._request_skip(method, path, host, authorization, cookie)
+        return self._request_skip(*request)
 
     def start(
         self,
@@ -248,22 +242,25 @@ class Recording:
     )
 
     action = RECORD
-    # Set by Watcher.start, which builds it without an __init__ frame; size
-    # and seen once sent in full; the rest by settle(), in the writer.
-    _watcher: Watcher
+    # Set without an __init__ frame: the request's, by the adapter that
+    # builds it or by Watcher.start; key becomes the cache key in settle().
     state: State
-    root: str
-    found: Found  # unless the route stays in the state
     key: str
+    root: str
+    # By Watcher.start, as the response starts.
+    _watcher: Watcher
+    headers: Headers
+    found: Found  # unless the route stays in the state
+    done: bool
+    # As the body passes; seen once it is sent in full.
+    body: list[bytes]
+    size: int
+    seen: float
+    # By settle(), in the writer.
     path: str
     query: str
     raw: bool
     route: Route
-    headers: Headers
-    body: list[bytes]
-    size: int
-    seen: float
-    done: bool
 
     def settle(self) -> str | None:
         """Read the rest of the page from the request's state (the writer's
