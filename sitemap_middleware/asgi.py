@@ -19,7 +19,7 @@ from .core import SitemapBase, logger
 from .errors import ConfigError
 from .recording.crawls import Crawl
 from .serving.server import Response
-from .watching.watcher import Found, Recording, Watcher
+from .watching.watcher import Found, Recording
 
 T = TypeVar("T")
 
@@ -67,14 +67,6 @@ class ASGISitemapMiddleware(SitemapBase):
         # The route of a response, as the app's framework notes it in the
         # scope (Starlette's router, unless the app is another's).
         self._find: Callable[[Mapping[str, Any], str], Found] = _find_route
-        # The middleware's own documents (paths.py): what their paths start
-        # with, tested on every request skipped; then whether it answers one
-        # alone or amends the app's answer (robots.txt): two predicates, not
-        # the row, since a local more in __call__ costs every request its
-        # frame slot.
-        self._gate = self.config.documents.gate
-        self._answers = self.config.documents.answers
-        self._amends = self.config.documents.amends
         # Crawls: User-Agent -> the engine it claims (b"": none), and the
         # trusted proxies' header.
         self._agents = self.agents.bytes
@@ -191,14 +183,15 @@ class ASGISitemapMiddleware(SitemapBase):
             return
         # One slotted object per request, not a closure: its fields cost a
         # store each where a closure's cells cost an allocation each, and it
-        # is built without an __init__ frame.
+        # is built without an __init__ frame. It is the page's recording too:
+        # a page costs no object more.
         watch = _Watch()
-        watch.watcher = watcher
-        watch.scope = scope
-        watch.path = path
+        watch._watcher = watcher
+        watch.state = scope
+        watch.key = path
         watch.root = root
         watch.send = send
-        watch.recording = None
+        watch.noting = False
         await self.app(scope, receive, watch.send_watched)
 
     def _crawled(
@@ -287,41 +280,40 @@ class ASGISitemapMiddleware(SitemapBase):
         )
 
 
-class _Watch:
-    """One request on its way through the app: :meth:`send_watched` is the
-    ``send`` the app is given; it asks the watcher about the response the app
-    starts and feeds the body to its recording, if any. Its fields are set by
-    the adapter."""
+class _Watch(Recording):
+    """One request on its way through the app, and the page it may record:
+    :meth:`send_watched` is the ``send`` the app is given; it asks the
+    watcher about the response the app starts and, for a page to record,
+    notes the body as it passes (``noting``). Its fields are set by the
+    adapter."""
 
-    __slots__ = ("path", "recording", "root", "scope", "send", "watcher")
+    __slots__ = ("noting", "send")
 
-    path: str
-    recording: Recording | None
-    root: str
-    scope: Scope
+    noting: bool
     send: Send
-    watcher: Watcher
 
     async def send_watched(self, message: Message) -> None:
         kind = message["type"]
         if kind == "http.response.start":
-            self.recording = self.watcher.start(
-                self.scope,
-                self.path,
-                message["status"],
-                message.get("headers") or (),
-                self.root,
+            self.noting = (
+                self._watcher.start(
+                    self.state,
+                    self.key,
+                    message["status"],
+                    message.get("headers") or (),
+                    self.root,
+                    self,
+                )
+                is not None
             )
-        elif kind == "http.response.body":
-            recording = self.recording
-            if recording is not None:
-                recording.note(message.get("body", b""))
-                if not message.get("more_body", False):
-                    await self.send(message)
-                    # Sent in full: a client gone mid-body raised above instead.
-                    recording.end(True)
-                    self.recording = None
-                    return
+        elif kind == "http.response.body" and self.noting:
+            self.note(message.get("body", b""))
+            if not message.get("more_body", False):
+                await self.send(message)
+                # Sent in full: a client gone mid-body raised above instead.
+                self.noting = False
+                self.end(True)
+                return
         await self.send(message)
 
 

@@ -105,6 +105,15 @@ class SitemapBase:
         # crawls are not kept): the adapters look each request's up.
         crawlers = self.config.crawlers
         self.agents = Agents(() if crawlers is None else crawlers.engines)
+        # The middleware's own documents (paths.py): what their paths start
+        # with, which an adapter tests on every request skipped; then whether
+        # it answers one alone or amends the app's answer (robots.txt): two
+        # predicates, not the row, since a local more in an adapter's
+        # __call__ costs every request its frame slot.
+        documents = self.config.documents
+        self._gate = documents.gate
+        self._answers = documents.answers
+        self._amends = documents.amends
 
     def _each_site(self, build: Callable[[Config], SitemapBase]) -> None:
         """With several ``sites``: the middleware of each other site, built

@@ -20,6 +20,7 @@ from .reasons import Skipped
 from .recording.crawls import Crawl
 from .routes import ROUTE_KEY
 from .serving.server import Response
+from .sitemaps import BODY_BUDGET
 from .watching.watcher import Found, Recording, RouteFinder
 
 
@@ -73,14 +74,6 @@ class SitemapMiddleware(SitemapBase):
         # Status lines seen, with their code: int() of a string costs more than
         # the rest of a passed-through request's status handling.
         self._codes: dict[str, int] = {}
-        # The middleware's own documents (paths.py): what their paths start
-        # with, tested on every request skipped; then whether it answers one
-        # alone or amends the app's answer (robots.txt): two predicates, not
-        # the row, since a local more in __call__ costs every request its
-        # frame slot.
-        self._gate = self.config.documents.gate
-        self._answers = self.config.documents.answers
-        self._amends = self.config.documents.amends
         # Crawls: User-Agent -> the engine it claims ("": none), and the
         # environ key of the trusted proxies' header.
         self._agents = self.agents.str
@@ -137,33 +130,46 @@ class SitemapMiddleware(SitemapBase):
 
         # One slotted object per request, not a closure: its fields cost a
         # store each where a closure's cells cost an allocation each, and it
-        # is built without an __init__ frame.
+        # is built without an __init__ frame. It is the page's recording too,
+        # and for a list body the iterable the server gets: a page costs no
+        # object more.
         watch = _Watch()
-        watch.environ = environ
-        watch.path = path
+        watch.state = environ
+        watch.key = path
+        watch.root = ""  # WSGI has no mount prefix of its own
         watch.send = start_response
         watch.owner = self
-        watch.recording = _LATER
+        watch.started = _LATER
         body = self.app(environ, watch.start_response)
-        recording = watch.recording
-        if recording is None:
+        started = watch.started
+        if started is None:
             return body
-        if type(body) is environ.get("wsgi.file_wrapper"):
+        kind = type(body)
+        # A list or tuple (not a subclass, which may have a close()): never
+        # the server's file wrapper.
+        if kind is list or kind is tuple:
+            if started is watch and not watch.size:  # started, nothing written
+                # Its chunks are known: the body noted is the app's own list
+                # (a tuple's a list of the same chunks), no chunk copied.
+                # (mypy does not narrow body by its kind.)
+                watch.body = body if kind is list else list(body)  # type: ignore[assignment]
+                return watch
+        elif kind is environ.get("wsgi.file_wrapper"):
             # Left unwrapped, so that the server may send the file itself.
-            if type(recording) is Recording:
-                recording.done = True
+            if started is watch:
+                watch.done = True
             watcher.count(Skipped.FILE_BODY)
             return body
-        if type(recording) is Recording:  # the app started before it returned
-            # Built without an __init__ frame, as _Watch is.
-            # A list or tuple (not a subclass, which may have a close()).
-            noted = _NotedList() if type(body) in (list, tuple) else _Noted()
-            noted._body = body
-            noted._recording = recording
-            return noted
-        # An app that starts its response lazily: its recording comes later.
-        kind = _ObservedList if isinstance(body, (list, tuple)) else _Observed
-        return kind(body, watch, watcher.count)
+        # Built without an __init__ frame, as _Watch is.
+        if started is watch:  # chunks written through write() come first
+            noted = _Noted()
+        elif isinstance(body, (list, tuple)):
+            noted = _ObservedList()
+        else:  # an app that starts its response lazily: its recording later
+            noted = _Observed()
+        noted._body = body
+        noted._watch = watch
+        return noted
 
     def _crawled(
         self, environ: Environ, path: str, engine: str, start_response: StartResponse
@@ -249,25 +255,30 @@ class SitemapMiddleware(SitemapBase):
         return _send(start_response, response)
 
 
-# The recording of a response the app has not started yet.
+# What a response the app has not started yet is to record.
 _LATER = object()
 
 
-class _Watch:
-    """One request on its way through the app: :meth:`start_response` is what
-    the app is given; it asks the watcher about the response the app starts
-    and keeps the answer in ``recording`` (``_LATER`` until then, then a
-    :class:`Recording` or ``None``). Its fields are set by the adapter."""
+class _Watch(Recording):
+    """One request on its way through the app, and the page it may record:
+    :meth:`start_response` is what the app is given; it asks the watcher
+    about the response the app starts and keeps the answer in ``started``
+    (``_LATER`` until then, then this very recording or ``None``). Its fields
+    are set by the adapter.
 
-    __slots__ = ("environ", "noted", "owner", "path", "recording", "send", "write")
+    For a list or tuple body it is also the iterable the server gets: the
+    page counts as sent once the body is exhausted; ``close()`` settles a
+    response cut short; its length is the body's (a server may set
+    Content-Length from a one-item list: wsgiref does). As ``write`` (PEP
+    3333's legacy path), a chunk is noted, then written.
+    """
 
-    environ: Environ
+    __slots__ = ("owner", "send", "started", "write")
+
     owner: SitemapMiddleware
-    path: str
-    recording: Recording | object | None
     send: StartResponse
-    # For a page recorded: its recording, and the server's write.
-    noted: Recording
+    started: object
+    # For a page recorded: the server's write.
     write: Callable[[bytes], object]
 
     def start_response(
@@ -280,41 +291,63 @@ class _Watch:
             code = owner._codes[status]
         except KeyError:
             code = _code(status, owner._codes)
-        noted = self.recording = owner.watcher.start(
-            self.environ, self.path, code, headers
+        started = self.started = owner.watcher.start(
+            self.state, self.key, code, headers, "", self
         )
         if exc_info is None:
             write = self.send(status, headers)
         else:
             write = self.send(status, headers, exc_info)
-        if noted is None:
+        if started is None:
             return write
-        self.noted = noted
         self.write = write
-        return self.watching_write
+        return self  # noting, then writing: no bound method made per page
 
-    def watching_write(self, chunk: bytes) -> object:
-        """The ``write`` of a response being recorded (PEP 3333's legacy
-        path): the chunk is noted, then written."""
-        self.noted.note(chunk)
+    def __call__(self, chunk: bytes) -> object:
+        self.note(chunk)
         return self.write(chunk)
+
+    def __iter__(self) -> Iterator[bytes]:
+        # The body is the app's list, noted whole: its chunks are only
+        # passed on and counted (a generator of its own: a frame fewer).
+        chunks = self.body
+        size = 0
+        for chunk in chunks:
+            size += len(chunk)
+            yield chunk
+        self.size = size
+        if size > BODY_BUDGET:  # a large page: what note() would keep
+            self.body = []
+            self.size = 0
+            for chunk in chunks:
+                self.note(chunk)
+        self.end(True)
+
+    def close(self) -> None:
+        # A list has no close() to call.
+        if not self.done:  # sent in full: nothing to settle
+            self.end(False)
+
+    def __len__(self) -> int:
+        return len(self.body)
 
 
 class _Noted:
     """The app's iterable, passed through chunk by chunk while the body is
     noted, for a response already started (the recording known): the page
     counts as sent once the iterable is exhausted; ``close()`` closes the
-    app's iterable first (PEP 3333), then settles a response cut short.
+    app's iterable first (PEP 3333), then settles a response cut short, or
+    counts one the app never started.
     """
 
-    __slots__ = ("_body", "_recording")
+    __slots__ = ("_body", "_watch")
 
     # Set by the adapter, without an __init__ frame.
     _body: Iterable[bytes]
-    _recording: Recording
+    _watch: _Watch
 
     def __iter__(self) -> Iterator[bytes]:
-        return self._recording.through(self._body)
+        return self._watch.through(self._body)
 
     def close(self) -> None:
         try:
@@ -322,80 +355,35 @@ class _Noted:
             if close is not None:
                 close()
         finally:
-            if not self._recording.done:  # sent in full: nothing to settle
-                self._recording.end(False)
+            watch = self._watch
+            started = watch.started
+            if started is watch:
+                if not watch.done:  # sent in full: nothing to settle
+                    watch.end(False)
+            elif started is _LATER:
+                watch.owner.watcher.count(Skipped.NO_RESPONSE)
 
 
-class _NotedList(_Noted):
-    """The same around a list or tuple body (of these very types), whose length
-    it keeps: a server may set Content-Length from a one-item list (wsgiref
-    does)."""
+class _Observed(_Noted):
+    """The same for a response the app had not started when it returned:
+    ``watch.started`` is ``_LATER`` until the app starts it, then the watch
+    itself or ``None`` (nothing to note: the rest is passed on)."""
 
     __slots__ = ()
 
-    def close(self) -> None:
-        # A list has no close() to call: asking getattr() for it costs an
-        # exception made and dropped.
-        if not self._recording.done:
-            self._recording.end(False)
-
-    def __len__(self) -> int:
-        return len(self._body)  # type: ignore[arg-type]
-
-
-class _Observed:
-    """The app's iterable, passed through chunk by chunk while the body is noted.
-
-    The page counts as sent once the iterable is exhausted; ``close()`` closes
-    the app's iterable first (PEP 3333), then settles a response cut short.
-    ``watch.recording`` is the response's recording: ``_LATER`` until the app
-    starts its response, then a :class:`Recording` or ``None``.
-    """
-
-    __slots__ = ("_body", "_count", "_watch")
-
-    def __init__(
-        self,
-        body: Iterable[bytes],
-        watch: _Watch,
-        count: Callable[[str], None],
-    ) -> None:
-        self._body = body
-        self._watch = watch
-        self._count = count
-
     def __iter__(self) -> Iterator[bytes]:
+        watch = self._watch
         chunks = iter(self._body)  # one iterator: the rest may be passed on
-        recording = None
         for chunk in chunks:
-            if recording is None:
-                # start_response has been called by now (PEP 3333).
-                recording = self._recording()
-                if recording is None:  # nothing to note: pass the rest on
-                    yield chunk
-                    yield from chunks
-                    return
-            recording.note(chunk)
+            # start_response has been called by now (PEP 3333).
+            if watch.started is not watch:
+                yield chunk
+                yield from chunks
+                return
+            watch.note(chunk)
             yield chunk
-        recording = recording or self._recording()
-        if recording is not None:
-            recording.end(complete=True)
-
-    def close(self) -> None:
-        try:
-            close = getattr(self._body, "close", None)
-            if close is not None:
-                close()
-        finally:
-            recording = self._recording()
-            if recording is not None:
-                recording.end(complete=False)  # nothing if sent in full
-            elif self._watch.recording is _LATER:
-                self._count(Skipped.NO_RESPONSE)
-
-    def _recording(self) -> Recording | None:
-        recording = self._watch.recording
-        return recording if isinstance(recording, Recording) else None
+        if watch.started is watch:
+            watch.end(complete=True)
 
 
 class _ObservedList(_Observed):

@@ -138,9 +138,14 @@ def scan_head(
     ended = False
     text = None
     if quick:
+        # The first "</head>" as most pages write it ends the first part: a
+        # head read in full before it ends there (and one that seems not to,
+        # a "</head>" in a script, say, is read again from all).
+        ends = start.find(b"</head>", 0, QUICK_BYTES)
+        first = QUICK_BYTES if ends < 0 else ends + len(b"</head>")
         parser = HeadParser()
-        ended = quick_scan(parser, decode(start[:QUICK_BYTES], encoding))
-        if not ended and len(start) > QUICK_BYTES:
+        ended = quick_scan(parser, decode(start[:first], encoding))
+        if not ended and len(start) > first:
             text = decode(start, encoding)
             parser = HeadParser()
             ended = quick_scan(parser, text)

@@ -95,27 +95,29 @@ class Watcher:
         self.request_skip = self._first_request
         self.put = self._recorder.put  # a forked child's own queue
 
-    def _first_request(
-        self,
-        method: str,
-        path: str,
-        host: str | bytes,
-        authorization: bool,
-        cookie: str,
-    ) -> str | None:
-        """:meth:`Policy.request_skip`, once the writer thread is started: its
-        periodic wake checks why nothing is recorded (``hints``) whichever
-        rule skips every request, the Host included, within seconds."""
+    def _first_request(self, *request: Any) -> str | None:
+        """:meth:`Policy.request_skip` of ``request``, once the writer thread
+        is started: its periodic wake checks why nothing is recorded
+        (``hints``) whichever rule skips every request, the Host included,
+        within seconds."""
         self.request_skip = self._request_skip
         self._recorder.start()
-        return self._request_skip(method, path, host, authorization, cookie)
+        return self._request_skip(*request)
 
     def start(
-        self, state: State, path: str, status: int, headers: Headers, root: str = ""
+        self,
+        state: State,
+        path: str,
+        status: int,
+        headers: Headers,
+        root: str = "",
+        recording: Recording | None = None,
     ) -> Recording | None:
         """The app has started its response: a :class:`Recording` to feed the
         body to, or ``None`` when nothing more is to be seen (what it decided,
-        a removal included, is settled and counted)."""
+        a removal included, is settled and counted). An adapter that keeps
+        its request in a recording of its own passes it, its ``state``,
+        ``key`` and ``root`` set: it is the one returned, none is built."""
         action = self._action(status, headers)
         if action not in _ACTING:
             next(self._tally[action])  # count(action), without a call
@@ -136,11 +138,12 @@ class Watcher:
                 # which the writer reads the rest from once the page is sent:
                 # Recording.settle). Its fields set here, not by an __init__:
                 # its frame would be a third of what building it costs.
-                recording = Recording()
+                if recording is None:
+                    recording = Recording()
+                    recording.state = state
+                    recording.key = path
+                    recording.root = root
                 recording._watcher = self
-                recording.state = state
-                recording.key = path
-                recording.root = root
                 recording.headers = headers
                 recording.body = []
                 recording.size = 0
@@ -239,22 +242,25 @@ class Recording:
     )
 
     action = RECORD
-    # Set by Watcher.start, which builds it without an __init__ frame; size
-    # and seen once sent in full; the rest by settle(), in the writer.
-    _watcher: Watcher
+    # Set without an __init__ frame: the request's, by the adapter that
+    # builds it or by Watcher.start; key becomes the cache key in settle().
     state: State
-    root: str
-    found: Found  # unless the route stays in the state
     key: str
+    root: str
+    # By Watcher.start, as the response starts.
+    _watcher: Watcher
+    headers: Headers
+    found: Found  # unless the route stays in the state
+    done: bool
+    # As the body passes; seen once it is sent in full.
+    body: list[bytes]
+    size: int
+    seen: float
+    # By settle(), in the writer.
     path: str
     query: str
     raw: bool
     route: Route
-    headers: Headers
-    body: list[bytes]
-    size: int
-    seen: float
-    done: bool
 
     def settle(self) -> str | None:
         """Read the rest of the page from the request's state (the writer's

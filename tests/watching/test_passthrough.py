@@ -11,6 +11,7 @@ import pytest
 from support.helpers import asgi_exchange, asgi_scope
 
 from sitemap_middleware import ASGISitemapMiddleware, SitemapMiddleware
+from sitemap_middleware.sitemaps import BODY_BUDGET
 
 CONFIG = {"base_url": "http://localhost", "store": "memory://"}
 
@@ -160,3 +161,74 @@ def test_asgi_non_http_scopes_pass_through() -> None:
     scope = {"type": "websocket", "path": "/ws", "headers": []}
     asyncio.run(middleware(scope, receive, send))
     assert seen == [(scope, receive, send)]
+
+
+def test_wsgi_list_body_keeps_its_length_and_counts_a_cut() -> None:
+    """A list body: its length is the list's (a server may set Content-Length
+    from it), the chunks are the app's own, and a body closed before it was
+    read in full records nothing and counts as cut short."""
+    chunks = [b"<html><body>", b"</body></html>"]
+
+    def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        start_response("200 OK", [("Content-Type", "text/html")])
+        return list(chunks)
+
+    middleware = SitemapMiddleware(app, CONFIG)
+    result = middleware(_environ(), lambda *args: None)
+    assert len(result) == 2  # type: ignore[arg-type]
+    assert all(a is b for a, b in zip(result, chunks, strict=True))
+    result.close()  # type: ignore[attr-defined]
+    cut = middleware(_environ("/cut"), lambda *args: None)
+    next(iter(cut))
+    cut.close()  # type: ignore[attr-defined]
+    unread = middleware(_environ("/unread"), lambda *args: None)
+    unread.close()  # type: ignore[attr-defined]
+    assert middleware.flush()
+    assert [e.path for e in middleware.store.entries(1)] == ["/page"]
+    assert middleware.stats()["skipped"]["incomplete"] == 2
+
+
+def test_wsgi_write_before_a_list_body() -> None:
+    """What an app writes through write() comes first: the page noted is the
+    written chunks, then the list's."""
+
+    def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        write = start_response("200 OK", [("Content-Type", "text/html")])
+        write(b"<html><head><title>Written first</title></head>")
+        return [b"<body>then the list</body></html>"]
+
+    middleware = SitemapMiddleware(app, CONFIG)
+    written: list[bytes] = []
+    result = middleware(_environ(), lambda *args: written.append)
+    assert list(result) == [b"<body>then the list</body></html>"]
+    result.close()  # type: ignore[attr-defined]
+    assert written == [b"<html><head><title>Written first</title></head>"]
+    assert middleware.flush()
+    [entry] = middleware.store.entries(1)
+    assert entry.title == "Written first"
+
+
+@pytest.mark.parametrize("size", [100, BODY_BUDGET - 1, BODY_BUDGET, BODY_BUDGET + 1])
+def test_wsgi_list_body_noted_as_a_stream_of_it_is(size: int) -> None:
+    """A list body is noted as the same chunks streamed one by one: up to the
+    body budget (empty chunks aside: they add nothing)."""
+    chunks = [b"<html>", b"", b"x" * size, b"y" * 1000, b"</html>"]
+    noted = []
+    for kind in (list, iter):
+
+        def app(environ: dict[str, Any], start_response: Any, kind: Any = kind) -> Any:
+            start_response("200 OK", [("Content-Type", "text/html")])
+            return kind(chunks)
+
+        middleware = SitemapMiddleware(app, CONFIG)
+        seen: list[Any] = []
+        middleware.watcher.put = seen.append  # type: ignore[method-assign]
+        result = middleware(_environ(), lambda *args: None)
+        assert b"".join(result) == b"".join(chunks)
+        result.close()  # type: ignore[attr-defined]
+        [page] = seen
+        noted.append(([c for c in page.body if c], page.size))
+    assert noted[0] == noted[1]
+    body, size_noted = noted[0]
+    assert size_noted == sum(map(len, body))
+    assert (size_noted > BODY_BUDGET) is (size >= BODY_BUDGET - 6)
