@@ -56,11 +56,15 @@ import time
 import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from sitemap_middleware import SitemapMiddleware
-from sitemap_middleware.asgi import ASGISitemapMiddleware
-from sitemap_middleware.starlette import get_sitemap
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # this checkout's package, whatever is installed
+
+from sitemap_middleware import SitemapMiddleware  # noqa: E402
+from sitemap_middleware.asgi import ASGISitemapMiddleware  # noqa: E402
+from sitemap_middleware.starlette import get_sitemap  # noqa: E402
 
 BATCH = 200  # requests per timed batch
 KNOWN_PAGES = 200  # the pages of case c

@@ -19,11 +19,15 @@ from __future__ import annotations
 import sys
 import time
 from datetime import datetime, timezone
+from pathlib import Path
 
-from sitemap_middleware import Entry, open_store
-from sitemap_middleware.recording.digest import Prints
-from sitemap_middleware.recording.recent import RECENT_PAGES, Recent
-from sitemap_middleware.stores.contract import Removals
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # this checkout's package, whatever is installed
+
+from sitemap_middleware import Entry, open_store  # noqa: E402
+from sitemap_middleware.recording.digest import Prints  # noqa: E402
+from sitemap_middleware.recording.recent import RECENT_PAGES, Recent  # noqa: E402
+from sitemap_middleware.stores.contract import Removals  # noqa: E402
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 LOOKS = 200

@@ -29,13 +29,16 @@ import sys
 import time
 from pathlib import Path
 
-from sitemap_middleware.config import Config
-from sitemap_middleware.reasons import RECORD
-from sitemap_middleware.recording.observation import Observed
-from sitemap_middleware.recording.recorder import Recorder
-from sitemap_middleware.routes import Routes
-from sitemap_middleware.stores import open_store
-from sitemap_middleware.watching.policy import Policy
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))  # this checkout's package, whatever is installed
+
+from sitemap_middleware.config import Config  # noqa: E402
+from sitemap_middleware.reasons import RECORD  # noqa: E402
+from sitemap_middleware.recording.observation import Observed  # noqa: E402
+from sitemap_middleware.recording.recorder import Recorder  # noqa: E402
+from sitemap_middleware.routes import Routes  # noqa: E402
+from sitemap_middleware.stores import open_store  # noqa: E402
+from sitemap_middleware.watching.policy import Policy  # noqa: E402
 
 CONFIG = Config.from_mapping(
     {
