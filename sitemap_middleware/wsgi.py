@@ -148,7 +148,7 @@ class SitemapMiddleware(SitemapBase):
         # A list or tuple (not a subclass, which may have a close()): never
         # the server's file wrapper.
         if kind is list or kind is tuple:
-            if started is watch and not watch.size:  # started, nothing written
+            if started is _NOTING and not watch.size:  # started, nothing written
                 # Its chunks are known: the body noted is the app's own list
                 # (a tuple's a list of the same chunks), no chunk copied.
                 # (mypy does not narrow body by its kind.)
@@ -156,12 +156,12 @@ class SitemapMiddleware(SitemapBase):
                 return watch
         elif kind is environ.get("wsgi.file_wrapper"):
             # Left unwrapped, so that the server may send the file itself.
-            if started is watch:
+            if started is _NOTING:
                 watch.done = True
             watcher.count(Skipped.FILE_BODY)
             return body
         # Built without an __init__ frame, as _Watch is.
-        if started is watch:  # chunks written through write() come first
+        if started is _NOTING:  # chunks written through write() come first
             noted = _Noted()
         elif isinstance(body, (list, tuple)):
             noted = _ObservedList()
@@ -255,15 +255,19 @@ class SitemapMiddleware(SitemapBase):
         return _send(start_response, response)
 
 
-# What a response the app has not started yet is to record.
+# What a response is to record: _LATER until the app starts it, then
+# _NOTING (the watch records the page) or None. A sentinel, not the watch
+# itself: a watch naming itself would be a cycle, its request's environ and
+# body freed by the garbage collector rather than as the writer drops them.
 _LATER = object()
+_NOTING = object()
 
 
 class _Watch(Recording):
     """One request on its way through the app, and the page it may record:
     :meth:`start_response` is what the app is given; it asks the watcher
     about the response the app starts and keeps the answer in ``started``
-    (``_LATER`` until then, then this very recording or ``None``). Its fields
+    (``_LATER`` until then, then ``_NOTING`` or ``None``). Its fields
     are set by the adapter.
 
     For a list or tuple body it is also the iterable the server gets: the
@@ -291,9 +295,8 @@ class _Watch(Recording):
             code = owner._codes[status]
         except KeyError:
             code = _code(status, owner._codes)
-        started = self.started = owner.watcher.start(
-            self.state, self.key, code, headers, "", self
-        )
+        started = owner.watcher.start(self.state, self.key, code, headers, "", self)
+        self.started = None if started is None else _NOTING
         if exc_info is None:
             write = self.send(status, headers)
         else:
@@ -357,7 +360,7 @@ class _Noted:
         finally:
             watch = self._watch
             started = watch.started
-            if started is watch:
+            if started is _NOTING:
                 if not watch.done:  # sent in full: nothing to settle
                     watch.end(False)
             elif started is _LATER:
@@ -366,8 +369,8 @@ class _Noted:
 
 class _Observed(_Noted):
     """The same for a response the app had not started when it returned:
-    ``watch.started`` is ``_LATER`` until the app starts it, then the watch
-    itself or ``None`` (nothing to note: the rest is passed on)."""
+    ``watch.started`` is ``_LATER`` until the app starts it, then
+    ``_NOTING`` or ``None`` (nothing to note: the rest is passed on)."""
 
     __slots__ = ()
 
@@ -376,13 +379,13 @@ class _Observed(_Noted):
         chunks = iter(self._body)  # one iterator: the rest may be passed on
         for chunk in chunks:
             # start_response has been called by now (PEP 3333).
-            if watch.started is not watch:
+            if watch.started is not _NOTING:
                 yield chunk
                 yield from chunks
                 return
             watch.note(chunk)
             yield chunk
-        if watch.started is watch:
+        if watch.started is _NOTING:
             watch.end(complete=True)
 
 

@@ -232,3 +232,43 @@ def test_wsgi_list_body_noted_as_a_stream_of_it_is(size: int) -> None:
     body, size_noted = noted[0]
     assert size_noted == sum(map(len, body))
     assert (size_noted > BODY_BUDGET) is (size >= BODY_BUDGET - 6)
+
+
+@pytest.mark.parametrize("body", ["list", "stream"])
+def test_a_recorded_pages_request_is_freed_without_the_garbage_collector(
+    body: str,
+) -> None:
+    """The request a page was recorded from holds no cycle: once the writer
+    has read it, its environ goes as the last reference does, not at the
+    collector's next pass (which, on a busy site, holds every page's body)."""
+    import gc
+
+    freed: list[bool] = []
+
+    class Marker:
+        def __del__(self) -> None:
+            freed.append(True)
+
+    def app(environ: dict[str, Any], start_response: Any) -> Any:
+        start_response("200 OK", [("Content-Type", "text/html")])
+        chunks = [b"<html><head><title>t</title></head><body>hi</body></html>"]
+        return chunks if body == "list" else iter(chunks)
+
+    middleware = SitemapMiddleware(app, CONFIG)
+    middleware(_environ("/warm"), lambda *args: None)  # the writer started
+    middleware.flush()
+    gc.collect()
+    gc.disable()
+    try:
+        environ = _environ()
+        environ["test.marker"] = Marker()
+        result = middleware(environ, lambda *args: None)
+        assert b"".join(result) and not freed
+        result.close()  # type: ignore[attr-defined]
+        del environ, result
+        middleware.flush()
+        assert middleware.store.count() == 1
+        assert freed == [True]
+    finally:
+        gc.enable()
+        middleware.close()
