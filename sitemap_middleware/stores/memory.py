@@ -1,401 +1,115 @@
-"""``memory://``: a store in process memory, for tests and single-process demos.
+"""``memory://``: a store in process memory, for tests and single-process demos:
+the SQLite store's pages and tables, in a database SQLite holds in memory.
 
-Nothing is shared between processes and nothing survives a restart. It has no
-backend to lose, so it never raises ``StoreError``: only ``ValueError`` for an
-entry no sitemap may hold.
+Nothing is shared between processes and nothing survives a restart: each store
+object is a database of its own, and a forked child starts its own, empty, under
+an epoch of its own (SQLite cannot carry a connection across fork, so the
+parent's rows stay the parent's). It has no backend to lose, so it never raises
+``StoreError``: only ``ValueError`` for an entry no sitemap may hold.
 """
 
 from __future__ import annotations
 
+import itertools
+import os
+import sqlite3
 import threading
-from collections import Counter, deque
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass
-from datetime import datetime
-from itertools import islice
+import weakref
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
 
-from ..model import Entry, PartInfo
-from ..sections import DEFAULT
-from ..sitemaps import MAX_NEWS, MAX_PART_BYTES, MAX_URLS_PER_PART
-from .base import StoreBase, new_epoch
-from .contract import (
-    MAX_COUNT,
-    NEWS_KEPT,
-    Article,
-    Decision,
-    Removed,
-    Visit,
-    deltas,
-    logged,
-    newest,
-    news_cutoff,
-    removed,
-    unlogged,
-)
-from .hreflang import Settled
-from .layout import batches, leaving, now, opened, run_rows
-from .records import Change, Fill, Plan, Stored, Totals
+from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
+from .base import StoreBase
+from .sql import SideTables
+from .sql.dialect import SQLITE
+from .sqlite.pages import PagesMixin
+from .sqlite.runs import RunsMixin
+from .sqlite.schema import ADDED, SCHEMA, transaction
+
+# Each database's name in SQLite's shared cache, where the store's two
+# connections find it: never one another object (or a forked child) has used.
+_NUMBERS = itertools.count()
 
 
-@dataclass(slots=True)
-class _Part:
-    paths: dict[str, None]  # insertion-ordered set: first-seen order
-    bytes: int = 0
-    lastmod: int = 0
-    version: int = 0
-    changed: int = 0
-    section: str = DEFAULT
+class MemoryStore(PagesMixin, RunsMixin, SideTables, StoreBase[sqlite3.Connection]):
+    """The SQLite store's statements on a database in memory, one per object
+    and process: the writes and reads take turns on one connection
+    (``_busy``); the other sites' writers read what pages declare on a
+    second, which reads uncommitted rows and so never waits for this one's
+    writer (one may be reading theirs in its transaction), as the file
+    store's reader reads what is committed."""
 
-
-class MemoryStore(StoreBase[None]):
-    """Dicts behind one lock."""
+    # A failure of SQLite in memory (none is known but running out of it, a
+    # MemoryError) is a bug of this code, never an outage to wait out.
+    errors = ()
+    dialect = SQLITE
+    # The site map reads entries(), as of a store without Listing: a part in
+    # memory is at hand either way. (A protocol's method set to None is one
+    # the object does not have.)
+    listing = None  # type: ignore[assignment]
 
     def __init__(
         self, part_size: int = MAX_URLS_PER_PART, part_bytes: int = MAX_PART_BYTES
     ) -> None:
         super().__init__(part_size, part_bytes)
-        self._lock = threading.Lock()
-        self._rows: dict[str, Stored] = {}
-        self._parts: list[_Part] = []
-        self._routes: dict[str, int] = {}  # route template -> stored paths
-        self._epoch = new_epoch()
-        self._counts: Counter[str] = Counter()
-        self._settings: dict[str, str] = {}
-        self._pending: dict[str, float] = {}  # IndexNow: path -> lease (0: free)
-        self._log: dict[str, str] = {}  # insertion order: oldest first
-        # The removals log: the last removals_kept paths removed, oldest first,
-        # the newest numbered _removed_seq.
-        self._removed: deque[str] = deque()
-        self._removed_seq = 0
-        # Visits: (path, agent) -> Visit, oldest visit first per insertion.
-        self._visits: dict[tuple[str, str], Visit] = {}
-        # News: path -> article.
-        self._news: dict[str, Article] = {}
+        self._busy = threading.Lock()  # one statement or write at a time
+        self._reading = threading.Lock()  # the other sites' reads, on _reader
+        self._reader: sqlite3.Connection | None = None
+        self._epoch = ""  # the database's: made with it
+        self._unread = False  # see PagesMixin._upsert
 
-    # -- the write path -------------------------------------------------------------
-    # StoreBase's steps, each batch under the lock. Every row is at hand, so
-    # nothing is _read: _sizes gives the fill and section of every part and
-    # the open ones; a removal or a settling writes its members again (_rewrite).
-
-    def upsert(self, entries: Iterable[Entry]) -> int:
-        return sum(self._upsert(batch) for batch in batches(entries))
-
-    def _upsert(self, batch: dict[str, Entry]) -> int:
-        with self._lock:
-            current = now()
-            # Planned in full first, so that a bad entry changes nothing; every
-            # row is at hand, the clusters' members included.
-            sizes, last, opened = self._sizes()
-            todo = self._plan(batch, self._rows, sizes, last, current, None, opened)
-            pushes = self._pushes(todo, self._rows)
-            self._apply(todo, current)
-            self._queue(pushes)
-        return len(todo.changes)
-
-    def remove(self, paths: Iterable[str]) -> int:
-        with self._lock:
-            current = now()
-            gone = {path for path in paths if path in self._rows}
-            if not gone:
-                return 0
-            # The members of the removed pages' clusters lose their links.
-            settled = self._settle({}, self._rows, gone)
-            self._delete(gone, current)
-            if self._is_pushing():
-                self._queue(gone)
-            self._log_removed(gone)
-            if settled.rewrites:
-                self._rewrite(settled, current)
-            return len(gone)
-
-    def resettle(self, paths: Iterable[str]) -> None:
-        with self._lock:
-            again = [path for path in paths if path in self._rows]
-            if not again:
-                return
-            current = now()
-            settled = self._settle({}, self._rows, (), again)
-            if settled.rewrites:
-                self._rewrite(settled, current)
-
-    def _rewrite(self, settled: Settled, current: int) -> None:
-        """Write again the stored rows whose listing ``settled`` changes."""
-        sizes, last, opened = self._sizes()
-        todo = self._plan({}, self._rows, sizes, last, current, settled, opened)
-        self._apply(todo, current)
-
-    def declarations(self, paths: Iterable[str]) -> dict[str, str]:
-        # Without the lock: the asking site's writer holds its own, and this
-        # one's may be asking it back. One dict read each (atomic); a row read
-        # while its write goes on is settled again once that write is done.
-        rows = self._rows
-        found: dict[str, str] = {}
-        for path in paths:
-            stored = rows.get(path)
-            if stored is not None:
-                found[path] = stored.row.declared or ""
-        return found
-
-    def _sizes(self) -> tuple[dict[int, Fill], int, dict[str, int]]:
-        """The Fill of every part; the highest; each section's open part."""
-        parts = self._parts
-        sizes = {
-            n: Fill(len(p.paths), p.bytes, p.section) for n, p in enumerate(parts, 1)
-        }
-        named = {n: p.section for n, p in enumerate(parts, 1) if p.section}
-        return sizes, len(parts), opened(named, len(parts))
-
-    def _apply(self, todo: Plan, current: int) -> None:
-        self._delete(todo.moved, current)
-        parts = self._parts
-        for number in sorted(n for n in todo.parts if n > len(parts)):
-            while len(parts) < number - 1:
-                parts.append(_Part({}))
-            parts.append(_Part({}, section=todo.parts[number].section))
-        self._write(todo.changes)
-        self._summaries(todo.parts, current)
-
-    def _queue(self, paths: Iterable[str]) -> None:
-        """Queue IndexNow pushes, free."""
-        for path in paths:
-            self._pending[path] = 0.0
-
-    def _log_removed(self, paths: Iterable[str]) -> None:
-        """Number the removed paths in the removals log."""
-        log = self._removed
-        for path in sorted(paths):
-            log.append(path)
-            self._removed_seq += 1
-        while len(log) > self.removals_kept:
-            log.popleft()
-
-    def removed_since(self, seq: int | None) -> Removed:
-        with self._lock:
-            top, log = self._removed_seq, self._removed
-            newer = top - seq if seq is not None else 0
-            paths = list(islice(reversed(log), newer))[::-1] if newer > 0 else []
-            oldest = top - len(log) + 1 if log else None
-            return removed(self._epoch, seq, top, oldest, paths)
-
-    def _delete(self, paths: Iterable[str], current: int) -> int:
-        gone = {path: self._rows.pop(path) for path in paths if path in self._rows}
-        for path, stored in gone.items():
-            del self._parts[stored.part - 1].paths[path]
-            self._tally(stored.row.route, -1)
-        for number, totals in leaving(gone.values()).items():
-            part = self._parts[number - 1]
-            part.bytes -= totals.bytes
-            part.lastmod = max(
-                (self._rows[p].row.lastmod for p in part.paths), default=0
+    def _connect(self) -> sqlite3.Connection:
+        name = f"file:sitemap-{os.getpid()}-{next(_NUMBERS)}?mode=memory&cache=shared"
+        conn, reader = (
+            sqlite3.connect(
+                name, uri=True, isolation_level=None, check_same_thread=False
             )
-            part.version += 1
-            part.changed = current
-        return len(gone)
+            for _ in range(2)
+        )
+        with transaction(conn):
+            for statement in [*SCHEMA.split(";"), *ADDED]:
+                conn.execute(statement)
+        reader.execute("PRAGMA read_uncommitted = 1")
+        # The database lasts while one of its connections is open: both are
+        # kept until the object goes (close() keeps them, as dicts were kept).
+        weakref.finalize(self, _closed, conn, reader)
+        self._reader = reader
+        self._epoch = self._new_epoch()
+        return conn
 
-    def _write(self, changes: list[Change]) -> None:
-        parts = self._parts
-        for change in changes:
-            while len(parts) < change.part:
-                parts.append(_Part({}))
-            if change.new:
-                parts[change.part - 1].paths[change.path] = None
-            prior = self._rows.get(change.path)
-            if prior is not None:
-                self._tally(prior.row.route, -1)
-            self._tally(change.row.route, 1)
-            self._rows[change.path] = Stored(change.part, change.row)
+    def close(self) -> None:
+        """Nothing to release before the object goes: closing the database
+        would lose it."""
 
-    def _summaries(self, parts: dict[int, Totals], current: int) -> None:
-        for number, totals in parts.items():
-            part = self._parts[number - 1]
-            part.bytes += totals.bytes
-            part.lastmod = max(part.lastmod, totals.newest)
-            part.version += 1
-            part.changed = current
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        if self.abroad is not None:
+            self.abroad.ready()
+        with self._busy:
+            conn = self._connection()
+            with transaction(conn):
+                yield conn
 
-    def _tally(self, route: str | None, delta: int) -> None:
-        if route is not None:
-            held = self._routes.get(route, 0) + delta
-            if held:
-                self._routes[route] = held
-            else:
-                self._routes.pop(route, None)
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._busy:
+            return self._connection().execute(sql, params).fetchall()
+
+    @contextmanager
+    def _committed(self) -> Iterator[sqlite3.Connection]:
+        self._connection()  # this process's database, and its reader
+        with self._reading:
+            assert self._reader is not None
+            yield self._reader
 
     def epoch(self) -> str:
+        self._connection()
         return self._epoch
 
-    def add_counts(self, counts: Mapping[str, int]) -> None:
-        with self._lock:
-            found = self._counts
-            for reason, n in deltas(counts):
-                found[reason] = min(found[reason] + n, MAX_COUNT)
+    def _of_data(self, epoch: object) -> str:
+        return self._epoch  # the object's, not a row: nothing else reads it
 
-    def counts(self) -> dict[str, int]:
-        with self._lock:
-            return dict(self._counts)
 
-    def setting(self, name: str) -> str | None:
-        with self._lock:
-            return self._settings.get(name)
-
-    def set_setting(self, name: str, value: str) -> None:
-        with self._lock:
-            self._settings[name] = value
-
-    def queue_pushes(self, paths: Iterable[str]) -> None:
-        with self._lock:
-            self._queue(paths)
-
-    def claim_pushes(self, limit: int, now: float, until: float) -> list[str]:
-        with self._lock:
-            claimed: list[str] = []
-            for path, lease in self._pending.items():
-                if len(claimed) >= limit:
-                    break
-                if lease <= now:
-                    claimed.append(path)
-            for path in claimed:
-                self._pending[path] = until
-            return claimed
-
-    def pushed(self, paths: Iterable[str], until: float) -> int:
-        with self._lock:
-            held = [p for p in paths if self._pending.get(p) == until]
-            for path in held:
-                del self._pending[path]
-            return len(held)
-
-    def retry_pushes(self, paths: Iterable[str], until: float, at: float) -> None:
-        with self._lock:
-            for path in paths:
-                if self._pending.get(path) == until:
-                    self._pending[path] = at
-
-    def pending_pushes(self) -> int:
-        with self._lock:
-            return len(self._pending)
-
-    def note(self, decisions: Iterable[Decision]) -> None:
-        grouped = self._grouped(decisions)
-        with self._lock:
-            log = self._log
-            for path, added in grouped.items():
-                log[path] = logged(log.pop(path, None), added, self.decisions_kept)
-            while len(log) > self.decision_paths:
-                del log[next(iter(log))]
-
-    def decisions(self, path: str) -> list[tuple[str, datetime]]:
-        with self._lock:
-            return unlogged(self._log.get(path))
-
-    def visited(self, visits: Iterable[Visit]) -> None:
-        with self._lock:
-            kept = self._visits
-            for visit in visits:
-                key = (visit.path, visit.agent)
-                held = kept.get(key)
-                if held is None or held.at <= visit.at:
-                    kept.pop(key, None)  # to the end: the newest last
-                    kept[key] = visit
-            unlisted = {path for path, _ in kept if path not in self._rows}
-            # Beyond the paths listed, keep the most lately visited.
-            if len(unlisted) > self.unlisted_visits_kept:
-                newest: dict[str, int] = {}
-                for (path, _), visit in kept.items():
-                    if path in unlisted:
-                        newest[path] = max(newest.get(path, 0), visit.at)
-                ranked = sorted(unlisted, key=lambda p: newest[p])
-                dropped = set(ranked[: len(unlisted) - self.unlisted_visits_kept])
-                for key in [k for k in kept if k[0] in dropped]:
-                    del kept[key]
-
-    def visits(self, paths: Iterable[str] | None = None) -> Iterator[Visit]:
-        with self._lock:
-            if paths is None:
-                found = list(self._visits.values())
-            else:
-                wanted = set(paths)
-                found = [v for (p, _), v in self._visits.items() if p in wanted]
-        yield from found
-
-    def count(self, route: str | None = None) -> int:
-        with self._lock:
-            if route is None:
-                return len(self._rows)
-            return self._routes.get(route, 0)
-
-    def known(self, paths: Iterable[str]) -> set[str]:
-        with self._lock:
-            return {path for path in paths if path in self._rows}
-
-    def parts(self) -> list[PartInfo]:
-        with self._lock:
-            return [
-                info
-                for number in range(1, len(self._parts) + 1)
-                if (info := self._info(number)) is not None
-            ]
-
-    def part(self, number: int) -> PartInfo | None:
-        with self._lock:
-            return self._info(number)
-
-    def _info(self, number: int) -> PartInfo | None:
-        if not 1 <= number <= len(self._parts):
-            return None
-        part = self._parts[number - 1]
-        if not part.paths:
-            return None
-        return PartInfo.from_row(
-            self._epoch,
-            number,
-            len(part.paths),
-            part.lastmod,
-            part.version,
-            part.changed,
-            part.section,
-        )
-
-    def _part_rows(self, number: int) -> list[tuple[str, Stored]]:
-        with self._lock:
-            if not 1 <= number <= len(self._parts):
-                return []
-            return [(p, self._rows[p]) for p in self._parts[number - 1].paths]
-
-    def fragments(self, number: int) -> Iterator[bytes]:
-        # Joined a run at a time, as a database store reads them.
-        rows = self._part_rows(number)
-        if not rows:
-            return
-        with self._lock:
-            run = run_rows(len(rows), self._parts[number - 1].bytes)
-        for i in range(0, len(rows), run):
-            yield b"".join(stored.row.fragment for _, stored in rows[i : i + run])
-
-    def entries(self, number: int) -> Iterator[Entry]:
-        for path, (_, row) in self._part_rows(number):
-            yield row.entry(path)
-
-    def publish(self, articles: Iterable[Article], now: int) -> None:
-        with self._lock:
-            held = self._news
-            for article in articles:
-                if article.published:
-                    held[article.path] = article
-                elif article.path in held:
-                    stored = held[article.path].published
-                    held[article.path] = article._replace(published=stored)
-            cutoff = news_cutoff(now)
-            kept = newest(
-                (a for a in held.values() if a.published >= cutoff), NEWS_KEPT
-            )
-            self._news = {a.path: a for a in kept}
-
-    def news(self, since: int, limit: int = MAX_NEWS) -> list[Article]:
-        with self._lock:
-            found = [
-                a
-                for a in self._news.values()
-                if a.published >= since and a.path in self._rows
-            ]
-        return newest(found, limit)
+def _closed(*connections: sqlite3.Connection) -> None:
+    for conn in connections:
+        conn.close()
