@@ -163,8 +163,9 @@ def link_sites(sites: Mapping[str, tuple[str, Store]]) -> list[Store]:
     as its :class:`~.abroad.Abroad`, each through a store object of its own,
     built from the URI: its reads and writes never wait on a connection that
     listing's writer holds. A ``memory://`` listing lives only in its object,
-    which is used itself (its reads take no lock). Returns the store objects
-    it opened, for the caller to close."""
+    which is used itself (it reads declarations on a connection of their own,
+    which waits for no writer). Returns the store objects it opened, for the
+    caller to close."""
     clustered = {
         base: (uri, store)
         for base, (uri, store) in sites.items()
