@@ -1,6 +1,7 @@
 """The entries of one sitemap document: each ``<url>`` of a ``<urlset>`` (or each
 line of a text sitemap) turned into an entry of one site, or a :class:`Problem`
-saying why not; the XML parser fed as a checked document is (``cli/sources.py``).
+saying why not; a plain document read by one regex, any other by the XML parser
+fed as a checked document is (``cli/sources.py``).
 """
 
 from __future__ import annotations
@@ -13,12 +14,17 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import IO, Literal
 from urllib.parse import parse_qsl, urlsplit
-from xml.etree.ElementTree import Element, ParseError, XMLPullParser
+from xml.etree.ElementTree import Element, ParseError, SubElement, XMLPullParser
 
 from .. import render
 from ..model import UNDATED, Entry
 from ..render import MAX_PATH_LENGTH
-from ..sitemaps import CHANGEFREQS, MAX_URL_LENGTH, is_language_tag
+from ..sitemaps import (
+    CHANGEFREQS,
+    MAX_URL_LENGTH,
+    MAX_URLS_PER_PART,
+    is_language_tag,
+)
 from ..urls import canonical_origin, canonical_target, split_base_url
 
 SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
@@ -106,6 +112,24 @@ def child_text(element: Element, name: str, ns: str = SITEMAP_NS) -> str | None:
     return found.text.strip()
 
 
+# A plain <url>, read by a regex where the parser would give the same: the
+# sitemap's four elements, each at most once, in the protocol's order (its
+# schema's sequence), without attributes, entities, comments or CDATA; their
+# text of characters XML allows (§2.2) and no "\r" (which the parser would
+# turn into "\n"), no "&" or ">" (an entity, "]]>"). A <loc> plainly of the
+# site (see _PLAIN_PATH) gives its path too (group 2). Whitespace between
+# elements is anything XML calls so.
+_TEXT = "[^<&>\r\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]*"
+_GAP = "[ \t\r\n]*"
+_PLAIN_URL = (
+    "<url>{gap}<loc>((?:[ \t\n]*{start}(/{path}*)[ \t\n]*)|{text})</loc>{gap}"
+    "(?:<lastmod>({text})</lastmod>{gap})?"
+    "(?:<changefreq>({text})</changefreq>{gap})?"
+    "(?:<priority>({text})</priority>{gap})?</url>{gap}"
+)
+# What may follow the last <url> of a plain document: the root's end.
+_PLAIN_END = re.compile(f"</urlset>{_GAP}").fullmatch
+
 # The paths the fast path takes as they are: what normalise_path keeps
 # unchanged (RFC 3986 pchar and "/", no percent-encoding, no query), its dot
 # segments aside.
@@ -135,7 +159,9 @@ class _Reader:
         self._lastmod = f"{ns}lastmod"
         self._changefreq = f"{ns}changefreq"
         self._priority = f"{ns}priority"
-        self._simple = {self._loc, self._lastmod, self._changefreq, self._priority}
+        self._tags = (self._loc, self._lastmod, self._changefreq, self._priority)
+        self._simple = set(self._tags)
+        self._plain_url: re.Pattern[str] | None = None
         home, prefix = split_base_url(base_url)
         # The fast path compares text: only for a base URL in canonical form.
         canonical = canonical_origin(urlsplit(home)) == home
@@ -206,6 +232,90 @@ class _Reader:
         ):
             return None
         return path
+
+    def plain(self, text: str, start: int) -> list[Item] | None:
+        """The entries and problems of a plain ``<urlset>`` document whose
+        ``<url>`` elements begin at ``start`` of ``text`` (what precedes
+        checked by the caller), read by one regex and held; ``None`` when any
+        part of it is not plain (the parser reads it then), or when it holds
+        more than :data:`MAX_URLS_PER_PART` (the protocol's limit: what is
+        held stays bounded). What the regex takes is well-formed by its
+        shape, so that the document needs no checking pass of its own; a
+        value the fast path does not take goes to :meth:`full`, as the
+        parser's element would."""
+        pattern = self._plain_url
+        if pattern is None:
+            start_ = self._start
+            pattern = self._plain_url = re.compile(
+                _PLAIN_URL.format(
+                    gap=_GAP,
+                    text=_TEXT,
+                    # _PLAIN_PATH's, without "&": XML spells it "&amp;".
+                    path=r"[A-Za-z0-9\-._~!$'()*+,;=:@/]",
+                    # No plain path without a canonical base URL: (?!) fails.
+                    start="(?!)" if start_ is None else re.escape(start_[:-1]),
+                )
+            )
+        items: list[Item] = []
+        append = items.append
+        full, element = self.full, self._element
+        dates: dict[str, datetime] = {}
+        now, longest = self.now, MAX_URL_LENGTH - len(self.base_url)
+        position = start
+        for match in pattern.finditer(text, start):
+            if match.start() != position:
+                return None
+            position = match.end()
+            _, path, lastmod, changefreq, priority = match.groups()
+            if (
+                path is None
+                or "/." in path
+                or len(path) > MAX_PATH_LENGTH
+                or len(path) > longest
+            ):
+                append(full(element(match)))
+                continue
+            # An empty element's text is None to the parser: no value.
+            if lastmod:
+                moment = dates.get(lastmod)
+                if moment is None:
+                    try:
+                        moment = dates[lastmod] = _dated(lastmod.strip(), now)
+                    except ValueError:
+                        append(full(element(match)))
+                        continue
+            else:
+                moment = UNDATED
+            if changefreq:
+                changefreq = changefreq.strip()
+                if changefreq not in CHANGEFREQS:
+                    append(full(element(match)))
+                    continue
+            else:
+                changefreq = None
+            number = None
+            if priority:
+                try:
+                    number = float(priority)
+                except ValueError:
+                    number = -1.0
+                if not 0.0 <= number <= 1.0:
+                    append(full(element(match)))
+                    continue
+            append(Entry(path, moment, None, changefreq, number))
+            if len(items) > MAX_URLS_PER_PART:
+                return None
+        if _PLAIN_END(text, position) is None:
+            return None
+        return items
+
+    def _element(self, match: re.Match[str]) -> Element:
+        """The ``<url>`` the parser would give for a plain one's ``match``."""
+        url = Element(self._url)
+        for tag, text in zip(self._tags, match.group(1, 3, 4, 5), strict=True):
+            if text is not None:
+                SubElement(url, tag).text = text or None
+        return url
 
     def full(self, url: Element) -> Item:
         """The entry of any ``<url>``, read in full (images, alternates, any
