@@ -9,7 +9,7 @@ from __future__ import annotations
 import codecs
 import functools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import IO, Literal
@@ -422,14 +422,3 @@ def _dated(text: str, now: datetime) -> datetime:
             raise ValueError(f"{text!r} has a time but no zone")
         moment = moment.replace(tzinfo=timezone.utc)
     return min(moment, now)
-
-
-def count_problems(
-    items: Iterator[Item], report: Callable[[Problem], None]
-) -> Iterator[Entry]:
-    """The entries of ``items``, each problem passed to ``report`` on the way."""
-    for item in items:
-        if isinstance(item, Problem):
-            report(item)
-        else:
-            yield item

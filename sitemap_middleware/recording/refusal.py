@@ -5,6 +5,9 @@ why: recording (``digest.locate``), the re-check of stored pages (invariant 21) 
 
 from __future__ import annotations
 
+import functools
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final, Protocol
 from urllib.parse import parse_qsl
@@ -24,6 +27,10 @@ class Rules(Protocol):
 
     def exclusion(self, path: str) -> str | None:
         """The first ``exclude`` pattern matching ``path``, or ``None``."""
+
+    def path_suspects(self) -> str | None:
+        """A regex (multi-line) finding every line of paths that
+        :meth:`path_skip` refuses (and maybe others), or ``None``."""
 
 
 class Query:
@@ -123,3 +130,46 @@ def refuse(
     if length > MAX_URL_LENGTH:
         return Refusal(Skipped.TOO_LONG)
     return None
+
+
+# What refuse() refuses a plain path for, beside the path rules and its
+# length, is in these: an empty segment, matrix parameters, a segment as long
+# as a secret's (strip_secrets: 16 characters), a query.
+_SUSPECT = r"//|;|/[^/\n]{16}|^[^/\n]{16}|\?"
+
+
+@functools.lru_cache(maxsize=8)
+def _suspects(rules: str) -> re.Pattern[str]:
+    return re.compile(f"{_SUSPECT}|{rules}" if rules else _SUSPECT, re.MULTILINE)
+
+
+def refusals(
+    rules: Rules, base_url: str, paths: list[str], route: Route
+) -> Iterator[tuple[int, Refusal]]:
+    """:func:`refuse` of each of ``paths`` (normalised, each with the query
+    it would be stored with) that it refuses, with its position: the same
+    verdicts, in order, ``refuse`` asked only of the paths that one search of
+    them all, joined a line each, cannot clear (a bulk import's many)."""
+    pattern = rules.path_suspects()
+    joined = "\n".join(paths)
+    if (
+        pattern is None
+        or route.framework
+        or route.exclude
+        or joined.count("\n") != len(paths) - 1  # a path of many lines
+        or len(base_url) + max(map(len, paths), default=0) > MAX_URL_LENGTH
+    ):
+        suspects: Iterator[int] | list[int] = iter(range(len(paths)))
+    else:
+        suspects = []
+        line = at = 0
+        for found in _suspects(pattern).finditer(joined):
+            line += joined.count("\n", at, found.start())
+            at = found.start()
+            if not suspects or suspects[-1] != line:
+                suspects.append(line)
+    for index in suspects:
+        path, _, query = paths[index].partition("?")
+        refused = refuse(rules, base_url, path, query, route)
+        if refused is not None:
+            yield index, refused
