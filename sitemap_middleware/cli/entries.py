@@ -280,7 +280,7 @@ class _Reader:
                 moment = dates.get(lastmod)
                 if moment is None:
                     try:
-                        moment = dates[lastmod] = _dated(lastmod.strip(), now)
+                        moment = dates[lastmod] = _date(lastmod.strip(), now)
                     except ValueError:
                         append(full(element(match)))
                         continue
@@ -401,9 +401,8 @@ def _lastmod(text: str | None, now: datetime) -> datetime | None:
     return None if text is None else _dated(text, now)
 
 
-@functools.lru_cache(maxsize=4096)
-def _dated(text: str, now: datetime) -> datetime:
-    """:func:`_lastmod` of a text, read once: a sitemap's dates repeat."""
+def _date(text: str, now: datetime) -> datetime:
+    """:func:`_lastmod` of a text."""
     moment = None
     # A year, or a year and month: longer text is neither (and the common
     # date and datetime skip two failed strptime calls).
@@ -422,3 +421,7 @@ def _dated(text: str, now: datetime) -> datetime:
             raise ValueError(f"{text!r} has a time but no zone")
         moment = moment.replace(tzinfo=timezone.utc)
     return min(moment, now)
+
+
+# A sitemap's dates repeat: each text read once.
+_dated = functools.lru_cache(maxsize=4096)(_date)

@@ -24,7 +24,6 @@ from ..paths import INDEX, PART, TEXT_INDEX, TEXT_PART
 from ..sections import DEFAULT, DEFAULT_LABEL, NAME, label
 from ..stores import Store
 from ..stores.contract import Shared, Snapshot
-from ..stores.layout import BATCH
 from ..urls import canonical_target
 from .options import Target, common_options
 from .site import (
@@ -37,6 +36,11 @@ from .site import (
     progress,
     stamp,
 )
+
+# Items an import reads, judges and writes at a time: a store's write costs
+# less an entry at a thousand than at its own 10,000 (an import of 10,000
+# plain URLs: 126k instructions an entry against 132k, callgrind).
+IMPORT_BATCH = 1000
 
 if TYPE_CHECKING:
     from ..serving.server import Server
@@ -399,7 +403,7 @@ def import_(
                 progress(found.items(), "importing", found.total, "URLs") as bar,
             ):
                 items = iter(bar)
-                while batch := list(islice(items, BATCH)):
+                while batch := list(islice(items, IMPORT_BATCH)):
                     new = _new(site.store, allowed(batch), kept)
                     if into:
                         new = [replace(entry, section=into) for entry in new]
