@@ -120,6 +120,10 @@ def child_text(element: Element, name: str, ns: str = SITEMAP_NS) -> str | None:
 # site (see _PLAIN_PATH) gives its path too (group 2). Whitespace between
 # elements is anything XML calls so.
 _TEXT = "[^<&>\r\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]*"
+# The same for an ASCII document, where the two are never met: a class of
+# ASCII alone is a table the regex engine looks a character up in, about
+# twice as fast (the whole regex: 1.7 against 2.9 us a <url>).
+_ASCII_TEXT = "[^<&>\r\x00-\x08\x0b\x0c\x0e-\x1f]*"
 _GAP = "[ \t\r\n]*"
 _PLAIN_URL = (
     "<url>{gap}<loc>((?:[ \t\n]*{start}(/{path}*)[ \t\n]*)|{text})</loc>{gap}"
@@ -161,7 +165,8 @@ class _Reader:
         self._priority = f"{ns}priority"
         self._tags = (self._loc, self._lastmod, self._changefreq, self._priority)
         self._simple = set(self._tags)
-        self._plain_url: re.Pattern[str] | None = None
+        # The regex of a plain <url>, by whether the document is ASCII.
+        self._plain_url: dict[bool, re.Pattern[str]] = {}
         home, prefix = split_base_url(base_url)
         # The fast path compares text: only for a base URL in canonical form.
         canonical = canonical_origin(urlsplit(home)) == home
@@ -243,13 +248,14 @@ class _Reader:
         shape, so that the document needs no checking pass of its own; a
         value the fast path does not take goes to :meth:`full`, as the
         parser's element would."""
-        pattern = self._plain_url
+        ascii = text.isascii()
+        pattern = self._plain_url.get(ascii)
         if pattern is None:
             start_ = self._start
-            pattern = self._plain_url = re.compile(
+            pattern = self._plain_url[ascii] = re.compile(
                 _PLAIN_URL.format(
                     gap=_GAP,
-                    text=_TEXT,
+                    text=_ASCII_TEXT if ascii else _TEXT,
                     # _PLAIN_PATH's, without "&": XML spells it "&amp;".
                     path=r"[A-Za-z0-9\-._~!$'()*+,;=:@/]",
                     # No plain path without a canonical base URL: (?!) fails.
