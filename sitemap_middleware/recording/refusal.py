@@ -29,7 +29,7 @@ class Rules(Protocol):
         """The first ``exclude`` pattern matching ``path``, or ``None``."""
 
     def path_suspects(self) -> str | None:
-        """A regex (multi-line) finding every line of paths that
+        """A regex finding, in paths each after a newline, every path that
         :meth:`path_skip` refuses (and maybe others), or ``None``."""
 
 
@@ -134,13 +134,14 @@ def refuse(
 
 # What refuse() refuses a plain path for, beside the path rules and its
 # length, is in these: an empty segment, matrix parameters, a segment as long
-# as a secret's (strip_secrets: 16 characters), a query.
-_SUSPECT = r"//|;|/[^/\n]{16}|^[^/\n]{16}|\?"
+# as a secret's (strip_secrets: 16 characters), a query. Each branch starts
+# with a character, so that the regex engine tries them only where one is.
+_SUSPECT = r"//|;|/[^/\n]{16}|\n[^/\n]{16}|\?"
 
 
 @functools.lru_cache(maxsize=8)
 def _suspects(rules: str) -> re.Pattern[str]:
-    return re.compile(f"{_SUSPECT}|{rules}" if rules else _SUSPECT, re.MULTILINE)
+    return re.compile(f"{_SUSPECT}|{rules}" if rules else _SUSPECT)
 
 
 def refusals(
@@ -151,23 +152,25 @@ def refusals(
     verdicts, in order, ``refuse`` asked only of the paths that one search of
     them all, joined a line each, cannot clear (a bulk import's many)."""
     pattern = rules.path_suspects()
-    joined = "\n".join(paths)
+    joined = "\n" + "\n".join(paths)  # each path after a newline
     if (
         pattern is None
         or route.framework
         or route.exclude
-        or joined.count("\n") != len(paths) - 1  # a path of many lines
+        or joined.count("\n") != len(paths)  # a path of many lines
         or len(base_url) + max(map(len, paths), default=0) > MAX_URL_LENGTH
     ):
         suspects: Iterator[int] | list[int] = iter(range(len(paths)))
     else:
         suspects = []
-        line = at = 0
+        lines = at = 0  # the newlines before ``at``
         for found in _suspects(pattern).finditer(joined):
-            line += joined.count("\n", at, found.start())
-            at = found.start()
-            if not suspects or suspects[-1] != line:
-                suspects.append(line)
+            # A match starts on its path, or at the newline before it.
+            end = found.start() + 1
+            lines += joined.count("\n", at, end)
+            at = end
+            if not suspects or suspects[-1] != lines - 1:
+                suspects.append(lines - 1)
     for index in suspects:
         path, _, query = paths[index].partition("?")
         refused = refuse(rules, base_url, path, query, route)
