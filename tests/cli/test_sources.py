@@ -860,3 +860,29 @@ def test_a_plain_document_past_the_protocols_size_is_checked_then_read(
     code, _, err = _import(store, str(source))
     assert (code, err) == (Exit.OK, "")
     assert stored_paths(store) == ["/a", "/b", "/c", "/kept"]
+
+
+def test_a_part_refused_half_way_adds_nothing_and_the_others_are_imported(
+    tmp_path: Path, store: str
+) -> None:
+    """An index's parts are read one at a time, each through before its
+    entries are added: a part cut short after thousands of good entries
+    (plain, then not) is reported and adds nothing; the parts before and
+    after it are imported."""
+    good = [f"/p/{n}" for n in range(2500)]
+    (tmp_path / "a.xml").write_text(urlset("/a"))
+    (tmp_path / "cut.xml").write_text(urlset(*good)[:-20])
+    (tmp_path / "odd.xml").write_text(
+        urlset(*good).replace("</urlset>", "<!-- odd --><url>")
+    )
+    (tmp_path / "b.xml").write_text(urlset("/b"))
+    (tmp_path / "sitemap.xml").write_text(index("a.xml", "cut.xml", "odd.xml", "b.xml"))
+    code, out, err = _import(store, str(tmp_path / "sitemap.xml"))
+    assert code == Exit.PROBLEMS
+    assert err.count("\n") == 2
+    assert "skipped cut.xml" not in err  # named as the index names it
+    assert f"skipped {tmp_path / 'cut.xml'}: " in err
+    assert f"skipped {tmp_path / 'odd.xml'}: " in err
+    assert "well-formed" in err
+    assert stored_paths(store) == ["/a", "/b", "/kept"]
+    assert "2 skipped" in out
