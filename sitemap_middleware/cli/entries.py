@@ -141,13 +141,15 @@ _PLAIN_PATH = re.compile(r"/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*").fullmatch
 
 
 class _Reader:
-    """The entries of one ``<urlset>`` document of ``source`` (checked by
-    :func:`_shape`) for the site at ``base_url``: each ``<url>`` taken whole
-    from the parser's end events, then cleared, so that memory holds one at a
-    time. The common ``<url>`` (``loc``, ``lastmod``, ``changefreq``,
-    ``priority``, each once, an absolute URL on the base URL's origin with a
-    plain path) takes :meth:`entry`'s fast path; the rest :meth:`full`, with
-    the same result (tests/cli/test_sources.py proves it)."""
+    """The entries of one ``<urlset>`` document of ``source`` for the site at
+    ``base_url``: a plain document's by one regex (:meth:`plain`), any
+    other's, once checked by :func:`_shape`, each ``<url>`` taken whole from
+    the parser's end events, then cleared, so that memory holds one at a
+    time (:meth:`read`). The common ``<url>`` (``loc``, ``lastmod``,
+    ``changefreq``, ``priority``, each once, an absolute URL on the base
+    URL's origin with a plain path) takes a fast path (:meth:`entry`, and
+    :meth:`plain`'s); the rest :meth:`full`, with the same result
+    (tests/cli/test_sources.py proves it)."""
 
     def __init__(
         self, source: str, base_url: str, query: frozenset[str], ns: str

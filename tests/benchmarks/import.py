@@ -1,7 +1,7 @@
 """``sitemap-middleware import`` of a sitemap file against ``store.upsert`` of the
 same entries into a new SQLite store, side by side in the same run: what reading
-the file costs (the checking pass, the parse of each entry's URL and dates, the
-``known`` read of each batch) beyond the store's own writing.
+the file costs (the document read once, each entry's URL and dates, the config's
+refusals and the ``known`` read of each batch) beyond the store's own writing.
 
 The sitemap: N URLs on the base URL's origin, each with a ``<lastmod>`` (every
 third a date alone, the rest full W3C datetimes), a ``<changefreq>`` and a
