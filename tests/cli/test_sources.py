@@ -772,7 +772,8 @@ def _mostly(good: str, others: st.SearchStrategy[str]) -> st.SearchStrategy[str]
     st.lists(st.one_of(_plain_urls(), _plain_urls(), _plain_urls(), _ODD), max_size=6),
     _GAPS,
     _mostly("</urlset>", st.sampled_from(["</urlset>\n", "</urlset><!-- e -->", ""])),
-    st.sampled_from(["", "/shop"]),
+    # A base URL not in canonical form takes no fast path: the same items.
+    st.sampled_from(["", "/shop", "https://WWW.example.com:443"]),
 )
 def test_a_plain_document_read_once_gives_what_checking_and_reading_give(
     tmp_path_factory: pytest.TempPathFactory,
@@ -804,7 +805,7 @@ def test_a_plain_document_read_once_gives_what_checking_and_reading_give(
         ]
 
     local = sources._Local(str(path), None)
-    base = BASE + prefix
+    base = prefix if prefix.startswith("https:") else BASE + prefix
     staged = sources._staged("s.xml", local, base, frozenset())
     try:
         checked = sources._check("s.xml", local)
@@ -848,14 +849,18 @@ def test_a_plain_document_past_the_protocols_size_is_checked_then_read(
     tmp_path: Path, store: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What is held stays bounded: a document of more entries than a sitemap
-    may hold is not held but checked, then read as it comes, and imported
-    all the same."""
+    may hold, or of more bytes than a plain one is read whole in, is not held
+    but checked, then read as it comes, and imported all the same."""
     from sitemap_middleware.cli import entries, sources
 
-    monkeypatch.setattr(entries, "MAX_URLS_PER_PART", 2)
     source = tmp_path / "sitemap.xml"
     source.write_text(urlset("/a", "/b", "/c"))
     local = sources._Local(str(source), None)
+    assert sources._staged("s.xml", local, BASE, frozenset()) is not None
+    monkeypatch.setattr(entries, "MAX_URLS_PER_PART", 2)
+    assert sources._staged("s.xml", local, BASE, frozenset()) is None
+    monkeypatch.setattr(entries, "MAX_URLS_PER_PART", 3)
+    monkeypatch.setattr(sources, "PLAIN_BYTES", source.stat().st_size - 1)
     assert sources._staged("s.xml", local, BASE, frozenset()) is None
     code, _, err = _import(store, str(source))
     assert (code, err) == (Exit.OK, "")
