@@ -130,6 +130,9 @@ _PLAIN_URL = (
     "(?:<lastmod>({text})</lastmod>{gap})?"
     "(?:<changefreq>({text})</changefreq>{gap})?"
     "(?:<priority>({text})</priority>{gap})?</url>{gap}"
+    # Any other markup: found where the plain ones stop (the root's end, or
+    # what is not plain), so that the search never runs on past it.
+    "|(<)"
 )
 # What may follow the last <url> of a plain document: the root's end.
 _PLAIN_END = re.compile(f"</urlset>{_GAP}").fullmatch
@@ -271,10 +274,10 @@ class _Reader:
         now, longest = self.now, MAX_URL_LENGTH - len(self.base_url)
         position = start
         for match in pattern.finditer(text, start):
-            if match.start() != position:
-                return None
+            _, path, lastmod, changefreq, priority, other = match.groups()
+            if other is not None or match.start() != position:
+                break
             position = match.end()
-            _, path, lastmod, changefreq, priority = match.groups()
             if (
                 path is None
                 or "/." in path
