@@ -5,8 +5,6 @@ why: recording (``digest.locate``), the re-check of stored pages (invariant 21) 
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final, Protocol
@@ -27,10 +25,6 @@ class Rules(Protocol):
 
     def exclusion(self, path: str) -> str | None:
         """The first ``exclude`` pattern matching ``path``, or ``None``."""
-
-    def path_suspects(self) -> str | None:
-        """A regex finding, in paths each after a newline, every path that
-        :meth:`path_skip` refuses (and maybe others), or ``None``."""
 
 
 class Query:
@@ -132,47 +126,15 @@ def refuse(
     return None
 
 
-# What refuse() refuses a plain path for, beside the path rules and its
-# length, is in these: an empty segment, matrix parameters, a segment as long
-# as a secret's (strip_secrets: 16 characters), a query. Each branch starts
-# with a character, so that the regex engine tries them only where one is.
-_SUSPECT = r"//|;|/[^/\n]{16}|\n[^/\n]{16}|\?"
-
-
-@functools.lru_cache(maxsize=8)
-def _suspects(rules: str) -> re.Pattern[str]:
-    return re.compile(f"{_SUSPECT}|{rules}" if rules else _SUSPECT)
-
-
 def refusals(
     rules: Rules, base_url: str, paths: list[str], route: Route
 ) -> Iterator[tuple[int, Refusal]]:
     """:func:`refuse` of each of ``paths`` (normalised, each with the query
-    it would be stored with) that it refuses, with its position: the same
-    verdicts, in order, ``refuse`` asked only of the paths that one search of
-    them all, joined a line each, cannot clear (a bulk import's many)."""
-    pattern = rules.path_suspects()
-    joined = "\n" + "\n".join(paths)  # each path after a newline
-    if (
-        pattern is None
-        or route.framework
-        or route.exclude
-        or joined.count("\n") != len(paths)  # a path of many lines
-        or len(base_url) + max(map(len, paths), default=0) > MAX_URL_LENGTH
-    ):
-        suspects: Iterator[int] | list[int] = iter(range(len(paths)))
-    else:
-        suspects = []
-        lines = at = 0  # the newlines before ``at``
-        for found in _suspects(pattern).finditer(joined):
-            # A match starts on its path, or at the newline before it.
-            end = found.start() + 1
-            lines += joined.count("\n", at, end)
-            at = end
-            if not suspects or suspects[-1] != lines - 1:
-                suspects.append(lines - 1)
-    for index in suspects:
-        path, _, query = paths[index].partition("?")
+    it would be stored with) that it refuses, with its position (a bulk
+    import's batch). Each path is asked of the rule itself: a faster search
+    for the paths that may be refused would be a second home for the rule."""
+    for index, target in enumerate(paths):
+        path, _, query = target.partition("?")
         refused = refuse(rules, base_url, path, query, route)
         if refused is not None:
             yield index, refused

@@ -107,21 +107,6 @@ class Globs:
         )
         self._regex = re.compile("|".join(others)) if others else None
         self.empty = not (exact or prefixes or words or others)
-        # What a line of paths that match starts with, or holds (suspects).
-        starts = sorted({*exact, *prefixes}, key=len, reverse=True)
-        self._suspects = "|".join(
-            [f"\\n(?:{'|'.join(map(re.escape, starts))})"] * bool(starts)
-            + [f"/(?:{_alternation(words)})"] * bool(words)
-        )
-
-    def suspects(self) -> str | None:
-        """A regex finding, in paths each after a newline, every path that
-        :meth:`match` matches, and maybe others (each branch starts with a
-        character, which the regex engine looks for first); ``""`` for none,
-        and ``None`` when patterns only fnmatch reads leave no such regex."""
-        if self._regex is not None or "\n" in self._suspects:
-            return None
-        return self._suspects
 
     def match(self, path: str) -> bool:
         return self.anchored(path) or self.deeper(path)
@@ -262,19 +247,6 @@ class Policy:
         if not self._included.empty and not self._included.match(path):
             return Skipped.NOT_INCLUDED
         return None
-
-    def path_suspects(self) -> str | None:
-        """A regex finding, in paths each after a newline, every path that
-        :meth:`path_skip` refuses, and maybe others (as
-        :meth:`Globs.suspects`); ``None`` when none tells them apart (an
-        ``include``: a path is refused for what it lacks)."""
-        excluded = self._excluded.suspects()
-        if excluded is None or not self._included.empty:
-            return None
-        if any(len(prefix) < 2 for prefix in self._gate):
-            return None  # every path starts with the own paths' gate
-        own = f"\\n(?:{'|'.join(map(re.escape, self._gate))})"
-        return f"{own}|{excluded}" if excluded else own
 
     def path_skip(self, path: str) -> str | None:
         """Why a normalised path is never recorded, or ``None``."""

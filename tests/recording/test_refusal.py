@@ -287,7 +287,7 @@ def test_a_batch_is_refused_as_each_of_its_paths(data: st.DataObject) -> None:
     route = data.draw(routes(config))
     paths = []
     for _ in range(data.draw(st.integers(0, 12))):
-        segments = data.draw(st.lists(SEGMENTS | BATCH_SEGMENTS, max_size=3))
+        segments = data.draw(st.lists(SEGMENTS, max_size=3))
         path = normalise_path("/" + "/".join(segments))
         assert path is not None
         query = data.draw(queries())
@@ -300,35 +300,6 @@ def test_a_batch_is_refused_as_each_of_its_paths(data: st.DataObject) -> None:
         if found is not None:
             expected.append((index, found))
     assert list(refusals(policy, base, paths, route)) == expected
-
-
-BATCH_SEGMENTS = st.sampled_from(
-    ["en", "xyz", "x.pdf", "blogs", "p" * 15, "p" * 16, "sitemap-3.xml"]
-)
-
-
-def test_a_batch_asks_the_rule_of_its_suspects_only(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The plain paths of a bulk import are cleared by one search: the rule
-    is asked of those that may be refused, not of every path."""
-    from sitemap_middleware.recording import refusal as module
-
-    asked: list[str] = []
-    real = module.refuse
-
-    def counting(rules: Any, base: str, path: str, *args: Any) -> Any:
-        asked.append(path)
-        return real(rules, base, path, *args)
-
-    monkeypatch.setattr(module, "refuse", counting)
-    policy = Policy(CONFIG)
-    paths = [f"/blog/post-{n}" for n in range(1000)]
-    paths[10:10] = ["/drafts/x", "/sitemap.xml", "/en/admin/y", "/a//b"]
-    route = Routes(CONFIG).unknown
-    refused = list(refusals(policy, BASE_URL, paths, route))
-    assert [index for index, _ in refused] == [10, 11, 12, 13]
-    assert asked == ["/drafts/x", "/sitemap.xml", "/en/admin/y", "/a//b"]
 
 
 def test_every_response_rule_has_words() -> None:
