@@ -5,7 +5,8 @@ Imports nothing of the package.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import MISSING, dataclass, fields
 from datetime import datetime, timezone
 
 # The lastmod of a page that claims none: no date of its own, no change of its
@@ -60,6 +61,33 @@ class Entry:
     seen: datetime | None = None
     section: str | None = None
     description: str | None = None
+
+
+def _slot_init(cls: type) -> Callable[..., None]:
+    """The ``__init__`` dataclass writes for the frozen class of slots
+    ``cls`` (the same parameters and defaults), each field set through its
+    slot's descriptor rather than ``object.__setattr__``, which looks the
+    name up on the type each time: an entry is made per page written and
+    per URL imported, and this makes one in about two thirds of the time."""
+    names = [field.name for field in fields(cls)]
+    scope: dict[str, object] = {}
+    parameters = []
+    for field in fields(cls):
+        assert field.default_factory is MISSING, field.name
+        scope[f"_set_{field.name}"] = cls.__dict__[field.name].__set__
+        if field.default is MISSING:
+            parameters.append(field.name)
+        else:
+            scope[f"_default_{field.name}"] = field.default
+            parameters.append(f"{field.name}=_default_{field.name}")
+    body = "".join(f"    _set_{name}(self, {name})\n" for name in names)
+    made: dict[str, Callable[..., None]] = {}
+    exec(f"def __init__(self, {', '.join(parameters)}):\n{body}", scope, made)
+    made["__init__"].__qualname__ = f"{cls.__qualname__}.__init__"
+    return made["__init__"]
+
+
+Entry.__init__ = _slot_init(Entry)  # type: ignore[method-assign]
 
 
 @dataclass(frozen=True, slots=True)

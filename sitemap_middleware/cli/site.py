@@ -202,7 +202,8 @@ def progress(
         file=sys.stderr,
         show_pos=True,
         item_show_func=rate,
-        update_min_steps=max(1, (length or 0) // 100),
+        # Without a total (an index read a part at a time), every 1,000th.
+        update_min_steps=max(1, (length or 100_000) // 100),
     )
 
 

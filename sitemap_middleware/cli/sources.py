@@ -2,8 +2,9 @@
 followed from the source's own origin or folder only: :func:`_part`, the one rule),
 gzip or not, or a text sitemap, from a file or an http(s) URL, turned into the
 entries of one site (``cli/entries.py``), each bad one reported rather than fatal.
-Every document is read through once (by expat, counting, building nothing) before
-any entry is given, so a source refused half-way adds nothing.
+Every document is read through before any of its entries is given, so a document
+refused half-way adds nothing: a plain one (:func:`_staged`) read once and held,
+any other checked through first (by expat, counting, building nothing), then read.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import codecs
 import gzip
 import io
 import os
+import re
 import tempfile
 import time
 import urllib.error
@@ -59,6 +61,21 @@ MAX_DEPTH = 16
 # Elements one <url> or <sitemap> holds at most: 1,000 images of a few
 # elements each and the alternates of a large hreflang cluster fit.
 MAX_ELEMENTS = 20_000
+# The uncompressed bytes of a document read whole for its plain reading
+# (_staged): a sitemap of the protocol's 50,000 URLs takes a fraction of it.
+# A larger document is checked, then read as it comes.
+PLAIN_BYTES = 32 * 1024 * 1024
+# What may precede the first <url> of a plain document: a byte order mark, an
+# XML declaration of version 1.0 and UTF-8 (the bytes are decoded as such), and
+# the root's start tag with plain attributes (expat checks them: _staged).
+_GAP = "[ \t\r\n]"
+_PLAIN_HEAD = re.compile(
+    f"\ufeff?(?:<\\?xml{_GAP}+version=([\"'])1\\.0\\1"
+    f"(?:{_GAP}+encoding=([\"'])(?i:utf-8)\\2)?"
+    f"(?:{_GAP}+standalone=([\"'])(?:yes|no)\\3)?{_GAP}*\\?>)?{_GAP}*"
+    f"<urlset(?:{_GAP}+[^\\s<>&\"'=/]+{_GAP}*={_GAP}*(?:\"[^<&\"]*\"|'[^<&']*'))*{_GAP}*>"
+    f"{_GAP}*"
+).match
 # Bytes without a ">" at most: no tag of a sitemap, nor a value of one, comes
 # near (a <loc> is under 2,048 characters). Past it the checking pass refuses
 # the document before the parser holds the token whole: a start tag of
@@ -69,17 +86,20 @@ MAX_RUN = 1024 * 1024
 @dataclass(frozen=True, slots=True)
 class _Document:
     """A document read through: where it came from, its file, what its root
-    says (the namespace of its elements), and the entries it holds."""
+    says (the namespace of its elements), and the entries it holds; with
+    ``items``, those entries, held (a plain document's, read once)."""
 
     where: str
     local: _Local
     ns: str
     urls: int
+    items: list[Item] | None = None
 
 
 class Reading:
-    """A source read through (every document checked): :attr:`total`, the
-    entries its documents hold, and :meth:`items`."""
+    """A source read through: :attr:`total`, the entries its documents hold
+    (``None`` for an index, whose parts are read in turn), and
+    :meth:`items`."""
 
     def __init__(
         self,
@@ -87,30 +107,57 @@ class Reading:
         problems: list[Problem],
         base_url: str,
         query: frozenset[str],
+        parts: tuple[_Local, list[str]] | None = None,
     ) -> None:
         self._documents = documents
         self._problems = problems
         self._base_url = base_url
         self._query = query
-        self.total = sum(document.urls for document in documents)
+        self._parts = parts
+        self.total = None if parts else sum(d.urls for d in documents)
         """The ``<url>`` elements (or lines) of the documents: the entries
         given, and the problems among them."""
 
     def items(self) -> Iterator[Item]:
-        """The problems found checking, then each document's entries and
-        problems, in order."""
+        """The problems found reading the source, then each document's
+        entries and problems, in order: an index's parts one at a time, each
+        read through before its first entry (a part that cannot be read, a
+        problem in its turn)."""
         yield from self._problems
         for document in self._documents:
-            with _opened(document.local.path, document.where) as stream:
-                if _is_text(stream):
-                    yield from text_items(
-                        document.where, stream, self._base_url, self._query
-                    )
-                else:
-                    reader = _Reader(
-                        document.where, self._base_url, self._query, document.ns
-                    )
-                    yield from reader.read(stream)
+            yield from self._read(document)
+        if self._parts is None:
+            return
+        top, parts = self._parts
+        for part in parts:
+            # A part's copy goes once it is read: an index of many large
+            # parts holds one on disk at a time.
+            with ExitStack() as stack:
+                try:
+                    if top.url is None:
+                        local = _Local(part, None)
+                    else:
+                        local = _fetch(part, _origin(top.url), stack)
+                    document = _document(part, local, self._base_url, self._query)
+                except SourceError as exc:
+                    yield Problem(part, str(exc))
+                    continue
+                yield from self._read(document)
+
+    def _read(self, document: _Document) -> Iterator[Item]:
+        if document.items is not None:
+            yield from document.items
+            return
+        with _opened(document.local.path, document.where) as stream:
+            if _is_text(stream):
+                yield from text_items(
+                    document.where, stream, self._base_url, self._query
+                )
+            else:
+                reader = _Reader(
+                    document.where, self._base_url, self._query, document.ns
+                )
+                yield from reader.read(stream)
 
 
 @contextmanager
@@ -130,41 +177,89 @@ def reading(
     ``query``; a URL that would lose some is a problem.
 
     Every document is read through (a URL's into a temporary file) before the
-    first entry is given: a part that cannot be read is a problem and gives
-    nothing; ``source`` itself raises before anything is given.
+    first of its entries is given: a part that cannot be read is a problem
+    and gives nothing; ``source`` itself raises before anything is given.
 
     :raises SourceError: when ``source`` itself cannot be read.
     """
     with ExitStack() as stack:
         is_url = urlsplit(source).scheme in _HTTP
         top = _fetch(source, None, stack) if is_url else _Local(source, None)
-        checked = _check(source, top)
-        documents = [_Document(source, top, checked.ns, checked.urls)]
+        document = _document(source, top, base_url, query, index=True)
+        if document.items is not None or document.ns != _INDEX:
+            yield Reading([document], [], base_url, query)
+            return
         problems: list[Problem] = []
         # Each part once, however often the index names it: read again, a
         # large part would cost its size once per <loc> of a small index.
-        followed: set[str] = set()
-        for loc in checked.parts or ():
+        parts: dict[str, None] = {}
+        for loc in _locs(source, top):
             part = _part(source, top, loc)
             if isinstance(part, Problem):
                 problems.append(part)
-                continue
-            if part in followed:
-                continue
-            followed.add(part)
-            try:
-                if top.url is None:
-                    local = _Local(part, None)
-                else:
-                    local = _fetch(part, _origin(top.url), stack)
-                found = _check(part, local)
-                if found.parts is not None:
-                    raise SourceError("a sitemap index inside a sitemap index")
-            except SourceError as exc:
-                problems.append(Problem(part, str(exc)))
-                continue
-            documents.append(_Document(part, local, found.ns, found.urls))
-        yield Reading(documents, problems, base_url, query)
+            else:
+                parts[part] = None
+        yield Reading([], problems, base_url, query, (top, list(parts)))
+
+
+# The namespace a _Document of an index is given: its parts are read apart.
+_INDEX = "index"
+
+
+def _document(
+    source: str,
+    local: _Local,
+    base_url: str,
+    query: frozenset[str],
+    index: bool = False,
+) -> _Document:
+    """The document at ``local`` read through: a plain one held
+    (:func:`_staged`), any other checked (:func:`_check`); an index, where
+    ``index`` allows one (else it is refused), as a document of namespace
+    :data:`_INDEX`.
+
+    :raises SourceError: it cannot be read, or is no sitemap.
+    """
+    staged = _staged(source, local, base_url, query)
+    if staged is not None:
+        return _Document(source, local, "", len(staged), staged)
+    found = _check(source, local)
+    if found.parts is None:
+        return _Document(source, local, found.ns, found.urls)
+    if not index:
+        raise SourceError("a sitemap index inside a sitemap index")
+    return _Document(source, local, _INDEX, 0)
+
+
+def _staged(
+    source: str, local: _Local, base_url: str, query: frozenset[str]
+) -> list[Item] | None:
+    """The entries and problems of a plain ``<urlset>`` (``_Reader.plain``):
+    UTF-8, at most :data:`PLAIN_BYTES`, its head what :data:`_PLAIN_HEAD`
+    takes and expat finds well-formed, every ``<url>`` plain; read once and
+    held, so that it needs no checking pass. ``None`` for any other document.
+
+    :raises SourceError: it cannot be read (as :func:`_check` would).
+    """
+    with _opened(local.path, source) as stream:
+        if _is_text(stream):
+            return None
+        data = stream.read(PLAIN_BYTES + 1)
+    if len(data) > PLAIN_BYTES:
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    head = _PLAIN_HEAD(text)
+    if head is None:
+        return None
+    try:
+        root, _ = _shape(source, io.BytesIO(f"{head.group()}</urlset>".encode()))
+    except SourceError:
+        return None  # the checking pass says why
+    reader = _Reader(source, base_url, query, ROOTS[root])
+    return reader.plain(text, head.end())
 
 
 @dataclass(frozen=True, slots=True)
@@ -318,7 +413,8 @@ class _Checked:
     """What the checking pass learns of a document."""
 
     parts: list[str] | None
-    """The ``<loc>`` of its parts if it is a sitemap index, else ``None``."""
+    """``[]`` if it is a sitemap index (:func:`_locs` reads its parts),
+    else ``None``."""
     ns: str
     """The namespace of its elements, as ElementTree spells it (``{...}``), or
     ``""`` for a root without one."""
@@ -339,12 +435,18 @@ def _check(source: str, local: _Local) -> _Checked:
     ns = ROOTS[root]
     if root not in (INDEX, "sitemapindex"):
         return _Checked(None, ns, urls)
-    # An index is small (50,000 parts at most): read again for its <loc>s.
+    return _Checked([], ns, 0)
+
+
+def _locs(source: str, local: _Local) -> list[str]:
+    """The ``<loc>`` of each part of a checked sitemap index: an index is
+    small (50,000 parts at most), read again for them."""
     with _opened(local.path, source) as stream:
         elements = _children(source, stream)
-        next(elements)
+        root = next(elements)
+        ns = ROOTS[root.tag]
         locs = (child_text(e, "loc", ns) for e in elements if e.tag == f"{ns}sitemap")
-        return _Checked([loc for loc in locs if loc], ns, 0)
+        return [loc for loc in locs if loc]
 
 
 def _shape(source: str, stream: IO[bytes]) -> tuple[str, int]:

@@ -1,7 +1,7 @@
 """``sitemap-middleware import`` of a sitemap file against ``store.upsert`` of the
 same entries into a new SQLite store, side by side in the same run: what reading
-the file costs (the checking pass, the parse of each entry's URL and dates, the
-``known`` read of each batch) beyond the store's own writing.
+the file costs (the document read once, each entry's URL and dates, the config's
+refusals and the ``known`` read of each batch) beyond the store's own writing.
 
 The sitemap: N URLs on the base URL's origin, each with a ``<lastmod>`` (every
 third a date alone, the rest full W3C datetimes), a ``<changefreq>`` and a
@@ -16,6 +16,12 @@ Run it from the repository root with the project's virtualenv::
 
     python tests/benchmarks/import.py             # 100,000 URLs, ~1 minute
     python tests/benchmarks/import.py --n 20000   # a quick look
+    python tests/benchmarks/import.py --n 50000 --phases   # where the time goes
+
+``--phases`` times the import's steps apart, in process (one document of N
+URLs): reading it, the config's refusals, the ``known`` reads and the
+import's own upserts, each per URL and against the bulk upsert; the rest of
+an import is the command's own start (opening the store, counting it).
 
 It is a measurement, not a test: the exit status is 0 whatever the figures.
 """
@@ -114,11 +120,65 @@ def _timed_upsert(entries: list[Entry], uri: str) -> float:
         store.close()
 
 
+def _phases(n: int, rounds: int) -> None:
+    import gc
+
+    from sitemap_middleware.cli.sources import reading
+    from sitemap_middleware.cli.store import IMPORT_BATCH, _Allowed, _new
+    from sitemap_middleware.config import Config
+
+    entries = _entries(n)
+    config = Config.from_mapping({"base_url": BASE, "store": "memory://"})
+    steps = ("reading", "refusals", "known", "upsert in the import")
+    best: dict[str, float] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "sitemap.xml")
+        Path(path).write_text(_urlset(entries))
+        for round_ in range(rounds):
+            took = dict.fromkeys(steps, 0.0)
+            gc.disable()  # as the import does
+            start = time.perf_counter()
+            with reading(path, BASE) as found:
+                items = list(found.items())
+            took["reading"] = time.perf_counter() - start
+            allowed = _Allowed(config, frozenset(), print)
+            store = open_store(f"sqlite:///{folder}/phases-{round_}.sqlite3")
+            store.known(["/"])  # the connection and tables made
+            for begin in range(0, n, IMPORT_BATCH):
+                batch = items[begin : begin + IMPORT_BATCH]
+                start = time.perf_counter()
+                kept = allowed(batch)
+                middle = time.perf_counter()
+                new = _new(store, kept, [])
+                end = time.perf_counter()
+                store.upsert(new)
+                took["refusals"] += middle - start
+                took["known"] += end - middle
+                took["upsert in the import"] += time.perf_counter() - end
+            store.close()
+            gc.enable()
+            uri = f"sqlite:///{folder}/bulk-{round_}.sqlite3"
+            took["store.upsert"] = _timed_upsert(entries, uri)
+            for step, seconds in took.items():
+                best[step] = min(best.get(step, seconds), seconds)
+    print(f"{n:,} URLs, best of {rounds}, per URL")
+    for step, seconds in best.items():
+        ratio = seconds / best["store.upsert"]
+        print(
+            f"  {step + ':':22} {seconds * 1e6 / n:6.2f} us  {ratio:5.2f}x store.upsert"
+        )
+
+
 def main_() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
-    n, rounds = parser.parse_args().n, parser.parse_args().rounds
+    parser.add_argument("--phases", action="store_true")
+    arguments = parser.parse_args()
+    n, rounds = arguments.n, arguments.rounds
+    if arguments.phases:
+        _phases(n, rounds)
+        return
     entries = _entries(n)
     with tempfile.TemporaryDirectory() as folder:
         source = _sitemap(folder, entries)

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from support.helpers import serve_in_thread, stored_paths
 
@@ -340,7 +340,7 @@ def test_a_file_index_naming_a_part_many_times_reads_it_once(
     monkeypatch.setattr(sources, "_opened", counting)
     code, _, err = _import(store, str(tmp_path / "sitemap.xml"))
     assert code == Exit.OK, err
-    assert opened.count(str(tmp_path / "part.xml")) == 2  # checked, then read
+    assert opened.count(str(tmp_path / "part.xml")) == 1  # plain: read once
     assert stored_paths(store) == ["/a", "/kept"]
 
 
@@ -699,3 +699,195 @@ def test_the_fast_path_reads_each_date_as_the_full_reading(
     )
     fast, full = _both(body)
     assert fast == full
+
+
+# -- a plain document, read once -------------------------------------------------------
+
+_HEADS = st.sampled_from(
+    [
+        '<?xml version="1.0" encoding="UTF-8"?>\n',
+        "<?xml version='1.0' encoding='utf-8' standalone='yes'?>",
+        "",
+        "\ufeff",
+        '<?xml version="1.0" encoding="ISO-8859-1"?>',
+        "<!-- a comment -->",
+    ]
+)
+_ROOTS = st.sampled_from(
+    [
+        f'<urlset xmlns="{NS}">',
+        "<urlset>",
+        f'<urlset\n  xmlns="{NS}" xmlns:image="http://www.google.com/schemas/'
+        'sitemap-image/1.1">',
+        '<urlset xmlns="http://example.com/ns">',
+        f'<urlset xmlns="{NS}" a="1" a="2">',
+        f'<urlset xmlns="{NS}" x:y="1">',
+    ]
+)
+_GAPS = st.sampled_from(["", "\n", "\r\n", "  \t", "\n  "])
+_ODD = st.sampled_from(
+    [
+        "<!-- x -->",
+        f"<url><loc>{BASE}/a?b=1&amp;c=2</loc></url>",
+        f"<url><loc>{BASE}/&#97;</loc></url>",
+        f"<url><loc><![CDATA[{BASE}/c]]></loc></url>",
+        f"<url><lastmod>2024-01-01</lastmod><loc>{BASE}/order</loc></url>",
+        f"<url><loc>{BASE}/i</loc><image:image><image:loc>{BASE}/i.png"
+        "</image:loc></image:image></url>",
+        f"<url><loc>\r\n{BASE}/crlf\r\n</loc></url>",
+        f"<url ><loc>{BASE}/space</loc></url>",
+        f"<url><loc>{BASE}/\x01</loc></url>",
+        "<url><loc/></url>",
+        f"<url><loc>{BASE}/open</loc>",
+    ]
+)
+
+
+@st.composite
+def _plain_urls(draw: st.DrawFn) -> str:
+    gap = draw(_GAPS)
+    return (
+        f"<url>{gap}"
+        + "".join(
+            _element(tag, draw(values)) + draw(_GAPS)
+            for tag, values in (
+                ("loc", _LOCS),
+                ("lastmod", _LASTMODS),
+                ("changefreq", _CHANGEFREQS),
+                ("priority", _PRIORITIES),
+            )
+        )
+        + "</url>"
+    )
+
+
+def _mostly(good: str, others: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    return st.one_of(st.just(good), others)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    _mostly("", _HEADS),
+    _mostly(f'<urlset xmlns="{NS}">', _ROOTS),
+    st.lists(st.one_of(_plain_urls(), _plain_urls(), _plain_urls(), _ODD), max_size=6),
+    _GAPS,
+    _mostly("</urlset>", st.sampled_from(["</urlset>\n", "</urlset><!-- e -->", ""])),
+    # A base URL not in canonical form takes no fast path: the same items.
+    st.sampled_from(["", "/shop", "https://WWW.example.com:443"]),
+)
+def test_a_plain_document_read_once_gives_what_checking_and_reading_give(
+    tmp_path_factory: pytest.TempPathFactory,
+    head: str,
+    root: str,
+    urls: list[str],
+    gap: str,
+    end: str,
+    prefix: str,
+) -> None:
+    """Any document: read once (when plain) it gives the same entries and
+    problems, in order, as checked and then read by the parser; when the
+    parser refuses it, it is not plain."""
+    from dataclasses import replace
+
+    from sitemap_middleware.cli import sources
+
+    path = tmp_path_factory.mktemp("plain") / "sitemap.xml"
+    path.write_bytes(f"{head}{root}{gap}{gap.join(urls)}{gap}{end}".encode())
+    started = datetime.now(timezone.utc)
+
+    def dated(items: list[object]) -> list[object]:
+        # A date to come is each reading's start: the same, but for the clock.
+        return [
+            replace(item, lastmod=started)
+            if isinstance(item, Entry) and item.lastmod and item.lastmod > started
+            else item
+            for item in items
+        ]
+
+    local = sources._Local(str(path), None)
+    base = prefix if prefix.startswith("https:") else BASE + prefix
+    staged = sources._staged("s.xml", local, base, frozenset())
+    try:
+        checked = sources._check("s.xml", local)
+    except sources.SourceError:
+        assert staged is None
+        return
+    document = sources._Document("s.xml", local, checked.ns, checked.urls)
+    read = list(sources.Reading([], [], base, frozenset())._read(document))
+    event(f"plain: {staged is not None}, entries: {bool(staged)}")
+    if staged is not None:
+        assert dated(staged) == dated(read)
+        assert len(staged) == checked.urls
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        urlset("/a", "/b"),
+        urlset("/a")
+        .replace("<url>", "\r\n  <url>\r\n    ")
+        .replace("</loc>", "</loc>\r\n  "),
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{NS}">\n'
+        f"<url>\n  <loc>{BASE}/a</loc>\n  <lastmod>2024-05-01</lastmod>\n"
+        "  <changefreq>daily</changefreq>\n  <priority>0.8</priority>\n</url>\n"
+        f"<url><loc>{BASE}/b c</loc><priority>2</priority></url>\n</urlset>\n",
+    ],
+)
+def test_a_plain_document_is_read_once(tmp_path: Path, document: str) -> None:
+    from sitemap_middleware.cli import sources
+
+    path = tmp_path / "sitemap.xml"
+    path.write_text(document)
+    staged = sources._staged(
+        "s.xml", sources._Local(str(path), None), BASE, frozenset()
+    )
+    assert staged is not None
+    assert [getattr(item, "path", None) for item in staged][:1] == ["/a"]
+
+
+def test_a_plain_document_past_the_protocols_size_is_checked_then_read(
+    tmp_path: Path, store: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What is held stays bounded: a document of more entries than a sitemap
+    may hold, or of more bytes than a plain one is read whole in, is not held
+    but checked, then read as it comes, and imported all the same."""
+    from sitemap_middleware.cli import entries, sources
+
+    source = tmp_path / "sitemap.xml"
+    source.write_text(urlset("/a", "/b", "/c"))
+    local = sources._Local(str(source), None)
+    assert sources._staged("s.xml", local, BASE, frozenset()) is not None
+    monkeypatch.setattr(entries, "MAX_URLS_PER_PART", 2)
+    assert sources._staged("s.xml", local, BASE, frozenset()) is None
+    monkeypatch.setattr(entries, "MAX_URLS_PER_PART", 3)
+    monkeypatch.setattr(sources, "PLAIN_BYTES", source.stat().st_size - 1)
+    assert sources._staged("s.xml", local, BASE, frozenset()) is None
+    code, _, err = _import(store, str(source))
+    assert (code, err) == (Exit.OK, "")
+    assert stored_paths(store) == ["/a", "/b", "/c", "/kept"]
+
+
+def test_a_part_refused_half_way_adds_nothing_and_the_others_are_imported(
+    tmp_path: Path, store: str
+) -> None:
+    """An index's parts are read one at a time, each through before its
+    entries are added: a part cut short after thousands of good entries
+    (plain, then not) is reported and adds nothing; the parts before and
+    after it are imported."""
+    good = [f"/p/{n}" for n in range(2500)]
+    (tmp_path / "a.xml").write_text(urlset("/a"))
+    (tmp_path / "cut.xml").write_text(urlset(*good)[:-20])
+    (tmp_path / "odd.xml").write_text(
+        urlset(*good).replace("</urlset>", "<!-- odd --><url>")
+    )
+    (tmp_path / "b.xml").write_text(urlset("/b"))
+    (tmp_path / "sitemap.xml").write_text(index("a.xml", "cut.xml", "odd.xml", "b.xml"))
+    code, out, err = _import(store, str(tmp_path / "sitemap.xml"))
+    assert code == Exit.PROBLEMS
+    assert err.count("\n") == 2
+    assert "skipped cut.xml" not in err  # named as the index names it
+    assert f"skipped {tmp_path / 'cut.xml'}: " in err
+    assert f"skipped {tmp_path / 'odd.xml'}: " in err
+    assert "well-formed" in err
+    assert stored_paths(store) == ["/a", "/b", "/kept"]
+    assert "2 skipped" in out

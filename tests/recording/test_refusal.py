@@ -20,7 +20,13 @@ from sitemap_middleware.reasons import RECORD, REMOVE, Skipped
 from sitemap_middleware.recording.digest import Skip, Target, locate
 from sitemap_middleware.recording.observation import Observation, Observed
 from sitemap_middleware.recording.recheck import ConfigJudge
-from sitemap_middleware.recording.refusal import REASONS, Query, Refusal, refuse
+from sitemap_middleware.recording.refusal import (
+    REASONS,
+    Query,
+    Refusal,
+    refusals,
+    refuse,
+)
 from sitemap_middleware.routes import Route, Routes
 from sitemap_middleware.urls import normalise_path
 from sitemap_middleware.watching.policy import Policy
@@ -253,6 +259,47 @@ def test_recording_the_recheck_and_explain_agree(data: st.DataObject) -> None:
     if found is not None:
         assert found.reason == refused and refused in REASONS
         assert words == WORDS[found.reason](Refused(found, config, path, route))
+
+
+# Exclude patterns of every form Globs reads: exact, a prefix, a segment
+# anywhere, a glob only fnmatch reads.
+BATCH_PATTERNS = st.sampled_from(
+    ["/drafts/*", "/en/*", "/a", "/blog*", "*/admin/*", "/x?z*", "*/x.pdf", "/", "/*"]
+)
+
+
+@settings(max_examples=300)
+@given(data=st.data())
+def test_a_batch_is_refused_as_each_of_its_paths(data: st.DataObject) -> None:
+    """refusals() of a batch gives exactly what refuse() gives each path of
+    it, in order, whatever the config, the route and the paths."""
+    mapping: dict[str, object] = {
+        "base_url": data.draw(st.sampled_from([BASE_URL, f"{BASE_URL}/shop"])),
+        "store": "memory://",
+        "exclude": data.draw(st.lists(BATCH_PATTERNS, max_size=3, unique=True)),
+        "query": data.draw(st.lists(KEEPABLE, max_size=2, unique=True)),
+    }
+    if data.draw(st.integers(0, 3)) == 0:
+        mapping["include"] = data.draw(st.lists(PATTERNS, min_size=1, max_size=2))
+    if data.draw(st.booleans()):
+        mapping["html_sitemap"] = "/site-map"
+    config = Config.from_mapping(mapping)
+    route = data.draw(routes(config))
+    paths = []
+    for _ in range(data.draw(st.integers(0, 12))):
+        segments = data.draw(st.lists(SEGMENTS, max_size=3))
+        path = normalise_path("/" + "/".join(segments))
+        assert path is not None
+        query = data.draw(queries())
+        paths.append(f"{path}?{query}" if query else path)
+    policy, base = Policy(config), config.base_url
+    expected = []
+    for index, target in enumerate(paths):
+        path, _, query = target.partition("?")
+        found = refuse(policy, base, path, query, route)
+        if found is not None:
+            expected.append((index, found))
+    assert list(refusals(policy, base, paths, route)) == expected
 
 
 def test_every_response_rule_has_words() -> None:
