@@ -19,6 +19,7 @@ from .core import SitemapBase, logger
 from .errors import ConfigError
 from .recording.crawls import Crawl
 from .serving.server import Response
+from .sitemaps import BODY_BUDGET
 from .watching.watcher import Found, Recording
 
 T = TypeVar("T")
@@ -307,12 +308,19 @@ class _Watch(Recording):
                 is not None
             )
         elif kind == "http.response.body" and self.noting:
-            self.note(message.get("body", b""))
+            # note() and end(True), inlined: two frames fewer on every page.
+            chunk = message.get("body", b"")
+            if chunk and self.size < BODY_BUDGET:
+                self.body.append(chunk)
+                self.size += len(chunk)
             if not message.get("more_body", False):
                 await self.send(message)
-                # Sent in full: a client gone mid-body raised above instead.
+                # Sent in full: a client gone mid-body raised above instead
+                # (noting stops here: the page is handed over once).
                 self.noting = False
-                self.end(True)
+                self.done = True
+                self.seen = time.time()
+                self._watcher.put(self)
                 return
         await self.send(message)
 

@@ -324,7 +324,11 @@ class _Watch(Recording):
             self.size = 0
             for chunk in chunks:
                 self.note(chunk)
-        self.end(True)
+        # end(True), inlined: a frame fewer on every page.
+        if not self.done:
+            self.done = True
+            self.seen = time.time()
+            self._watcher.put(self)
 
     def close(self) -> None:
         # A list has no close() to call.
