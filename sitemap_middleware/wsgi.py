@@ -71,9 +71,6 @@ class SitemapMiddleware(SitemapBase):
             # may read what the request alone holds.
             route_stays=flask is None and find_route is None,
         )
-        # Status lines seen, with their code: int() of a string costs more than
-        # the rest of a passed-through request's status handling.
-        self._codes: dict[str, int] = {}
         # Crawls: User-Agent -> the engine it claims ("": none), and the
         # environ key of the trusted proxies' header.
         self._agents = self.agents.str
@@ -138,7 +135,7 @@ class SitemapMiddleware(SitemapBase):
         watch.key = path
         watch.root = ""  # WSGI has no mount prefix of its own
         watch.send = start_response
-        watch.owner = self
+        watch._watcher = watcher
         watch.started = _LATER
         body = self.app(environ, watch.start_response)
         started = watch.started
@@ -277,9 +274,8 @@ class _Watch(Recording):
     3333's legacy path), a chunk is noted, then written.
     """
 
-    __slots__ = ("owner", "send", "started", "write")
+    __slots__ = ("send", "started", "write")
 
-    owner: SitemapMiddleware
     send: StartResponse
     started: object
     # For a page recorded: the server's write.
@@ -290,12 +286,11 @@ class _Watch(Recording):
     ) -> Callable[[bytes], object]:
         if type(headers) is not list:  # a one-shot iterable is read once
             headers = list(headers)
-        owner = self.owner
         try:  # a subscript costs less than a get() call
-            code = owner._codes[status]
+            code = _CODES[status]
         except KeyError:
-            code = _code(status, owner._codes)
-        started = owner.watcher.start(self.state, self.key, code, headers, "", self)
+            code = _code(status)
+        started = self._watcher.start(self.state, self.key, code, headers, "", self)
         self.started = None if started is None else _NOTING
         if exc_info is None:
             write = self.send(status, headers)
@@ -368,7 +363,7 @@ class _Noted:
                 if not watch.done:  # sent in full: nothing to settle
                     watch.end(False)
             elif started is _LATER:
-                watch.owner.watcher.count(Skipped.NO_RESPONSE)
+                watch._watcher.count(Skipped.NO_RESPONSE)
 
 
 class _Observed(_Noted):
@@ -403,10 +398,16 @@ class _ObservedList(_Observed):
         return len(self._body)  # type: ignore[arg-type]
 
 
-def _code(status: str, codes: dict[str, int]) -> int:
+# Status lines seen, with their code (any middleware's: a status line means
+# the same to all): int() of a string costs more than the rest of a
+# passed-through request's status handling.
+_CODES: dict[str, int] = {}
+
+
+def _code(status: str) -> int:
     code = int(status[:3])
-    if len(codes) < 64:  # apps use a handful of status lines
-        codes[status] = code
+    if len(_CODES) < 64:  # apps use a handful of status lines
+        _CODES[status] = code
     return code
 
 

@@ -19,8 +19,6 @@ from ..sitemaps import BODY_BUDGET
 from .policy import Policy
 
 logger = logging.getLogger("sitemap_middleware")
-# The actions of a response that the watcher acts on (any other is a reason).
-_ACTING = frozenset({RECORD, REMOVE, DEPENDS})
 
 State = Mapping[str, Any]
 """The WSGI environ or the ASGI scope: where the app and its router leave notes."""
@@ -117,11 +115,9 @@ class Watcher:
         body to, or ``None`` when nothing more is to be seen (what it decided,
         a removal included, is settled and counted). An adapter that keeps
         its request in a recording of its own passes it, its ``state``,
-        ``key`` and ``root`` set: it is the one returned, none is built."""
+        ``key``, ``root`` and ``_watcher`` set: it is the one returned, none
+        is built."""
         action = self._action(status, headers)
-        if action not in _ACTING:
-            next(self._tally[action])  # count(action), without a call
-            return None
         # One frame from here on: this runs for every page served, and each
         # Python call costs a fresh page about a tenth of what it adds.
         try:
@@ -130,7 +126,7 @@ class Watcher:
                 if action != RECORD and action != REMOVE:
                     self.count(action)
                     return None
-            if action == RECORD:
+            if action == RECORD:  # a page: asked first, as most answers are
                 if path in self._recent and not state.get(self.query_key):
                     next(self._fresh)  # count(Seen.FRESH), without a call
                     return None
@@ -143,7 +139,7 @@ class Watcher:
                     recording.state = state
                     recording.key = path
                     recording.root = root
-                recording._watcher = self
+                    recording._watcher = self
                 recording.headers = headers
                 recording.body = []
                 recording.size = 0
@@ -151,6 +147,9 @@ class Watcher:
                 if not self._route_stays:
                     recording.found = self._find_route(state, root)
                 return recording
+            if action != REMOVE:
+                next(self._tally[action])  # count(action), without a call
+                return None
             if SKIP_KEY in state:  # the view called skip()
                 self.count(Skipped.OPTED_OUT)
                 return None
