@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
+from time import time as _now  # a global less to look up a page
 from typing import Any, TypeVar
 
 from ._types import ASGIApp, Message, Receive, Scope, Send
@@ -329,7 +330,7 @@ class _Watch(Recording):
                 # (noting stops here: the page is handed over once).
                 self.noting = False
                 self.done = True
-                self.seen = time.time()
+                self.seen = _now()
                 self._watcher.put(self)
                 return
         await self.send(message)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from http import HTTPStatus
+from time import time as _now  # a global less to look up a page
 from typing import Any
 
 from ._types import Environ, ResponseHeaders, StartResponse, WSGIApp
@@ -90,13 +91,22 @@ class SitemapMiddleware(SitemapBase):
             )
             if site is not None and site is not self:
                 return site(environ, start_response)  # type: ignore[no-any-return]
-        path: str = environ.get("PATH_INFO") or "/"
+        # Subscripts, not get(): a method call costs more than the lookup, and
+        # servers set these but in rare requests.
+        try:
+            path: str = environ["PATH_INFO"] or "/"
+        except KeyError:
+            path = "/"
+        try:
+            host: str = environ["HTTP_HOST"] or environ.get("SERVER_NAME", "")
+        except KeyError:
+            host = environ.get("SERVER_NAME", "")
         method: str = environ["REQUEST_METHOD"]
         watcher = self.watcher
         reason = watcher.request_skip(
             method,
             path,
-            environ.get("HTTP_HOST") or environ.get("SERVER_NAME", ""),
+            host,
             "HTTP_AUTHORIZATION" in environ,
             # Most requests carry none: a test costs less than a get() call.
             environ["HTTP_COOKIE"] if "HTTP_COOKIE" in environ else "",  # noqa: SIM401
@@ -322,7 +332,7 @@ class _Watch(Recording):
         # end(True), inlined: a frame fewer on every page.
         if not self.done:
             self.done = True
-            self.seen = time.time()
+            self.seen = _now()
             self._watcher.put(self)
 
     def close(self) -> None:
