@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
-from time import time as _now  # a global less to look up a page
+from time import time as _now  # a page stamped with no attribute looked up
 from typing import Any, TypeVar
 
 from ._types import ASGIApp, Message, Receive, Scope, Send

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from http import HTTPStatus
-from time import time as _now  # a global less to look up a page
+from time import time as _now  # a page stamped with no attribute looked up
 from typing import Any
 
 from ._types import Environ, ResponseHeaders, StartResponse, WSGIApp
@@ -92,7 +92,7 @@ class SitemapMiddleware(SitemapBase):
             if site is not None and site is not self:
                 return site(environ, start_response)  # type: ignore[no-any-return]
         # Subscripts, not get(): a method call costs more than the lookup, and
-        # servers set these but in rare requests.
+        # servers set both on nearly every request.
         try:
             path: str = environ["PATH_INFO"] or "/"
         except KeyError:
