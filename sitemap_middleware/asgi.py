@@ -18,7 +18,6 @@ from .apps.frameworks import framework_of, refuse_second, table_of
 from .config import Config, site_host
 from .core import SitemapBase, logger
 from .errors import ConfigError
-from .reasons import RECORD
 from .recording.crawls import Crawl
 from .serving.server import Response
 from .sitemaps import BODY_BUDGET
@@ -308,26 +307,17 @@ class _Watch(Recording):
     async def send_watched(self, message: Message) -> None:
         kind = message["type"]
         if kind == "http.response.start":
-            watcher = self._watcher
-            status = message["status"]
-            headers = message.get("headers") or ()
-            action = watcher.action(status, headers)
-            if action == RECORD and self.key not in watcher.recent:
-                # A new page, noted in this frame: Watcher.start's page path
-                # (a Python call fewer on every new page; any other answer is
-                # its). The route stays in the scope: the writer reads it.
-                self.headers = headers
-                self.body = []
-                self.size = 0
-                self.done = False
-                self.noting = True
-            else:
-                self.noting = (
-                    watcher.start(
-                        self.state, self.key, status, headers, self.root, self, action
-                    )
-                    is not None
+            self.noting = (
+                self._watcher.start(
+                    self.state,
+                    self.key,
+                    message["status"],
+                    message.get("headers") or (),
+                    self.root,
+                    self,
                 )
+                is not None
+            )
         elif kind == "http.response.body" and self.noting:
             # note() and end(True), inlined: two frames fewer on every page.
             chunk = message.get("body", b"")

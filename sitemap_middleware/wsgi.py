@@ -17,7 +17,7 @@ from .apps.flask import flask_finder, flask_table
 from .apps.frameworks import FLASK, framework_of, refuse_second
 from .config import Config, site_host
 from .core import SitemapBase, logger
-from .reasons import RECORD, Skipped
+from .reasons import Skipped
 from .recording.crawls import Crawl
 from .routes import ROUTE_KEY
 from .serving.server import Response
@@ -300,33 +300,13 @@ class _Watch(Recording):
             code = _CODES[status]
         except KeyError:
             code = _code(status)
-        watcher = self._watcher
-        action = watcher.action(code, headers)
-        if action == RECORD and self.key not in watcher.recent:
-            # A new page, noted in this frame: Watcher.start's page path (a
-            # Python call fewer on every new page; any other answer is its).
-            try:
-                self.headers = headers
-                self.body = []
-                self.size = 0
-                self.done = False
-                if watcher.route_now is not None:  # Flask's, or the app's finder
-                    self.found = watcher.route_now(self.state, "")
-                self.started = _NOTING
-            except Exception:
-                # A bug here must not reach the app's response (invariant 15).
-                logger.exception("sitemap watcher failed on %r", self.key)
-                self.started = None
-        else:
-            started = watcher.start(
-                self.state, self.key, code, headers, "", self, action
-            )
-            self.started = None if started is None else _NOTING
+        started = self._watcher.start(self.state, self.key, code, headers, "", self)
+        self.started = None if started is None else _NOTING
         if exc_info is None:
             write = self.send(status, headers)
         else:
             write = self.send(status, headers, exc_info)
-        if self.started is None:
+        if started is None:
             return write
         self.write = write
         return self  # noting, then writing: no bound method made per page

@@ -81,14 +81,6 @@ class Watcher:
         recorder.on_reset(self._arm)
         self._action = policy.response_action
         self._recent = recorder.fresh  # the keys recorded lately
-        # What an adapter notes a new page with in its own frame: start()'s
-        # page path, inlined there (a Python call fewer on every new page;
-        # any other answer, a fresh one included, goes to start()).
-        self.action = self._action
-        self.recent = self._recent
-        self.route_now: RouteFinder | None = None if route_stays else find_route
-        """The route finder to ask as a page starts, or ``None`` (the writer
-        asks it: the route stays in the state)."""
         self.count = recorder.count
         # Hands a page sent in full to the writer (never blocks).
         self.put = recorder.put
@@ -120,17 +112,14 @@ class Watcher:
         headers: Headers,
         root: str = "",
         recording: Recording | None = None,
-        action: str | None = None,
     ) -> Recording | None:
         """The app has started its response: a :class:`Recording` to feed the
         body to, or ``None`` when nothing more is to be seen (what it decided,
         a removal included, is settled and counted). An adapter that keeps
         its request in a recording of its own passes it, its ``state``,
         ``key``, ``root`` and ``_watcher`` set: it is the one returned, none
-        is built; and the response's ``action``, if it asked :attr:`action`
-        already."""
-        if action is None:
-            action = self._action(status, headers)
+        is built."""
+        action = self._action(status, headers)
         if action not in _ACTING:
             next(self._tally[action])  # count(action), without a call
             return None
