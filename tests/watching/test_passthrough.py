@@ -322,3 +322,31 @@ def test_an_asgi_pages_scope_is_freed_without_the_garbage_collector() -> None:
     finally:
         gc.enable()
         middleware.close()
+
+
+def test_a_failing_route_finder_leaves_the_response_whole(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A bug in finding a new page's route, asked as its response starts
+    (invariant 15): logged, the app's response passes whole, nothing is
+    recorded."""
+    page = b"<html><head><title>t</title></head><body>hi</body></html>"
+
+    def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        start_response("200 OK", [("Content-Type", "text/html")])
+        return [page]
+
+    def find_route(environ: Any) -> Any:
+        raise RuntimeError("no route")
+
+    middleware = SitemapMiddleware(app, CONFIG, find_route=find_route)
+    statuses: list[str] = []
+    result = middleware(
+        _environ(), lambda status, headers, exc_info=None: statuses.append(status)
+    )
+    assert result == [page]  # nothing to note: the app's own list
+    assert statuses == ["200 OK"]
+    assert middleware.flush()
+    assert middleware.store.count() == 0
+    assert "sitemap watcher failed on '/page'" in caplog.text
+    middleware.close()
