@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Mapping
+from time import time as _now  # a page stamped with no attribute looked up
 from typing import Any, TypeVar
 
 from ._types import ASGIApp, Message, Receive, Scope, Send
@@ -19,6 +20,7 @@ from .core import SitemapBase, logger
 from .errors import ConfigError
 from .recording.crawls import Crawl
 from .serving.server import Response
+from .sitemaps import BODY_BUDGET
 from .watching.watcher import Found, Recording
 
 T = TypeVar("T")
@@ -70,6 +72,7 @@ class ASGISitemapMiddleware(SitemapBase):
         # Crawls: User-Agent -> the engine it claims (b"": none), and the
         # trusted proxies' header.
         self._agents = self.agents.bytes
+        self._last_agent: tuple[bytes, str] = (b"", "")  # one tuple: one store
         crawlers = self.config.crawlers
         header = "" if crawlers is None else crawlers.forwarded_header
         self._forwarded = header.encode("latin-1")
@@ -155,12 +158,21 @@ class ASGISitemapMiddleware(SitemapBase):
             authorization,
             cookie.decode("latin-1") if cookie else "",  # most requests: none
         )
-        # One lookup of a User-Agent seen before; a crawler's claim gets its
-        # response's start noted, whatever answers it.
-        try:
-            engine = self._agents[agent]
-        except KeyError:
-            engine = self.agents.claim_bytes(agent)
+        # The last User-Agent's claim, else one lookup of a User-Agent seen
+        # before; a crawler's claim gets its response's start noted, whatever
+        # answers it. A server hands over fresh bytes each request, which a
+        # lookup hashes whole (about 500 instructions for a browser's): the
+        # bytes compared with the last request's (a page's assets, a
+        # crawler's run) cost a tenth of it.
+        last = self._last_agent
+        if agent == last[0]:
+            engine = last[1]
+        else:
+            try:
+                engine = self._agents[agent]
+            except KeyError:
+                engine = self.agents.claim_bytes(agent)
+            self._last_agent = (agent, engine)
         if engine:
             send = self._crawled(scope, path, root, engine, send)
         if reason is not None:
@@ -307,12 +319,19 @@ class _Watch(Recording):
                 is not None
             )
         elif kind == "http.response.body" and self.noting:
-            self.note(message.get("body", b""))
+            # note() and end(True), inlined: two frames fewer on every page.
+            chunk = message.get("body", b"")
+            if chunk and self.size < BODY_BUDGET:
+                self.body.append(chunk)
+                self.size += len(chunk)
             if not message.get("more_body", False):
                 await self.send(message)
-                # Sent in full: a client gone mid-body raised above instead.
+                # Sent in full: a client gone mid-body raised above instead
+                # (noting stops here: the page is handed over once).
                 self.noting = False
-                self.end(True)
+                self.done = True
+                self.seen = _now()
+                self._watcher.put(self)
                 return
         await self.send(message)
 

@@ -117,61 +117,68 @@ class Watcher:
         body to, or ``None`` when nothing more is to be seen (what it decided,
         a removal included, is settled and counted). An adapter that keeps
         its request in a recording of its own passes it, its ``state``,
-        ``key`` and ``root`` set: it is the one returned, none is built."""
+        ``key``, ``root`` and ``_watcher`` set: it is the one returned, none
+        is built."""
         action = self._action(status, headers)
         if action not in _ACTING:
             next(self._tally[action])  # count(action), without a call
             return None
-        # One frame from here on: this runs for every page served, and each
-        # Python call costs a fresh page about a tenth of what it adds.
+        # One frame from here on for a page: this runs for every page served,
+        # and each Python call costs a fresh page about a tenth of what it adds.
         try:
-            if action == DEPENDS:
-                action = self._depends(state, path, status, headers, root)
-                if action != RECORD and action != REMOVE:
-                    self.count(action)
+            if action != RECORD:  # a page is asked first: most answers are
+                if action == DEPENDS:
+                    action = self._depends(state, path, status, headers, root)
+                    if action != RECORD and action != REMOVE:
+                        self.count(action)
+                        return None
+                if action == REMOVE:
+                    self._remove(state, path, headers, root)
                     return None
-            if action == RECORD:
-                if path in self._recent and not state.get(self.query_key):
-                    next(self._fresh)  # count(Seen.FRESH), without a call
-                    return None
-                # A page to note: what the request path must keep (the state,
-                # which the writer reads the rest from once the page is sent:
-                # Recording.settle). Its fields set here, not by an __init__:
-                # its frame would be a third of what building it costs.
-                if recording is None:
-                    recording = Recording()
-                    recording.state = state
-                    recording.key = path
-                    recording.root = root
-                recording._watcher = self
-                recording.headers = headers
-                recording.body = []
-                recording.size = 0
-                recording.done = False
-                if not self._route_stays:
-                    recording.found = self._find_route(state, root)
-                return recording
-            if SKIP_KEY in state:  # the view called skip()
-                self.count(Skipped.OPTED_OUT)
+            if path in self._recent and not state.get(self.query_key):
+                next(self._fresh)  # count(Seen.FRESH), without a call
                 return None
-            wire, query, raw = self._locate(state, path, root)
-            found = self._find_route(state, root)
-            routes = self._routes
-            if found is None or found[0] is None:
-                route = routes.any
-            else:
-                route = routes.resolve(*found)
-            key = _key(path, query, route)
-            # A page going away is removed even from an excluded route: it may
-            # have been recorded before the route was excluded.
-            self._recorder.submit(
-                Observed(REMOVE, key, wire, query, raw, route, headers, [], 0, 0.0)
-            )
-            return None
+            # A page to note: what the request path must keep (the state,
+            # which the writer reads the rest from once the page is sent:
+            # Recording.settle). Its fields set here, not by an __init__:
+            # its frame would be a third of what building it costs.
+            if recording is None:
+                recording = Recording()
+                recording.state = state
+                recording.key = path
+                recording.root = root
+                recording._watcher = self
+            recording.headers = headers
+            recording.body = []
+            recording.size = 0
+            recording.done = False
+            if not self._route_stays:
+                recording.found = self._find_route(state, root)
+            return recording
         except Exception:
             # A bug here must not reach the app's response (invariant 15).
             logger.exception("sitemap watcher failed on %r", path)
             return None
+
+    def _remove(self, state: State, path: str, headers: Headers, root: str) -> None:
+        """Hand over the removal of the page a response says is gone (the
+        view may have opted out)."""
+        if SKIP_KEY in state:  # the view called skip()
+            self.count(Skipped.OPTED_OUT)
+            return
+        wire, query, raw = self._locate(state, path, root)
+        found = self._find_route(state, root)
+        routes = self._routes
+        if found is None or found[0] is None:
+            route = routes.any
+        else:
+            route = routes.resolve(*found)
+        key = _key(path, query, route)
+        # A page going away is removed even from an excluded route: it may
+        # have been recorded before the route was excluded.
+        self._recorder.submit(
+            Observed(REMOVE, key, wire, query, raw, route, headers, [], 0, 0.0)
+        )
 
     def settle(self, recording: Recording) -> str | None:
         """A page sent in full, on the writer's thread: its spelling and route

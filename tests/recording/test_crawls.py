@@ -482,6 +482,26 @@ def test_verified_and_spoofed_crawls_through_the_middleware(stack: str) -> None:
 
 
 @pytest.mark.parametrize("stack", ["wsgi", "asgi"])
+def test_each_request_claims_by_its_own_user_agent(stack: str) -> None:
+    """Requests in a row with the same User-Agent, then another, then back:
+    each one's claim is its own (the last agent's claim, kept for the next
+    request, never answers another agent)."""
+    middleware, get = site(stack)
+    assert get("/a", BROWSER, "192.0.2.7") == 200
+    assert get("/b", GOOGLEBOT, GOOGLE_IP) == 200
+    assert get("/c", GOOGLEBOT, GOOGLE_IP) == 200
+    assert get("/d", BROWSER, "192.0.2.7") == 200
+    assert get("/e", BINGBOT, BING_IP) == 200
+    assert get("/f", BROWSER, "192.0.2.7") == 200
+    assert get("/g", "", "192.0.2.7") == 200
+    assert middleware.flush(10)
+    assert middleware.stats()["crawls"] == {"verified": 3}
+    crawled = {(v.path, v.agent) for v in middleware.store.visits() if v.agent}
+    assert crawled == {("/b", "google"), ("/c", "google"), ("/e", "bing")}
+    middleware.close()
+
+
+@pytest.mark.parametrize("stack", ["wsgi", "asgi"])
 def test_a_request_without_a_user_agent_is_no_crawl(stack: str) -> None:
     """No User-Agent header at all: served, recorded as any page, no claim."""
     middleware, _ = site(stack)

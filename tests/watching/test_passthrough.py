@@ -272,3 +272,81 @@ def test_a_recorded_pages_request_is_freed_without_the_garbage_collector(
     finally:
         gc.enable()
         middleware.close()
+
+
+def test_an_asgi_pages_scope_is_freed_without_the_garbage_collector() -> None:
+    """ASGI's recorded page holds no cycle either: once the writer has read
+    it, the request's scope goes as the last reference does. The request is
+    driven by hand (its awaits never suspend): no event loop keeps a frame."""
+    import gc
+
+    freed: list[bool] = []
+
+    class Marker:
+        def __del__(self) -> None:
+            freed.append(True)
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        headers = [(b"content-type", b"text/html")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        body = b"<html><head><title>t</title></head><body>hi</body></html>"
+        await send({"type": "http.response.body", "body": body})
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    def run(scope: dict[str, Any]) -> None:
+        request = middleware(scope, receive, send)
+        with pytest.raises(StopIteration):
+            request.send(None)
+
+    middleware = ASGISitemapMiddleware(app, CONFIG)
+    run(asgi_scope("/warm"))  # the writer started
+    middleware.flush()
+    gc.collect()
+    gc.disable()
+    try:
+        scope = asgi_scope("/page")
+        scope["test.marker"] = Marker()
+        run(scope)
+        assert sent[-1]["type"] == "http.response.body" and not freed
+        del scope
+        middleware.flush()
+        assert middleware.store.count() == 2
+        assert freed == [True]
+    finally:
+        gc.enable()
+        middleware.close()
+
+
+def test_a_failing_route_finder_leaves_the_response_whole(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A bug in finding a new page's route, asked as its response starts
+    (invariant 15): logged, the app's response passes whole, nothing is
+    recorded."""
+    page = b"<html><head><title>t</title></head><body>hi</body></html>"
+
+    def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        start_response("200 OK", [("Content-Type", "text/html")])
+        return [page]
+
+    def find_route(environ: Any) -> Any:
+        raise RuntimeError("no route")
+
+    middleware = SitemapMiddleware(app, CONFIG, find_route=find_route)
+    statuses: list[str] = []
+    result = middleware(
+        _environ(), lambda status, headers, exc_info=None: statuses.append(status)
+    )
+    assert result == [page]  # nothing to note: the app's own list
+    assert statuses == ["200 OK"]
+    assert middleware.flush()
+    assert middleware.store.count() == 0
+    assert "sitemap watcher failed on '/page'" in caplog.text
+    middleware.close()
