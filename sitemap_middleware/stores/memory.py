@@ -72,7 +72,9 @@ class MemoryStore(PagesMixin, RunsMixin, SideTables, StoreBase[sqlite3.Connectio
         reader.execute("PRAGMA read_uncommitted = 1")
         # The database lasts while one of its connections is open: both are
         # kept until the object goes (close() keeps them, as dicts were kept).
-        weakref.finalize(self, _closed, conn, reader)
+        # Not at the interpreter's exit: a daemon writer thread may be inside
+        # a statement on them then, and closing under it crashes the process.
+        weakref.finalize(self, _closed, conn, reader).atexit = False
         self._reader = reader
         self._epoch = self._new_epoch()
         return conn
