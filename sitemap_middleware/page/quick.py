@@ -67,28 +67,22 @@ _VOID = frozenset({"meta", "link", "base", "html", "head"})
 # A <meta> or <link> the handlers act on holds one of these words (or a
 # character reference, which may spell one): the others are passed over
 # without reading their attributes (most of a head's tags), as is a script
-# that cannot be JSON-LD.
-# Searched in the lowered attributes (IGNORECASE would cost five times as much).
-_TELLING = {
-    "meta": re.compile(
-        "|".join(
-            map(
-                re.escape,
-                (
-                    *ROBOTS_NAMES,
-                    MODIFIED_PROPERTY,
-                    PUBLISHED_PROPERTY,
-                    SITE_NAME_PROPERTY,
-                    DESCRIPTION_NAME,  # og:description holds it too
-                    "&",
-                ),
-            )
-        )
-    ).search,
-    "link": re.compile("canonical|alternate|&").search,
-    "html": re.compile("lang|&").search,
+# that cannot be JSON-LD. Looked for in the lowered attributes, a word at a
+# time: "in" finds a word several times faster than a regex alternation of
+# the same words searches.
+_TELLING: dict[str, tuple[str, ...]] = {
+    "meta": (
+        *sorted(ROBOTS_NAMES),
+        MODIFIED_PROPERTY,
+        PUBLISHED_PROPERTY,
+        SITE_NAME_PROPERTY,
+        DESCRIPTION_NAME,  # og:description holds it too
+        "&",
+    ),
+    "link": ("canonical", "alternate", "&"),
+    "html": ("lang", "&"),
     # A script's attributes matter only for its type, JSON-LD's.
-    "script": re.compile("ld\\+json|&").search,
+    "script": ("ld+json", "&"),
 }
 # Elements whose content releases of html.parser read differently.
 _GIVE_UP = frozenset({"noscript", "template"})
@@ -131,13 +125,19 @@ def quick_scan(parser: HeadParser, text: str) -> bool:
                     return False
                 i = start.end()
                 if tag in READ_ATTRIBUTES:
-                    telling = _TELLING.get(tag)
-                    if telling is None or telling(written.lower()) is not None:
+                    words = _TELLING.get(tag)
+                    if words is None:
                         parser.start(tag, _attributes(written))
-                    elif tag in _RAW_TEXT:  # a script of no JSON-LD
-                        parser.start(tag, NO_ATTRIBUTES)
                     else:
-                        continue  # a <meta> or <link> the handlers ignore
+                        lowered = written.lower()
+                        for word in words:
+                            if word in lowered:
+                                parser.start(tag, _attributes(written))
+                                break
+                        else:
+                            if tag not in _RAW_TEXT:
+                                continue  # a <meta> or <link> the handlers ignore
+                            parser.start(tag, NO_ATTRIBUTES)  # a script of no JSON-LD
                 else:
                     parser.start(tag, NO_ATTRIBUTES)
                 if tag in _RAW_TEXT:
