@@ -5,7 +5,7 @@ why: recording (``digest.locate``), the re-check of stored pages (invariant 21) 
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import repeat
 from typing import Final, Protocol
@@ -138,7 +138,10 @@ def refusals(
         return
     # A column at a time (a map of the same calls, no loop body per path):
     # a bulk import asks it of every URL, and refuses few.
-    heads, _, queries = zip(*map(str.partition, paths, repeat("?")), strict=True)
+    heads: Iterable[str] = paths
+    queries: Iterable[str] = repeat("")
+    if "?" in "".join(paths):  # else each path is its own, with no query
+        heads, _, queries = zip(*map(str.partition, paths, repeat("?")), strict=True)
     verdicts = list(
         map(refuse, repeat(rules), repeat(base_url), heads, queries, repeat(route))
     )

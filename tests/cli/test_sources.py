@@ -926,3 +926,25 @@ def test_a_part_refused_half_way_adds_nothing_and_the_others_are_imported(
     assert "well-formed" in err
     assert stored_paths(store) == ["/a", "/b", "/kept"]
     assert "2 skipped" in out
+
+
+def test_a_batch_adds_the_last_entry_of_each_path_the_store_lacks() -> None:
+    """An import's batch: each path once, as it was last given; a path the
+    store holds is left (counted), into an empty store and a filled one."""
+    from sitemap_middleware.cli.store import _new
+    from sitemap_middleware.model import UNDATED
+
+    when = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    first, last = Entry("/twice", UNDATED), Entry("/twice", when)
+    store = open_store("memory://")
+    try:
+        kept: list[int] = []
+        assert _new(store, [first, Entry("/a"), last], kept) == [last, Entry("/a")]
+        store.upsert([Entry("/a", when)])
+        assert _new(store, [Entry("/a"), first, last, Entry("/b")], kept) == [
+            last,
+            Entry("/b"),
+        ]
+        assert kept == [0, 1]
+    finally:
+        store.close()
