@@ -225,6 +225,10 @@ def is_random_id(segment: str) -> bool:
     return False
 
 
+# A segment of 16 characters or more: the shortest strip_secrets looks into.
+_LONG_SEGMENT = re.compile("[^/]{16}").search
+
+
 def strip_secrets(path: str, public_ids: bool = False) -> str | None:
     """Drop credential matrix parameters (``;jsessionid=...``) from a
     normalised path; ``None`` if a segment itself looks like a secret.
@@ -234,6 +238,10 @@ def strip_secrets(path: str, public_ids: bool = False) -> str | None:
     says the route's identifiers are public; a JSON Web Token is a credential
     either way.
     """
+    if ";" not in path and _LONG_SEGMENT(path) is None:
+        # No parameter to drop, no segment long enough for the checks below
+        # (the loop's verdict, without a list of segments): most paths.
+        return path
     segments = path.split("/")
     for index, segment in enumerate(segments):
         if ";" in segment:

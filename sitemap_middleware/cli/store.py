@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import replace
 from itertools import islice
+from operator import attrgetter
 from typing import TYPE_CHECKING, TypeVar
 
 import click
@@ -41,6 +42,7 @@ from .site import (
 # less an entry at a thousand than at its own 10,000 (an import of 10,000
 # plain URLs: 126k instructions an entry against 132k, callgrind).
 IMPORT_BATCH = 1000
+_PATH = attrgetter("path")
 
 if TYPE_CHECKING:
     from ..serving.server import Server
@@ -448,7 +450,7 @@ class _Allowed:
 
         entries = [item for item in items if type(item) is Entry]
         base, route = self._config.base_url, self._route
-        paths = [entry.path for entry in entries]
+        paths = list(map(_PATH, entries))
         refused = dict(refusals(self._policy, base, paths, route))
         if not refused and len(entries) == len(items):
             return entries
@@ -493,7 +495,9 @@ def _new(store: Store, entries: list[Entry], kept: list[int]) -> list[Entry]:
     the last of a path given many times: an import adds pages, it never
     overrules what visits recorded (a page's lastmod, fingerprint and
     title). How many were left goes to ``kept``."""
-    batch = {entry.path: entry for entry in entries}
+    batch = dict(zip(map(_PATH, entries), entries, strict=True))
     held = store.known(batch)
     kept.append(len(held))
+    if not held:  # a new site's import: every entry
+        return list(batch.values())
     return [entry for path, entry in batch.items() if path not in held]

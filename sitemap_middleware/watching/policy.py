@@ -109,7 +109,16 @@ class Globs:
         self.empty = not (exact or prefixes or words or others)
 
     def match(self, path: str) -> bool:
-        return self.anchored(path) or self.deeper(path)
+        """Whether a pattern matches: :meth:`anchored`, then :meth:`deeper`,
+        in one call (asked of every path of a bulk import)."""
+        if path in self._exact:
+            return True
+        prefixes = self._buckets.get(path[1:2], self._short)
+        if prefixes and path.startswith(prefixes):
+            return True
+        if self._regex is not None and self._regex.match(path) is not None:
+            return True
+        return self._segments is not None and self._segments(path, 1) is not None
 
     def anchored(self, path: str) -> bool:
         """Whether a pattern matches, the segment words looked for in the
@@ -187,8 +196,14 @@ class Policy:
 
     def is_own_path(self, path: str) -> bool:
         """Whether the middleware answers this path itself (robots.txt too:
-        what is sent there is the middleware's, even when the app's)."""
-        return self._claim(path) is not None
+        what is sent there is the middleware's, even when the app's). The
+        claim is asked only of a path that starts as one of them does, as
+        :meth:`request_skip` asks it: most paths are the app's."""
+        return (
+            path[1:2] in self._gate_initials
+            and path.startswith(self._gate)
+            and self._claim(path) is not None
+        )
 
     def request_skip(
         self,
@@ -250,7 +265,12 @@ class Policy:
 
     def path_skip(self, path: str) -> str | None:
         """Why a normalised path is never recorded, or ``None``."""
-        if self.is_own_path(path):
+        # is_own_path inlined: asked of every path of a bulk import.
+        if (
+            path[1:2] in self._gate_initials
+            and path.startswith(self._gate)
+            and self._claim(path) is not None
+        ):
             return Skipped.OWN_ENDPOINT
         if self._excluded.match(path):
             return Skipped.EXCLUDED

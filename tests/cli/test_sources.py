@@ -562,6 +562,41 @@ _LASTMODS = st.one_of(
     st.text(max_size=12),
 )
 _CHANGEFREQS = st.one_of(st.none(), st.sampled_from(["daily", "weekly", "Daily", ""]))
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(
+        st.one_of(
+            _LASTMODS.filter(lambda text: text is not None),
+            st.sampled_from(["2024-05-01", " 2024-05-01T10:00Z\n", "2099-01-01"]),
+        ),
+        max_size=8,
+    )
+)
+def test_the_dates_of_a_column_are_each_texts_date(texts: list[str]) -> None:
+    """A plain document's dates, read a column at a time, are what each text
+    read alone gives (``None`` where it is refused, ``UNDATED`` for none)."""
+    from sitemap_middleware.cli.entries import _date, _moments
+    from sitemap_middleware.model import UNDATED
+
+    now = datetime.now(timezone.utc)
+
+    def alone(text: str) -> datetime | None:
+        if not text:
+            return UNDATED
+        try:
+            return _date(text.strip(), now)
+        except ValueError:
+            return None
+
+    moments = _moments(texts, now)
+    assert {text: moments[text] for text in texts} == {t: alone(t) for t in texts}
+    for text in texts:
+        moment = moments[text]
+        assert moment is None or moment.tzinfo is not None
+
+
 _PRIORITIES = st.one_of(
     st.none(),
     st.sampled_from(["0.5", "1.0", "1", "0", "2", "-0.1", "nan", "x", "1e-1", ""]),
@@ -891,3 +926,25 @@ def test_a_part_refused_half_way_adds_nothing_and_the_others_are_imported(
     assert "well-formed" in err
     assert stored_paths(store) == ["/a", "/b", "/kept"]
     assert "2 skipped" in out
+
+
+def test_a_batch_adds_the_last_entry_of_each_path_the_store_lacks() -> None:
+    """An import's batch: each path once, as it was last given; a path the
+    store holds is left (counted), into an empty store and a filled one."""
+    from sitemap_middleware.cli.store import _new
+    from sitemap_middleware.model import UNDATED
+
+    when = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    first, last = Entry("/twice", UNDATED), Entry("/twice", when)
+    store = open_store("memory://")
+    try:
+        kept: list[int] = []
+        assert _new(store, [first, Entry("/a"), last], kept) == [last, Entry("/a")]
+        store.upsert([Entry("/a", when)])
+        assert _new(store, [Entry("/a"), first, last, Entry("/b")], kept) == [
+            last,
+            Entry("/b"),
+        ]
+        assert kept == [0, 1]
+    finally:
+        store.close()
