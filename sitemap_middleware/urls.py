@@ -225,8 +225,10 @@ def is_random_id(segment: str) -> bool:
     return False
 
 
-# A segment of 16 characters or more: the shortest strip_secrets looks into.
-_LONG_SEGMENT = re.compile("[^/]{16}").search
+# The shortest segment a secret may be (_RUN's 16 letters and digits; a JWT,
+# a UUID and _URLSAFE_RUN take more): strip_secrets looks into no shorter one.
+_SHORTEST_SECRET = 16
+_LONG_SEGMENT = re.compile(f"[^/]{{{_SHORTEST_SECRET}}}").search
 
 
 def strip_secrets(path: str, public_ids: bool = False) -> str | None:
@@ -248,7 +250,7 @@ def strip_secrets(path: str, public_ids: bool = False) -> str | None:
             name, *params = segment.split(";")
             kept = [p for p in params if not is_secret_name(p.partition("=")[0])]
             segment = segments[index] = ";".join([name, *kept])
-        if len(segment) < 16:
+        if len(segment) < _SHORTEST_SECRET:
             continue  # nothing below is this short
         if _JWT.search(segment) or (not public_ids and is_random_id(segment)):
             return None

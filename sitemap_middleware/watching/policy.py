@@ -109,16 +109,7 @@ class Globs:
         self.empty = not (exact or prefixes or words or others)
 
     def match(self, path: str) -> bool:
-        """Whether a pattern matches: :meth:`anchored`, then :meth:`deeper`,
-        in one call (asked of every path of a bulk import)."""
-        if path in self._exact:
-            return True
-        prefixes = self._buckets.get(path[1:2], self._short)
-        if prefixes and path.startswith(prefixes):
-            return True
-        if self._regex is not None and self._regex.match(path) is not None:
-            return True
-        return self._segments is not None and self._segments(path, 1) is not None
+        return self.anchored(path) or self.deeper(path)
 
     def anchored(self, path: str) -> bool:
         """Whether a pattern matches, the segment words looked for in the
@@ -265,12 +256,7 @@ class Policy:
 
     def path_skip(self, path: str) -> str | None:
         """Why a normalised path is never recorded, or ``None``."""
-        # is_own_path inlined: asked of every path of a bulk import.
-        if (
-            path[1:2] in self._gate_initials
-            and path.startswith(self._gate)
-            and self._claim(path) is not None
-        ):
+        if self.is_own_path(path):
             return Skipped.OWN_ENDPOINT
         if self._excluded.match(path):
             return Skipped.EXCLUDED
