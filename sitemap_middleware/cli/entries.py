@@ -13,7 +13,6 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from itertools import repeat
-from operator import attrgetter
 from typing import IO, Final, Literal
 from urllib.parse import parse_qsl, urlsplit
 from xml.etree.ElementTree import Element, ParseError, SubElement, XMLPullParser
@@ -464,47 +463,17 @@ _dated = functools.lru_cache(maxsize=4096)(_date)
 # priority from 0 to 1).
 _BAD: Final = "\x00"
 _NO_NUMBER: Final = -1.0
-_ZONE = attrgetter("tzinfo")
 
 
 def _moments(texts: Iterable[str], now: datetime) -> dict[str, datetime | None]:
     """Each distinct ``<lastmod>`` text of a column, as :func:`_date` reads
-    it (``None`` where it refuses it); ``""`` (no value) is :data:`UNDATED`.
-
-    The common forms (a date, a datetime with a zone) are read a column at a
-    time: a ``map`` of the same calls :func:`_date` makes; any other form,
-    and a column where one of them fails, a text at a time."""
-    distinct = set(texts)
-    distinct.discard("")
+    it (``None`` where it refuses it); ``""`` (no value) is :data:`UNDATED`."""
     moments: dict[str, datetime | None] = {"": UNDATED}
-    stripped = list(map(str.strip, distinct))
-    try:
-        if stripped and min(map(len, stripped)) <= len("2024-01"):
-            raise ValueError("a short form: _date reads those")
-        read = list(
-            map(
-                datetime.fromisoformat,
-                map(str.replace, stripped, repeat("Z"), repeat("+00:00")),
-            )
-        )
-    except ValueError:
-        for text, clean in zip(distinct, stripped, strict=True):
-            try:
-                moments[text] = _date(clean, now)
-            except ValueError:
-                moments[text] = None
-        return moments
-    values: list[datetime | None] = list(read)
-    if None in map(_ZONE, read):
-        for index, moment in enumerate(read):
-            if moment.tzinfo is None:
-                # A date alone names no zone (UTC, as _date reads it); a
-                # time without one is refused.
-                alone = len(stripped[index]) <= len("2024-01-01")
-                values[index] = moment.replace(tzinfo=timezone.utc) if alone else None
-    if max(filter(None, values), default=now) > now:
-        values = [moment and min(moment, now) for moment in values]
-    moments.update(zip(distinct, values, strict=True))
+    for text in set(texts).difference(moments):
+        try:
+            moments[text] = _date(text.strip(), now)
+        except ValueError:
+            moments[text] = None
     return moments
 
 

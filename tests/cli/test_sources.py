@@ -564,39 +564,6 @@ _LASTMODS = st.one_of(
 _CHANGEFREQS = st.one_of(st.none(), st.sampled_from(["daily", "weekly", "Daily", ""]))
 
 
-@settings(max_examples=300)
-@given(
-    st.lists(
-        st.one_of(
-            _LASTMODS.filter(lambda text: text is not None),
-            st.sampled_from(["2024-05-01", " 2024-05-01T10:00Z\n", "2099-01-01"]),
-        ),
-        max_size=8,
-    )
-)
-def test_the_dates_of_a_column_are_each_texts_date(texts: list[str]) -> None:
-    """A plain document's dates, read a column at a time, are what each text
-    read alone gives (``None`` where it is refused, ``UNDATED`` for none)."""
-    from sitemap_middleware.cli.entries import _date, _moments
-    from sitemap_middleware.model import UNDATED
-
-    now = datetime.now(timezone.utc)
-
-    def alone(text: str) -> datetime | None:
-        if not text:
-            return UNDATED
-        try:
-            return _date(text.strip(), now)
-        except ValueError:
-            return None
-
-    moments = _moments(texts, now)
-    assert {text: moments[text] for text in texts} == {t: alone(t) for t in texts}
-    for text in texts:
-        moment = moments[text]
-        assert moment is None or moment.tzinfo is not None
-
-
 _PRIORITIES = st.one_of(
     st.none(),
     st.sampled_from(["0.5", "1.0", "1", "0", "2", "-0.1", "nan", "x", "1e-1", ""]),
