@@ -151,7 +151,10 @@ class ASGISitemapMiddleware(SitemapBase):
                 await site(scope, receive, send)
                 return
         watcher = self.watcher
-        reason = watcher.request_skip(
+        # A bound method held in an attribute is called from a local: Python
+        # 3.11 specializes that call, not a method call of the attribute.
+        request_skip = watcher.request_skip
+        reason = request_skip(
             method,
             path,
             host,  # looked up as sent: decoded only the first time
@@ -204,7 +207,8 @@ class ASGISitemapMiddleware(SitemapBase):
         watch.root = root
         watch.send = send
         watch.noting = False
-        await self.app(scope, receive, watch.send_watched)
+        app = self.app  # a local's call is specialized (above)
+        await app(scope, receive, watch.send_watched)
 
     def _crawled(
         self, scope: Scope, path: str, root: str, engine: str, send: Send
@@ -325,15 +329,18 @@ class _Watch(Recording):
                 self.body.append(chunk)
                 self.size += len(chunk)
             if not message.get("more_body", False):
-                await self.send(message)
+                send = self.send  # a local's call is specialized, a slot's not
+                await send(message)
                 # Sent in full: a client gone mid-body raised above instead
                 # (noting stops here: the page is handed over once).
                 self.noting = False
                 self.done = True
                 self.seen = _now()
-                self._watcher.put(self)
+                put = self._watcher.put  # (as send)
+                put(self)
                 return
-        await self.send(message)
+        send = self.send  # (above)
+        await send(message)
 
 
 def _locate(scope: Mapping[str, Any], path: str, root: str) -> tuple[str, str, bool]:

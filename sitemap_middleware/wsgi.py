@@ -103,7 +103,10 @@ class SitemapMiddleware(SitemapBase):
             host = environ.get("SERVER_NAME", "")
         method: str = environ["REQUEST_METHOD"]
         watcher = self.watcher
-        reason = watcher.request_skip(
+        # A bound method held in an attribute is called from a local: Python
+        # 3.11 specializes that call, not a method call of the attribute.
+        request_skip = watcher.request_skip
+        reason = request_skip(
             method,
             path,
             host,
@@ -143,23 +146,26 @@ class SitemapMiddleware(SitemapBase):
         watch = _Watch()
         watch.state = environ
         watch.key = path
-        watch.root = ""  # WSGI has no mount prefix of its own
         watch.send = start_response
         watch._watcher = watcher
         watch.started = _LATER
-        body = self.app(environ, watch.start_response)
+        app = self.app  # a local's call is specialized (above)
+        body = app(environ, watch.start_response)
         started = watch.started
         if started is None:
             return body
         kind = type(body)
         # A list or tuple (not a subclass, which may have a close()): never
-        # the server's file wrapper.
-        if kind is list or kind is tuple:
-            if started is _NOTING and not watch.size:  # started, nothing written
-                # Its chunks are known: the body noted is the app's own list
-                # (a tuple's a list of the same chunks), no chunk copied.
-                # (mypy does not narrow body by its kind.)
-                watch.body = body if kind is list else list(body)  # type: ignore[assignment]
+        # the server's file wrapper. Started, nothing written: its chunks are
+        # known, the body noted is the app's own list (a tuple's a list of the
+        # same chunks), no chunk copied. A list is asked first: most are.
+        if kind is list:
+            if started is _NOTING and not watch.size:
+                watch.body = body  # type: ignore[assignment]  # mypy: no narrowing
+                return watch
+        elif kind is tuple:
+            if started is _NOTING and not watch.size:
+                watch.body = list(body)
                 return watch
         elif kind is environ.get("wsgi.file_wrapper"):
             # Left unwrapped, so that the server may send the file itself.
@@ -286,6 +292,7 @@ class _Watch(Recording):
 
     __slots__ = ("send", "started", "write")
 
+    root = ""  # WSGI has no mount prefix of its own: no store per request
     send: StartResponse
     started: object
     # For a page recorded: the server's write.
@@ -301,14 +308,19 @@ class _Watch(Recording):
         except KeyError:
             code = _code(status)
         started = self._watcher.start(self.state, self.key, code, headers, "", self)
-        self.started = None if started is None else _NOTING
-        if exc_info is None:
-            write = self.send(status, headers)
-        else:
-            write = self.send(status, headers, exc_info)
+        send = self.send  # a local's call is specialized, a slot's method call not
+        # What the response is to record is set before the server is told,
+        # which may raise (PEP 3333's exc_info once the headers are sent).
         if started is None:
-            return write
-        self.write = write
+            self.started = None
+            if exc_info is None:
+                return send(status, headers)
+            return send(status, headers, exc_info)
+        self.started = _NOTING
+        if exc_info is None:
+            self.write = send(status, headers)
+        else:
+            self.write = send(status, headers, exc_info)
         return self  # noting, then writing: no bound method made per page
 
     def __call__(self, chunk: bytes) -> object:
@@ -333,7 +345,8 @@ class _Watch(Recording):
         if not self.done:
             self.done = True
             self.seen = _now()
-            self._watcher.put(self)
+            put = self._watcher.put  # a local's call is specialized (above)
+            put(self)
 
     def close(self) -> None:
         # A list has no close() to call.

@@ -119,7 +119,10 @@ class Watcher:
         its request in a recording of its own passes it, its ``state``,
         ``key``, ``root`` and ``_watcher`` set: it is the one returned, none
         is built."""
-        action = self._action(status, headers)
+        # A bound method held in an attribute is called from a local: Python
+        # 3.11 specializes that call, not a method call of the attribute.
+        action_of = self._action
+        action = action_of(status, headers)
         if action not in _ACTING:
             next(self._tally[action])  # count(action), without a call
             return None

@@ -24,7 +24,12 @@ the minimal middleware's; the targets: json <= 1.6x, known <= 1.7x, new <= 2x
     python tests/benchmarks/instructions.py --only wsgi --case known  # one figure
 
 ``new`` varies by about 1k instructions between runs (the writer thread takes
-the GIL from the request thread at times).
+the GIL from the request thread at times), the other cases by less. With
+``--stopped`` the writer thread is never started: what is queued stays queued
+(the garbage collector walks it, as a lagging writer's backlog), and every run
+counts the same::
+
+    python tests/benchmarks/instructions.py --n 1000 --stopped
 
 A measurement, not a test: the exit status is 0 whatever the figures. ``--child``
 is the entry point of the measured processes.
@@ -213,7 +218,12 @@ def _scope(path: str) -> dict[str, Any]:
     }
 
 
-def child(stack: str, variant: str, case: str, n: int) -> None:
+def child(stack: str, variant: str, case: str, n: int, stopped: bool) -> None:
+    if stopped:
+        from sitemap_middleware.recording.recorder import Recorder
+
+        # The first request starts the writer through this: it never runs.
+        Recorder.start = lambda self: None  # type: ignore[method-assign]
     app = _build(stack, variant)
     if case == "json":
         paths = [f"/items/{i}" for i in range(n)]
@@ -273,9 +283,11 @@ def child(stack: str, variant: str, case: str, n: int) -> None:
 # -- the driver ----------------------------------------------------------------
 
 
-def _instructions(stack: str, variant: str, case: str, n: int) -> int:
+def _instructions(stack: str, variant: str, case: str, n: int, stopped: bool) -> int:
     # The request thread's only: the writer's work on a page is left out.
-    return counted(__file__, "--child", stack, variant, case, str(n), first_thread=True)
+    more = ["--stopped"] if stopped else []
+    args = ("--child", stack, variant, case, str(n), *more)
+    return counted(__file__, *args, first_thread=True)
 
 
 def main() -> None:
@@ -286,21 +298,25 @@ def main() -> None:
     parser.add_argument(
         "--case", choices=CASES, action="append", help="a case (repeatable)"
     )
+    parser.add_argument(
+        "--stopped", action="store_true", help="never start the writer thread"
+    )
     args = parser.parse_args()
     if args.child:
         stack, variant, case, n = args.child
-        child(stack, variant, case, int(n))
+        child(stack, variant, case, int(n), args.stopped)
         return
     n = args.n
-    print(f"instructions per request (callgrind, {n} and {5 * n} requests)")
+    stopped = ", the writer stopped" if args.stopped else ""
+    print(f"instructions per request (callgrind, {n} and {5 * n} requests{stopped})")
     header = f"{'stack':6} {'case':6} {'bare':>8} {'+minimal':>9} {'+sitemap':>9}"
     print(f"{header}  ratio  target")
     for stack in [args.only] if args.only else STACKS:
         for case in args.case or CASES:
             per = {}
             for variant in VARIANTS:
-                low = _instructions(stack, variant, case, n)
-                high = _instructions(stack, variant, case, 5 * n)
+                low = _instructions(stack, variant, case, n, args.stopped)
+                high = _instructions(stack, variant, case, 5 * n, args.stopped)
                 per[variant] = (high - low) / (4 * n)
             minimal = per["minimal"] - per["bare"]
             ours = per["sitemap"] - per["bare"]

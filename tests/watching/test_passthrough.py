@@ -4,6 +4,7 @@ close() called once, the same ASGI messages in the same order."""
 from __future__ import annotations
 
 import asyncio
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -349,4 +350,39 @@ def test_a_failing_route_finder_leaves_the_response_whole(
     assert middleware.flush()
     assert middleware.store.count() == 0
     assert "sitemap watcher failed on '/page'" in caplog.text
+    middleware.close()
+
+
+def test_wsgi_error_after_start_passes_exc_info_and_records_nothing() -> None:
+    """An app that fails after starting a page calls start_response again with
+    exc_info (PEP 3333): the server gets the same triple and the new status,
+    and the page started first is not recorded."""
+    error = b"<html><body>error</body></html>"
+
+    def app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+        start_response("200 OK", [("Content-Type", "text/html")])
+        try:
+            raise RuntimeError("the view failed")
+        except RuntimeError:
+            start_response(
+                "500 Internal Server Error",
+                [("Content-Type", "text/html")],
+                sys.exc_info(),
+            )
+        return [error]
+
+    calls: list[tuple[str, Any]] = []
+
+    def start_response(status: str, headers: Any, exc_info: Any = None) -> None:
+        calls.append((status, exc_info))
+
+    middleware = SitemapMiddleware(app, CONFIG)
+    result = middleware(_environ(), start_response)
+    assert b"".join(result) == error
+    assert [status for status, _ in calls] == ["200 OK", "500 Internal Server Error"]
+    assert calls[0][1] is None
+    assert calls[1][1] is not None and isinstance(calls[1][1][1], RuntimeError)
+    assert middleware.flush()
+    assert middleware.store.count() == 0
+    assert middleware.stats()["skipped"].get("status") == 1
     middleware.close()
