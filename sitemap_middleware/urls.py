@@ -7,6 +7,7 @@ parameters apart from what names a page. Never raises on what a page says.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from urllib.parse import SplitResult, parse_qsl, quote, urlencode, urljoin, urlsplit
@@ -269,7 +270,16 @@ def canonical_origin(parts: SplitResult) -> str | None:
     or ``None`` when it has none: scheme and host lower-cased, the host IDNA
     encoded (RFC 3986 §6.2.3, RFC 5891), an IPv6 literal in its RFC 5952 form,
     the default port left out. A URL with a user part names no origin here."""
-    scheme = parts.scheme.lower()
+    return _origin(parts.scheme, parts.netloc)
+
+
+# A site's pages name a few origins, over and over (their own in every
+# canonical link): each worked out once. Bounded: a page may name any.
+@functools.lru_cache(maxsize=256)
+def _origin(scheme: str, netloc: str) -> str | None:
+    """:func:`canonical_origin` of a URL's scheme and netloc."""
+    parts = SplitResult(scheme, netloc, "", "", "")
+    scheme = scheme.lower()
     if scheme not in DEFAULT_PORTS or "@" in parts.netloc:
         return None
     hostname = parts.hostname
@@ -328,6 +338,7 @@ def canonical_target(
     return target
 
 
+@functools.lru_cache(maxsize=16)  # a process has a base URL a site
 def split_base_url(url: str) -> tuple[str, str]:
     """Split a validated ``base_url`` into origin and path prefix (no trailing /)."""
     parts = urlsplit(url)

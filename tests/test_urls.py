@@ -533,3 +533,21 @@ def test_strip_secrets_gives_what_each_segment_in_turn_gives(
     assert strip_secrets(path, public_ids) == _stripped_segment_by_segment(
         path, public_ids
     )
+
+
+def test_an_origin_is_the_same_however_many_hosts_pages_name() -> None:
+    # Origins are worked out once each, in a bounded cache: past its bound,
+    # every host still gets its own, in any order.
+    from urllib.parse import urlsplit
+
+    from sitemap_middleware.urls import canonical_origin
+
+    hosts = [f"Host{i}.Example.COM" for i in range(600)]
+    for order in (hosts, hosts[::-1], hosts):
+        for host in order:
+            origin = canonical_origin(urlsplit(f"HTTPS://{host}:443/a"))
+            assert origin == f"https://{host.lower()}"
+        assert canonical_origin(urlsplit("https://user@host0.example.com/")) is None
+        assert canonical_origin(urlsplit("https://host0.example.com:8443/")) == (
+            "https://host0.example.com:8443"
+        )
