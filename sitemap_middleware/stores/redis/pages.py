@@ -573,16 +573,22 @@ def _beside(pipe: Pipeline, keys: tuple[str, str], changes: Iterable[Change]) ->
     """Queue the titles and descriptions of a plan's rows, each in its hash
     of ``keys``: a new row without one forgets what a removed row of its
     path left behind."""
-    said: tuple[dict[str, str], dict[str, str]] = ({}, {})
-    unsaid: tuple[list[str], list[str]] = ([], [])
+    titles: dict[str, str] = {}
+    descriptions: dict[str, str] = {}
+    untitled: list[str] = []
+    undescribed: list[str] = []
+    # Two columns written out, not a loop over them: a bulk load's hot loop.
     for path, _, row, new in changes:
-        for known, unknown, value in zip(
-            said, unsaid, (row.title, row.description), strict=True
-        ):
-            if value is not None:
-                known[path] = value
-            elif new:
-                unknown.append(path)
+        title, description = row.title, row.description
+        if title is not None:
+            titles[path] = title
+        elif new:
+            untitled.append(path)
+        if description is not None:
+            descriptions[path] = description
+        elif new:
+            undescribed.append(path)
+    said, unsaid = (titles, descriptions), (untitled, undescribed)
     for key, known, unknown in zip(keys, said, unsaid, strict=True):
         if unknown:
             evaluate(pipe, lua.FORGET, [key], [nul_ended(unknown)])
