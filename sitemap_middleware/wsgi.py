@@ -308,19 +308,17 @@ class _Watch(Recording):
         except KeyError:
             code = _code(status)
         started = self._watcher.start(self.state, self.key, code, headers, "", self)
-        send = self.send  # a local's call is specialized, a slot's method call not
         # What the response is to record is set before the server is told,
         # which may raise (PEP 3333's exc_info once the headers are sent).
-        if started is None:
-            self.started = None
-            if exc_info is None:
-                return send(status, headers)
-            return send(status, headers, exc_info)
-        self.started = _NOTING
+        self.started = None if started is None else _NOTING
+        send = self.send  # a local's call is specialized, a slot's method call not
         if exc_info is None:
-            self.write = send(status, headers)
+            write = send(status, headers)
         else:
-            self.write = send(status, headers, exc_info)
+            write = send(status, headers, exc_info)
+        if started is None:
+            return write
+        self.write = write
         return self  # noting, then writing: no bound method made per page
 
     def __call__(self, chunk: bytes) -> object:

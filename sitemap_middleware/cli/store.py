@@ -498,6 +498,4 @@ def _new(store: Store, entries: list[Entry], kept: list[int]) -> list[Entry]:
     batch = dict(zip(map(_PATH, entries), entries, strict=True))
     held = store.known(batch)
     kept.append(len(held))
-    if not held:  # a new site's import: every entry
-        return list(batch.values())
     return [entry for path, entry in batch.items() if path not in held]

@@ -134,19 +134,15 @@ def refusals(
     it would be stored with) that it refuses, with its position (a bulk
     import's batch). Each path is asked of the rule itself: a faster search
     for the paths that may be refused would be a second home for the rule."""
-    if not paths:
-        return
     # A column at a time (a map of the same calls, no loop body per path):
     # a bulk import asks it of every URL, and refuses few.
     heads: Iterable[str] = paths
     queries: Iterable[str] = repeat("")
     if "?" in "".join(paths):  # else each path is its own, with no query
         heads, _, queries = zip(*map(str.partition, paths, repeat("?")), strict=True)
-    verdicts = list(
-        map(refuse, repeat(rules), repeat(base_url), heads, queries, repeat(route))
+    verdicts = map(
+        refuse, repeat(rules), repeat(base_url), heads, queries, repeat(route)
     )
-    if verdicts.count(None) == len(verdicts):
-        return
     for index, refused in enumerate(verdicts):
         if refused is not None:
             yield index, refused
