@@ -316,26 +316,52 @@ def canonical_target(
     is ``https://example.com/a``. Never raises on what a page says.
     """
     home, prefix = split_base_url(base_url)
-    try:
-        # urllib raises ValueError on "http://[x" and on a host that NFKC
-        # normalisation changes ("a\uff0fb"): no URL at all.
-        parts = urlsplit(urljoin(f"{home}{prefix}{page}", href.strip()))
-    except ValueError:
-        return None
-    if canonical_origin(parts) != home:
-        return None
+    link = rest = href.strip()
+    plain = _is_origin(home)  # as a checked base URL's is
+    if plain and link.startswith(home):
+        rest = link[len(home) :]  # a link to this origin, as written
+    if plain and _SAME_ORIGIN_PATH.fullmatch(rest) and "/." not in rest:
+        # A path of this origin with nothing urljoin would resolve (a dot
+        # segment) or urlsplit would drop (a tab, a line break, an empty
+        # ";" part): its path and query as written, which is what they would
+        # give (tests/test_urls.py compares the two). Most canonical links,
+        # images and alternates are of this form.
+        written, _, query = rest.partition("#")[0].partition("?")
+    else:
+        try:
+            # urllib raises ValueError on "http://[x" and on a host that NFKC
+            # normalisation changes ("a\uff0fb"): no URL at all.
+            parts = urlsplit(urljoin(f"{home}{prefix}{page}", link))
+        except ValueError:
+            return None
+        if canonical_origin(parts) != home:
+            return None
+        written, query = parts.path, parts.query
     # RFC 3986 §6.2.3: an empty http(s) path is "/". Lone surrogates (a WSGI
     # header that was never bytes) become bytes that are not UTF-8: refused.
-    raw = (parts.path or "/").encode("utf-8", "surrogatepass").decode("latin-1")
+    raw = (written or "/").encode("utf-8", "surrogatepass").decode("latin-1")
     path = normalise_path(raw)
     if path is None or not path.startswith(prefix + "/"):
         return None
     path = path[len(prefix) :]
-    query = filter_query(parts.query, allowed)
+    query = filter_query(query, allowed)
     target = f"{path}?{query}" if query else path
     if len(base_url) + len(target) > MAX_URL_LENGTH:
         return None
     return target
+
+
+# A root-relative link whose first segment is not empty (that would be a
+# network-path reference, RFC 3986 §4.2), without a character urlsplit drops
+# or a ";" (urlparse's parameters, rejoined without an empty one).
+_SAME_ORIGIN_PATH = re.compile(r"/(?:[^/\t\n\r;][^\t\n\r;]*)?")
+
+
+@functools.lru_cache(maxsize=16)  # a process has a base URL a site
+def _is_origin(home: str) -> bool:
+    """Whether ``home`` is its own canonical origin."""
+    scheme, _, netloc = home.partition("://")
+    return _origin(scheme, netloc) == home
 
 
 @functools.lru_cache(maxsize=16)  # a process has a base URL a site

@@ -8,7 +8,7 @@ import uuid
 from urllib.parse import quote, unquote_to_bytes
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sitemap_middleware.urls import (
@@ -248,6 +248,41 @@ def test_canonical_target_never_raises(text: str, scheme: str) -> None:
         assert target.startswith("/") and target.isascii()
 
 
+# Pieces of a link that change how urllib reads it, and a few plain ones;
+# mostly after a "/", as the links read without urllib are.
+_LINK_PIECES = ["/", ".", "..", "?", "#", ";", "%2e", "%2F", "a", "\\", ":", "@"]
+_LINK_TEXT = st.lists(
+    st.sampled_from([*_LINK_PIECES, "=", "&", "é", "~", " ", "\t", "\n"]),
+    max_size=10,
+).map("".join)
+_LINKS = st.one_of(_LINK_TEXT.map("/".__add__), _LINK_TEXT)
+_ORIGINS = st.sampled_from(
+    [
+        "https://www.example.com",
+        "https://WWW.example.com",
+        "http://www.example.com",
+        "https://www.example.com:443",
+        "https://www.example.com.evil",
+        "//www.example.com",
+    ]
+)
+
+
+@settings(max_examples=500)
+@given(st.one_of(st.just(""), _ORIGINS), _LINKS)
+@example("", "/a/%2e/../b")  # urljoin takes ".." to undo "%2e", not "a"
+@example("https://www.example.com", "/a;?q=1")  # an empty ";" part goes
+def test_a_plain_link_reads_as_urllib_reads_it(origin: str, rest: str) -> None:
+    """A link of this origin that urljoin would leave as written is read
+    without it: the same target as the same link that urllib alone reads
+    (a tab inside, which urlsplit drops, sends a link to urllib)."""
+    base = "https://www.example.com"
+    through_urllib = origin + rest[:1] + "\t" + rest[1:]
+    assert canonical_target(origin + rest, base, "/a/b", ALL) == canonical_target(
+        through_urllib, base, "/a/b", ALL
+    )
+
+
 ALL = frozenset({"page", "q"})
 
 
@@ -263,6 +298,12 @@ ALL = frozenset({"page", "q"})
 )
 def test_equivalent_origins_name_the_same_page(href: str) -> None:
     assert canonical_target(href, "https://www.example.com", "/a", ALL) == "/a"
+
+
+def test_a_base_url_not_in_canonical_form_names_no_page() -> None:
+    # A checked base URL is; canonical_target compares origins canonical.
+    assert canonical_target("/a", "https://WWW.example.com", "/b", ALL) is None
+    assert canonical_target("/a", "https://www.example.com", "/b", ALL) == "/a"
 
 
 def test_idna_hosts_compare_encoded() -> None:
