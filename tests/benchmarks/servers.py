@@ -3,7 +3,10 @@ wrapped by the sitemap middleware, every request a page never seen before.
 
 Stacks: gunicorn (sync workers) serving a Flask app, and uvicorn serving a
 Starlette app. Each answers ``/page/<n>`` with an HTML page of about 2 KiB
-that depends on ``n`` alone; wrapped, the middleware records it (``sqlite://``
+that depends on ``n`` alone (its head, ``--head``: ``plain``, a charset and a
+title; ``seo``, what a blog's template writes besides: a canonical link, a
+description, Open Graph and Twitter cards, a stylesheet and a script);
+wrapped, the middleware records it (``sqlite://``
 store in a fresh temporary folder by default, as the acceptance tests run),
 each one (no limit on new URLs a minute).
 
@@ -34,6 +37,7 @@ Run it from the repository root with the project's virtualenv::
     python tests/benchmarks/servers.py --workers 2 --connections 4
     python tests/benchmarks/servers.py --only uvicorn --rounds 5
     python tests/benchmarks/servers.py --store memory://
+    python tests/benchmarks/servers.py --head seo
 
 As a module, ``servers:app`` is the server's entry point (``BENCH_STACK``
 ``wsgi`` or ``asgi``; ``BENCH_STORE`` empty for the bare app). It is a
@@ -66,13 +70,37 @@ TARGET = 1.25
 P99_TARGET = 1.5
 
 
+# The head of every page (--head): "plain", a charset and a title; "seo", what
+# a blog's template writes besides (its canonical link, a description, Open
+# Graph and Twitter cards, a stylesheet, a script).
+HEADS = {
+    "plain": "<meta charset=utf-8><title>Page {n}</title>",
+    "seo": (
+        '<meta charset="utf-8"><title>Page {n} | Example</title>'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="description" content="What page {n} is about, in a line.">'
+        '<link rel="canonical" href="{base}/page/{n}">'
+        '<meta property="og:type" content="article">'
+        '<meta property="og:title" content="Page {n}">'
+        '<meta property="og:description" content="What page {n} is about.">'
+        '<meta property="og:url" content="{base}/page/{n}">'
+        '<meta name="twitter:card" content="summary">'
+        '<link rel="stylesheet" href="/static/site.css">'
+        '<script src="/static/site.js" defer></script>'
+    ),
+}
+
+
 def body(n: int) -> bytes:
-    """The page of ``n``: about 2 KiB of HTML that depends only on ``n``."""
+    """The page of ``n``: about 2 KiB of HTML that depends only on ``n`` (and
+    on ``BENCH_HEAD``, ``BENCH_BASE_URL``: the same in the server and here)."""
     words = " ".join(f"word{(n * 7 + i) % 997}" for i in range(200))
+    head = HEADS[os.environ.get("BENCH_HEAD", "plain")].format(
+        n=n, base=os.environ.get("BENCH_BASE_URL", "")
+    )
     return (
-        f"<!doctype html><html lang=en><head><meta charset=utf-8>"
-        f"<title>Page {n}</title></head><body><main><h1>Page {n}</h1>"
-        f"<p>{words}</p></main></body></html>"
+        f"<!doctype html><html lang=en><head>{head}</head><body><main>"
+        f"<h1>Page {n}</h1><p>{words}</p></main></body></html>"
     ).encode()
 
 
@@ -235,15 +263,25 @@ def command(server: str, port: int, workers: int) -> list[str]:
 
 
 def run(
-    server: str, wrapped: bool, store: str, urls: int, workers: int, connections: int
+    server: str,
+    wrapped: bool,
+    store: str,
+    urls: int,
+    workers: int,
+    connections: int,
+    head: str = "plain",
 ) -> Run:
     port = free_port()
+    # The client checks each page against body(), which reads these too.
+    os.environ["BENCH_BASE_URL"] = f"http://127.0.0.1:{port}"
+    os.environ["BENCH_HEAD"] = head
     with tempfile.TemporaryDirectory() as folder:
         env = {
             **os.environ,
             "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)]),
             "BENCH_STACK": "wsgi" if server == "gunicorn" else "asgi",
             "BENCH_BASE_URL": f"http://127.0.0.1:{port}",
+            "BENCH_HEAD": head,
             "BENCH_STORE": store.format(folder=folder) if wrapped else "",
         }
         before = children_cpu()
@@ -304,6 +342,7 @@ def main() -> None:
         "--connections", type=int, default=1, help="the load generator's clients"
     )
     parser.add_argument("--only", default="gunicorn,uvicorn", help="gunicorn,uvicorn")
+    parser.add_argument("--head", default="plain", choices=sorted(HEADS))
     parser.add_argument(
         "--store",
         default="sqlite:///{folder}/sitemap.sqlite3",
@@ -313,7 +352,7 @@ def main() -> None:
     print(
         f"{args.urls:,} new pages a run, {args.rounds} rounds bare/wrapped,"
         f" {args.workers} worker(s), {args.connections} connection(s),"
-        f" store {args.store}"
+        f" store {args.store}, {args.head} heads"
     )
     print(
         f"{'server':<9} {'bare us':>8} {'wrapped us':>10} {'ratio':>6} {'target':>7}"
@@ -332,6 +371,7 @@ def main() -> None:
                         args.urls,
                         args.workers,
                         args.connections,
+                        args.head,
                     )
                 )
         cpu = {w: statistics.median(r.cpu for r in runs[w]) for w in runs}
