@@ -24,7 +24,7 @@ from ..model import Entry, PartInfo
 from ..paths import INDEX, PART, TEXT_INDEX, TEXT_PART
 from ..sections import DEFAULT, DEFAULT_LABEL, NAME, label
 from ..stores import Store
-from ..stores.contract import Shared, Snapshot
+from ..stores.contract import Adds, Shared, Snapshot
 from ..urls import canonical_target
 from .options import Target, common_options
 from .site import (
@@ -406,10 +406,10 @@ def import_(
             ):
                 items = iter(bar)
                 while batch := list(islice(items, IMPORT_BATCH)):
-                    new = _new(site.store, allowed(batch), kept)
+                    new = allowed(batch)
                     if into:
                         new = [replace(entry, section=into) for entry in new]
-                    written += site.store.upsert(new)
+                    written += _add(site.store, new, kept)
         except SourceError as exc:
             fail(str(exc), Exit.SOURCE)
         added = site.store.count() - before
@@ -488,6 +488,22 @@ def _paused_gc() -> Iterator[None]:
         yield
     finally:
         gc.enable()
+
+
+def _add(store: Store, entries: list[Entry], kept: list[int]) -> int:
+    """Write the entries whose path ``store`` does not hold, the last of a
+    path given many times: an import adds pages, it never overrules what
+    visits recorded (a page's lastmod, fingerprint and title). A store that
+    ``Adds`` decides it in the write's own transaction, so that a page
+    recorded meanwhile is left too; any other is asked first (:func:`_new`).
+    How many were left goes to ``kept``; how many were written is returned."""
+    if isinstance(store, Adds):
+        written = store.add(entries)
+        kept.append(len(set(map(_PATH, entries))) - written)
+        return written
+    new = _new(store, entries, kept)
+    store.upsert(new)
+    return len(new)
 
 
 def _new(store: Store, entries: list[Entry], kept: list[int]) -> list[Entry]:

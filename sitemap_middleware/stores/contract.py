@@ -67,6 +67,18 @@ class Store(Protocol):
         """Release connections; the store reopens lazily if used again."""
 
 
+@runtime_checkable
+class Adds(Protocol):
+    """Writes that only add pages (the ``import`` command's): a path the store
+    holds is left as it is, decided in the write's own transaction, so that a
+    page a visit records meanwhile is never overruled. A store without it is
+    asked ``known`` first, then written."""
+
+    def add(self, entries: Iterable[Entry]) -> int:
+        """Write the entries whose paths the store does not hold; how many of
+        them it wrote (each path once, its last entry)."""
+
+
 # A page as the site map shows it: path, route, title, description and lastmod
 # (epoch seconds; UNDATED_SECONDS for none claimed), as the store keeps them.
 Listed = tuple[str, str | None, str | None, str | None, int]

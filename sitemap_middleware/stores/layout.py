@@ -391,6 +391,12 @@ def leaving(rows: Iterable[Stored]) -> dict[int, Totals]:
     return parts
 
 
+def unstored(batch: dict[str, Entry], old: Mapping[str, Stored]) -> dict[str, Entry]:
+    """The entries of ``batch`` an add writes: those whose path the stored rows
+    read in the write (``old``) do not hold (``Adds``)."""
+    return {path: entry for path, entry in batch.items() if path not in old}
+
+
 def batches(entries: Iterable[Entry], size: int = BATCH) -> Iterator[dict[str, Entry]]:
     """De-duplicated batches of at most ``size`` entries, in the order given."""
     batch: dict[str, Entry] = {}

@@ -915,3 +915,32 @@ def test_a_batch_adds_the_last_entry_of_each_path_the_store_lacks() -> None:
         assert kept == [0, 1]
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("uri", ["memory://", "example:///{folder}/shelf"])
+def test_an_import_batch_is_written_alike_with_or_without_the_stores_add(
+    uri: str, tmp_path: Path
+) -> None:
+    """The import's write: a store that ``Adds`` decides in its write which
+    paths it holds, any other is asked first; either way each path once, as
+    last given, a held one left as it was and counted."""
+    import support.example_store  # noqa: F401 - registers example://
+
+    from sitemap_middleware.cli.store import _add
+    from sitemap_middleware.model import UNDATED
+    from sitemap_middleware.stores.contract import Adds
+
+    when = datetime(2024, 5, 1, tzinfo=timezone.utc)
+    store = open_store(uri.format(folder=tmp_path))
+    try:
+        assert isinstance(store, Adds) == uri.startswith("memory")
+        store.upsert([Entry("/a", when, "seen", title="As served")])
+        kept: list[int] = []
+        offered = [Entry("/b", UNDATED), Entry("/a"), Entry("/b", when)]
+        assert _add(store, offered, kept) == 1
+        assert kept == [1]
+        rows = {e.path: e for p in store.parts() for e in store.entries(p.number)}
+        assert (rows["/a"].fingerprint, rows["/a"].title) == ("seen", "As served")
+        assert rows["/b"].lastmod == when
+    finally:
+        store.close()

@@ -15,7 +15,7 @@ from psycopg_pool import ConnectionPool
 
 from ...errors import StoreError
 from ...model import Entry
-from .. import hreflang
+from .. import hreflang, layout
 from ..base import StoreBase
 from ..hreflang import Settled
 from ..layout import batches, leaving, now
@@ -82,13 +82,23 @@ class PagesMixin(_Store):
     # (_copied).
 
     def upsert(self, entries: Iterable[Entry]) -> int:
+        return self._upserts(entries, adding=False)
+
+    def add(self, entries: Iterable[Entry]) -> int:
+        return self._upserts(entries, adding=True)
+
+    def _upserts(self, entries: Iterable[Entry], adding: bool) -> int:
         changed = 0
         for batch in batches(entries):
             with self._borrow() as conn, conn.transaction():
-                changed += self._upsert(conn, batch)
+                changed += self._upsert(conn, batch, adding)
         return changed
 
-    def _upsert(self, conn: psycopg.Connection[Any], batch: dict[str, Entry]) -> int:
+    def _upsert(
+        self, conn: psycopg.Connection[Any], batch: dict[str, Entry], adding: bool
+    ) -> int:
+        """Write a batch: how many rows changed, or for an add (``adding``),
+        how many of its entries were written."""
         if self._unread and not any(entry.alternates for entry in batch.values()):
             # After a batch of new paths alone, the next is copied in as one
             # too, without reading first (a bulk load's): a path stored after
@@ -96,15 +106,17 @@ class PagesMixin(_Store):
             # (the meta row's lock goes with it), the batch is written again
             # from a read.
             try:
-                return self._copied(conn, batch)
+                changed = self._copied(conn, batch)
             except psycopg.errors.UniqueViolation:
                 conn.execute("ROLLBACK TO SAVEPOINT unread")
+            else:
+                return len(batch) if adding else changed
         # Pipelined: statements go out without waiting for the ones before;
         # the new rows are copied in once it is over (COPY leaves pipeline
         # mode), in the same transaction.
         new: list[tuple[Any, ...]] = []
         with conn.pipeline():
-            changed = self._pipelined(conn, batch, new)
+            changed = self._pipelined(conn, batch, new, adding)
         if new:
             with conn.cursor() as cur, cur.copy(self._sql(_COPY)) as copy:
                 copy.set_types(_COPY_TYPES)
@@ -155,6 +167,7 @@ class PagesMixin(_Store):
         conn: psycopg.Connection[Any],
         batch: dict[str, Entry],
         new: list[tuple[Any, ...]],
+        adding: bool,
     ) -> int:
         """:meth:`_upsert` but for the new rows, which go to ``new``."""
         current = now()
@@ -193,6 +206,8 @@ class PagesMixin(_Store):
             found += [read.fetchall() for read in reads[1:]]
             for rows in found:
                 _take(rows, old, sizes)
+            if adding:
+                batch = layout.unstored(batch, old)
             self._read_members(conn, hreflang.members(batch, old), old, sizes)
             settled = self._settle(batch, old)
         in_runs = settled._replace(rewrites={})
@@ -200,14 +215,20 @@ class PagesMixin(_Store):
         # (the plan one call would make), so that the server writes a run while
         # the next is planned. A bad entry still fails its whole batch: its
         # error rolls back the transaction.
+        written = 0
         for index, run in enumerate(runs):
             _take(found[index], old, sizes)
+            if adding:
+                run = layout.unstored(run, old)
+                written += len(run)
             todo = self._plan(run, old, sizes, number, current, in_runs, opened)
             if not index and not eager:
                 found += [read.fetchall() for read in reads[1:]]
             seq = self._apply(cur, todo, old, sizes, parts, seq, current, new)
             number, opened = todo.last_part, todo.open
             changed += len(todo.changes)
+        if adding:
+            batch = layout.unstored(batch, old)
         if not eager and any(stored.row.declared for stored in old.values()):
             self._read_members(conn, hreflang.members(batch, old), old, sizes)
             settled = self._settle(batch, old)
@@ -218,7 +239,7 @@ class PagesMixin(_Store):
         if changed:
             self._summaries(cur, parts, seq, current)
         self._unread = not old
-        return changed
+        return written if adding else changed
 
     def _locked(self, conn: psycopg.Connection[Any], wanted: list[str]) -> Locked:
         """The listing's write lock (its meta row), the next seq, and the

@@ -65,22 +65,34 @@ class PagesMixin(RedisBase):
     # IndexNow pushes.
 
     def upsert(self, entries: Iterable[Entry]) -> int:
+        return self._upserts(entries, adding=False)
+
+    def add(self, entries: Iterable[Entry]) -> int:
+        return self._upserts(entries, adding=True)
+
+    def _upserts(self, entries: Iterable[Entry], adding: bool) -> int:
         return sum(
-            self._transact(partial(self._upsert, batch)) for batch in batches(entries)
+            self._transact(partial(self._upsert, batch, adding))
+            for batch in batches(entries)
         )
 
     def _upsert(
-        self, batch: dict[str, Entry], pipe: Pipeline, token: str
+        self, batch: dict[str, Entry], adding: bool, pipe: Pipeline, token: str
     ) -> Work | None:
+        """A batch's write: how many rows changed, or for an add (``adding``),
+        how many of its entries are written; ``None``: nothing to write."""
         current = now()
         state = self._read(pipe, batch, token)
+        if adding:
+            batch = layout.unstored(batch, state.rows)
         self._read_members(pipe, state, hreflang.members(batch, state.rows), token)
         # Planned in full first, so that a bad entry changes nothing.
         todo = self._planned(batch, state, current)
         if not todo.changes:
             return None
         pushes = self._pushes(todo, state.rows)
-        return len(todo.changes), self._apply(pipe, todo, state, current, pushes)
+        changed = len(batch) if adding else len(todo.changes)
+        return changed, self._apply(pipe, todo, state, current, pushes)
 
     def remove(self, paths: Iterable[str]) -> int:
         wanted = list(set(paths))

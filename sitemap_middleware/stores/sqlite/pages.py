@@ -46,13 +46,23 @@ class PagesMixin(_Store):
     # _read (_upsert).
 
     def upsert(self, entries: Iterable[Entry]) -> int:
+        return self._upserts(entries, adding=False)
+
+    def add(self, entries: Iterable[Entry]) -> int:
+        return self._upserts(entries, adding=True)
+
+    def _upserts(self, entries: Iterable[Entry], adding: bool) -> int:
         changed = 0
         for batch in batches(entries):
             with self._writing() as conn:
-                changed += self._upsert(conn, batch)
+                changed += self._upsert(conn, batch, adding)
         return changed
 
-    def _upsert(self, conn: sqlite3.Connection, batch: dict[str, Entry]) -> int:
+    def _upsert(
+        self, conn: sqlite3.Connection, batch: dict[str, Entry], adding: bool = False
+    ) -> int:
+        """Write a batch: how many rows changed, or for an add (``adding``),
+        how many of its entries were written."""
         current = now()
         if self._unread and not any(entry.alternates for entry in batch.values()):
             # After a batch of new paths alone, the next is written as one
@@ -67,11 +77,16 @@ class PagesMixin(_Store):
                 conn.execute("RELEASE unread")
             else:
                 conn.execute("RELEASE unread")
-                return changed
+                return len(batch) if adding else changed
         old = self._read(conn, list(batch))
+        if adding:
+            batch = layout.unstored(batch, old)
+            if not batch:
+                return 0
         self._read_members(conn, hreflang.members(batch, old), old)
         self._unread = not old
-        return self._written(conn, batch, old, current)
+        changed = self._written(conn, batch, old, current)
+        return len(batch) if adding else changed
 
     def _written(
         self,

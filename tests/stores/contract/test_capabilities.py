@@ -12,6 +12,7 @@ from sitemap_middleware import Store
 from sitemap_middleware.stores import abroad, contract
 from sitemap_middleware.stores.abroad import Clusters
 from sitemap_middleware.stores.contract import (
+    Adds,
     Checked,
     Decisions,
     Epoch,
@@ -35,10 +36,10 @@ COMMON |= {Visits, News}
 # Each kind: the capabilities its store has, and no other.
 EXPECTED: dict[str, set[type]] = {
     "example": COMMON,
-    "memory": COMMON | {Clusters},
-    "postgres": COMMON | {Clusters, Snapshot, Listing},
-    "redis": COMMON | {Clusters, Listing},
-    "sqlite": COMMON | {Clusters, Snapshot, Checked, Placed, Listing},
+    "memory": COMMON | {Adds, Clusters},
+    "postgres": COMMON | {Adds, Clusters, Snapshot, Listing},
+    "redis": COMMON | {Adds, Clusters, Listing},
+    "sqlite": COMMON | {Adds, Clusters, Snapshot, Checked, Placed, Listing},
 }
 TABLED = set().union(*EXPECTED.values())
 
