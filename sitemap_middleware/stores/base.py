@@ -22,6 +22,7 @@ from .contract import (
     DECISIONS_KEPT,
     REMOVALS_KEPT,
     UNLISTED_VISITS_KEPT,
+    Adds,
     Checked,
     Decision,
     Decisions,
@@ -74,6 +75,7 @@ C = TypeVar("C")
 # iterated. (``close`` releases what the store holds: it is its own.)
 _PROTOCOLS = (
     Store,
+    Adds,
     Clusters,
     Epoch,
     Shared,
@@ -100,7 +102,7 @@ def _methods(streams: bool) -> tuple[str, ...]:
 
 _CALLS, _STREAMS = _methods(streams=False), _methods(streams=True)
 # The writes after which the other sites settle their members again.
-_WRITES = ("upsert", "remove")
+_WRITES = ("upsert", "add", "remove")
 
 
 class StoreBase(Generic[C]):

@@ -43,6 +43,7 @@ T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 # Every protocol method, called as the middleware calls it (generators drained).
 CALLS: dict[str, Callable[[Store], object]] = {
     "upsert": lambda store: store.upsert([Entry("/a", T0)]),
+    "add": lambda store: store.add([Entry("/b", T0)]),  # type: ignore[attr-defined]
     "remove": lambda store: store.remove(["/a"]),
     "count": lambda store: store.count(),
     "count(route)": lambda store: store.count("/<x>"),
@@ -110,6 +111,9 @@ class _FlakyCapabilities(StoreBase[object]):
     def epoch(self) -> str:
         raise KeyError("gone")
 
+    def add(self, entries: Any) -> int:
+        raise KeyError("gone")
+
     def declarations(self, paths: Any) -> dict[str, str]:
         raise KeyError("gone")
 
@@ -132,12 +136,13 @@ class _FlakyCapabilities(StoreBase[object]):
 
 def test_base_translates_every_capability_it_reads_in_the_contract() -> None:
     """The methods of every capability the contract names (the hreflang
-    clusters across sites, the epoch, the pushes, the decisions, the news,
+    clusters across sites, the epoch, the adds, the pushes, the decisions, the news,
     the visits: a generator while iterated) turn the driver's errors into
     StoreError, as the pages' do."""
     store = _FlakyCapabilities()
     calls: list[Callable[[], object]] = [
         store.epoch,
+        lambda: store.add([]),
         lambda: store.declarations(["/a"]),
         lambda: store.resettle(["/a"]),
         lambda: store.claim_pushes(1, 0.0, 1.0),

@@ -93,6 +93,18 @@ def test_a_cross_site_cluster_is_listed_once_both_sites_hold_it(
     assert not unreciprocated(listed)
 
 
+def test_a_member_added_lists_the_other_site_s_page(
+    sites: tuple[Store, Store],
+) -> None:
+    """An add (the import's write) settles the other site's members as an
+    upsert does."""
+    de, fr = sites
+    de.upsert([page(DE)])
+    assert fr.add([page(FR)]) == 1  # type: ignore[attr-defined]
+    listed = served(de, fr)
+    assert listed == {f"{DE}/x": CLUSTER, f"{FR}/x": CLUSTER}
+
+
 def test_a_member_removed_unlists_the_other_site_s_page(
     both_listed: tuple[Store, Store],
 ) -> None:
