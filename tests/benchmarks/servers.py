@@ -272,7 +272,7 @@ def run(
     head: str = "plain",
 ) -> Run:
     port = free_port()
-    # The client checks each page against body(), which reads these too.
+    # The server's pages, and the client's check of each against body().
     os.environ["BENCH_BASE_URL"] = f"http://127.0.0.1:{port}"
     os.environ["BENCH_HEAD"] = head
     with tempfile.TemporaryDirectory() as folder:
@@ -280,8 +280,6 @@ def run(
             **os.environ,
             "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)]),
             "BENCH_STACK": "wsgi" if server == "gunicorn" else "asgi",
-            "BENCH_BASE_URL": f"http://127.0.0.1:{port}",
-            "BENCH_HEAD": head,
             "BENCH_STORE": store.format(folder=folder) if wrapped else "",
         }
         before = children_cpu()

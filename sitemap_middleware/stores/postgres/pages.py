@@ -227,11 +227,12 @@ class PagesMixin(_Store):
             seq = self._apply(cur, todo, old, sizes, parts, seq, current, new)
             number, opened = todo.last_part, todo.open
             changed += len(todo.changes)
-        if adding:
-            batch = layout.unstored(batch, old)
-        if not eager and any(stored.row.declared for stored in old.values()):
-            self._read_members(conn, hreflang.members(batch, old), old, sizes)
-            settled = self._settle(batch, old)
+        if not eager:  # an eager batch was read whole, and settled, above
+            if adding:
+                batch = layout.unstored(batch, old)
+            if any(stored.row.declared for stored in old.values()):
+                self._read_members(conn, hreflang.members(batch, old), old, sizes)
+                settled = self._settle(batch, old)
         if settled.rewrites:
             todo = self._plan({}, old, sizes, number, current, settled, opened)
             seq = self._apply(cur, todo, old, sizes, parts, seq, current, new)
