@@ -28,7 +28,7 @@ LEAVES = {
 }
 # The vocabulary every layer shares: leaves and what is built only on them
 # (config/ is a folder of them).
-VOCABULARY = LEAVES | {"urls", "render", "config", "apps", "routes"}
+VOCABULARY = LEAVES | {"urls", "render", "places", "config", "apps", "routes"}
 # Each folder, and the layers it may import besides the shared vocabulary.
 MAY_IMPORT: dict[str, set[str]] = {
     "page": set(),

@@ -16,24 +16,14 @@ from datetime import datetime
 from itertools import chain, compress, islice, repeat
 from operator import add, eq, itemgetter
 from typing import cast
-from urllib.parse import unquote
 
 from ..model import UNDATED_SECONDS, Entry, PartInfo, dated, to_datetime
+from ..places import Key, head_of, natural, natural_keys, route_section, untitled, words
 from ..sections import DEFAULT, label
 from ..sections import heading as section_heading
 from ..stores.contract import Listed
-from ..visible import visible
 
-HOME = "Home"
-
-_DIGITS = re.compile(r"(\d+)")
-# The same of ASCII text, without a Unicode lookup a character: twice as fast.
-_ASCII_DIGITS = re.compile(r"([0-9]+)")
-_SEPARATORS = re.compile(r"[-_+\s]+")
 _NOT_ID = re.compile(r"[^a-z0-9]+")
-_EXTENSIONS = (".html", ".htm", ".php", ".aspx")
-# A title's own NUL in a sort key: above every mark a number gets.
-_TEXT_NUL = "\0\U0010ffff"
 # The first segment of a path that has a second (before its query): one
 # search over a part's paths, each after a line break (a literal the search
 # skips to, where a line's start is tried at every character).
@@ -42,9 +32,6 @@ _DEEPER = re.compile(r"\n/*([^/?\n]+)/+[^/?\n]")
 # date's seconds fit); a page without a date after every dated one.
 _NEWEST = 10**16
 _UNDATED_LAST = "~"
-
-# A section: the path segments it stands for, () the general one.
-Key = tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,17 +142,17 @@ class Part:
             stored = tuple(title or "" for title in stored)
         titles = list(map(str.strip, stored))
         if "" in titles:  # none stored: a readable form of the path
-            titles = [t or _untitled(p) for p, t in zip(paths, titles, strict=True)]
+            titles = [t or untitled(p) for p, t in zip(paths, titles, strict=True)]
         if "" in descriptions:
             descriptions = tuple(text or None for text in descriptions)
         # Pages share their section's key: one object each, not one per page.
-        routed = {r: _route_section(r) for r in set(routes) if r is not None}
+        routed = {r: route_section(r) for r in set(routes) if r is not None}
         keys: list[Key | None] = list(map(routed.get, routes))
         loose = bytearray(len(keys))
         heads: dict[str, Key] = {}
         if None in keys:  # pages that go by their path
             for i in [i for i, key in enumerate(keys) if key is None]:
-                first, deeper = _head(paths[i])
+                first, deeper = head_of(paths[i])
                 head = heads.get(first)
                 if head is None:
                     head = heads[first] = (first,) if first else ()
@@ -306,7 +293,7 @@ class Arrangement:
                 map(eq, map(str.rstrip, bare, repeat("/")), repeat(section.own)),
             )
         )
-        keys = _natural_keys(list(map(self.titles.__getitem__, members)))
+        keys = natural_keys(list(map(self.titles.__getitem__, members)))
         if section.newest:
             ages = map(_age, map(self.lastmods.__getitem__, members))
             keys = list(map(add, ages, keys))
@@ -475,7 +462,7 @@ def _groups(
     found: list[_Group] = []
     place: dict[Key, int] = {}
     general = section_heading(DEFAULT, labels)
-    for key in sorted(set(keys), key=lambda k: (bool(k), _natural(_heading(k)), k)):
+    for key in sorted(set(keys), key=lambda k: (bool(k), natural(_heading(k)), k)):
         own = ("/" + "/".join(key)).rstrip("/")
         name = None if key else DEFAULT
         heading = _heading(key) if key else general
@@ -498,109 +485,18 @@ def _seconds(lastmod: datetime | None) -> int:
     return UNDATED_SECONDS if moment is None else int(moment.timestamp())
 
 
-def _head(path: str) -> tuple[str, bool]:
-    """A path's first segment (before its query; "" for the root), and
-    whether another follows it."""
-    bare = path.partition("?")[0]
-    if "//" in bare:  # empty segments count for nothing
-        segments = _segments(bare)
-        return (segments or [""])[0], len(segments) > 1
-    first, _, rest = bare.strip("/").partition("/")
-    return first, bool(rest)
-
-
 def _deep(paths: Sequence[str]) -> frozenset[Key]:
     """The first segments of the paths that have a second, as section keys."""
     joined = "\n" + "\n".join(paths)
     if joined.count("\n") == len(paths):  # one path a line
         firsts = set(_DEEPER.findall(joined))
     else:
-        firsts = {first for first, deeper in map(_head, paths) if deeper}
+        firsts = {first for first, deeper in map(head_of, paths) if deeper}
     return frozenset((first,) for first in firsts)
 
 
-def _segments(path: str) -> list[str]:
-    return [s for s in path.split("?")[0].split("/") if s]
-
-
-def _route_section(route: str) -> Key | None:
-    """The section of a route with a parameter: its fixed segments before the
-    first ("/blog/<slug>" -> ("blog",), "/docs/{lang}/{page}" -> ("docs",));
-    ``None`` for a route without one (its pages go by their path)."""
-    if "<" not in route and "{" not in route:
-        return None
-    fixed: list[str] = []
-    for segment in _segments(route):
-        if "<" in segment or "{" in segment:
-            break
-        fixed.append(segment)
-    return tuple(fixed)
-
-
-def _words(segment: str) -> str:
-    # A path's escapes may hold what is no text (a right-to-left override).
-    text = visible(unquote(segment))
-    for extension in _EXTENSIONS:
-        if text.lower().endswith(extension):
-            text = text[: -len(extension)]
-    text = _SEPARATORS.sub(" ", text).strip()
-    return text[:1].upper() + text[1:]
-
-
 def _heading(key: tuple[str, ...]) -> str:
-    return " › ".join(_words(s) for s in key) if key else section_heading(DEFAULT, {})
-
-
-def _untitled(stored: str) -> str:
-    """A readable title for the page at ``stored``, which has none."""
-    path, _, query = stored.partition("?")
-    segments = _segments(path)
-    words = _words(segments[-1]) if segments else HOME
-    if query:
-        words = f"{words} ({visible(unquote(query.replace('&', ', ')))})"
-    return words or stored
-
-
-def _natural(text: str) -> str:
-    """The key that sorts ``text`` case-insensitively with its numbers in
-    numeric order ("part 2" before "Part 10"), as one string (a tuple of
-    texts and ints sorts the same, at several times the memory): each number
-    becomes a NUL, its length as one character, its decimal digits; the text
-    ends with a NUL; a NUL of the text itself sorts after those marks."""
-    return _fold(text) + "\0"
-
-
-def _natural_keys(texts: Sequence[str]) -> list[str]:
-    """``_natural`` of each of ``texts``, made for all of them at once: one
-    text of their lines, folded, then cut again."""
-    joined = "\n".join(texts)
-    if joined.count("\n") != len(texts) - 1:  # a text of several lines
-        return [_natural(text) for text in texts]
-    # Casefolding maps each character alone, and keeps the line breaks.
-    return (_fold(joined).replace("\n", "\0\n") + "\0").split("\n")
-
-
-def _fold(text: str) -> str:
-    """``text`` casefolded, its NULs and numbers marked (``_natural``)."""
-    folded = text.casefold()
-    if "\0" in folded:
-        folded = folded.replace("\0", _TEXT_NUL)
-    ascii = folded.isascii()
-    # Text, number, text, ..., text.
-    pieces = (_ASCII_DIGITS if ascii else _DIGITS).split(folded)
-    if len(pieces) == 1:
-        return folded
-    numbers = pieces[1::2]
-    if ascii:  # the digits written, without zeros in front ("" for zero)
-        values = list(map(str.lstrip, numbers, repeat("0")))
-    else:  # int() reads any Unicode digits; str() writes them ASCII
-        values = [n.lstrip("0") if n.isascii() else str(int(n)) for n in numbers]
-    lengths = list(map(len, values))
-    # A path is at most 2,047 characters: a length fits in one.
-    marks = ["\0" + chr(1 + n) for n in range(max(lengths) + 1)]
-    marks[0] = "\0\x020"  # zero, whose digits are all stripped
-    pieces[1::2] = map(add, map(marks.__getitem__, lengths), values)
-    return "".join(pieces)
+    return " › ".join(words(s) for s in key) if key else section_heading(DEFAULT, {})
 
 
 def _id(key: tuple[str, ...]) -> str:

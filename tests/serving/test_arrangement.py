@@ -13,13 +13,9 @@ from hypothesis import strategies as st
 
 from sitemap_middleware import Entry
 from sitemap_middleware.model import PartInfo, dated
-from sitemap_middleware.serving.arrangement import (
-    Arrangement,
-    Part,
-    _natural,
-    _natural_keys,
-    _route_section,  # a route's section: unchanged, not what is tested
-)
+from sitemap_middleware.places import natural, natural_keys
+from sitemap_middleware.places import route_section as _route_section  # not tested
+from sitemap_middleware.serving.arrangement import Arrangement, Part
 
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 
@@ -46,8 +42,8 @@ def _one_at_a_time(text: str) -> str:
 def test_natural_keys_of_many_texts_are_each_texts_own(texts: list[str]) -> None:
     """Made for many texts at once (ASCII or not, with line breaks or not),
     each key is the one a text alone gets, as numbers were replaced."""
-    assert _natural_keys(texts) == [_one_at_a_time(t) for t in texts]
-    assert [_natural(t) for t in texts] == [_one_at_a_time(t) for t in texts]
+    assert natural_keys(texts) == [_one_at_a_time(t) for t in texts]
+    assert [natural(t) for t in texts] == [_one_at_a_time(t) for t in texts]
 
 
 _SEGMENT = st.sampled_from(["a", "b", "A", "a1", "a10", "a2", "x y", "%C3%A9"])
