@@ -10,7 +10,6 @@ import re
 from collections.abc import Sequence
 from itertools import repeat
 from operator import add
-from typing import NamedTuple
 from urllib.parse import unquote
 
 from .visible import visible
@@ -29,49 +28,55 @@ _TEXT_NUL = "\0\U0010ffff"
 Key = tuple[str, ...]
 
 
-class Place(NamedTuple):
-    """A page's place on the map as a store keeps it: its ``group`` (the
-    key's segments joined by "/", "" the general group), whether it is the
-    group's ``own`` page (``/blog`` of ``blog``), whether it is ``loose`` (a
-    one-segment page outside a route with a parameter, which joins its group
-    only if another page lies deeper in it), the first segment of its path
-    when a second follows (``head``: what makes a group deep), and its title's
-    natural ``key``, UTF-8, so that bytes compare as the map's texts do."""
-
-    group: str
-    own: bool
-    loose: bool
-    head: str | None
-    key: bytes
+# A page's place on the map as a store keeps it: its group (the key's
+# segments joined by "/", "" the general group); whether it is the group's
+# own page (/blog of blog); whether it is loose (a one-segment page outside a
+# route with a parameter, which joins its group only if another page lies
+# deeper in it); the first segment of its path when a second follows (what
+# makes a group deep); its title's natural key, UTF-8, so that bytes compare
+# as the map's texts do.
+Place = tuple[str, bool, bool, "str | None", bytes]
 
 
 def places(
     paths: Sequence[str], routes: Sequence[str | None], titles: Sequence[str | None]
 ) -> list[Place]:
-    """The place of each page, given its path, route and stored title."""
-    shown = [
-        (title or "").strip() or untitled(path)
-        for path, title in zip(paths, titles, strict=True)
-    ]
+    """The place of each page, given its path, route and stored
+    title, as a plain tuple (a store binds it as a row's columns): a bulk
+    write places a thousand rows at once."""
+    shown = [(title or "").strip() for title in titles]
+    if "" in shown:  # none stored: a readable form of the path
+        at = [i for i, text in enumerate(shown) if not text]
+        for i, text in zip(at, untitled_many([paths[i] for i in at]), strict=True):
+            shown[i] = text
     keys = natural_keys(shown)
-    routed: dict[str | None, Key | None] = {None: None}
+    joined = "\n".join(keys)
+    if joined.count("\n") == len(keys) - 1:  # one key a line: encoded at once
+        encoded = joined.encode("utf-8", "surrogatepass").split(b"\n")
+    else:
+        encoded = [key.encode("utf-8", "surrogatepass") for key in keys]
+    routed = {route: route_section(route) for route in set(routes) if route}
     found = []
-    for path, route, key in zip(paths, routes, keys, strict=True):
-        if route not in routed:
-            routed[route] = route_section(route)  # type: ignore[arg-type]
-        first, deeper = head_of(path)
-        group = routed[route]
-        loose = group is None and not deeper
+    for path, route, key in zip(paths, routes, encoded, strict=True):
+        bare = path.partition("?")[0] if "?" in path else path
+        if "//" in bare:  # empty segments count for nothing
+            segments = segments_of(bare)
+            first, deeper = (segments or [""])[0], len(segments) > 1
+        else:
+            first, _, rest = bare.strip("/").partition("/")
+            deeper = bool(rest)
+        group = routed.get(route) if route else None
         if group is None:
-            group = (first,) if first else ()
-        own = f"/{'/'.join(group)}".rstrip("/")
+            name, loose = first, not deeper
+        else:
+            name, loose = "/".join(group), False
         found.append(
-            Place(
-                "/".join(group),
-                path.partition("?")[0].rstrip("/") == own,
+            (
+                name,
+                bare.rstrip("/") == (f"/{name}" if name else ""),
                 loose,
                 first if deeper else None,
-                key.encode("utf-8", "surrogatepass"),
+                key,
             )
         )
     return found
@@ -110,10 +115,13 @@ def words(segment: str) -> str:
     """A path segment as words: unescaped, without an extension, separators
     made spaces, capitalised."""
     # A path's escapes may hold what is no text (a right-to-left override).
-    text = visible(unquote(segment))
-    for extension in _EXTENSIONS:
-        if text.lower().endswith(extension):
-            text = text[: -len(extension)]
+    text = visible(unquote(segment) if "%" in segment else segment)
+    lower = text.lower()
+    if lower.endswith(_EXTENSIONS):
+        for extension in _EXTENSIONS:
+            if lower.endswith(extension):
+                text = text[: -len(extension)]
+                lower = lower[: -len(extension)]
     text = _SEPARATORS.sub(" ", text).strip()
     return text[:1].upper() + text[1:]
 
@@ -126,6 +134,32 @@ def untitled(stored: str) -> str:
     if query:
         text = f"{text} ({visible(unquote(query.replace('&', ', ')))})"
     return text or stored
+
+
+def untitled_many(paths: Sequence[str]) -> list[str]:
+    """:func:`untitled` of each of ``paths``, made for all of them at once
+    where their last segments are plain (printable ASCII, no escape, no
+    space, no extension) and no path has a query or an empty segment: one
+    text of the segments joined by "/", which no segment holds and no
+    separator is."""
+    if not paths:
+        return []
+    lasts = [path.rstrip("/").rpartition("/")[2] for path in paths]
+    joined = "/".join(lasts)
+    if (
+        not joined.isascii()
+        or not joined.isprintable()
+        or " " in joined
+        or "%" in joined
+        or any("//" in path or "?" in path for path in paths)
+        or any(extension in joined.lower() for extension in _EXTENSIONS)
+    ):
+        return [untitled(path) for path in paths]
+    texts = [text.strip() for text in _SEPARATORS.sub(" ", joined).split("/")]
+    return [
+        (text[:1].upper() + text[1:] or path) if last else untitled(path)
+        for path, last, text in zip(paths, lasts, texts, strict=True)
+    ]
 
 
 def natural(text: str) -> str:

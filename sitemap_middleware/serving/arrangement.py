@@ -185,8 +185,103 @@ class _Heading:
     own: str
 
 
+class Map:
+    """A site map as its pages show it: its ``sections`` (each a span of the
+    map's order), read a page (:meth:`page`) or each section's first links
+    (:meth:`whole`) at a time; ``parts`` are the summaries it was made from
+    (the page's validators), ``versions`` what tells them apart. Arranged in
+    memory (:class:`Arrangement`) or read by the store's index
+    (``indexed.IndexedMap``)."""
+
+    __slots__ = ()
+
+    parts: tuple[PartInfo, ...]
+    versions: tuple[tuple[int, str], ...]
+    sections: tuple[_Heading, ...]
+    site_name: str | None
+
+    @property
+    def total(self) -> int:
+        """The links of the whole map."""
+        raise NotImplementedError
+
+    def links(self, span: slice, base_url: str) -> tuple[Link, ...]:
+        """The links of the map's pages ``span`` takes (within one
+        section), under ``base_url``."""
+        raise NotImplementedError
+
+    def home_description(self) -> str | None:
+        """The description of the site's home page ("/"), if the map has
+        both."""
+        raise NotImplementedError
+
+    def page(self, page: int, per_page: int, base_url: str) -> SiteMap:
+        """Page ``page`` of the map, ``per_page`` links a page, links under
+        ``base_url``; a section that does not fit goes on, ``continued``, on
+        the next."""
+        if per_page < 1:
+            raise ValueError(f"per_page must be at least 1, got {per_page}")
+        total = self.total
+        pages = max(1, -(-total // per_page))
+        if not 1 <= page <= pages:
+            raise LookupError(f"the site map has no page {page} (it has {pages})")
+        start, end = (page - 1) * per_page, page * per_page
+        index: list[IndexEntry] = []
+        shown: list[Section] = []
+        for section in self.sections:
+            seen, size = section.start, section.size
+            index.append(
+                IndexEntry(section.id, section.heading, seen // per_page + 1, size)
+            )
+            low, high = max(start - seen, 0), min(end - seen, size)
+            if low < high:
+                span = slice(seen + low, seen + high)
+                links = self.links(span, base_url)
+                shown.append(
+                    Section(
+                        section.id,
+                        section.heading,
+                        links,
+                        low > 0,
+                        section.newest,
+                        section.name,
+                    )
+                )
+        return SiteMap(tuple(shown), tuple(index), page, pages, total, self.site_name)
+
+    def whole(
+        self, base_url: str, most: int | None = None
+    ) -> tuple[tuple[Section, int], ...]:
+        """Every section of the map with its first ``most`` links (``None``:
+        all), under ``base_url``, and its number of links."""
+        return tuple(
+            (
+                Section(
+                    section.id,
+                    section.heading,
+                    self.links(
+                        slice(
+                            section.start,
+                            section.start
+                            + (
+                                section.size
+                                if most is None
+                                else min(most, section.size)
+                            ),
+                        ),
+                        base_url,
+                    ),
+                    newest=section.newest,
+                    name=section.name,
+                ),
+                section.size,
+            )
+            for section in self.sections
+        )
+
+
 @dataclass(frozen=True, slots=True, eq=False)
-class Arrangement:
+class Arrangement(Map):
     """The whole map, held compactly: the pages' paths, titles, lastmods and
     descriptions (in the parts' order), where each section starts, and the
     map's order (``order``: places in those columns). A section is sorted
@@ -305,40 +400,6 @@ class Arrangement:
         _by_path(ranked, list(map(keys.__getitem__, ranked)), paths, len(own))
         self.order[span] = array("q", map(members.__getitem__, ranked))
 
-    def page(self, page: int, per_page: int, base_url: str) -> SiteMap:
-        """Page ``page`` of the map, ``per_page`` links a page, links under
-        ``base_url``; a section that does not fit goes on, ``continued``, on
-        the next."""
-        if per_page < 1:
-            raise ValueError(f"per_page must be at least 1, got {per_page}")
-        total = len(self.order)
-        pages = max(1, -(-total // per_page))
-        if not 1 <= page <= pages:
-            raise LookupError(f"the site map has no page {page} (it has {pages})")
-        start, end = (page - 1) * per_page, page * per_page
-        index: list[IndexEntry] = []
-        shown: list[Section] = []
-        for section in self.sections:
-            seen, size = section.start, section.size
-            index.append(
-                IndexEntry(section.id, section.heading, seen // per_page + 1, size)
-            )
-            low, high = max(start - seen, 0), min(end - seen, size)
-            if low < high:
-                span = slice(seen + low, seen + high)
-                links = self.links(span, base_url)
-                shown.append(
-                    Section(
-                        section.id,
-                        section.heading,
-                        links,
-                        low > 0,
-                        section.newest,
-                        section.name,
-                    )
-                )
-        return SiteMap(tuple(shown), tuple(index), page, pages, total, self.site_name)
-
     def links(self, span: slice, base_url: str) -> tuple[Link, ...]:
         """The links of the map's pages ``span`` takes, under ``base_url``."""
         shown = self._shown(span)
@@ -360,40 +421,13 @@ class Arrangement:
             for at in shown
         )
 
-    def whole(
-        self, base_url: str, most: int | None = None
-    ) -> tuple[tuple[Section, int], ...]:
-        """Every section of the map with its first ``most`` links (``None``:
-        all), under ``base_url``, and its number of links."""
-        return tuple(
-            (
-                Section(
-                    section.id,
-                    section.heading,
-                    self.links(
-                        slice(
-                            section.start,
-                            section.start
-                            + (
-                                section.size
-                                if most is None
-                                else min(most, section.size)
-                            ),
-                        ),
-                        base_url,
-                    ),
-                    newest=section.newest,
-                    name=section.name,
-                ),
-                section.size,
-            )
-            for section in self.sections
-        )
+    @property
+    def total(self) -> int:
+        return len(self.order)
 
-    def description(self, path: str) -> str | None:
-        """The description of the page at ``path``, if the map has both."""
+    def home_description(self) -> str | None:
         try:
-            at = self.paths.index(path)
+            at = self.paths.index("/")
         except ValueError:
             return None
         return self.descriptions[at] if self.descriptions else None
@@ -459,17 +493,23 @@ def _groups(
             if keys[i] not in deep:
                 keys[i] = ()
         at += len(part.keys)
-    found: list[_Group] = []
-    place: dict[Key, int] = {}
+    ordered = by_path(set(keys), labels)
+    place = {key: at for at, key in enumerate(ordered)}
+    member_of.extend(map(place.__getitem__, keys))
+    return list(ordered.values()), member_of
+
+
+def by_path(keys: set[Key], labels: Mapping[str, str]) -> dict[Key, _Group]:
+    """The groups of pages by path, in the map's order: the general one,
+    then by heading."""
+    found: dict[Key, _Group] = {}
     general = section_heading(DEFAULT, labels)
-    for key in sorted(set(keys), key=lambda k: (bool(k), natural(_heading(k)), k)):
+    for key in sorted(keys, key=lambda k: (bool(k), natural(_heading(k)), k)):
         own = ("/" + "/".join(key)).rstrip("/")
         name = None if key else DEFAULT
         heading = _heading(key) if key else general
-        place[key] = len(found)
-        found.append((_id(key), heading, own, own or "/", name))
-    member_of.extend(map(place.__getitem__, keys))
-    return found, member_of
+        found[key] = (_id(key), heading, own, own or "/", name)
+    return found
 
 
 def _age(seconds: int) -> str:

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 from ..config import Config
 from ..sections import label
 from ..visible import visible
-from .arrangement import Arrangement, Section
+from .arrangement import Map, Section
 
 # What Markdown reads as markup anywhere in a line: a backslash escapes any
 # ASCII punctuation (CommonMark §2.4), so each of these is written escaped.
@@ -46,7 +46,7 @@ def render(
     summary: str | None,
     listed: Collection[str] | None = None,
 ) -> str:
-    """The llms.txt of the map's ``sections`` (``Arrangement.whole``: each
+    """The llms.txt of the map's ``sections`` (``Map.whole``: each
     with its first links and its number of links): ``# site_name``, the home
     page's description as its ``> summary``, then a ``## heading`` per
     section and a ``- [Title](URL): description`` line per link, in the
@@ -75,7 +75,7 @@ def render(
     return "\n".join(out)
 
 
-def of(arranged: Arrangement, config: Config) -> bytes:
+def of(arranged: Map, config: Config) -> bytes:
     """The llms.txt of ``arranged`` as ``config`` asks for it: the site's name
     (else the host of its ``base_url``), its sections and their first
     ``llms_txt_max_links`` links, the home page's description."""
@@ -83,7 +83,7 @@ def of(arranged: Arrangement, config: Config) -> bytes:
     text = render(
         arranged.whole(origin, config.llms_txt_max_links),
         site_name=arranged.site_name or urlsplit(origin).netloc,
-        summary=arranged.description("/"),
+        summary=arranged.home_description(),
         listed=config.llms_txt_sections,
     )
     return text.encode("utf-8")

@@ -31,7 +31,7 @@ from .ahead import ahead
 from .bounded import Bounded
 
 if TYPE_CHECKING:
-    from .arrangement import Arrangement
+    from .arrangement import Map
     from .site_map import SiteMaps
 
 logger = logging.getLogger("sitemap_middleware")
@@ -520,7 +520,7 @@ class Server:
         return Response(200, headers, built)
 
     def _site_map_body(
-        self, arranged: Arrangement, key: tuple[object, ...], page: int
+        self, arranged: Map, key: tuple[object, ...], page: int
     ) -> bytes | None:
         """Page ``page`` of the site map, ``None`` for one it does not have."""
         from . import site_map, site_map_html

@@ -12,9 +12,11 @@ from fnmatch import fnmatchcase
 from typing import Protocol, runtime_checkable
 
 from ..model import PartInfo
+from ..sections import DEFAULT
 from ..stores import Holder
-from ..stores.contract import Listing, Store
-from .arrangement import Arrangement, Part, SiteMap, versions_of
+from ..stores.contract import Listing, Mapped, Store
+from .arrangement import Arrangement, Map, Part, SiteMap, versions_of
+from .indexed import IndexedMap
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -123,13 +125,13 @@ class SiteMaps:
         self._site_name = site_name
         self._arranging = threading.Lock()  # one computation at a time
         self._parts: dict[int, Part] = {}  # guarded by _arranging
-        self._current: Arrangement | None = None
+        self._current: Map | None = None
         self._done = threading.Event()  # the last arrangement started is over
         self._done.set()
 
     def arrangement(
         self, parts: Sequence[PartInfo] | None = None, *, latest: bool = False
-    ) -> Arrangement:
+    ) -> Map:
         """The map of the store as ``parts`` (its summaries, read now if not
         given) describe it; the previous one while that is being arranged,
         unless ``latest`` asks to wait for it.
@@ -173,7 +175,19 @@ class SiteMaps:
         threading.Thread(target=arrange, name="sitemap-site-map", daemon=True).start()
         return done
 
-    def _arrange(self, infos: Sequence[PartInfo]) -> Arrangement:
+    def _arrange(self, infos: Sequence[PartInfo]) -> Map:
+        store = self._store
+        # A store that keeps the map's order is read by it, unless the map
+        # is of configured sections (their parts make the groups) or a row
+        # is not placed yet.
+        if isinstance(store, Mapped) and all(p.section == DEFAULT for p in infos):
+            counts = store.map_counts()
+            if counts is not None:
+                self._parts.clear()
+                name = None if self._site_name is None else self._site_name()
+                return IndexedMap.of(
+                    tuple(infos), counts, store, self._newest, name, self._labels
+                )
         held = self._parts
         for number in held.keys() - {p.number for p in infos}:
             del held[number]  # a part no longer listed

@@ -6,7 +6,7 @@ bounds, and the small rules the backends share to keep them.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, NamedTuple, Protocol, runtime_checkable
@@ -92,6 +92,49 @@ class Listing(Protocol):
 
     def listing(self, number: int) -> Iterator[list[Listed]]:
         """One part's pages in first-seen order, in the store's own runs."""
+
+
+class MapCount(NamedTuple):
+    """How many pages of one map group (``places.Place.group``) are its own
+    page or not (``own``), and of those how many are ``loose``; ``deep``:
+    another page lies deeper in the group (its loose pages stay in it),
+    asked only where it has loose ones."""
+
+    group: str
+    own: bool
+    pages: int
+    loose: int
+    deep: bool
+
+
+@runtime_checkable
+class Mapped(Protocol):
+    """The site map's order kept with the pages: each row's place
+    (``places.places``) written with it and indexed, so that a page of the
+    map is read by the index rather than arranged from every row. Without
+    it the map arranges the whole listing (:class:`Listing`)."""
+
+    def map_counts(self) -> list[MapCount] | None:
+        """Every group's pages counted, by own page or not; ``None`` while a
+        row has no place yet (written by an earlier release)."""
+
+    def map_rows(
+        self,
+        group: str,
+        own: bool,
+        *,
+        loose: bool = True,
+        joined: Sequence[str] = (),
+        newest: bool = False,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[Listed]:
+        """The pages of ``group`` that are (or are not: ``own``) its own
+        page, its loose ones only if ``loose``, with the loose pages of the
+        ``joined`` groups (those the general group takes in), in the map's
+        order: by title's natural key, then path (newest first before that,
+        pages without a date last, where ``newest``); ``offset`` on, at most
+        ``limit``."""
 
 
 @runtime_checkable

@@ -24,6 +24,8 @@ from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
 from .base import StoreBase
 from .sql import SideTables
 from .sql.dialect import SQLITE
+from .sqlite import mapped
+from .sqlite.mapped import MapMixin
 from .sqlite.pages import PagesMixin
 from .sqlite.runs import RunsMixin
 from .sqlite.schema import ADDED, SCHEMA, transaction
@@ -33,7 +35,9 @@ from .sqlite.schema import ADDED, SCHEMA, transaction
 _NUMBERS = itertools.count()
 
 
-class MemoryStore(PagesMixin, RunsMixin, SideTables, StoreBase[sqlite3.Connection]):
+class MemoryStore(
+    PagesMixin, RunsMixin, MapMixin, SideTables, StoreBase[sqlite3.Connection]
+):
     """The SQLite store's statements on a database in memory, one per object
     and process: the writes and reads take turns on one connection
     (``_busy``); the other sites' writers read what pages declare on a
@@ -117,7 +121,7 @@ def _tables(pid: int) -> sqlite3.Connection:
     copied into each new store: a tenth of the time of making them again."""
     conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     with transaction(conn):
-        for statement in [*SCHEMA.split(";"), *ADDED]:
+        for statement in [*SCHEMA.split(";"), *ADDED, *mapped.INDEXES]:
             conn.execute(statement)
     return conn
 

@@ -254,7 +254,7 @@ def test_hostile_titles_and_descriptions_keep_the_structure(
     info = PartInfo(1, len(entries), UNDATED, "1.1", to_datetime(0))
     arranged = Arrangement.of((info,), [Part.read(info.version, entries)])
     text = llms.render(
-        arranged.whole(BASE), site_name=name, summary=arranged.description("/")
+        arranged.whole(BASE), site_name=name, summary=arranged.home_description()
     )
     read = _read(text)
     assert read["h1"] == visible(name)

@@ -21,6 +21,7 @@ from ..base import StoreBase
 from ..sql import SideTables
 from ..sql.dialect import SQLITE
 from .file import FileMixin, _of_file, _sidecars, _signature
+from .mapped import MapMixin
 from .pages import PagesMixin
 from .runs import RunsMixin
 from .schema import SCHEMA as _SCHEMA  # noqa: F401  (the benchmarks read it here)
@@ -54,6 +55,7 @@ _WORDS = {
 class SQLiteStore(
     PagesMixin,
     RunsMixin,
+    MapMixin,
     SideTables,
     FileMixin,
     StoreBase[sqlite3.Connection],

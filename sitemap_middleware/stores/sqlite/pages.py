@@ -13,6 +13,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from ...model import Entry
+from ...places import Place, places
 from ...sections import DEFAULT
 from .. import hreflang, layout
 from ..base import StoreBase
@@ -20,6 +21,7 @@ from ..hreflang import Settled
 from ..layout import batches, leaving, now
 from ..records import Change, Fill, Plan, Row, Stored, Totals
 from ..sql.pages import Locked
+from . import mapped
 
 if TYPE_CHECKING:  # the store this is mixed into
     _Store = StoreBase[sqlite3.Connection]
@@ -197,11 +199,14 @@ class PagesMixin(_Store):
         inserts = [change for change in changes if change.new]
         if inserts:
             _insert(conn, inserts)
-        conn.executemany(
-            "UPDATE sitemap_url SET lastmod = ?, fingerprint = ?, route = ?,"
-            " fragment = ?, declared = ?, title = ?, description = ? WHERE path = ?",
-            [(*row, path) for path, _, row, new in changes if not new],
-        )
+        updates = [change for change in changes if not change.new]
+        if updates:
+            conn.executemany(
+                "UPDATE sitemap_url SET lastmod = ?, fingerprint = ?, route = ?,"
+                " fragment = ?, declared = ?, title = ?, description = ?,"
+                f" {_MAPPED} WHERE path = ?",
+                map(_updated, updates, _places(updates)),
+            )
 
     @staticmethod
     def _summaries(
@@ -253,15 +258,39 @@ def _insert(conn: sqlite3.Connection, new: list[Change]) -> None:
         or first[i] is not None
         or any(change.row[i] is not None for change in new)
     ]
-    columns = ["path", "page", *(_ROW_COLUMNS[i] for i in kept)]
+    columns = ["path", "page", *(_ROW_COLUMNS[i] for i in kept), *mapped.COLUMNS]
     pick = itemgetter(*kept)
     params = (
-        ((path, part, *row) for path, part, row, _ in new)
+        (
+            (path, part, *row, *place)
+            for (path, part, row, _), place in zip(new, _places(new), strict=True)
+        )
         if len(kept) == len(_ROW_COLUMNS)
-        else ((path, part, *pick(row)) for path, part, row, _ in new)
+        else (
+            (path, part, *pick(row), *place)
+            for (path, part, row, _), place in zip(new, _places(new), strict=True)
+        )
     )
     conn.executemany(
         f"INSERT INTO sitemap_url ({', '.join(columns)})"
         f" VALUES ({', '.join('?' * len(columns))})",
         params,
     )
+
+
+# The place's columns an update sets (mapped.py).
+_MAPPED = ", ".join(f"{name} = ?" for name in mapped.COLUMNS)
+
+
+def _places(changes: list[Change]) -> list[Place]:
+    """Where each changed row falls on the site map (its path, route and
+    title decide), for :class:`~.mapped.MapMixin`."""
+    return places(
+        [change.path for change in changes],
+        [change.row.route for change in changes],
+        [change.row.title for change in changes],
+    )
+
+
+def _updated(change: Change, place: Place) -> tuple[Any, ...]:
+    return (*change.row, *place, change.path)

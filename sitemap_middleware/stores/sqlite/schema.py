@@ -11,11 +11,13 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from ...model import Entry, to_datetime
+from ...places import places
 from ..base import new_epoch
 from ..layout import batches
 from ..sql import decisions, news, pushes, removals, shared, visits
 from ..sql.dialect import SQLITE
 from ..sql.pages import COLUMNS_ADDED, SECTIONS
+from . import mapped
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -40,7 +42,9 @@ CREATE TABLE IF NOT EXISTS sitemap_url (
     fragment BLOB NOT NULL,         -- the finished <url> element
     declared TEXT,                  -- hreflang alternates as declared (hreflang.pack)
     title TEXT,                     -- the page's title, not in the fragment
-    description TEXT                -- what the page says it is about, neither
+    description TEXT,               -- what the page says it is about, neither
+    -- where it falls on the site map (mapped.py), NULL: not placed yet
+    mapgroup TEXT, mapown INTEGER, maploose INTEGER, maphead TEXT, mapkey BLOB
 );
 CREATE INDEX IF NOT EXISTS sitemap_url_page ON sitemap_url (page, seq);
 -- count(route): added to version-2 files as they are opened
@@ -136,16 +140,64 @@ def upgrade_1(
 def add_columns(conn: sqlite3.Connection) -> None:
     """Files of version 2 made before rows kept their declared alternates,
     their title or their description get the columns (NULL: not known)
-    when first opened: looked for again under the write lock, since other
-    processes may be opening the file too. Additive, so the schema stays 2
-    and a worker of an earlier release still reads and writes the file."""
-    wanted = set(COLUMNS_ADDED)
-    columns = {row[1] for row in conn.execute("PRAGMA table_info(sitemap_url)")}
-    if wanted - columns:
+    when first opened, and the site map's places (mapped.py) with their
+    indexes, each row without one placed: looked for again under the write
+    lock, since other processes may be opening the file too. Additive, so
+    the schema stays 2 and a worker of an earlier release still reads and
+    writes the file (a row it adds is placed when this release next opens
+    the file; until then the map is arranged from every row)."""
+    wanted = dict.fromkeys(COLUMNS_ADDED, "TEXT")
+    wanted.update(zip(mapped.COLUMNS, mapped.TYPES, strict=True))
+    indexed = {
+        name
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE tbl_name = 'sitemap_url'"
+        )
+    }
+    if (
+        _lacking(conn, wanted)
+        or not indexed.issuperset(mapped.INDEX_NAMES)
+        or _unplaced(conn)
+    ):
         with transaction(conn):
-            columns = {row[1] for row in conn.execute("PRAGMA table_info(sitemap_url)")}
-            for name in sorted(wanted - columns):
-                conn.execute(f"ALTER TABLE sitemap_url ADD COLUMN {name} TEXT")
+            for name in _lacking(conn, wanted):
+                conn.execute(
+                    f"ALTER TABLE sitemap_url ADD COLUMN {name} {wanted[name]}"
+                )
+            for statement in mapped.INDEXES:
+                conn.execute(statement)
+            place(conn)
+
+
+def _lacking(conn: sqlite3.Connection, wanted: dict[str, str]) -> list[str]:
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(sitemap_url)")}
+    return [name for name in wanted if name not in columns]
+
+
+def _unplaced(conn: sqlite3.Connection) -> bool:
+    return bool(
+        conn.execute(
+            "SELECT 1 FROM sitemap_url WHERE mapgroup IS NULL LIMIT 1"
+        ).fetchall()
+    )
+
+
+def place(conn: sqlite3.Connection) -> None:
+    """Place every row that has no place on the site map yet (in the
+    caller's transaction)."""
+    rows = conn.execute(
+        "SELECT seq, path, route, title FROM sitemap_url WHERE mapgroup IS NULL"
+    ).fetchall()
+    if not rows:
+        return
+    seqs, paths, routes, titles = zip(*rows, strict=True)
+    found = places(paths, routes, titles)
+    conn.executemany(
+        "UPDATE sitemap_url SET "
+        + ", ".join(f"{name} = ?" for name in mapped.COLUMNS)
+        + " WHERE seq = ?",
+        [(*spot, seq) for spot, seq in zip(found, seqs, strict=True)],
+    )
 
 
 def as_this_release(conn: sqlite3.Connection) -> None:
@@ -173,7 +225,9 @@ def as_this_release(conn: sqlite3.Connection) -> None:
         if words[:2] == ["CREATE", "TABLE"] and words[5] not in tables:
             conn.execute(kept.replace("CREATE TABLE", "CREATE TEMP TABLE", 1))
     columns = {row[1] for row in conn.execute("PRAGMA main.table_info(sitemap_url)")}
-    missing = [name for name in COLUMNS_ADDED if name not in columns]
+    missing = [
+        name for name in (*COLUMNS_ADDED, *mapped.COLUMNS) if name not in columns
+    ]
     if missing:
         added = ", ".join(f"NULL AS {name}" for name in missing)
         conn.execute(

@@ -18,6 +18,7 @@ from sitemap_middleware.stores.contract import (
     Epoch,
     Hreflang,
     Listing,
+    Mapped,
     News,
     Placed,
     Pushes,
@@ -36,10 +37,10 @@ COMMON |= {Visits, News}
 # Each kind: the capabilities its store has, and no other.
 EXPECTED: dict[str, set[type]] = {
     "example": COMMON,
-    "memory": COMMON | {Adds, Clusters},
+    "memory": COMMON | {Adds, Clusters, Mapped},
     "postgres": COMMON | {Adds, Clusters, Snapshot, Listing},
     "redis": COMMON | {Adds, Clusters, Listing},
-    "sqlite": COMMON | {Adds, Clusters, Snapshot, Checked, Placed, Listing},
+    "sqlite": COMMON | {Adds, Clusters, Snapshot, Checked, Placed, Listing, Mapped},
 }
 TABLED = set().union(*EXPECTED.values())
 

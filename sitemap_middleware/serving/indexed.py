@@ -1,0 +1,171 @@
+"""The site map read by the store's index (stores.contract.Mapped): the groups
+counted once per version of the store, each page's links read in the map's order
+as it is asked for, never every row.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from ..model import UNDATED_SECONDS, PartInfo, to_datetime
+from ..places import Key, untitled
+from ..stores.contract import Listed, MapCount, Mapped
+from .arrangement import Link, Map, _Heading, _unique, by_path, versions_of
+
+
+@dataclass(frozen=True, slots=True)
+class _Span:
+    """How a section's links are read: its ``group``'s own pages (``own``
+    of them) first, then the rest, its loose pages only if ``loose``, with
+    the loose pages of the ``joined`` groups (the general section's)."""
+
+    group: str
+    own: int
+    loose: bool
+    joined: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class IndexedMap(Map):
+    """The map of a store that keeps its order: the same sections, in the
+    same order, with the same links as :class:`~.arrangement.Arrangement`
+    makes of the same pages (tests/serving/test_indexed.py), its links read
+    from the store a span at a time. They are read when asked: a page the
+    writers changed since the counts may show a link one place off until
+    the next version's counts (as a map arranged in memory shows the
+    previous version meanwhile)."""
+
+    parts: tuple[PartInfo, ...]
+    versions: tuple[tuple[int, str], ...]
+    sections: tuple[_Heading, ...]
+    site_name: str | None
+    store: Mapped
+    spans: tuple[_Span, ...]
+    links_in_all: int
+
+    @classmethod
+    def of(
+        cls,
+        infos: tuple[PartInfo, ...],
+        counts: Sequence[MapCount],
+        store: Mapped,
+        newest: Callable[[str], bool] = lambda path: False,
+        site_name: str | None = None,
+        labels: Mapping[str, str] | None = None,
+    ) -> IndexedMap:
+        """The map of a store whose groups are ``counts``: a group's loose
+        pages join the general group unless another page lies deeper in it,
+        as the arrangement's do."""
+        sizes: dict[str, list[int]] = defaultdict(lambda: [0, 0])  # own, rest
+        joined: set[str] = set()
+        for count in counts:
+            pages = count.pages
+            if count.group and count.loose and not count.deep:
+                joined.add(count.group)
+                pages -= count.loose
+                sizes[""][1] += count.loose
+            sizes[count.group][0 if count.own else 1] += pages
+        keys: dict[Key, str] = {
+            tuple(group.split("/")) if group else (): group
+            for group, (own, rest) in sizes.items()
+            if own + rest
+        }
+        sections: list[_Heading] = []
+        spans: list[_Span] = []
+        ids: set[str] = set()
+        start = 0
+        for key, (candidate, heading, own, asked, name) in by_path(
+            set(keys), labels or {}
+        ).items():
+            group = keys[key]
+            mine, rest = sizes[group]
+            size = mine + rest
+            sections.append(
+                _Heading(
+                    _unique(candidate, ids),
+                    heading,
+                    start,
+                    size,
+                    newest(asked),
+                    name,
+                    own,
+                )
+            )
+            spans.append(
+                _Span(
+                    group,
+                    mine,
+                    group not in joined,
+                    tuple(sorted(joined)) if not group else (),
+                )
+            )
+            start += size
+        return cls(
+            infos,
+            versions_of(infos),
+            tuple(sections),
+            site_name,
+            store,
+            tuple(spans),
+            start,
+        )
+
+    @property
+    def total(self) -> int:
+        return self.links_in_all
+
+    def links(self, span: slice, base_url: str) -> tuple[Link, ...]:
+        if span.start >= span.stop:
+            return ()
+        at = bisect_right(self.sections, span.start, key=_start) - 1
+        section, how = self.sections[at], self.spans[at]
+        low, high = span.start - section.start, span.stop - section.start
+        rows: list[Listed] = []
+        read = self.store.map_rows
+        if low < how.own:
+            own = read(how.group, True, loose=how.loose, newest=section.newest)
+            rows += own[low : min(high, how.own)]
+        if high > how.own:
+            skip = max(low - how.own, 0)
+            rows += read(
+                how.group,
+                False,
+                loose=how.loose,
+                joined=how.joined,
+                newest=section.newest,
+                offset=skip,
+                limit=high - how.own - skip,
+            )
+        dates: dict[int, datetime | None] = {}  # pages share their lastmod
+        links = []
+        for path, _, title, description, seconds in rows:
+            if seconds not in dates:
+                dates[seconds] = (
+                    None if seconds <= UNDATED_SECONDS else to_datetime(seconds)
+                )
+            links.append(
+                Link(
+                    base_url + path,
+                    path,
+                    (title or "").strip() or untitled(path),
+                    dates[seconds],
+                    description or None,
+                )
+            )
+        return tuple(links)
+
+    def home_description(self) -> str | None:
+        if not self.spans or self.spans[0].group:
+            return None
+        for path, _, _, description, _ in self.store.map_rows("", True):
+            if path == "/":
+                return description or None
+        return None
+
+
+def _start(section: _Heading) -> int:
+    return section.start
