@@ -22,10 +22,9 @@ from typing import Any
 
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
 from .base import StoreBase
-from .sql import SideTables
+from .sql import SideTables, mapped
 from .sql.dialect import SQLITE
-from .sqlite import mapped
-from .sqlite.mapped import MapMixin
+from .sql.mapped import MapMixin
 from .sqlite.pages import PagesMixin
 from .sqlite.runs import RunsMixin
 from .sqlite.schema import ADDED, SCHEMA, transaction
@@ -121,8 +120,10 @@ def _tables(pid: int) -> sqlite3.Connection:
     copied into each new store: a tenth of the time of making them again."""
     conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
     with transaction(conn):
-        for statement in [*SCHEMA.split(";"), *ADDED, *mapped.INDEXES]:
+        for statement in [*SCHEMA.split(";"), *ADDED]:
             conn.execute(statement)
+        for statement in mapped.INDEXES:
+            conn.execute(SQLITE.sql(statement))
     return conn
 
 

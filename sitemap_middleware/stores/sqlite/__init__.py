@@ -20,8 +20,8 @@ from ...sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
 from ..base import StoreBase
 from ..sql import SideTables
 from ..sql.dialect import SQLITE
+from ..sql.mapped import MapMixin
 from .file import FileMixin, _of_file, _sidecars, _signature
-from .mapped import MapMixin
 from .pages import PagesMixin
 from .runs import RunsMixin
 from .schema import SCHEMA as _SCHEMA  # noqa: F401  (the benchmarks read it here)

@@ -20,8 +20,8 @@ from ..base import StoreBase
 from ..hreflang import Settled
 from ..layout import batches, leaving, now
 from ..records import Change, Fill, Plan, Row, Stored, Totals
+from ..sql import mapped
 from ..sql.pages import Locked
-from . import mapped
 
 if TYPE_CHECKING:  # the store this is mixed into
     _Store = StoreBase[sqlite3.Connection]
@@ -284,7 +284,7 @@ _MAPPED = ", ".join(f"{name} = ?" for name in mapped.COLUMNS)
 
 def _places(changes: list[Change]) -> list[Place]:
     """Where each changed row falls on the site map (its path, route and
-    title decide), for :class:`~.mapped.MapMixin`."""
+    title decide), for :class:`~..sql.mapped.MapMixin`."""
     return places(
         [change.path for change in changes],
         [change.row.route for change in changes],

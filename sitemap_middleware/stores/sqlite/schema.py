@@ -14,10 +14,9 @@ from ...model import Entry, to_datetime
 from ...places import places
 from ..base import new_epoch
 from ..layout import batches
-from ..sql import decisions, news, pushes, removals, shared, visits
+from ..sql import decisions, mapped, news, pushes, removals, shared, visits
 from ..sql.dialect import SQLITE
 from ..sql.pages import COLUMNS_ADDED, SECTIONS
-from . import mapped
 
 logger = logging.getLogger("sitemap_middleware")
 
@@ -43,7 +42,7 @@ CREATE TABLE IF NOT EXISTS sitemap_url (
     declared TEXT,                  -- hreflang alternates as declared (hreflang.pack)
     title TEXT,                     -- the page's title, not in the fragment
     description TEXT,               -- what the page says it is about, neither
-    -- where it falls on the site map (mapped.py), NULL: not placed yet
+    -- where it falls on the site map (sql/mapped.py), NULL: not placed yet
     mapgroup TEXT, mapown INTEGER, maploose INTEGER, maphead TEXT, mapkey BLOB
 );
 CREATE INDEX IF NOT EXISTS sitemap_url_page ON sitemap_url (page, seq);
@@ -140,14 +139,14 @@ def upgrade_1(
 def add_columns(conn: sqlite3.Connection) -> None:
     """Files of version 2 made before rows kept their declared alternates,
     their title or their description get the columns (NULL: not known)
-    when first opened, and the site map's places (mapped.py) with their
+    when first opened, and the site map's places (sql/mapped.py) with their
     indexes, each row without one placed: looked for again under the write
     lock, since other processes may be opening the file too. Additive, so
     the schema stays 2 and a worker of an earlier release still reads and
     writes the file (a row it adds is placed when this release next opens
     the file; until then the map is arranged from every row)."""
     wanted = dict.fromkeys(COLUMNS_ADDED, "TEXT")
-    wanted.update(zip(mapped.COLUMNS, mapped.TYPES, strict=True))
+    wanted.update(zip(mapped.COLUMNS, mapped.TYPES["sqlite"], strict=True))
     indexed = {
         name
         for (name,) in conn.execute(
@@ -156,7 +155,7 @@ def add_columns(conn: sqlite3.Connection) -> None:
     }
     if (
         _lacking(conn, wanted)
-        or not indexed.issuperset(mapped.INDEX_NAMES)
+        or not indexed.issuperset(map(SQLITE.sql, mapped.INDEX_NAMES))
         or _unplaced(conn)
     ):
         with transaction(conn):
@@ -165,7 +164,7 @@ def add_columns(conn: sqlite3.Connection) -> None:
                     f"ALTER TABLE sitemap_url ADD COLUMN {name} {wanted[name]}"
                 )
             for statement in mapped.INDEXES:
-                conn.execute(statement)
+                conn.execute(SQLITE.sql(statement))
             place(conn)
 
 
