@@ -24,7 +24,6 @@ from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
 from .base import StoreBase
 from .sql import SideTables, mapped
 from .sql.dialect import SQLITE
-from .sql.mapped import MapMixin
 from .sqlite.pages import PagesMixin
 from .sqlite.runs import RunsMixin
 from .sqlite.schema import ADDED, SCHEMA, transaction
@@ -34,9 +33,7 @@ from .sqlite.schema import ADDED, SCHEMA, transaction
 _NUMBERS = itertools.count()
 
 
-class MemoryStore(
-    PagesMixin, RunsMixin, MapMixin, SideTables, StoreBase[sqlite3.Connection]
-):
+class MemoryStore(PagesMixin, RunsMixin, SideTables, StoreBase[sqlite3.Connection]):
     """The SQLite store's statements on a database in memory, one per object
     and process: the writes and reads take turns on one connection
     (``_busy``); the other sites' writers read what pages declare on a

@@ -1,24 +1,34 @@
 """The site map read by the store's index is the map arranged in memory: the
 same sections, headings, sizes and links on every page, whatever the pages,
-routes, titles and dates; and a store that cannot say every row's place is
-arranged as before."""
+routes, titles and dates, in memory and on PostgreSQL; and a store that cannot
+say every row's place is arranged as before."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Any, Protocol
 
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from support.services import require_postgres
+from support.store_kinds import Fresh
 
-from sitemap_middleware import Entry, open_store
-from sitemap_middleware.places import route_section
+from sitemap_middleware import Entry, Store, open_store
+from sitemap_middleware.places import places, route_section
 from sitemap_middleware.serving.arrangement import Arrangement, Map, Part
 from sitemap_middleware.serving.indexed import IndexedMap
 from sitemap_middleware.serving.site_map import SiteMaps
+from sitemap_middleware.stores import link_sites
+from sitemap_middleware.stores.base import MIN_PART_BYTES
 from sitemap_middleware.stores.contract import Mapped
 from sitemap_middleware.stores.memory import MemoryStore
+from sitemap_middleware.stores.postgres import PLACE_BATCH
+from sitemap_middleware.stores.sql.mapped import COLUMNS, INDEX_NAMES
 
 BASE = "https://example.com"
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -35,10 +45,12 @@ _PATH = st.builds(
 _ROUTE = st.sampled_from(
     [None, None, "/a/<id>", "/<slug>", "/b/{x}/c", "/plain", "/a/b/<x>", "/blog/<s>"]
 )
-_TITLE = st.none() | st.sampled_from(
-    ["", " ", "Part 2", "part 10", "Part 02", "b", "B", "ß", "SS", "a\0b", "x\ny", "٣"]
-)
+_TITLES = ["", " ", "Part 2", "part 10", "Part 02", "b", "B", "ß", "SS", "x\ny", "٣"]
+_TITLE = st.none() | st.sampled_from([*_TITLES, "a\0b"])
 _PAGE = st.tuples(_PATH, _ROUTE, _TITLE, st.none() | st.integers(-2, 3), _TITLE)
+# PostgreSQL's text holds no NUL: its store refuses such a title (StoreError).
+_TEXT = st.none() | st.sampled_from(_TITLES)
+_PG_PAGE = st.tuples(_PATH, _ROUTE, _TEXT, st.none() | st.integers(-2, 3), _TEXT)
 
 
 def _entries(
@@ -61,7 +73,11 @@ def _home(path: str) -> bool:
     return path.partition("?")[0].rstrip("/") == ""
 
 
-def _both(store: MemoryStore, newest: bool) -> tuple[Map, Map]:
+class _MappedStore(Store, Mapped, Protocol):
+    """A store that keeps the map's order with its pages."""
+
+
+def _both(store: _MappedStore, newest: bool) -> tuple[Map, Map]:
     """The store's map arranged in memory, and read by its index."""
     infos = tuple(store.parts())
 
@@ -119,11 +135,16 @@ def test_the_index_reads_the_map_the_arrangement_makes(
     _same(*_both(store, newest))
 
 
+def _changes(page: st.SearchStrategy[Any]) -> list[st.SearchStrategy[Any]]:
+    """Pages written first, then some written (again), of ``page``."""
+    return [
+        st.lists(page, min_size=1, max_size=12, unique_by=lambda page: page[0]),
+        st.lists(page, min_size=1, max_size=6, unique_by=lambda page: page[0]),
+    ]
+
+
 @settings(max_examples=40, deadline=None)
-@given(
-    st.lists(_PAGE, min_size=1, max_size=12, unique_by=lambda page: page[0]),
-    st.lists(_PAGE, min_size=1, max_size=6, unique_by=lambda page: page[0]),
-)
+@given(*_changes(_PAGE))
 def test_the_index_follows_changed_titles_routes_and_removals(
     first: list[tuple[str, str | None, str | None, int | None, str | None]],
     then: list[tuple[str, str | None, str | None, int | None, str | None]],
@@ -135,6 +156,54 @@ def test_the_index_follows_changed_titles_routes_and_removals(
     store.upsert(_entries(then))
     store.remove([first[0][0]])
     _same(*_both(store, newest=False))
+
+
+@contextmanager
+def _postgres(**options: object) -> Iterator[_MappedStore]:
+    """A PostgreSQL store on tables of its own, dropped after (one per
+    example: hypothesis runs the examples of one test call)."""
+    fresh = Fresh()
+    try:
+        with open_store(fresh.postgres_uri(**options)) as store:
+            assert isinstance(store, Mapped)
+            yield store
+    finally:
+        fresh.cleanup()
+
+
+@pytest.mark.services
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(_PG_PAGE, max_size=16, unique_by=lambda page: page[0]),
+    st.booleans(),
+    st.integers(1, 4),
+)
+def test_postgres_s_index_reads_the_map_the_arrangement_makes(
+    pages: list[tuple[str, str | None, str | None, int | None, str | None]],
+    newest: bool,
+    part_size: int,
+) -> None:
+    """The rows' places as PostgreSQL writes and orders them (bytea keys,
+    paths collated "C") make the map the arrangement makes."""
+    with _postgres(part_size=part_size) as store:
+        store.upsert(_entries(pages))
+        _same(*_both(store, newest))
+
+
+@pytest.mark.services
+@settings(max_examples=40, deadline=None)
+@given(*_changes(_PG_PAGE))
+def test_postgres_s_index_follows_changed_titles_routes_and_removals(
+    first: list[tuple[str, str | None, str | None, int | None, str | None]],
+    then: list[tuple[str, str | None, str | None, int | None, str | None]],
+) -> None:
+    """Rows PostgreSQL writes again (by update, and through the copy of a
+    batch of new paths) and removes are placed again."""
+    with _postgres() as store:
+        store.upsert(_entries(first))
+        store.upsert(_entries(then))
+        store.remove([first[0][0]])
+        _same(*_both(store, newest=False))
 
 
 def test_a_file_an_earlier_release_wrote_is_placed_when_opened(tmp_path: Path) -> None:
@@ -155,7 +224,7 @@ def test_a_file_an_earlier_release_wrote_is_placed_when_opened(tmp_path: Path) -
         counts = store.map_counts()
         assert counts is not None
         assert sum(count.pages for count in counts) == 31
-        _same(*_both(store, newest=False))  # type: ignore[arg-type]
+        _same(*_both(store, newest=False))
         # An earlier release's insert: a row without a place.
         store._query(
             "INSERT INTO sitemap_url (path, page, lastmod, fragment)"
@@ -169,6 +238,98 @@ def test_a_file_an_earlier_release_wrote_is_placed_when_opened(tmp_path: Path) -
         assert isinstance(SiteMaps(store).arrangement(), IndexedMap)
 
 
+@pytest.mark.services
+def test_postgres_places_a_row_another_site_s_settling_moves(fresh: Fresh) -> None:
+    """A page whose links another site's write completes, grown past the
+    room left in its part, is written again as a new row of the next part
+    (the settling's own insert, not a batch's copy): placed as any other."""
+    de, fr = "https://example.de", "https://example.fr"
+    uris = {de: fresh.postgres_uri(part_bytes=MIN_PART_BYTES), fr: fresh.postgres_uri()}
+    stores = {base: open_store(uri) for base, uri in uris.items()}
+    opened = link_sites({base: (uris[base], stores[base]) for base in uris})
+    try:
+        pair = (("de", "/d/x"), ("fr", f"{fr}/x"))
+        stores[de].upsert([Entry("/d/x", T0, "x", title="X", alternates=pair)])
+        filled = 0
+        while len(stores[de].parts()) == 1:  # its part full, to a short page
+            filled += 1
+            stores[de].upsert([Entry(f"/f/{filled}", T0, title=f"F {filled}")])
+        pair = (("de", f"{de}/d/x"), ("fr", "/x"))
+        stores[fr].upsert([Entry("/x", T0, "x", alternates=pair)])
+        store = stores[de]
+        assert isinstance(store, Mapped)
+        assert "/d/x" not in {entry.path for entry in store.entries(1)}  # moved
+        _same(*_both(store, newest=False))
+        _placed_as_computed(store.prefix)  # type: ignore[attr-defined]
+    finally:
+        for each in [*stores.values(), *opened]:
+            each.close()
+
+
+@pytest.mark.services
+def test_postgres_tables_an_earlier_release_made_are_placed_when_opened(
+    fresh: Fresh,
+) -> None:
+    """Tables without the place columns and their indexes (as an earlier
+    release made them) get them, and every row its place, when this release
+    opens them; a row an earlier release adds later has none, and the map
+    is arranged from every row until the tables are opened again."""
+    uri = fresh.postgres_uri()
+    pages = [Entry(f"/blog/post-{n}", T0, title=f"Post {n}") for n in range(30)]
+    pages.append(Entry("/about", T0, title="About"))
+    pages.append(Entry("/shop/2", T0, route="/shop/<n>"))
+    with open_store(uri) as store:
+        store.upsert(pages)
+        prefix: str = store.prefix  # type: ignore[attr-defined]
+    _as_before_places_postgres(prefix)
+
+    with open_store(uri) as store:
+        assert isinstance(store, Mapped)
+        counts = store.map_counts()  # opened (the tables upgraded) first
+        assert counts is not None
+        assert _unplaced(prefix) == 0
+        assert all(_indexes(prefix))
+        assert sum(count.pages for count in counts) == 32
+        _same(*_both(store, newest=False))
+        # An earlier release's insert: a row without a place.
+        with _connect() as conn:
+            conn.execute(
+                f"INSERT INTO {prefix}url (path, seq, page, lastmod, fragment)"
+                " VALUES ('/blog/zz', 1000, 1, 0, '')"
+            )
+        assert store.map_counts() is None
+        arranged = SiteMaps(store).arrangement()
+        assert isinstance(arranged, Arrangement)
+        assert arranged.total == 33
+    with open_store(uri) as store:
+        assert isinstance(SiteMaps(store).arrangement(), IndexedMap)
+        assert _unplaced(prefix) == 0
+
+
+@pytest.mark.services
+def test_postgres_places_an_earlier_release_s_rows_a_batch_at_a_time(
+    fresh: Fresh,
+) -> None:
+    """More rows than one placing transaction takes: every one gets the
+    place places() gives its path, route and title."""
+    uri = fresh.postgres_uri()
+    routes = [None, "/p/<n>", "/<slug>"]
+    pages = [
+        Entry(f"/p/{n}", T0, route=routes[n % 3], title=f"Page {n}" if n % 2 else None)
+        for n in range(2 * PLACE_BATCH + 7)
+    ]
+    with open_store(uri) as store:
+        store.upsert(pages)
+        prefix: str = store.prefix  # type: ignore[attr-defined]
+    _as_before_places_postgres(prefix)
+    with open_store(uri) as store:
+        assert isinstance(store, Mapped)
+        counts = store.map_counts()
+        assert counts is not None
+        assert sum(count.pages for count in counts) == len(pages)
+    assert _placed_as_computed(prefix) == len(pages)
+
+
 def test_a_map_of_configured_sections_is_arranged(tmp_path: Path) -> None:
     """Configured sections group the map by their parts: arranged, as before."""
     store = MemoryStore()
@@ -177,6 +338,52 @@ def test_a_map_of_configured_sections_is_arranged(tmp_path: Path) -> None:
     plain = MemoryStore()
     plain.upsert([Entry("/a", T0)])
     assert isinstance(SiteMaps(plain).arrangement(), IndexedMap)
+
+
+def _connect() -> Any:
+    import psycopg
+
+    return psycopg.connect(require_postgres(), autocommit=True)
+
+
+def _placed_as_computed(prefix: str) -> int:
+    """Assert that every row's place is what places() gives its path, route
+    and title; how many rows there are."""
+    with _connect() as conn:
+        rows = conn.execute(
+            f"SELECT path, route, title, {', '.join(COLUMNS)} FROM {prefix}url"
+        ).fetchall()
+    paths, routes, titles = ([row[i] for row in rows] for i in range(3))
+    assert [tuple(row[3:]) for row in rows] == places(paths, routes, titles)
+    return len(rows)
+
+
+def _unplaced(prefix: str) -> int:
+    with _connect() as conn:
+        found = conn.execute(f"SELECT count(*) FROM {prefix}url WHERE mapgroup IS NULL")
+        return int(found.fetchone()[0])
+
+
+def _as_before_places_postgres(prefix: str) -> None:
+    """The pages table as the release before places made it: the place
+    columns dropped, and their indexes with them."""
+    assert all(_indexes(prefix))  # made with the tables
+    with _connect() as conn:
+        conn.execute(
+            f"ALTER TABLE {prefix}url "
+            + ", ".join(f"DROP COLUMN {name}" for name in COLUMNS)
+        )
+    assert not any(_indexes(prefix))
+
+
+def _indexes(prefix: str) -> list[bool]:
+    """Whether each of the map's indexes is there."""
+    with _connect() as conn:
+        return [
+            conn.execute("SELECT to_regclass(%s)", (name.format(p=prefix),)).fetchone()
+            != (None,)
+            for name in INDEX_NAMES
+        ]
 
 
 def _as_before_places(path: Path) -> None:

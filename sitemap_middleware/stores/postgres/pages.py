@@ -20,6 +20,7 @@ from ..base import StoreBase
 from ..hreflang import Settled
 from ..layout import batches, leaving, now
 from ..records import Change, Fill, Plan, Row, Stored, Totals
+from ..sql import mapped
 from ..sql.pages import Locked
 
 if TYPE_CHECKING:  # the store this is mixed into
@@ -44,16 +45,32 @@ SELECT o.section, o.page, p.urls, p.bytes,
     (SELECT coalesce(max(page), 0) FROM {p}page)
 FROM open o JOIN {p}page p ON p.page = o.page
 """
+# A row's columns after its path and part (Row's fields, then its place on
+# the site map, sql/mapped.py), and their types.
+_NAMES = (*Row._fields, *mapped.COLUMNS)
+_ROW = ", ".join(_NAMES)
+_ROW_TYPES = (
+    *("int8", "text", "text", "bytea", "text", "text", "text"),
+    *mapped.TYPES["postgres"],
+)
 # New rows of an upsert, copied in once its other statements are sent (as
 # _write's inserts, with no ON CONFLICT: see there why none is needed).
-_COPY = (
-    "COPY {p}url (path, seq, page, lastmod, fingerprint, route, fragment,"
-    " declared, title, description) FROM STDIN (FORMAT BINARY)"
+_COPY = f"COPY {{p}}url (path, seq, page, {_ROW}) FROM STDIN (FORMAT BINARY)"
+_COPY_TYPES = ["text", "int8", "int4", *_ROW_TYPES]
+# _write's statements: a new row's seq counted by the server from the last
+# one allocated, in plan order; an update sets every column but the part.
+_ARRAYS = ", ".join(f"%b::{kind}[]" for kind in _ROW_TYPES)
+_INSERT = (
+    f"INSERT INTO {{p}}url (path, seq, page, {_ROW}) SELECT path, %b::bigint + n,"
+    f" page, {_ROW} FROM unnest(%b::text[], %b::int4[], {_ARRAYS})"
+    f" WITH ORDINALITY AS t(path, page, {_ROW}, n)"
 )
-_COPY_TYPES = [
-    *("text", "int8", "int4", "int8", "text", "text", "bytea"),
-    *("text", "text", "text"),
-]
+_UPDATE = (
+    "UPDATE {p}url SET "
+    + ", ".join(f"{name} = t.{name}" for name in _NAMES)
+    + f" FROM unnest(%b::text[], {_ARRAYS}) AS t(path, {_ROW})"
+    " WHERE {p}url.path = t.path"
+)
 # Entries planned at a time in an upsert, from MIN_RUN up to RUN: the server
 # writes one run while the next is planned (see _split).
 RUN = 256
@@ -152,9 +169,12 @@ class PagesMixin(_Store):
                         parts.setdefault(part, Totals(section=totals.section)).add(
                             totals
                         )
-                    for path, page, row, _ in todo.changes:
+                    placed = mapped.places_of(todo.changes)
+                    for (path, page, row, _), place in zip(
+                        todo.changes, placed, strict=True
+                    ):
                         seq += 1
-                        copy.write_row((path, seq, page, *row))
+                        copy.write_row((path, seq, page, *row, *place))
                     number, opened = todo.last_part, todo.open
                     changed += len(todo.changes)
             with conn.pipeline():
@@ -350,9 +370,10 @@ class PagesMixin(_Store):
         inserts = [change for change in changes if change.new]
         updates = [change for change in changes if not change.new]
         if inserts and new is not None:
+            placed = zip(inserts, mapped.places_of(inserts), strict=True)
             new += [
-                (path, seq + n, page, *row)
-                for n, (path, page, row, _) in enumerate(inserts, 1)
+                (path, seq + n, page, *row, *place)
+                for n, ((path, page, row, _), place) in enumerate(placed, 1)
             ]
             seq += len(inserts)
             inserts = []
@@ -365,35 +386,22 @@ class PagesMixin(_Store):
         if inserts:
             paths, pages, rows, _ = zip(*inserts, strict=True)
             cur.execute(
-                self._sql(
-                    "INSERT INTO {p}url (path, seq, page, lastmod, fingerprint, route,"
-                    " fragment, declared, title, description) SELECT path,"
-                    " %b::bigint + n, page, lastmod, fingerprint, route, fragment,"
-                    " declared, title, description"
-                    " FROM unnest(%b::text[], %b::integer[], %b::bigint[], %b::text[],"
-                    " %b::text[], %b::bytea[], %b::text[], %b::text[], %b::text[])"
-                    " WITH ORDINALITY AS t(path, page, lastmod, fingerprint, route,"
-                    " fragment, declared, title, description, n)"
-                ),
-                [seq, list(paths), list(pages), *_columns(rows)],
+                self._sql(_INSERT),
+                [
+                    seq,
+                    list(paths),
+                    list(pages),
+                    *_columns(rows),
+                    *_columns(mapped.places_of(inserts)),
+                ],
             )
             seq += len(inserts)
         if updates:
             updates.sort()
             paths, _, rows, _ = zip(*updates, strict=True)
             cur.execute(
-                self._sql(
-                    "UPDATE {p}url SET lastmod = t.lastmod,"
-                    " fingerprint = t.fingerprint, route = t.route,"
-                    " fragment = t.fragment, declared = t.declared, title = t.title,"
-                    " description = t.description"
-                    " FROM unnest(%b::text[], %b::bigint[], %b::text[], %b::text[],"
-                    " %b::bytea[], %b::text[], %b::text[], %b::text[]) AS t(path,"
-                    " lastmod, fingerprint, route, fragment, declared, title,"
-                    " description)"
-                    " WHERE {p}url.path = t.path"
-                ),
-                [list(paths), *_columns(rows)],
+                self._sql(_UPDATE),
+                [list(paths), *_columns(rows), *_columns(mapped.places_of(updates))],
             )
         return seq
 

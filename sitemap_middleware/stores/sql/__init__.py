@@ -7,6 +7,7 @@ and ``SideTables``, all of them as one base of each store.
 from __future__ import annotations
 
 from .decisions import DecisionsMixin
+from .mapped import MapMixin
 from .news import NewsMixin
 from .pages import PagesMixin
 from .pushes import PushesMixin
@@ -23,6 +24,7 @@ class SideTables(
     RemovalsMixin,
     VisitsMixin,
     NewsMixin,
+    MapMixin,
 ):
     """Every capability the two databases share, and their pages' common
     part, a base of each store: a new capability's mixin is added here, once

@@ -9,7 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...model import UNDATED_SECONDS
+from ...places import Place, places
 from ..contract import Listed, MapCount
+from ..records import Change
 from .dialect import Tables
 
 # A row's place, as the columns after its own (places.Place's fields), and
@@ -33,6 +35,9 @@ INDEXES = tuple(
     f"CREATE INDEX IF NOT EXISTS {name} ON {{p}}url {columns}"
     for name, columns in _INDEXED.items()
 )
+# Whether a row has no place yet (an earlier release's worker wrote it): the
+# map's index finds one, or none, at once.
+UNPLACED = "SELECT 1 FROM {p}url WHERE mapgroup IS NULL LIMIT 1"
 _COUNTS = "SELECT mapgroup, mapown, count(*) FROM {p}url GROUP BY mapgroup, mapown"
 _LOOSE = (
     "SELECT mapgroup, mapown, count(*), EXISTS (SELECT 1 FROM {p}url d"
@@ -47,9 +52,19 @@ _NEWEST = (
 )
 
 
+def places_of(changes: Sequence[Change]) -> list[Place]:
+    """Where each changed row falls on the site map (its path, route and
+    title decide): the columns a store writes with the row."""
+    return places(
+        [change.path for change in changes],
+        [change.row.route for change in changes],
+        [change.row.title for change in changes],
+    )
+
+
 class MapMixin(Tables):
     def map_counts(self) -> list[MapCount] | None:
-        if self._select("SELECT 1 FROM {p}url WHERE mapgroup IS NULL LIMIT 1"):
+        if self._select(UNPLACED):
             return None
         loose = {
             (group, bool(own)): (n, bool(deep))

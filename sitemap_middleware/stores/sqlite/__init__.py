@@ -20,7 +20,6 @@ from ...sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
 from ..base import StoreBase
 from ..sql import SideTables
 from ..sql.dialect import SQLITE
-from ..sql.mapped import MapMixin
 from .file import FileMixin, _of_file, _sidecars, _signature
 from .pages import PagesMixin
 from .runs import RunsMixin
@@ -55,7 +54,6 @@ _WORDS = {
 class SQLiteStore(
     PagesMixin,
     RunsMixin,
-    MapMixin,
     SideTables,
     FileMixin,
     StoreBase[sqlite3.Connection],

@@ -13,7 +13,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from ...model import Entry
-from ...places import Place, places
+from ...places import Place
 from ...sections import DEFAULT
 from .. import hreflang, layout
 from ..base import StoreBase
@@ -205,7 +205,7 @@ class PagesMixin(_Store):
                 "UPDATE sitemap_url SET lastmod = ?, fingerprint = ?, route = ?,"
                 " fragment = ?, declared = ?, title = ?, description = ?,"
                 f" {_MAPPED} WHERE path = ?",
-                map(_updated, updates, _places(updates)),
+                map(_updated, updates, mapped.places_of(updates)),
             )
 
     @staticmethod
@@ -260,15 +260,12 @@ def _insert(conn: sqlite3.Connection, new: list[Change]) -> None:
     ]
     columns = ["path", "page", *(_ROW_COLUMNS[i] for i in kept), *mapped.COLUMNS]
     pick = itemgetter(*kept)
+    placed = zip(new, mapped.places_of(new), strict=True)
     params = (
-        (
-            (path, part, *row, *place)
-            for (path, part, row, _), place in zip(new, _places(new), strict=True)
-        )
+        ((path, part, *row, *place) for (path, part, row, _), place in placed)
         if len(kept) == len(_ROW_COLUMNS)
         else (
-            (path, part, *pick(row), *place)
-            for (path, part, row, _), place in zip(new, _places(new), strict=True)
+            (path, part, *pick(row), *place) for (path, part, row, _), place in placed
         )
     )
     conn.executemany(
@@ -280,16 +277,6 @@ def _insert(conn: sqlite3.Connection, new: list[Change]) -> None:
 
 # The place's columns an update sets (mapped.py).
 _MAPPED = ", ".join(f"{name} = ?" for name in mapped.COLUMNS)
-
-
-def _places(changes: list[Change]) -> list[Place]:
-    """Where each changed row falls on the site map (its path, route and
-    title decide), for :class:`~..sql.mapped.MapMixin`."""
-    return places(
-        [change.path for change in changes],
-        [change.row.route for change in changes],
-        [change.row.title for change in changes],
-    )
 
 
 def _updated(change: Change, place: Place) -> tuple[Any, ...]:

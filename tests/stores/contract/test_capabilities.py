@@ -38,7 +38,7 @@ COMMON |= {Visits, News}
 EXPECTED: dict[str, set[type]] = {
     "example": COMMON,
     "memory": COMMON | {Adds, Clusters, Mapped},
-    "postgres": COMMON | {Adds, Clusters, Snapshot, Listing},
+    "postgres": COMMON | {Adds, Clusters, Snapshot, Listing, Mapped},
     "redis": COMMON | {Adds, Clusters, Listing},
     "sqlite": COMMON | {Adds, Clusters, Snapshot, Checked, Placed, Listing, Mapped},
 }
