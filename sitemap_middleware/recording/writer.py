@@ -14,7 +14,7 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -46,6 +46,7 @@ from .recent import Recent
 from .recheck import Recheck
 from .sharing import (
     DecisionLog,
+    MapPlaces,
     Newsroom,
     SharedCounts,
     Side,
@@ -115,7 +116,7 @@ class Writer:
         self._visits = VisitLog(config, store)
         # Written after the pages, in this order (the counts last: they count
         # what the others wrote).
-        self._sides: tuple[Side, ...] = (self._log, self._visits, self._counts)
+        self._sides = (self._log, self._visits, MapPlaces(store), self._counts)
         self._verification = Verification(
             config.crawlers, crawls, self._visits, self._count
         )
@@ -394,6 +395,6 @@ class Writer:
         removals.clear()
 
 
-def _write_each(sides: list[Side]) -> None:
+def _write_each(sides: Sequence[Side]) -> None:
     for side in sides:
         side.write()

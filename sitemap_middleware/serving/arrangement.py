@@ -301,6 +301,8 @@ class Arrangement(Map):
     order: array[int] = field(default_factory=lambda: array("q"))
     ranked: bytearray = field(default_factory=bytearray)  # per section: sorted
     lock: threading.Lock = field(default_factory=threading.Lock)
+    stand_in: bool = False
+    """Arranged in place of the store's index, while a page had no place."""
 
     @classmethod
     def of(

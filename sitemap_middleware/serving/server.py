@@ -246,6 +246,8 @@ class Server:
         self._faults_said: set[str] = set()
         indexnow = config.indexnow
         self._key = b"" if indexnow is None else indexnow.key.encode("ascii")
+        if config.html_sitemap is not None or config.llms_txt is not None:
+            self.site_maps  # noqa: B018  (made now: the store keeps the map's order)
 
     @cached_property
     def site_maps(self) -> SiteMaps:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from fnmatch import fnmatchcase
 from typing import Protocol, runtime_checkable
 
@@ -119,6 +120,11 @@ class SiteMaps:
         labels: Mapping[str, str] | None = None,
     ) -> None:
         self._store = store
+        if isinstance(store, Mapped):
+            # Whoever reads the map asks the store to keep its order: from
+            # the next write on, and for the pages stored before, placed by
+            # the writer (until then the map is arranged).
+            store.keep_places()
         self._labels = labels or {}
         globs = tuple(newest_first)
         self._newest = lambda path: any(fnmatchcase(path, g) for g in globs)
@@ -143,7 +149,7 @@ class SiteMaps:
             parts = self._store.parts()
         versions = versions_of(parts)
         current = self._current
-        if current is not None and current.versions == versions:
+        if current is not None and not self._stale(current, versions):
             return current
         if current is not None and not latest:
             # Most changes are arranged before a cold part would have been
@@ -152,9 +158,22 @@ class SiteMaps:
             return self._current or current
         with self._arranging:
             current = self._current
-            if current is None or current.versions != versions:
+            if current is None or self._stale(current, versions):
                 current = self._current = self._arrange(parts)
             return current
+
+    def _stale(self, current: Map, versions: tuple[tuple[int, str], ...]) -> bool:
+        """Whether ``current`` is not the map of the store's ``versions``: made
+        of others, or arranged in place of the store's index while a page had
+        no place, which the writer has placed since."""
+        if current.versions != versions:
+            return True
+        return (
+            isinstance(current, Arrangement)
+            and current.stand_in
+            and isinstance(self._store, Mapped)
+            and not self._store.place_due
+        )
 
     def _refresh(self, parts: Sequence[PartInfo]) -> threading.Event:
         """Arrange ``parts`` on a thread of its own, unless one is at it; the
@@ -180,6 +199,7 @@ class SiteMaps:
         # A store that keeps the map's order is read by it, unless the map
         # is of configured sections (their parts make the groups) or a row
         # is not placed yet.
+        stand_in = False
         if isinstance(store, Mapped) and all(p.section == DEFAULT for p in infos):
             counts = store.map_counts()
             if counts is not None:
@@ -188,6 +208,7 @@ class SiteMaps:
                 return IndexedMap.of(
                     tuple(infos), counts, store, self._newest, name, self._labels
                 )
+            stand_in = True
         held = self._parts
         for number in held.keys() - {p.number for p in infos}:
             del held[number]  # a part no longer listed
@@ -199,7 +220,8 @@ class SiteMaps:
                 held[info.number] = self._read(info)
         name = None if self._site_name is None else self._site_name()
         parts = [held[p.number] for p in infos]
-        return Arrangement.of(tuple(infos), parts, self._newest, name, self._labels)
+        arranged = Arrangement.of(tuple(infos), parts, self._newest, name, self._labels)
+        return replace(arranged, stand_in=True) if stand_in else arranged
 
     def _read(self, info: PartInfo) -> Part:
         store = self._store

@@ -28,6 +28,7 @@ from .contract import (
     Decisions,
     Epoch,
     Listing,
+    Mapped,
     News,
     Pushes,
     Removals,
@@ -85,6 +86,7 @@ _PROTOCOLS = (
     Visits,
     News,
     Listing,
+    Mapped,
 )
 
 

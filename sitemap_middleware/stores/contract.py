@@ -112,11 +112,26 @@ class Mapped(Protocol):
     """The site map's order kept with the pages: each row's place
     (``places.places``) written with it and indexed, so that a page of the
     map is read by the index rather than arranged from every row. Without
-    it the map arranges the whole listing (:class:`Listing`)."""
+    it the map arranges the whole listing (:class:`Listing`).
+
+    A store keeps places once asked to (the map is served): until then, and
+    for rows another store object wrote without (an import, a worker of an
+    earlier release), a row has none, and :meth:`place_rows` gives them theirs."""
+
+    place_due: bool
+    """Whether rows without a place may be stored (set by
+    :meth:`keep_places` and by a :meth:`map_counts` that met one)."""
+
+    def keep_places(self) -> None:
+        """Write each row's place from now on, and place those without."""
+
+    def place_rows(self, limit: int) -> int:
+        """Give up to ``limit`` rows without a place theirs, in one write;
+        how many (fewer than ``limit``: none is left, ``place_due`` off)."""
 
     def map_counts(self) -> list[MapCount] | None:
         """Every group's pages counted, by own page or not; ``None`` while a
-        row has no place yet (written by an earlier release)."""
+        row has no place (``place_due`` then set)."""
 
     def map_rows(
         self,

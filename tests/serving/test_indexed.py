@@ -5,6 +5,7 @@ say every row's place is arranged as before."""
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -17,9 +18,11 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from support.services import require_postgres
 from support.store_kinds import Fresh
+from werkzeug.test import Client
 
-from sitemap_middleware import Entry, Store, open_store
+from sitemap_middleware import Entry, SitemapMiddleware, Store, open_store
 from sitemap_middleware.places import places, route_section
+from sitemap_middleware.recording.sharing import PLACE_BATCH
 from sitemap_middleware.serving.arrangement import Arrangement, Map, Part
 from sitemap_middleware.serving.indexed import IndexedMap
 from sitemap_middleware.serving.site_map import SiteMaps
@@ -27,7 +30,6 @@ from sitemap_middleware.stores import link_sites
 from sitemap_middleware.stores.base import MIN_PART_BYTES
 from sitemap_middleware.stores.contract import Mapped
 from sitemap_middleware.stores.memory import MemoryStore
-from sitemap_middleware.stores.postgres import PLACE_BATCH
 from sitemap_middleware.stores.sql.mapped import COLUMNS, INDEX_NAMES
 
 BASE = "https://example.com"
@@ -131,6 +133,7 @@ def test_the_index_reads_the_map_the_arrangement_makes(
     part_size: int,
 ) -> None:
     store = MemoryStore(part_size=part_size)
+    store.keep_places()
     store.upsert(_entries(pages))
     _same(*_both(store, newest))
 
@@ -152,6 +155,7 @@ def test_the_index_follows_changed_titles_routes_and_removals(
     """Pages written again (another title, route or date) and removed are
     placed again: the index still reads what the arrangement makes."""
     store = MemoryStore()
+    store.keep_places()
     store.upsert(_entries(first))
     store.upsert(_entries(then))
     store.remove([first[0][0]])
@@ -166,6 +170,7 @@ def _postgres(**options: object) -> Iterator[_MappedStore]:
     try:
         with open_store(fresh.postgres_uri(**options)) as store:
             assert isinstance(store, Mapped)
+            store.keep_places()
             yield store
     finally:
         fresh.cleanup()
@@ -206,11 +211,14 @@ def test_postgres_s_index_follows_changed_titles_routes_and_removals(
         _same(*_both(store, newest=False))
 
 
-def test_a_file_an_earlier_release_wrote_is_placed_when_opened(tmp_path: Path) -> None:
+def test_a_file_an_earlier_release_wrote_is_placed_by_the_writer(
+    tmp_path: Path,
+) -> None:
     """A file without the place columns (as an earlier release made it) gets
-    them, and every row its place, when this release opens it to write; a
-    row an earlier release adds later has none, and the map is arranged
-    from every row until the file is opened again."""
+    them when this release opens it to write; its rows have no place, and
+    the map is arranged from every row until they are placed (the writer's
+    ``place_rows``, a batch a round); a row an earlier release adds later
+    has none, until it is placed in turn."""
     path = tmp_path / "s.sqlite3"
     uri = f"sqlite:///{path}"
     pages = [Entry(f"/blog/post-{n}", T0, title=f"Post {n}") for n in range(30)]
@@ -221,6 +229,11 @@ def test_a_file_an_earlier_release_wrote_is_placed_when_opened(tmp_path: Path) -
 
     with open_store(uri) as store:
         assert isinstance(store, Mapped)
+        assert store.map_counts() is None
+        assert isinstance(SiteMaps(store).arrangement(), Arrangement)
+        assert store.place_due  # asked by the map, for the writer
+        assert store.place_rows(20) == 20 and store.place_due
+        assert store.place_rows(20) == 11 and not store.place_due
         counts = store.map_counts()
         assert counts is not None
         assert sum(count.pages for count in counts) == 31
@@ -230,12 +243,40 @@ def test_a_file_an_earlier_release_wrote_is_placed_when_opened(tmp_path: Path) -
             "INSERT INTO sitemap_url (path, page, lastmod, fragment)"
             " VALUES ('/blog/zz', 1, 0, X'')"
         )
-        assert store.map_counts() is None
+        store._query("UPDATE sitemap_page SET urls = urls + 1 WHERE page = 1")
+        assert store.map_counts() is None and store.place_due
         arranged = SiteMaps(store).arrangement()
         assert isinstance(arranged, Arrangement)
         assert arranged.total == 32
-    with open_store(uri) as store:
+        assert store.place_rows(20) == 1
         assert isinstance(SiteMaps(store).arrangement(), IndexedMap)
+
+
+def test_a_store_that_keeps_no_places_writes_none_and_unplaces_what_it_changes(
+    tmp_path: Path,
+) -> None:
+    """A store object whose map nobody reads writes rows without a place (no
+    cost but NULLs), and a row it writes again loses the place another gave
+    it: placed again, it has the place of what it holds now."""
+    uri = f"sqlite:///{tmp_path / 's.sqlite3'}"
+    with open_store(uri) as keeping, open_store(uri) as plain:
+        assert isinstance(keeping, Mapped) and isinstance(plain, Mapped)
+        keeping.keep_places()
+        keeping.upsert([Entry(f"/a/{n}", T0, title=f"A {n}") for n in range(5)])
+        assert keeping.map_counts() is not None
+        plain.upsert([Entry("/b/1", T0, title="B")])
+        plain.upsert([Entry("/a/3", T0, title="Zed", route="/a/<n>")])
+        assert keeping.map_counts() is None
+        assert keeping.place_rows(100) == 2
+        _same(*_both(keeping, newest=False))
+        titles = [link.title for link in keeping_map(keeping).links(slice(0, 6), "")]
+        assert titles[-1] == "Zed"
+
+
+def keeping_map(store: _MappedStore) -> Map:
+    indexed = SiteMaps(store).arrangement()
+    assert isinstance(indexed, IndexedMap)
+    return indexed
 
 
 @pytest.mark.services
@@ -246,6 +287,8 @@ def test_postgres_places_a_row_another_site_s_settling_moves(fresh: Fresh) -> No
     de, fr = "https://example.de", "https://example.fr"
     uris = {de: fresh.postgres_uri(part_bytes=MIN_PART_BYTES), fr: fresh.postgres_uri()}
     stores = {base: open_store(uri) for base, uri in uris.items()}
+    for each in stores.values():
+        each.keep_places()  # type: ignore[attr-defined]
     opened = link_sites({base: (uris[base], stores[base]) for base in uris})
     try:
         pair = (("de", "/d/x"), ("fr", f"{fr}/x"))
@@ -259,6 +302,10 @@ def test_postgres_places_a_row_another_site_s_settling_moves(fresh: Fresh) -> No
         store = stores[de]
         assert isinstance(store, Mapped)
         assert "/d/x" not in {entry.path for entry in store.entries(1)}  # moved
+        # Moved by the other site's store object, which keeps no places: the
+        # row is placed by its own site's writer (the map arranged meanwhile).
+        assert store.map_counts() is None and store.place_due
+        assert store.place_rows(100) == 1
         _same(*_both(store, newest=False))
         _placed_as_computed(store.prefix)  # type: ignore[attr-defined]
     finally:
@@ -267,13 +314,13 @@ def test_postgres_places_a_row_another_site_s_settling_moves(fresh: Fresh) -> No
 
 
 @pytest.mark.services
-def test_postgres_tables_an_earlier_release_made_are_placed_when_opened(
+def test_postgres_tables_an_earlier_release_made_get_the_columns_when_opened(
     fresh: Fresh,
 ) -> None:
     """Tables without the place columns and their indexes (as an earlier
-    release made them) get them, and every row its place, when this release
-    opens them; a row an earlier release adds later has none, and the map
-    is arranged from every row until the tables are opened again."""
+    release made them) get them when this release opens them; their rows
+    get their places from ``place_rows``, and so does a row an earlier
+    release adds later (the map is arranged from every row meanwhile)."""
     uri = fresh.postgres_uri()
     pages = [Entry(f"/blog/post-{n}", T0, title=f"Post {n}") for n in range(30)]
     pages.append(Entry("/about", T0, title="About"))
@@ -285,10 +332,13 @@ def test_postgres_tables_an_earlier_release_made_are_placed_when_opened(
 
     with open_store(uri) as store:
         assert isinstance(store, Mapped)
-        counts = store.map_counts()  # opened (the tables upgraded) first
+        assert store.map_counts() is None  # opened (the tables upgraded) first
+        assert all(_indexes(prefix))
+        store.keep_places()
+        assert store.place_rows(1000) == 32
+        counts = store.map_counts()
         assert counts is not None
         assert _unplaced(prefix) == 0
-        assert all(_indexes(prefix))
         assert sum(count.pages for count in counts) == 32
         _same(*_both(store, newest=False))
         # An earlier release's insert: a row without a place.
@@ -297,17 +347,18 @@ def test_postgres_tables_an_earlier_release_made_are_placed_when_opened(
                 f"INSERT INTO {prefix}url (path, seq, page, lastmod, fragment)"
                 " VALUES ('/blog/zz', 1000, 1, 0, '')"
             )
+            conn.execute(f"UPDATE {prefix}page SET urls = urls + 1 WHERE page = 1")
         assert store.map_counts() is None
         arranged = SiteMaps(store).arrangement()
         assert isinstance(arranged, Arrangement)
         assert arranged.total == 33
-    with open_store(uri) as store:
+        assert store.place_rows(1000) == 1
         assert isinstance(SiteMaps(store).arrangement(), IndexedMap)
         assert _unplaced(prefix) == 0
 
 
 @pytest.mark.services
-def test_postgres_places_an_earlier_release_s_rows_a_batch_at_a_time(
+def test_postgres_places_rows_without_a_place_a_batch_at_a_time(
     fresh: Fresh,
 ) -> None:
     """More rows than one placing transaction takes: every one gets the
@@ -324,6 +375,9 @@ def test_postgres_places_an_earlier_release_s_rows_a_batch_at_a_time(
     _as_before_places_postgres(prefix)
     with open_store(uri) as store:
         assert isinstance(store, Mapped)
+        store.keep_places()
+        placed = [store.place_rows(PLACE_BATCH) for _ in range(3)]
+        assert placed == [PLACE_BATCH, PLACE_BATCH, 7] and not store.place_due
         counts = store.map_counts()
         assert counts is not None
         assert sum(count.pages for count in counts) == len(pages)
@@ -336,6 +390,7 @@ def test_a_map_of_configured_sections_is_arranged(tmp_path: Path) -> None:
     store.upsert([Entry("/a", T0), Entry("/b", T0, section="news")])
     assert isinstance(SiteMaps(store).arrangement(), Arrangement)
     plain = MemoryStore()
+    plain.keep_places()
     plain.upsert([Entry("/a", T0)])
     assert isinstance(SiteMaps(plain).arrangement(), IndexedMap)
 
@@ -418,3 +473,66 @@ def _as_before_places(path: Path) -> None:
     columns = {row[1] for row in conn.execute("PRAGMA table_info(sitemap_url)")}
     assert not any(name.startswith("map") for name in columns)
     conn.close()
+
+
+def _page(environ: dict[str, Any], start_response: Any) -> list[bytes]:
+    start_response("200 OK", [("Content-Type", "text/html; charset=utf-8")])
+    return [b"<html><head><title>A page</title></head><body>text</body></html>"]
+
+
+def test_a_middleware_serving_the_map_places_what_an_import_wrote(
+    tmp_path: Path,
+) -> None:
+    """Pages another store object wrote without places (an import): the
+    first page of the map is arranged, the writer places them, and the map
+    is read by the index from then on, the same links."""
+    uri = f"sqlite:///{tmp_path / 's.sqlite3'}"
+    with open_store(uri) as other:
+        other.upsert(Entry(f"/blog/{n}", T0, title=f"Post {n}") for n in range(40))
+    middleware = SitemapMiddleware(
+        _page, {"base_url": BASE, "store": uri, "html_sitemap": "/site-map"}
+    )
+    try:
+        store = middleware.store
+        assert isinstance(store, Mapped) and store.placing
+        first = Client(middleware).get("/site-map")
+        assert first.status_code == 200
+        maps = middleware.server.site_maps
+        assert isinstance(maps.arrangement(latest=True), Arrangement)
+        _served(middleware, "/a-new-page")  # placed as it is written
+        assert middleware.flush()
+        indexed = maps.arrangement(latest=True)
+        assert isinstance(indexed, IndexedMap)
+        assert indexed.total == 41
+        again = Client(middleware).get("/site-map")
+        assert _links(again.get_data()) == _links(first.get_data()) | {
+            f"{BASE}/a-new-page"
+        }
+    finally:
+        middleware.close()
+
+
+def test_a_middleware_that_serves_no_map_keeps_no_places(tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 's.sqlite3'}"
+    middleware = SitemapMiddleware(_page, {"base_url": BASE, "store": uri})
+    try:
+        _served(middleware, "/a-page")
+        assert middleware.flush()
+        store = middleware.store
+        assert isinstance(store, Mapped) and not store.placing
+        assert store.count() == 1
+        assert store.map_counts() is None  # its one page has no place
+    finally:
+        middleware.close()
+
+
+def _served(middleware: SitemapMiddleware, path: str) -> None:
+    reply = Client(middleware).get(path, base_url=BASE)
+    reply.get_data()
+    reply.close()  # sent in full: recorded
+
+
+def _links(body: bytes) -> set[str]:
+    return {
+        href for href in re.findall(r'href="([^"]+)"', body.decode()) if "/" in href
+    }

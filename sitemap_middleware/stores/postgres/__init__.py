@@ -19,14 +19,13 @@ from psycopg.types.array import ListBinaryDumper
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ...errors import StoreError
-from ...places import places
 from ...sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
 from ...urls import redacted
 from ..base import RENAMED, StoreBase
 from ..sql import SideTables, decisions, mapped, news, pushes, removals, shared, visits
 from ..sql.dialect import postgres
 from ..sql.pages import COLUMNS_ADDED, SECTIONS
-from .pages import _LOCK, PagesMixin, _columns, _one
+from .pages import PagesMixin, _one
 from .runs import READ_RUN, RunsMixin
 
 SCHEMA_VERSION = 2
@@ -66,20 +65,6 @@ CREATE TABLE IF NOT EXISTS {p}page (
 """
 # count(route) needs an index on route: tables made before it get it.
 _ROUTE_INDEX = "CREATE INDEX IF NOT EXISTS {p}url_route ON {p}url (route)"
-# Rows placed on the site map a transaction at a time when tables of an
-# earlier release are opened: in path order, from the last one placed.
-PLACE_BATCH = 5000
-_UNPLACED = (
-    "SELECT path, route, title FROM {p}url WHERE mapgroup IS NULL AND path > %s"
-    " ORDER BY path LIMIT %s"
-)
-_PLACE = (
-    "UPDATE {p}url SET "
-    + ", ".join(f"{name} = t.{name}" for name in mapped.COLUMNS)
-    + " FROM unnest(%b::text[], "
-    + ", ".join(f"%b::{kind}[]" for kind in mapped.TYPES["postgres"])
-    + f") AS t(path, {', '.join(mapped.COLUMNS)}) WHERE {{p}}url.path = t.path"
-)
 # The tables releases added after the first, each made when the store is
 # opened: the table to look for, and its statements.
 _ADDED = (
@@ -280,29 +265,26 @@ class PostgresStore(
         """Version-2 tables made before rows kept their declared alternates,
         their title, their description or their place on the site map get
         the columns (NULL: not known) and the map's indexes when first
-        opened, under the setup lock; then every row without a place is
-        placed. Nullable without a default: the server changes its catalogue
-        only, no row is rewritten. Additive, so the schema stays 2 and a
-        worker of an earlier release still reads and writes the tables (a row
-        it adds has no place until this release next opens them; until then
-        the map is arranged from every row)."""
+        opened, under the setup lock. Nullable without a default: the server
+        changes its catalogue only, no row is rewritten (a row without a
+        place gets one from the writer, sql/mapped.py). Additive, so the
+        schema stays 2 and a worker of an earlier release still reads and
+        writes the tables."""
         wanted = dict.fromkeys(COLUMNS_ADDED, "text")
         wanted.update(zip(mapped.COLUMNS, mapped.TYPES["postgres"], strict=True))
-        if self._lacking(conn, wanted):
-            with conn.transaction():
-                self.dialect.lock(conn, "")  # the setup's
-                conn.execute(
-                    self._sql("ALTER TABLE {p}url ")
-                    + ", ".join(
-                        f"ADD COLUMN IF NOT EXISTS {name} {kind}"
-                        for name, kind in wanted.items()
-                    )
+        if not self._lacking(conn, wanted):
+            return
+        with conn.transaction():
+            self.dialect.lock(conn, "")  # the setup's
+            conn.execute(
+                self._sql("ALTER TABLE {p}url ")
+                + ", ".join(
+                    f"ADD COLUMN IF NOT EXISTS {name} {kind}"
+                    for name, kind in wanted.items()
                 )
-                for statement in mapped.INDEXES:
-                    conn.execute(self._sql(statement))
-        elif not conn.execute(self._sql(mapped.UNPLACED)).fetchall():
-            return  # every row placed: the usual open
-        self._place(conn)
+            )
+            for statement in mapped.INDEXES:
+                conn.execute(self._sql(statement))
 
     def _lacking(self, conn: psycopg.Connection[Any], wanted: dict[str, str]) -> bool:
         """Whether the pages table lacks one of these columns or one of the
@@ -321,26 +303,6 @@ class PostgresStore(
             )
         )
         return bool(columns < len(wanted) or indexes < len(mapped.INDEX_NAMES))
-
-    def _place(self, conn: psycopg.Connection[Any]) -> None:
-        """Place every row that has no place on the site map, PLACE_BATCH a
-        transaction, each holding the writers' lock (the meta row): a worker
-        of an earlier release may be writing the rows meanwhile."""
-        after = ""
-        while True:
-            with conn.transaction():
-                self.dialect.lock(conn, "")  # the setup's
-                conn.execute(self._sql(_LOCK))
-                rows = conn.execute(
-                    self._sql(_UNPLACED), (after, PLACE_BATCH)
-                ).fetchall()
-                if rows:
-                    paths, routes, titles = (list(c) for c in zip(*rows, strict=True))
-                    found = places(paths, routes, titles)
-                    conn.execute(self._sql(_PLACE), [paths, *_columns(found)])
-                    after = paths[-1]
-            if len(rows) < PLACE_BATCH:
-                return
 
     def epoch(self) -> str:
         with self._borrow() as conn:

@@ -6,7 +6,7 @@ writes the run before, and read back in keyset runs.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +15,7 @@ from psycopg_pool import ConnectionPool
 
 from ...errors import StoreError
 from ...model import Entry
+from ...places import Place
 from .. import hreflang, layout
 from ..base import StoreBase
 from ..hreflang import Settled
@@ -87,6 +88,7 @@ class PagesMixin(_Store):
         def _sql(self, statement: str) -> str: ...
         def _borrow(self) -> AbstractContextManager[psycopg.Connection[Any]]: ...
         def _queue(self, conn: Any, paths: Collection[str]) -> None: ...
+        def places_of(self, changes: Sequence[Change]) -> list[Place] | None: ...
 
     # -- the write path -------------------------------------------------------------
     # StoreBase's steps: _read takes the rows with their parts' fill and
@@ -169,7 +171,7 @@ class PagesMixin(_Store):
                         parts.setdefault(part, Totals(section=totals.section)).add(
                             totals
                         )
-                    placed = mapped.places_of(todo.changes)
+                    placed = self._placed(todo.changes)
                     for (path, page, row, _), place in zip(
                         todo.changes, placed, strict=True
                     ):
@@ -370,7 +372,7 @@ class PagesMixin(_Store):
         inserts = [change for change in changes if change.new]
         updates = [change for change in changes if not change.new]
         if inserts and new is not None:
-            placed = zip(inserts, mapped.places_of(inserts), strict=True)
+            placed = zip(inserts, self._placed(inserts), strict=True)
             new += [
                 (path, seq + n, page, *row, *place)
                 for n, ((path, page, row, _), place) in enumerate(placed, 1)
@@ -392,7 +394,7 @@ class PagesMixin(_Store):
                     list(paths),
                     list(pages),
                     *_columns(rows),
-                    *_columns(mapped.places_of(inserts)),
+                    *_columns(self._placed(inserts)),
                 ],
             )
             seq += len(inserts)
@@ -401,9 +403,15 @@ class PagesMixin(_Store):
             paths, _, rows, _ = zip(*updates, strict=True)
             cur.execute(
                 self._sql(_UPDATE),
-                [list(paths), *_columns(rows), *_columns(mapped.places_of(updates))],
+                [list(paths), *_columns(rows), *_columns(self._placed(updates))],
             )
         return seq
+
+    def _placed(self, changes: list[Change]) -> list[tuple[Any, ...]]:
+        """The changed rows' places on the site map, or NULL places while
+        the store keeps none (sql/mapped.py)."""
+        placed = self.places_of(changes)
+        return [mapped.UNPLACED] * len(changes) if placed is None else list(placed)
 
     def _summaries(
         self,

@@ -25,8 +25,10 @@ TYPES = {
 # index's order, an OFFSET skipping entries of the index alone); the loose
 # pages of a group, and the groups some page lies deeper in, each asked of a
 # few rows. (PostgreSQL's paths collate as "C", byte order, as SQLite's.)
+# Partial: a row written without a place (the store keeps none, see
+# MapMixin.placing) costs no index a thing.
 _INDEXED = {
-    "{p}url_map": "(mapgroup, mapown, mapkey, path)",
+    "{p}url_map": "(mapgroup, mapown, mapkey, path) WHERE mapgroup IS NOT NULL",
     "{p}url_loose": "(mapgroup, mapown) WHERE maploose",
     "{p}url_deep": "(maphead) WHERE maphead IS NOT NULL",
 }
@@ -35,37 +37,96 @@ INDEXES = tuple(
     f"CREATE INDEX IF NOT EXISTS {name} ON {{p}}url {columns}"
     for name, columns in _INDEXED.items()
 )
-# Whether a row has no place yet (an earlier release's worker wrote it): the
-# map's index finds one, or none, at once.
-UNPLACED = "SELECT 1 FROM {p}url WHERE mapgroup IS NULL LIMIT 1"
-_COUNTS = "SELECT mapgroup, mapown, count(*) FROM {p}url GROUP BY mapgroup, mapown"
+# A place not kept: the columns of a row a store writes without one.
+UNPLACED: tuple[None, ...] = (None,) * len(COLUMNS)
+_COUNTS = (
+    "SELECT mapgroup, mapown, count(*) FROM {p}url WHERE mapgroup IS NOT NULL"
+    " GROUP BY mapgroup, mapown"
+)
 _LOOSE = (
     "SELECT mapgroup, mapown, count(*), EXISTS (SELECT 1 FROM {p}url d"
     " WHERE d.maphead = l.mapgroup) FROM {p}url l WHERE maploose"
     " GROUP BY mapgroup, mapown"
 )
+_TOTAL = "SELECT coalesce(sum(urls), 0) FROM {p}page"
 _ROWS = "SELECT path, route, title, description, lastmod FROM {p}url WHERE "
 # Newest first, pages without a date after every dated one.
 _NEWEST = (
     f"lastmod <= {UNDATED_SECONDS},"
     f" CASE WHEN lastmod <= {UNDATED_SECONDS} THEN 0 ELSE -lastmod END, "
 )
-
-
-def places_of(changes: Sequence[Change]) -> list[Place]:
-    """Where each changed row falls on the site map (its path, route and
-    title decide): the columns a store writes with the row."""
-    return places(
-        [change.path for change in changes],
-        [change.row.route for change in changes],
-        [change.row.title for change in changes],
-    )
+# The rows without a place, read in the placing's write transaction (a
+# PostgreSQL writer changing one meanwhile waits for it), and their places
+# written: SQLite a row a statement, PostgreSQL an array a column.
+_UNPLACED_ROWS = {
+    "sqlite": "SELECT path, route, title FROM {p}url WHERE mapgroup IS NULL LIMIT ?",
+    "postgres": "SELECT path, route, title FROM {p}url WHERE mapgroup IS NULL"
+    " LIMIT ? FOR UPDATE",
+}
+_PLACE = {
+    "sqlite": "UPDATE {p}url SET "
+    + ", ".join(f"{name} = ?" for name in COLUMNS)
+    + " WHERE path = ?",
+    "postgres": "UPDATE {p}url SET "
+    + ", ".join(f"{name} = t.{name}" for name in COLUMNS)
+    + " FROM unnest(%b::text[], "
+    + ", ".join(f"%b::{kind}[]" for kind in TYPES["postgres"])
+    + f") AS t(path, {', '.join(COLUMNS)}) WHERE {{p}}url.path = t.path",
+}
 
 
 class MapMixin(Tables):
-    def map_counts(self) -> list[MapCount] | None:
-        if self._select(UNPLACED):
+    """Keeps each row's place once asked to (:meth:`keep_places`: the site
+    map is served), so that a store whose map nobody reads pays nothing for
+    it: rows written before, or by a store object that keeps none (an
+    import, a script, a worker of an earlier release), are placed by
+    :meth:`place_rows`, which the writer calls while ``place_due``."""
+
+    placing = False
+    """Whether this object writes each row's place (else NULL)."""
+    place_due = False
+    """Whether rows without a place are known of (or may be), for
+    :meth:`place_rows` to place."""
+
+    def keep_places(self) -> None:
+        self.placing = True
+        self.place_due = True
+
+    def places_of(self, changes: Sequence[Change]) -> list[Place] | None:
+        """Where each changed row falls on the site map (its path, route and
+        title decide), or ``None`` when this object keeps no place: the
+        columns a store writes with the rows."""
+        if not self.placing:
             return None
+        return places(
+            [change.path for change in changes],
+            [change.row.route for change in changes],
+            [change.row.title for change in changes],
+        )
+
+    def place_rows(self, limit: int) -> int:
+        name = self.dialect.name
+        with self._writing() as conn:
+            rows = conn.execute(
+                self.dialect.sql(_UNPLACED_ROWS[name]), (limit,)
+            ).fetchall()
+            if rows:
+                paths, routes, titles = (list(c) for c in zip(*rows, strict=True))
+                found = places(paths, routes, titles)
+                statement = self.dialect.sql(_PLACE[name])
+                if self.dialect.arrays:
+                    columns = [list(column) for column in zip(*found, strict=True)]
+                    conn.execute(statement, [paths, *columns])
+                else:
+                    conn.executemany(
+                        statement,
+                        [(*at, path) for at, path in zip(found, paths, strict=True)],
+                    )
+        if len(rows) < limit:
+            self.place_due = False
+        return len(rows)
+
+    def map_counts(self) -> list[MapCount] | None:
         loose = {
             (group, bool(own)): (n, bool(deep))
             for group, own, n, deep in self._select(_LOOSE)
@@ -74,6 +135,11 @@ class MapMixin(Tables):
         for group, own, n in self._select(_COUNTS):
             many, deep = loose.get((group, bool(own)), (0, False))
             counts.append(MapCount(group, bool(own), n, many, deep))
+        ((total,),) = self._select(_TOTAL)
+        if sum(count.pages for count in counts) < total:
+            # A row without a place: the map is arranged until it has one.
+            self.place_due = True
+            return None
         return counts
 
     def map_rows(

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from contextlib import AbstractContextManager
-from operator import itemgetter
+from operator import add, itemgetter
 from typing import TYPE_CHECKING, Any
 
 from ...model import Entry
@@ -39,6 +39,7 @@ class PagesMixin(_Store):
 
         def _writing(self) -> AbstractContextManager[sqlite3.Connection]: ...
         def _queue(self, conn: Any, paths: Collection[str]) -> None: ...
+        def places_of(self, changes: Sequence[Change]) -> list[Place] | None: ...
 
     # -- the write path -------------------------------------------------------------
     # StoreBase's steps, each batch in one BEGIN IMMEDIATE transaction
@@ -193,20 +194,30 @@ class PagesMixin(_Store):
         )
         return len(rows)
 
-    @staticmethod
-    def _write(conn: sqlite3.Connection, changes: list[Change]) -> None:
-        """Write the rows of planned changes: new ones take the next seq."""
+    def _write(self, conn: sqlite3.Connection, changes: list[Change]) -> None:
+        """Write the rows of planned changes: new ones take the next seq;
+        each with its place on the site map while the store keeps them (an
+        update without one leaves the row unplaced)."""
         inserts = [change for change in changes if change.new]
         if inserts:
-            _insert(conn, inserts)
+            _insert(conn, inserts, self.places_of(inserts))
         updates = [change for change in changes if not change.new]
-        if updates:
+        if not updates:
+            return
+        placed = self.places_of(updates)
+        if placed is None:
             conn.executemany(
-                "UPDATE sitemap_url SET lastmod = ?, fingerprint = ?, route = ?,"
-                " fragment = ?, declared = ?, title = ?, description = ?,"
-                f" {_MAPPED} WHERE path = ?",
-                map(_updated, updates, mapped.places_of(updates)),
+                f"UPDATE sitemap_url SET {_UPDATED}, mapgroup = NULL WHERE path = ?",
+                [(*row, path) for path, _, row, _ in updates],
             )
+            return
+        conn.executemany(
+            f"UPDATE sitemap_url SET {_UPDATED}, {_MAPPED} WHERE path = ?",
+            [
+                (*row, *place, path)
+                for (path, _, row, _), place in zip(updates, placed, strict=True)
+            ],
+        )
 
     @staticmethod
     def _summaries(
@@ -244,12 +255,14 @@ _ROW_COLUMNS = (
 _NULLABLE = frozenset({1, 2, 4, 5, 6})
 
 
-def _insert(conn: sqlite3.Connection, new: list[Change]) -> None:
-    """Insert the rows of new paths, in order. A column NULL in every
-    row (a bulk load's titles and descriptions) is left to its default
-    rather than bound: the driver looks each None it binds up in its
-    adapters' registry, which costs more than the rest of the row's
-    binding."""
+def _insert(
+    conn: sqlite3.Connection, new: list[Change], placed: list[Place] | None
+) -> None:
+    """Insert the rows of new paths, in order, with their places if given.
+    A column NULL in every row (a bulk load's titles and descriptions, the
+    places a store does not keep) is left to its default rather than bound:
+    the driver looks each None it binds up in its adapters' registry, which
+    costs more than the rest of the row's binding."""
     first = new[0].row
     kept = [
         i
@@ -258,26 +271,22 @@ def _insert(conn: sqlite3.Connection, new: list[Change]) -> None:
         or first[i] is not None
         or any(change.row[i] is not None for change in new)
     ]
-    columns = ["path", "page", *(_ROW_COLUMNS[i] for i in kept), *mapped.COLUMNS]
     pick = itemgetter(*kept)
-    placed = zip(new, mapped.places_of(new), strict=True)
-    params = (
-        ((path, part, *row, *place) for (path, part, row, _), place in placed)
-        if len(kept) == len(_ROW_COLUMNS)
-        else (
-            (path, part, *pick(row), *place) for (path, part, row, _), place in placed
-        )
-    )
+    rows: Iterable[tuple[Any, ...]] = ((path, part, *row) for path, part, row, _ in new)
+    if len(kept) < len(_ROW_COLUMNS):
+        rows = ((path, part, *pick(row)) for path, part, row, _ in new)
+    columns = ["path", "page", *(_ROW_COLUMNS[i] for i in kept)]
+    if placed is not None:
+        columns += mapped.COLUMNS
+        rows = map(add, rows, placed)
     conn.executemany(
         f"INSERT INTO sitemap_url ({', '.join(columns)})"
         f" VALUES ({', '.join('?' * len(columns))})",
-        params,
+        rows,
     )
 
 
-# The place's columns an update sets (mapped.py).
+# What an update sets: the row's columns after its path and part, and its
+# place on the site map (sql/mapped.py).
+_UPDATED = ", ".join(f"{name} = ?" for name in _ROW_COLUMNS)
 _MAPPED = ", ".join(f"{name} = ?" for name in mapped.COLUMNS)
-
-
-def _updated(change: Change, place: Place) -> tuple[Any, ...]:
-    return (*change.row, *place, change.path)

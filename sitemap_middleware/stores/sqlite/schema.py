@@ -11,7 +11,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from ...model import Entry, to_datetime
-from ...places import places
 from ..base import new_epoch
 from ..layout import batches
 from ..sql import decisions, mapped, news, pushes, removals, shared, visits
@@ -138,26 +137,15 @@ def upgrade_1(
 
 def add_columns(conn: sqlite3.Connection) -> None:
     """Files of version 2 made before rows kept their declared alternates,
-    their title or their description get the columns (NULL: not known)
-    when first opened, and the site map's places (sql/mapped.py) with their
-    indexes, each row without one placed: looked for again under the write
-    lock, since other processes may be opening the file too. Additive, so
-    the schema stays 2 and a worker of an earlier release still reads and
-    writes the file (a row it adds is placed when this release next opens
-    the file; until then the map is arranged from every row)."""
+    their title, their description or their place on the site map get the
+    columns (NULL: not known) and the map's indexes (sql/mapped.py) when
+    first opened: looked for again under the write lock, since other
+    processes may be opening the file too. Additive, so the schema stays 2
+    and a worker of an earlier release still reads and writes the file (a
+    row without a place gets one from the writer)."""
     wanted = dict.fromkeys(COLUMNS_ADDED, "TEXT")
     wanted.update(zip(mapped.COLUMNS, mapped.TYPES["sqlite"], strict=True))
-    indexed = {
-        name
-        for (name,) in conn.execute(
-            "SELECT name FROM sqlite_master WHERE tbl_name = 'sitemap_url'"
-        )
-    }
-    if (
-        _lacking(conn, wanted)
-        or not indexed.issuperset(map(SQLITE.sql, mapped.INDEX_NAMES))
-        or _unplaced(conn)
-    ):
+    if _lacking(conn, wanted) or _unindexed(conn):
         with transaction(conn):
             for name in _lacking(conn, wanted):
                 conn.execute(
@@ -165,7 +153,6 @@ def add_columns(conn: sqlite3.Connection) -> None:
                 )
             for statement in mapped.INDEXES:
                 conn.execute(SQLITE.sql(statement))
-            place(conn)
 
 
 def _lacking(conn: sqlite3.Connection, wanted: dict[str, str]) -> list[str]:
@@ -173,30 +160,15 @@ def _lacking(conn: sqlite3.Connection, wanted: dict[str, str]) -> list[str]:
     return [name for name in wanted if name not in columns]
 
 
-def _unplaced(conn: sqlite3.Connection) -> bool:
-    return bool(
-        conn.execute(
-            "SELECT 1 FROM sitemap_url WHERE mapgroup IS NULL LIMIT 1"
-        ).fetchall()
-    )
-
-
-def place(conn: sqlite3.Connection) -> None:
-    """Place every row that has no place on the site map yet (in the
-    caller's transaction)."""
-    rows = conn.execute(
-        "SELECT seq, path, route, title FROM sitemap_url WHERE mapgroup IS NULL"
-    ).fetchall()
-    if not rows:
-        return
-    seqs, paths, routes, titles = zip(*rows, strict=True)
-    found = places(paths, routes, titles)
-    conn.executemany(
-        "UPDATE sitemap_url SET "
-        + ", ".join(f"{name} = ?" for name in mapped.COLUMNS)
-        + " WHERE seq = ?",
-        [(*spot, seq) for spot, seq in zip(found, seqs, strict=True)],
-    )
+def _unindexed(conn: sqlite3.Connection) -> bool:
+    """Whether the pages table lacks one of the map's indexes."""
+    indexes = {
+        name
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE tbl_name = 'sitemap_url'"
+        )
+    }
+    return not indexes.issuperset(map(SQLITE.sql, mapped.INDEX_NAMES))
 
 
 def as_this_release(conn: sqlite3.Connection) -> None:
