@@ -322,23 +322,7 @@ class Arrangement(Map):
             lastmods.extend(p.lastmods)
         groups, member_of = _groups(infos, parts, labels or {})
         sizes = Counter(member_of)
-        sections: list[_Heading] = []
-        ids: set[str] = set()
-        start = 0
-        for g, (candidate, heading, own, asked, name) in enumerate(groups):
-            size = sizes[g]
-            sections.append(
-                _Heading(
-                    _unique(candidate, ids),
-                    heading,
-                    start,
-                    size,
-                    newest(asked),
-                    name,
-                    own,
-                )
-            )
-            start += size
+        sections = headed(groups, [sizes[g] for g in range(len(groups))], newest)
         return cls(
             infos,
             versions_of(infos),
@@ -363,7 +347,7 @@ class Arrangement(Map):
         low, high, _ = span.indices(len(self.order))
         sections = self.sections
         # The section holding ``low``: sections start in order.
-        at = max(bisect_right(sections, low, key=_start) - 1, 0)
+        at = max(bisect_right(sections, low, key=start_of) - 1, 0)
         while at < len(sections) and sections[at].start < high:
             if not self.ranked[at]:
                 with self.lock:
@@ -435,7 +419,8 @@ class Arrangement(Map):
         return self.descriptions[at] if self.descriptions else None
 
 
-def _start(section: _Heading) -> int:
+def start_of(section: _Heading) -> int:
+    """Where a section starts in the map's order (a bisect's key)."""
     return section.start
 
 
@@ -499,6 +484,21 @@ def _groups(
     place = {key: at for at, key in enumerate(ordered)}
     member_of.extend(map(place.__getitem__, keys))
     return list(ordered.values()), member_of
+
+
+def headed(
+    groups: Sequence[_Group], sizes: Sequence[int], newest: Callable[[str], bool]
+) -> list[_Heading]:
+    """The map's sections: its ``groups`` in order, each of its size, the
+    next starting where it ends; each id made unique."""
+    sections: list[_Heading] = []
+    ids: set[str] = set()
+    start = 0
+    for (candidate, heading, own, asked, name), size in zip(groups, sizes, strict=True):
+        id_ = _unique(candidate, ids)
+        sections.append(_Heading(id_, heading, start, size, newest(asked), name, own))
+        start += size
+    return sections
 
 
 def by_path(keys: set[Key], labels: Mapping[str, str]) -> dict[Key, _Group]:

@@ -14,7 +14,15 @@ from datetime import datetime
 from ..model import UNDATED_SECONDS, PartInfo, to_datetime
 from ..places import Key, untitled
 from ..stores.contract import Listed, MapCount, Mapped
-from .arrangement import Link, Map, _Heading, _unique, by_path, versions_of
+from .arrangement import (
+    Link,
+    Map,
+    _Heading,
+    by_path,
+    headed,
+    start_of,
+    versions_of,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,36 +82,20 @@ class IndexedMap(Map):
             for group, (own, rest) in sizes.items()
             if own + rest
         }
-        sections: list[_Heading] = []
-        spans: list[_Span] = []
-        ids: set[str] = set()
-        start = 0
-        for key, (candidate, heading, own, asked, name) in by_path(
-            set(keys), labels or {}
-        ).items():
-            group = keys[key]
-            mine, rest = sizes[group]
-            size = mine + rest
-            sections.append(
-                _Heading(
-                    _unique(candidate, ids),
-                    heading,
-                    start,
-                    size,
-                    newest(asked),
-                    name,
-                    own,
-                )
+        ordered = by_path(set(keys), labels or {})
+        groups = [keys[key] for key in ordered]
+        sections = headed(
+            list(ordered.values()), [sum(sizes[group]) for group in groups], newest
+        )
+        spans = [
+            _Span(
+                group,
+                sizes[group][0],
+                group not in joined,
+                tuple(sorted(joined)) if not group else (),
             )
-            spans.append(
-                _Span(
-                    group,
-                    mine,
-                    group not in joined,
-                    tuple(sorted(joined)) if not group else (),
-                )
-            )
-            start += size
+            for group in groups
+        ]
         return cls(
             infos,
             versions_of(infos),
@@ -111,7 +103,7 @@ class IndexedMap(Map):
             site_name,
             store,
             tuple(spans),
-            start,
+            sum(section.size for section in sections),
         )
 
     @property
@@ -121,7 +113,7 @@ class IndexedMap(Map):
     def links(self, span: slice, base_url: str) -> tuple[Link, ...]:
         if span.start >= span.stop:
             return ()
-        at = bisect_right(self.sections, span.start, key=_start) - 1
+        at = bisect_right(self.sections, span.start, key=start_of) - 1
         section, how = self.sections[at], self.spans[at]
         low, high = span.start - section.start, span.stop - section.start
         rows: list[Listed] = []
@@ -165,7 +157,3 @@ class IndexedMap(Map):
             if path == "/":
                 return description or None
         return None
-
-
-def _start(section: _Heading) -> int:
-    return section.start

@@ -17,9 +17,11 @@ Then the memory (tracemalloc) of a new middleware's first page: the peak while
 it arranges, and what it keeps (the arrangement and the parts' columns),
 beside what the 100,000 ``Entry`` objects alone take.
 
-Target: (2a) and (2b) <= 2x (1). (3), a process's first, is read-bound:
-reported. With ``--instructions`` (SQLite only), (1) and (3) are counted with
-callgrind instead, each in a process of its own less one that only connects,
+Target: (2a) and (2b) <= 2x (1); (3) <= 5x (1) where the store keeps the
+map's order (SQLite, PostgreSQL: filled as a site that serves its map fills
+it, each page with its place), else (Redis) read-bound: reported. With
+``--instructions`` (SQLite only), (1) and (3) are counted with callgrind
+instead, each in a process of its own less one that only connects,
 and (3) split: the store's listing read alone, then the whole first page
 (the arrangement, that page's sections sorted, the page rendered); the
 page asked is ``--page`` (20, in the largest section, sorted whole).
@@ -55,6 +57,7 @@ from callgrind import counted  # noqa: E402
 from support.store_kinds import Fresh  # noqa: E402
 
 from sitemap_middleware import Entry, SitemapMiddleware, open_store, site_map  # noqa: E402
+from sitemap_middleware.stores.contract import Mapped  # noqa: E402
 
 BASE = "https://www.example.com"
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
@@ -208,14 +211,23 @@ def listed(app: SitemapMiddleware, part: Any) -> Iterator[Any]:
     yield from app.store.listing(part.number)  # type: ignore[attr-defined]
 
 
+def fill(uri: str, data: list[Entry]) -> None:
+    """The store of a site that serves its map: each page written with its
+    place on it (``keep_places``), as the middleware's writer writes them
+    once the page is configured."""
+    with open_store(uri) as store:
+        if isinstance(store, Mapped):
+            store.keep_places()
+        for i in range(0, N, 10_000):
+            store.upsert(data[i : i + 10_000])
+
+
 def instructions(page: int) -> None:
     """(1) and (3) of a 100,000-URL SQLite store, in instructions."""
     with tempfile.TemporaryDirectory() as folder:
         uri = f"sqlite:///{folder}/map.db"
         data = entries(N)
-        with open_store(uri) as store:
-            for i in range(0, N, 10_000):
-                store.upsert(data[i : i + 10_000])
+        fill(uri, data)
         # What a file's first opening by a middleware does once (its check)
         # done before the counts, as on a serving site.
         child("part", uri, page)
@@ -251,9 +263,7 @@ def main() -> None:
     print(f"{N:,} URLs in 2 parts; a site map page: 2,000 links; medians of rounds")
     for name in args.only.split(","):
         with fresh_uri(name) as uri:
-            with open_store(uri) as store:
-                for i in range(0, N, 10_000):
-                    store.upsert(data[i : i + 10_000])
+            fill(uri, data)
             figures = measure(uri, args.rounds)
             peak, kept, listed = memory(uri)
         floor = figures["1"]
@@ -262,7 +272,7 @@ def main() -> None:
             ("1", "cold XML part, 50,000 URLs (the floor)", ""),
             ("2a", "site map page, first after a change", "  target <= 2"),
             ("2b", "site map page, warm", "  target <= 2"),
-            ("3", "site map page, first of a new middleware", ""),
+            ("3", "site map page, first of a new middleware", "  target <= 5"),
         ]
         for key, label, target in rows:
             seconds = figures[key]
