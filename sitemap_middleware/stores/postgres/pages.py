@@ -56,8 +56,17 @@ _ROW_TYPES = (
 )
 # New rows of an upsert, copied in once its other statements are sent (as
 # _write's inserts, with no ON CONFLICT: see there why none is needed).
-_COPY = f"COPY {{p}}url (path, seq, page, {_ROW}) FROM STDIN (FORMAT BINARY)"
-_COPY_TYPES = ["text", "int8", "int4", *_ROW_TYPES]
+# (Without places, while the store keeps none: no column of NULLs sent.)
+_COPY = {
+    placing: (
+        f"COPY {{p}}url (path, seq, page, {', '.join(names)})"
+        " FROM STDIN (FORMAT BINARY)",
+        ["text", "int8", "int4", *_ROW_TYPES[: len(names)]],
+    )
+    for placing, names in ((True, _NAMES), (False, Row._fields))
+}
+# A copied row's values without a place: its path, seq, part and Row.
+_PLAIN_COPY = 3 + len(Row._fields)
 # _write's statements: a new row's seq counted by the server from the last
 # one allocated, in plan order; an update sets every column but the part.
 _ARRAYS = ", ".join(f"%b::{kind}[]" for kind in _ROW_TYPES)
@@ -88,6 +97,9 @@ class PagesMixin(_Store):
         def _sql(self, statement: str) -> str: ...
         def _borrow(self) -> AbstractContextManager[psycopg.Connection[Any]]: ...
         def _queue(self, conn: Any, paths: Collection[str]) -> None: ...
+
+        placing: bool
+
         def places_of(self, changes: Sequence[Change]) -> list[Place] | None: ...
 
     # -- the write path -------------------------------------------------------------
@@ -137,8 +149,11 @@ class PagesMixin(_Store):
         with conn.pipeline():
             changed = self._pipelined(conn, batch, new, adding)
         if new:
-            with conn.cursor() as cur, cur.copy(self._sql(_COPY)) as copy:
-                copy.set_types(_COPY_TYPES)
+            # With places or without, as _write made them (a store asked to
+            # keep them meanwhile fails this copy once: the batch is retried).
+            statement, types = _COPY[len(new[0]) > _PLAIN_COPY]
+            with conn.cursor() as cur, cur.copy(self._sql(statement)) as copy:
+                copy.set_types(types)
                 for row in new:
                     copy.write_row(row)
         return changed
@@ -148,6 +163,7 @@ class PagesMixin(_Store):
         read): planned a run at a time into the copy, so that the server
         inserts a run while the next is planned."""
         current = now()
+        placing = self.placing  # one copy: with places or without, throughout
         with conn.pipeline():
             conn.execute("SAVEPOINT unread")
             lock = conn.execute(self._sql(_LOCK), binary=True)
@@ -159,8 +175,9 @@ class PagesMixin(_Store):
         pushes: list[str] = []
         changed = 0
         with conn.cursor(binary=True) as cur:
-            with cur.copy(self._sql(_COPY)) as copy:
-                copy.set_types(_COPY_TYPES)
+            statement, types = _COPY[placing]
+            with cur.copy(self._sql(statement)) as copy:
+                copy.set_types(types)
                 for run in _split(list(batch.items())):
                     todo = self._plan(
                         run, {}, sizes, number, current, hreflang.NOTHING, opened
@@ -171,7 +188,7 @@ class PagesMixin(_Store):
                         parts.setdefault(part, Totals(section=totals.section)).add(
                             totals
                         )
-                    placed = self._placed(todo.changes)
+                    placed = self._placed(todo.changes, copy=placing)
                     for (path, page, row, _), place in zip(
                         todo.changes, placed, strict=True
                     ):
@@ -372,7 +389,7 @@ class PagesMixin(_Store):
         inserts = [change for change in changes if change.new]
         updates = [change for change in changes if not change.new]
         if inserts and new is not None:
-            placed = zip(inserts, self._placed(inserts), strict=True)
+            placed = zip(inserts, self._placed(inserts, copy=self.placing), strict=True)
             new += [
                 (path, seq + n, page, *row, *place)
                 for n, ((path, page, row, _), place) in enumerate(placed, 1)
@@ -407,9 +424,14 @@ class PagesMixin(_Store):
             )
         return seq
 
-    def _placed(self, changes: list[Change]) -> list[tuple[Any, ...]]:
-        """The changed rows' places on the site map, or NULL places while
-        the store keeps none (sql/mapped.py)."""
+    def _placed(
+        self, changes: list[Change], copy: bool | None = None
+    ) -> list[tuple[Any, ...]]:
+        """The changed rows' places on the site map (sql/mapped.py); while
+        the store keeps none, NULL places, or for rows of a copy whose
+        ``_COPY`` leaves them out (``copy`` false), none at all."""
+        if copy is False:
+            return [()] * len(changes)
         placed = self.places_of(changes)
         return [mapped.UNPLACED] * len(changes) if placed is None else list(placed)
 
