@@ -325,11 +325,7 @@ def test_postgres_tables_an_earlier_release_made_get_the_columns_when_opened(
     pages = [Entry(f"/blog/post-{n}", T0, title=f"Post {n}") for n in range(30)]
     pages.append(Entry("/about", T0, title="About"))
     pages.append(Entry("/shop/2", T0, route="/shop/<n>"))
-    with open_store(uri) as store:
-        store.upsert(pages)
-        prefix: str = store.prefix  # type: ignore[attr-defined]
-    _as_before_places_postgres(prefix)
-
+    prefix = _written_before_places(uri, pages)
     with open_store(uri) as store:
         assert isinstance(store, Mapped)
         assert store.map_counts() is None  # opened (the tables upgraded) first
@@ -369,10 +365,7 @@ def test_postgres_places_rows_without_a_place_a_batch_at_a_time(
         Entry(f"/p/{n}", T0, route=routes[n % 3], title=f"Page {n}" if n % 2 else None)
         for n in range(2 * PLACE_BATCH + 7)
     ]
-    with open_store(uri) as store:
-        store.upsert(pages)
-        prefix: str = store.prefix  # type: ignore[attr-defined]
-    _as_before_places_postgres(prefix)
+    prefix = _written_before_places(uri, pages)
     with open_store(uri) as store:
         assert isinstance(store, Mapped)
         store.keep_places()
@@ -417,6 +410,16 @@ def _unplaced(prefix: str) -> int:
     with _connect() as conn:
         found = conn.execute(f"SELECT count(*) FROM {prefix}url WHERE mapgroup IS NULL")
         return int(found.fetchone()[0])
+
+
+def _written_before_places(uri: str, pages: list[Entry]) -> str:
+    """``pages`` written to PostgreSQL tables then made as an earlier release
+    made them; their prefix."""
+    with open_store(uri) as store:
+        store.upsert(pages)
+        prefix: str = store.prefix  # type: ignore[attr-defined]
+    _as_before_places_postgres(prefix)
+    return prefix
 
 
 def _as_before_places_postgres(prefix: str) -> None:
