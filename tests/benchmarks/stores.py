@@ -27,6 +27,7 @@ of the test suite (``REDIS_URL``, ``DATABASE_URL``) up::
     python tests/benchmarks/stores.py                  # 200,000 entries, ~1 minute
     python tests/benchmarks/stores.py --n 1000000      # the figure
     python tests/benchmarks/stores.py --only sqlite,redis
+    python tests/benchmarks/stores.py --places     # as when the site map is served
 
 It cleans up its keys (prefix ``{bench-...}:``) and tables (``bench_...``). It is
 a measurement, not a test: the exit status is 0 whatever the figures.
@@ -53,6 +54,11 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 from support.services import DATABASE_URL, REDIS_URL  # noqa: E402
 
 from sitemap_middleware import Entry, Store, open_store  # noqa: E402
+from sitemap_middleware.stores.contract import Mapped  # noqa: E402
+
+# With --places: the stores that can keep the site map's order keep it, as
+# when a site serves its map (what that costs a bulk write).
+PLACES = False
 from sitemap_middleware.render import fragment  # noqa: E402
 from sitemap_middleware.sitemaps import RUN  # noqa: E402
 from sitemap_middleware.stores import postgres as pg_store  # noqa: E402
@@ -255,11 +261,12 @@ def pg_read(conn: Any) -> list[Any]:
 
 
 def pg_drop(conn: Any) -> None:
+    tables = ("url", "page", "meta", "count", "setting", "push", "decision")
+    tables += ("removal", "news", "section", "visit")
     for prefix in ("bench_", "bench_raw_"):
-        conn.execute(
-            f"DROP TABLE IF EXISTS {prefix}url, {prefix}page, {prefix}meta,"
-            f" {prefix}count, {prefix}setting"
-        )
+        named = ", ".join(prefix + table for table in tables)
+        conn.execute(f"DROP TABLE IF EXISTS {named}")
+        conn.execute(f"DROP SEQUENCE IF EXISTS {prefix}decision_seq")
 
 
 # --- the runs -----------------------------------------------------------------
@@ -275,6 +282,8 @@ def measure(
 ) -> dict[str, float]:
     raw_write = timed(write_raw)
     with open_store(uri) as store:
+        if PLACES and isinstance(store, Mapped):
+            store.keep_places()
         store_write = timed(lambda: [store.upsert(b) for b in batches(data, size)])
         assert store.count() == len(data), store.count()
     settle()  # between the writes and the reads, untimed
@@ -376,7 +385,14 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=200_000, help="entries to write")
     parser.add_argument("--batch", type=int, default=1000, help="entries a batch")
     parser.add_argument("--only", default=",".join(RUNS), help="sqlite,redis,postgres")
+    parser.add_argument(
+        "--places",
+        action="store_true",
+        help="the stores keep each page's place on the site map (the map served)",
+    )
     args = parser.parse_args()
+    global PLACES
+    PLACES = args.places
     data, raw = entries(args.n), rows(args.n)
     print(
         f"{args.n:,} entries in batches of {args.batch:,}; page read: "
