@@ -1,6 +1,7 @@
-"""The site map for people: a page of it (:func:`site_map`), and the arrangement
-of one store's map kept once per version of the store (:class:`SiteMaps`), made
-on a thread of its own when the store changes.
+"""The site map for people: a page of it (:func:`site_map`), and one store's map
+kept once per version of the store (:class:`SiteMaps`): read by the store's
+index where it keeps one, else arranged, on a thread of its own when the store
+changes.
 """
 
 from __future__ import annotations
@@ -97,11 +98,14 @@ def site_map(
 
 
 class SiteMaps:
-    """The arrangement of one store's map, computed once per store version and
-    shared by every request and thread (one per :class:`Server`).
+    """One store's map, made once per store version and shared by every
+    request and thread (one per :class:`Server`).
 
     A store version is the parts' versions (``store.parts()``, read for every
-    served document anyway). Each part's pages are read once per version of
+    served document anyway). A store that keeps the map's order
+    (:class:`Mapped`, asked to here) has its groups counted, and each page's
+    links read as asked (:class:`~.indexed.IndexedMap`). Any other is
+    arranged in memory. Each part's pages are read once per version of
     that part: a change re-reads the parts it changed, then sorts again.
     Only the first arrangement is made on a request, which waits for it,
     having nothing to serve. A change is arranged on a thread of its own,
