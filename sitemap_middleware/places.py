@@ -44,12 +44,7 @@ def places(
     """The place of each page, given its path, route and stored
     title, as a plain tuple (a store binds it as a row's columns): a bulk
     write places a thousand rows at once."""
-    shown = [(title or "").strip() for title in titles]
-    if "" in shown:  # none stored: a readable form of the path
-        at = [i for i, text in enumerate(shown) if not text]
-        for i, text in zip(at, untitled_many([paths[i] for i in at]), strict=True):
-            shown[i] = text
-    keys = natural_keys(shown)
+    keys = natural_keys(shown(paths, titles))
     joined = "\n".join(keys)
     if joined.count("\n") == len(keys) - 1:  # one key a line: encoded at once
         encoded = joined.encode("utf-8", "surrogatepass").split(b"\n")
@@ -58,13 +53,8 @@ def places(
     routed = {route: route_section(route) for route in set(routes) if route}
     found = []
     for path, route, key in zip(paths, routes, encoded, strict=True):
-        bare = path.partition("?")[0] if "?" in path else path
-        if "//" in bare:  # empty segments count for nothing
-            segments = segments_of(bare)
-            first, deeper = (segments or [""])[0], len(segments) > 1
-        else:
-            first, _, rest = bare.strip("/").partition("/")
-            deeper = bool(rest)
+        bare = path.partition("?")[0]
+        first, deeper = head_of(path)
         group = routed.get(route) if route else None
         if group is None:
             name, loose = first, not deeper
@@ -80,6 +70,17 @@ def places(
             )
         )
     return found
+
+
+def shown(paths: Sequence[str], titles: Sequence[str | None]) -> list[str]:
+    """The title each page shows on the map: its stored one, else a readable
+    form of its path (made for all such pages at once)."""
+    texts = [(title or "").strip() for title in titles]
+    if "" in texts:
+        at = [i for i, text in enumerate(texts) if not text]
+        for i, text in zip(at, untitled_many([paths[i] for i in at]), strict=True):
+            texts[i] = text
+    return texts
 
 
 def head_of(path: str) -> tuple[str, bool]:

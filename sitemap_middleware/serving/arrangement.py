@@ -18,7 +18,7 @@ from operator import add, eq, itemgetter
 from typing import cast
 
 from ..model import UNDATED_SECONDS, Entry, PartInfo, dated, to_datetime
-from ..places import Key, head_of, natural, natural_keys, route_section, untitled, words
+from ..places import Key, head_of, natural, natural_keys, route_section, shown, words
 from ..sections import DEFAULT, label
 from ..sections import heading as section_heading
 from ..stores.contract import Listed
@@ -138,11 +138,7 @@ class Part:
             tuple(map(itemgetter(column), rows)) for column in range(5)
         )
         del rows
-        if None in stored:
-            stored = tuple(title or "" for title in stored)
-        titles = list(map(str.strip, stored))
-        if "" in titles:  # none stored: a readable form of the path
-            titles = [t or untitled(p) for p, t in zip(paths, titles, strict=True)]
+        titles = shown(paths, stored)
         if "" in descriptions:
             descriptions = tuple(text or None for text in descriptions)
         # Pages share their section's key: one object each, not one per page.
@@ -202,8 +198,8 @@ class Map:
 
     @property
     def total(self) -> int:
-        """The links of the whole map."""
-        raise NotImplementedError
+        """The links of the whole map: where its last section ends."""
+        return self.sections[-1].start + self.sections[-1].size if self.sections else 0
 
     def links(self, span: slice, base_url: str) -> tuple[Link, ...]:
         """The links of the map's pages ``span`` takes (within one
@@ -391,25 +387,10 @@ class Arrangement(Map):
         shown = self._shown(span)
         paths, titles, lastmods = self.paths, self.titles, self.lastmods
         descriptions = self.descriptions or (None,) * len(paths)
-        dates: dict[int, datetime | None] = {}  # pages share their lastmod
-        for seconds in set(map(lastmods.__getitem__, shown)):
-            dates[seconds] = (
-                None if seconds <= UNDATED_SECONDS else to_datetime(seconds)
-            )
-        return tuple(
-            Link(
-                base_url + paths[at],
-                paths[at],
-                titles[at],
-                dates[lastmods[at]],
-                descriptions[at],
-            )
-            for at in shown
+        return links_of(
+            base_url,
+            [(paths[at], titles[at], lastmods[at], descriptions[at]) for at in shown],
         )
-
-    @property
-    def total(self) -> int:
-        return len(self.order)
 
     def home_description(self) -> str | None:
         try:
@@ -417,6 +398,23 @@ class Arrangement(Map):
         except ValueError:
             return None
         return self.descriptions[at] if self.descriptions else None
+
+
+def links_of(
+    base_url: str, rows: Sequence[tuple[str, str, int, str | None]]
+) -> tuple[Link, ...]:
+    """The links of pages given as (path, title shown, lastmod in epoch
+    seconds, description), under ``base_url``."""
+    dates: dict[int, datetime | None] = {}  # pages share their lastmod
+    for _, _, seconds, _ in rows:
+        if seconds not in dates:
+            dates[seconds] = (
+                None if seconds <= UNDATED_SECONDS else to_datetime(seconds)
+            )
+    return tuple(
+        Link(base_url + path, path, title, dates[seconds], description)
+        for path, title, seconds, description in rows
+    )
 
 
 def start_of(section: _Heading) -> int:

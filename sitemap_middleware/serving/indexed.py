@@ -9,10 +9,9 @@ from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
-from ..model import UNDATED_SECONDS, PartInfo, to_datetime
-from ..places import Key, untitled
+from ..model import PartInfo
+from ..places import Key, shown
 from ..stores.contract import Listed, MapCount, Mapped
 from .arrangement import (
     Link,
@@ -20,6 +19,7 @@ from .arrangement import (
     _Heading,
     by_path,
     headed,
+    links_of,
     start_of,
     versions_of,
 )
@@ -53,7 +53,6 @@ class IndexedMap(Map):
     site_name: str | None
     store: Mapped
     spans: tuple[_Span, ...]
-    links_in_all: int
 
     @classmethod
     def of(
@@ -103,12 +102,7 @@ class IndexedMap(Map):
             site_name,
             store,
             tuple(spans),
-            sum(section.size for section in sections),
         )
-
-    @property
-    def total(self) -> int:
-        return self.links_in_all
 
     def links(self, span: slice, base_url: str) -> tuple[Link, ...]:
         if span.start >= span.stop:
@@ -132,23 +126,15 @@ class IndexedMap(Map):
                 offset=skip,
                 limit=high - how.own - skip,
             )
-        dates: dict[int, datetime | None] = {}  # pages share their lastmod
-        links = []
-        for path, _, title, description, seconds in rows:
-            if seconds not in dates:
-                dates[seconds] = (
-                    None if seconds <= UNDATED_SECONDS else to_datetime(seconds)
-                )
-            links.append(
-                Link(
-                    base_url + path,
-                    path,
-                    (title or "").strip() or untitled(path),
-                    dates[seconds],
-                    description or None,
-                )
-            )
-        return tuple(links)
+        paths = [row[0] for row in rows]
+        titles = shown(paths, [row[2] for row in rows])
+        return links_of(
+            base_url,
+            [
+                (path, title, row[4], row[3] or None)
+                for path, title, row in zip(paths, titles, rows, strict=True)
+            ],
+        )
 
     def home_description(self) -> str | None:
         if not self.spans or self.spans[0].group:

@@ -176,6 +176,7 @@ def _postgres(**options: object) -> Iterator[_MappedStore]:
         fresh.cleanup()
 
 
+@pytest.mark.slow
 @pytest.mark.services
 @settings(max_examples=40, deadline=None)
 @given(
@@ -195,6 +196,7 @@ def test_postgres_s_index_reads_the_map_the_arrangement_makes(
         _same(*_both(store, newest))
 
 
+@pytest.mark.slow
 @pytest.mark.services
 @settings(max_examples=40, deadline=None)
 @given(*_changes(_PG_PAGE))
