@@ -8,12 +8,20 @@ from __future__ import annotations
 import functools
 import os
 import threading
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import (
+    Callable,
+    Collection,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from contextlib import contextmanager
 from typing import Any, ClassVar, Generic, TypeVar
 
 from ..errors import StoreError, StoreFault
 from ..model import Entry
+from ..places import Place, places
 from ..sitemaps import MAX_PART_BYTES, MAX_URLS_PER_PART
 from . import layout
 from .abroad import Abroad, Clusters, crossing, reached
@@ -37,7 +45,7 @@ from .contract import (
     Visits,
 )
 from .hreflang import Settled, settle
-from .records import Fill, Plan, Stored
+from .records import Change, Fill, Plan, Stored
 
 # The protocols' home before stores/contract.py, as docs/stores.md showed it:
 # a third-party store may still import them from here.
@@ -402,6 +410,33 @@ class StoreBase(Generic[C]):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class Placing:
+    """Whether a store object writes each row's place on the site map
+    (:class:`Mapped`): only once asked to (the map is served), so that a
+    store whose map nobody reads pays nothing for it."""
+
+    placing = False
+    """Whether this object writes each row's place (else none)."""
+    place_due = False
+    """Whether rows without a place are known of (or may be), for
+    ``place_rows`` to place."""
+
+    def keep_places(self) -> None:
+        self.placing = True
+        self.place_due = True
+
+    def places_of(self, changes: Sequence[Change]) -> list[Place] | None:
+        """Where each changed row falls on the site map (its path, route and
+        title decide), or ``None`` when this object keeps no place."""
+        if not self.placing:
+            return None
+        return places(
+            [change.path for change in changes],
+            [change.row.route for change in changes],
+            [change.row.title for change in changes],
+        )
 
 
 def _own(cls: type) -> dict[str, Any]:

@@ -17,9 +17,9 @@ Then the memory (tracemalloc) of a new middleware's first page: the peak while
 it arranges, and what it keeps (the arrangement and the parts' columns),
 beside what the 100,000 ``Entry`` objects alone take.
 
-Target: (2a) and (2b) <= 2x (1); (3) <= 5x (1) where the store keeps the
-map's order (SQLite, PostgreSQL: filled as a site that serves its map fills
-it, each page with its place), else (Redis) read-bound: reported. With
+Target: (2a) and (2b) <= 2x (1); (3) <= 5x (1). Each store is filled as a
+site that serves its map fills it, each page with its place (every store of
+the package keeps the map's order). With
 ``--instructions`` (SQLite only), (1) and (3) are counted with callgrind
 instead, each in a process of its own less one that only connects,
 and (3) split: the store's listing read alone, then the whole first page

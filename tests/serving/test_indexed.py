@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
+import redis
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from support.services import require_postgres
@@ -163,12 +164,12 @@ def test_the_index_follows_changed_titles_routes_and_removals(
 
 
 @contextmanager
-def _postgres(**options: object) -> Iterator[_MappedStore]:
-    """A PostgreSQL store on tables of its own, dropped after (one per
-    example: hypothesis runs the examples of one test call)."""
+def _on_server(kind: str, **options: object) -> Iterator[_MappedStore]:
+    """A store on a server, on tables or keys of its own, deleted after
+    (one per example: hypothesis runs the examples of one test call)."""
     fresh = Fresh()
     try:
-        with open_store(fresh.postgres_uri(**options)) as store:
+        with open_store(fresh.uri(kind, **options)) as store:
             assert isinstance(store, Mapped)
             store.keep_places()
             yield store
@@ -176,41 +177,61 @@ def _postgres(**options: object) -> Iterator[_MappedStore]:
         fresh.cleanup()
 
 
-@pytest.mark.slow
+# PostgreSQL's examples take about 3 s a test; Redis' a fraction of it.
+_STEP = 300  # rows a test's place_rows asks for (a hash of 512 is scanned whole)
+_SERVERS = [pytest.param("postgres", marks=pytest.mark.slow), "redis"]
+
+
 @pytest.mark.services
+@pytest.mark.parametrize("kind", _SERVERS)
 @settings(max_examples=40, deadline=None)
 @given(
     st.lists(_PG_PAGE, max_size=16, unique_by=lambda page: page[0]),
     st.booleans(),
     st.integers(1, 4),
 )
-def test_postgres_s_index_reads_the_map_the_arrangement_makes(
+def test_a_server_s_index_reads_the_map_the_arrangement_makes(
+    kind: str,
     pages: list[tuple[str, str | None, str | None, int | None, str | None]],
     newest: bool,
     part_size: int,
 ) -> None:
-    """The rows' places as PostgreSQL writes and orders them (bytea keys,
-    paths collated "C") make the map the arrangement makes."""
-    with _postgres(part_size=part_size) as store:
+    """The rows' places as a server writes and orders them (PostgreSQL:
+    bytea keys, paths collated "C"; Redis: members ranked by their bytes)
+    make the map the arrangement makes."""
+    with _on_server(kind, part_size=part_size) as store:
         store.upsert(_entries(pages))
         _same(*_both(store, newest))
 
 
-@pytest.mark.slow
 @pytest.mark.services
+@pytest.mark.parametrize("kind", _SERVERS)
 @settings(max_examples=40, deadline=None)
-@given(*_changes(_PG_PAGE))
-def test_postgres_s_index_follows_changed_titles_routes_and_removals(
+@given(*_changes(_PG_PAGE), st.booleans())
+# A page of a newest-first section written again with a later date.
+@example(
+    [
+        ("/a/x", None, "x", 1, None),
+        ("/a/y", None, "y", 2, None),
+        ("/", None, "", 0, ""),
+    ],
+    [("/a/x", None, "x", 3, None)],
+    True,
+)
+def test_a_server_s_index_follows_changed_titles_routes_and_removals(
+    kind: str,
     first: list[tuple[str, str | None, str | None, int | None, str | None]],
     then: list[tuple[str, str | None, str | None, int | None, str | None]],
+    newest: bool,
 ) -> None:
-    """Rows PostgreSQL writes again (by update, and through the copy of a
-    batch of new paths) and removes are placed again."""
-    with _postgres() as store:
+    """Rows a server writes again (PostgreSQL: by update, and through the
+    copy of a batch of new paths; Redis: dates moved, titles changed alone)
+    and removes are placed again."""
+    with _on_server(kind) as store:
         store.upsert(_entries(first))
         store.upsert(_entries(then))
         store.remove([first[0][0]])
-        _same(*_both(store, newest=False))
+        _same(*_both(store, newest))
 
 
 def test_a_file_an_earlier_release_wrote_is_placed_by_the_writer(
@@ -377,6 +398,51 @@ def test_postgres_places_rows_without_a_place_a_batch_at_a_time(
         assert counts is not None
         assert sum(count.pages for count in counts) == len(pages)
     assert _placed_as_computed(prefix) == len(pages)
+
+
+@pytest.mark.slow
+@pytest.mark.services
+def test_redis_places_what_a_store_object_that_keeps_none_wrote(fresh: Fresh) -> None:
+    """Rows written without a place (an import, a worker of an earlier
+    release) are found by the scan of ``place_rows`` a step at a time and
+    placed; a row such an object writes again loses its place, one it
+    removes takes its place along, and the next scan places what is new."""
+    uri = fresh.redis_uri()
+    routes = [None, "/p/<n>", "/<slug>"]
+    pages = [
+        Entry(f"/p/{n}", T0, route=routes[n % 3], title=f"Page {n}" if n % 2 else None)
+        for n in range(2 * _STEP + 7)
+    ]
+    with open_store(uri) as plain, open_store(uri) as keeping:
+        assert isinstance(keeping, Mapped)
+        plain.upsert(pages)
+        keeping.keep_places()
+        assert keeping.map_counts() is None
+
+        def placed() -> list[int]:
+            due = iter(lambda: keeping.place_due, False)
+            return [keeping.place_rows(_STEP) for _ in due]
+
+        steps = placed()
+        assert sum(steps) == len(pages) and steps[0] < len(pages)
+        counts = keeping.map_counts()
+        assert counts is not None
+        assert sum(count.pages for count in counts) == len(pages)
+        _same(*_both(keeping, newest=True))
+        plain.upsert([Entry("/p/zz", T0), Entry("/p/1", T0 + timedelta(1), title="Z")])
+        plain.remove(["/p/2", "/p/4"])
+        assert keeping.map_counts() is None
+        assert sum(placed()) == 2
+        _same(*_both(keeping, newest=True))
+        whole = keeping_map(keeping).whole("")
+        titles = {link.title for section, _ in whole for link in section.links}
+        assert "Z" in titles and "Page 1" not in titles and "Page 3" in titles
+        # A worker of an earlier release removes a row: its place stays behind.
+        with redis.Redis.from_url(uri.partition("?")[0]) as client:
+            assert client.hdel(f"{keeping.prefix}url", "/p/3") == 1  # type: ignore[attr-defined]
+        assert keeping.map_counts() is None
+        assert sum(placed()) == 0
+        _same(*_both(keeping, newest=False))
 
 
 def test_a_map_of_configured_sections_is_arranged(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from ...urls import redacted
 from .client import Client, Pipeline, Work, tagged, text, unpack
 from .counts import CountsMixin
 from .decisions import DecisionsMixin
+from .mapped import MapMixin
 from .news import NewsMixin
 from .pages import SCHEMA_VERSION, PagesMixin
 from .pushes import PushesMixin
@@ -36,6 +37,7 @@ class RedisStore(
     RemovalsMixin,
     VisitsMixin,
     NewsMixin,
+    MapMixin,
 ):
     """Rows and fragments in two hashes keyed by path, one sorted set per part
     (score: first-seen ``seq``), part summaries in a hash, the removals log in a

@@ -8,7 +8,7 @@ import json
 import random
 import secrets
 import time
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 import redis
@@ -17,6 +17,7 @@ from redis.commands.core import Script
 from ...errors import StoreError
 from ...sitemaps import RUN
 from ..base import StoreBase
+from ..records import Change
 
 T = TypeVar("T")
 # redis-py types its replies as unions over its sync and async clients.
@@ -84,6 +85,12 @@ class RedisBase(StoreBase[Client]):
     _meta = Key("meta")
     _rows = Key("url")  # path -> JSON row: what is listed
     _lock_key = Key("lock")  # the writers' lock, taken after a collision
+    # Beside the rows, not in them: a row of the release before (JSON of 4 or 5
+    # items) stays one it reads, so both releases write the same store during
+    # an upgrade.
+    _titles = Key("title")
+    _descriptions = Key("description")
+    _places = Key("place")  # path -> its place on the site map (mapped.py)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # StoreBase turns the driver's errors into StoreError in the methods of
@@ -91,7 +98,9 @@ class RedisBase(StoreBase[Client]):
         cls.errors = RedisBase.errors
         super().__init_subclass__(**kwargs)
 
-    def _script(self, source: str, keys: list[str], args: Sequence[Any]) -> Any:
+    def _script(
+        self, source: str, keys: Sequence[str | bytes], args: Sequence[Any]
+    ) -> Any:
         """Run a script outside a write's transaction."""
         return self._connection().script(source)(keys=keys, args=args)
 
@@ -148,6 +157,17 @@ class RedisBase(StoreBase[Client]):
 
     def _log_removed(self, pipe: Pipeline, paths: list[str]) -> None:
         """Log removed paths between a write's MULTI and EXEC."""
+
+    def _place(
+        self, pipe: Pipeline, changes: Sequence[Change], old: Mapping[str, bytes]
+    ) -> None:
+        """Queue the changed rows' places on the site map (``old``: those
+        they had, packed)."""
+
+    def _unplace(
+        self, pipe: Pipeline, paths: Iterable[str], old: Mapping[str, bytes]
+    ) -> None:
+        """Queue the removal of removed rows' places."""
 
 
 def tagged(prefix: str) -> str:

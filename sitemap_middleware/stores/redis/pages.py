@@ -44,11 +44,6 @@ class PagesMixin(RedisBase):
     _fragments = Key("fragment")
     _summaries_key = Key("pages")
     _routes = Key("routes")
-    # Beside the rows, not in them: a row of the release before (JSON of 4 or 5
-    # items) stays one it reads, so both releases write the same store during
-    # an upgrade.
-    _titles = Key("title")
-    _descriptions = Key("description")
     # The section of each part of a named section (the default's parts have
     # none: a store of the release before reads as all default).
     _sections_key = Key("section")
@@ -166,6 +161,7 @@ class PagesMixin(RedisBase):
                     pipe.hdel(key, *run)
             self._summaries(pipe, state.parts, leaving)
             self._tallies(pipe, routes)
+            self._unplace(pipe, names, state.places)
             if pushing:
                 self._queue(pipe, names)
             self._log_removed(pipe, names)
@@ -201,6 +197,7 @@ class PagesMixin(RedisBase):
                 self._titles,
                 self._sections_key,
                 self._descriptions,
+                self._places,
             ],
             [nul_ended(paths)],
         )
@@ -261,6 +258,7 @@ class PagesMixin(RedisBase):
 
         def queue(pipe: Pipeline) -> None:
             self._write(pipe, todo, state, moved, touched)
+            self._place(pipe, todo.changes, state.places)
             self._tallies(pipe, routes)
             if pushes:
                 self._queue(pipe, pushes)
@@ -500,6 +498,8 @@ class _State:
     parts: dict[int, _Summary]
     named: dict[int, str]
     """part -> section, for every part of a named section."""
+    places: dict[str, bytes]
+    """path -> its packed place on the site map, of the rows placed."""
 
     @classmethod
     def read(
@@ -507,13 +507,17 @@ class _State:
     ) -> _State:
         """The state from the read script's reply (after the lock's holder)."""
         rows: dict[str, Stored] = {}
-        for i in range(0, len(found), 5):
+        places: dict[str, bytes] = {}
+        for i in range(0, len(found), 6):
             part, lastmod, fingerprint, route, *rest = unpack(found[i + 1])
             declared = rest[0] if rest else None
             title = found[i + 3].decode() or None
             about = found[i + 4].decode() or None
             row = Row(lastmod, fingerprint, route, found[i + 2], declared, title, about)
-            rows[found[i].decode()] = Stored(part, row)
+            path = found[i].decode()
+            rows[path] = Stored(part, row)
+            if found[i + 5]:
+                places[path] = found[i + 5]
         summaries = {
             int(parts[i]): _Summary.unpack(parts[i + 1])
             for i in range(0, len(parts), 2)
@@ -521,7 +525,7 @@ class _State:
         sections = {
             int(named[i]): named[i + 1].decode() for i in range(0, len(named), 2)
         }
-        return cls(int(seq), int(last), rows, summaries, sections)
+        return cls(int(seq), int(last), rows, summaries, sections, places)
 
     def sizes(self) -> dict[int, Fill]:
         """The Fill of each part read, as layout.plan takes them."""

@@ -34,9 +34,9 @@ end
 # batch, (page, summary) of their pages, of the last page and of each
 # section's open page (its highest; the default's: the highest no section
 # names), and (page, section) of every page of a named section.
-# KEYS: meta, lock, rows, fragments, pages, titles, sections, descriptions.
-# ARGV[1]: the paths, each ending in NUL. A hit is (path, row, fragment, title
-# or '', description or '').
+# KEYS: meta, lock, rows, fragments, pages, titles, sections, descriptions,
+# places. ARGV[1]: the paths, each ending in NUL. A hit is (path, row,
+# fragment, title or '', description or '', place or '').
 READ = (
     _HELPERS
     + """
@@ -57,12 +57,14 @@ if #hits > 0 then
   local fragments = hmget(KEYS[4], names)
   local titles = hmget(KEYS[6], names)
   local descriptions = hmget(KEYS[8], names)
+  local places = hmget(KEYS[9], names)
   for k = 1, #hits do
     found[#found + 1] = names[k]
     found[#found + 1] = rows[hits[k]]
     found[#found + 1] = fragments[k] or ''
     found[#found + 1] = titles[k] or ''
     found[#found + 1] = descriptions[k] or ''
+    found[#found + 1] = places[k] or ''
   end
 end
 if meta[2] then pages[meta[2]] = true end
@@ -189,5 +191,63 @@ if redis.call('exists', KEYS[1]) == 0 then return 0 end
 local fields = split(ARGV[1])
 call('hdel', KEYS[1], fields)
 return #fields
+"""
+)
+# A span of the site map (stores.contract.Mapped.map_rows), read by rank: the
+# members of one kind (ARGV[1]: 'k' by title, 'd' newest first; each row has
+# one of each in its sorted set, the 'd' ones first) of the first set (KEYS[5],
+# a group's pages) merged with those of the sets after it (its loose pages, the
+# loose pages of the groups it takes in: a few), ARGV[2] on, at most ARGV[3]
+# (-1: all). The few are gathered in KEYS[1] (deleted after), where Redis sorts
+# them; each one's place among the first set's is counted, never a member read
+# beyond the span. Returns the paths, and their rows, titles and descriptions
+# (KEYS[2], KEYS[3], KEYS[4]).
+MAP_ROWS = (
+    _HELPERS
+    + """
+local kind, offset, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local main = KEYS[5]
+local n = redis.call('zcard', main) / 2
+local skip = kind == 'k' and n or 0
+local few, m = {}, 0
+if #KEYS > 5 then
+  for i = 6, #KEYS, 999 do
+    local chunk = {unpack(KEYS, i, math.min(i + 998, #KEYS))}
+    redis.call('zunionstore', KEYS[1], #chunk + 1, KEYS[1], unpack(chunk))
+  end
+  m = redis.call('zcard', KEYS[1]) / 2
+  if m > 0 then
+    local first = kind == 'k' and m or 0
+    few = redis.call('zrange', KEYS[1], first, first + m - 1)
+  end
+  redis.call('del', KEYS[1])
+end
+local stop = n + m
+if limit >= 0 then stop = math.min(stop, offset + limit) end
+local at = {}
+for j = 1, m do
+  at[j] = j - 1 + redis.call('zlexcount', main, '-', '(' .. few[j]) - skip
+end
+local a = 0
+while a < m and at[a + 1] < offset do a = a + 1 end
+local first = offset - a
+local ranked = {}
+if first < n and stop > offset then
+  local last = math.min(n - 1, first + stop - offset - 1)
+  ranked = redis.call('zrange', main, skip + first, skip + last)
+end
+local paths, j, k = {}, a + 1, 1
+for i = offset, stop - 1 do
+  local member
+  if j <= m and at[j] == i then
+    member, j = few[j], j + 1
+  else
+    member, k = ranked[k], k + 1
+  end
+  local cut = string.find(member, '\\0\\0', 1, true)
+  paths[#paths + 1] = string.sub(member, cut + 2)
+end
+if #paths == 0 then return {{}, {}, {}, {}} end
+return {paths, hmget(KEYS[2], paths), hmget(KEYS[3], paths), hmget(KEYS[4], paths)}
 """
 )

@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ...model import UNDATED_SECONDS
-from ...places import Place, places
+from ...places import places
+from ..base import Placing
 from ..contract import Listed, MapCount
-from ..records import Change
 from .dialect import Tables
 
 # A row's place, as the columns after its own (places.Place's fields), and
@@ -75,34 +75,9 @@ _PLACE = {
 }
 
 
-class MapMixin(Tables):
-    """Keeps each row's place once asked to (:meth:`keep_places`: the site
-    map is served), so that a store whose map nobody reads pays nothing for
-    it: rows written before, or by a store object that keeps none (an
-    import, a script, a worker of an earlier release), are placed by
-    :meth:`place_rows`, which the writer calls while ``place_due``."""
-
-    placing = False
-    """Whether this object writes each row's place (else NULL)."""
-    place_due = False
-    """Whether rows without a place are known of (or may be), for
-    :meth:`place_rows` to place."""
-
-    def keep_places(self) -> None:
-        self.placing = True
-        self.place_due = True
-
-    def places_of(self, changes: Sequence[Change]) -> list[Place] | None:
-        """Where each changed row falls on the site map (its path, route and
-        title decide), or ``None`` when this object keeps no place: the
-        columns a store writes with the rows."""
-        if not self.placing:
-            return None
-        return places(
-            [change.path for change in changes],
-            [change.row.route for change in changes],
-            [change.row.title for change in changes],
-        )
+class MapMixin(Placing, Tables):
+    """Places kept in columns and read by the indexes: rows written before,
+    or by a store object that keeps none, are placed by :meth:`place_rows`."""
 
     def place_rows(self, limit: int) -> int:
         name = self.dialect.name

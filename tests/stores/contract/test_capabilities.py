@@ -39,7 +39,7 @@ EXPECTED: dict[str, set[type]] = {
     "example": COMMON,
     "memory": COMMON | {Adds, Clusters, Mapped},
     "postgres": COMMON | {Adds, Clusters, Snapshot, Listing, Mapped},
-    "redis": COMMON | {Adds, Clusters, Listing},
+    "redis": COMMON | {Adds, Clusters, Listing, Mapped},
     "sqlite": COMMON | {Adds, Clusters, Snapshot, Checked, Placed, Listing, Mapped},
 }
 TABLED = set().union(*EXPECTED.values())

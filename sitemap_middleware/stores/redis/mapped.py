@@ -1,0 +1,256 @@
+"""The site map's order kept with the pages (stores.contract.Mapped): each placed
+row's place by path, its two members (by title, and newest first) in a sorted set
+of its group, the groups counted; a page of the map read by rank in one script.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
+from typing import Any
+
+from ...model import UNDATED_SECONDS
+from ...places import Place, places
+from ..base import Placing
+from ..contract import Listed, MapCount
+from ..records import Change
+from . import scripts as lua
+from .client import Key, Pipeline, RedisBase, Work, unpack
+
+# A dated member's prefix: newest first in byte order while a lastmod stays
+# below this (epoch seconds: any year a date can hold).
+_SHIFT = 2**62
+
+
+class MapMixin(Placing, RedisBase):
+    """A row's place in the ``place`` hash (path -> packed place); in the
+    sorted set of its group, own flag and loose flag, two members of score
+    0, so that Redis orders them by their bytes: ``k`` + its lex member
+    (its title's natural key, NULs escaped, then its path: the map's order)
+    and ``d`` + its date + the same (newest first, undated last); the rows a
+    group holds and the groups a row lies deeper in, counted in two hashes.
+    Rows without a place are found by a scan of the rows (:meth:`place_rows`)."""
+
+    _map_counts = Key("mapcount")  # own, loose and group -> rows
+    _map_heads = Key("maphead")  # group -> rows deeper in it
+    _scan_at = 0  # where the scan for rows without a place goes on
+
+    def _bucket(self, field: bytes) -> bytes:
+        return self.prefix.encode() + b"map:" + field
+
+    def _place(
+        self, pipe: Pipeline, changes: Sequence[Change], old: Mapping[str, bytes]
+    ) -> None:
+        found = self.places_of(changes)
+        new: dict[str, bytes | None] = dict.fromkeys(change.path for change in changes)
+        if found is not None:
+            for change, place in zip(changes, found, strict=True):
+                new[change.path] = _pack(place, change.row.lastmod)
+        self._move(pipe, new, old)
+
+    def _unplace(
+        self, pipe: Pipeline, paths: Iterable[str], old: Mapping[str, bytes]
+    ) -> None:
+        self._move(pipe, dict.fromkeys(path for path in paths if path in old), old)
+
+    def _move(
+        self, pipe: Pipeline, new: Mapping[str, bytes | None], old: Mapping[str, bytes]
+    ) -> None:
+        """Queue the commands that take rows from their ``old`` places (by
+        path; a row not there had none) to their ``new`` ones (``None``:
+        none)."""
+        adds: dict[bytes, list[bytes | int]] = {}
+        gone: dict[bytes, list[bytes]] = {}
+        counts: dict[bytes, int] = {}
+        heads: dict[bytes, int] = {}
+        kept: dict[str, bytes] = {}
+        dropped: list[str] = []
+        for path, after in new.items():
+            before = old.get(path)
+            if before == after:
+                continue
+            if before is not None:
+                field, head, members = _members(path, before)
+                gone.setdefault(field, []).extend(members)
+                _add(counts, field, -1)
+                _add(heads, head, -1)
+            if after is not None:
+                field, head, members = _members(path, after)
+                adds.setdefault(field, []).extend((0, members[0], 0, members[1]))
+                _add(counts, field, 1)
+                _add(heads, head, 1)
+                kept[path] = after
+            else:
+                dropped.append(path)
+        for field, leaving in gone.items():
+            pipe.zrem(self._bucket(field), *leaving)
+        for field, scored in adds.items():
+            pipe.execute_command("ZADD", self._bucket(field), *scored)
+        for key, deltas in ((self._map_counts, counts), (self._map_heads, heads)):
+            for name, delta in deltas.items():
+                if delta:
+                    pipe.hincrby(key, name, delta)
+        if kept:
+            pipe.hset(self._places, mapping=kept)
+        if dropped:
+            pipe.hdel(self._places, *dropped)
+
+    def place_rows(self, limit: int) -> int:
+        """Rows without a place, found by a scan of the rows that goes on
+        where the last one stopped (one step of the scan may find a few
+        more than ``limit``); ``place_due`` goes off at its end. There, the
+        places of rows a worker of an earlier release removed, if any, are
+        found and dropped."""
+        client = self._connection().redis
+        cursor, wanted = _missing(
+            client, self._rows, self._places, self._scan_at, limit
+        )
+        self._scan_at = cursor
+        if cursor == 0 and client.hlen(self._places) > client.hlen(self._rows):
+            wanted += _missing(client, self._places, self._rows, 0, None)[1]
+        done = self._transact(partial(self._placing, wanted)) if wanted else 0
+        if cursor == 0:
+            self.place_due = False
+        return done
+
+    def _placing(self, paths: list[str], pipe: Pipeline, token: str) -> Work | None:
+        """Place those of ``paths`` stored without a place, and drop the
+        places of those not stored, as read under the write's WATCH."""
+        read = [pipe.hmget(key, paths) for key in (self._rows, self._places)]
+        titles = pipe.hmget(self._titles, paths)
+        old: dict[str, bytes] = {}
+        todo = []
+        for path, row, at, title in zip(paths, *read, titles, strict=True):
+            if row is None and at is not None:
+                old[path] = at
+            elif row is not None and at is None:
+                todo.append((path, unpack(row), _text(title)))
+        if not old and not todo:
+            return None
+        found = places(
+            [path for path, _, _ in todo],
+            [row[3] for _, row, _ in todo],
+            [title for _, _, title in todo],
+        )
+        new: dict[str, bytes | None] = dict.fromkeys(old)
+        for (path, row, _), place in zip(todo, found, strict=True):
+            new[path] = _pack(place, row[1])
+        return len(todo), partial(self._move, new=new, old=old)
+
+    def map_counts(self) -> list[MapCount] | None:
+        pipe = self._connection().redis.pipeline(transaction=True)
+        pipe.hgetall(self._map_counts).hgetall(self._map_heads)
+        counts, heads, placed, total = (
+            pipe.hlen(self._places).hlen(self._rows).execute()
+        )
+        if placed != total:
+            # A row without a place (or a place without its row, an earlier
+            # release's removal): the map is arranged until the writer mends it.
+            self.place_due = True
+            return None
+        groups: dict[tuple[str, bool], list[int]] = {}
+        for field, n in counts.items():
+            if int(n) > 0:
+                own, loose = field[:1] == b"1", field[1:2] == b"1"
+                group = field[2:].decode("utf-8", "surrogatepass")
+                tally = groups.setdefault((group, own), [0, 0])
+                tally[0] += int(n)
+                tally[1] += int(n) if loose else 0
+        deep = {
+            head.decode("utf-8", "surrogatepass")
+            for head, n in heads.items()
+            if int(n) > 0
+        }
+        return [
+            MapCount(group, own, pages, loose, group in deep)
+            for (group, own), (pages, loose) in groups.items()
+        ]
+
+    def map_rows(
+        self,
+        group: str,
+        own: bool,
+        *,
+        loose: bool = True,
+        joined: Sequence[str] = (),
+        newest: bool = False,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> list[Listed]:
+        fields = [_field(group, own, False)]
+        if loose:
+            fields.append(_field(group, own, True))
+        fields += [
+            _field(name, mine, True) for name in joined for mine in (True, False)
+        ]
+        keys: list[str | bytes] = [self._bucket(b"tmp"), self._rows, self._titles]
+        paths, rows, titles, abouts = self._script(
+            lua.MAP_ROWS,
+            [*keys, self._descriptions, *map(self._bucket, fields)],
+            [b"d" if newest else b"k", offset, -1 if limit is None else limit],
+        )
+        found: list[Listed] = []
+        for path, row, title, about in zip(paths, rows, titles, abouts, strict=True):
+            if row:  # a row an earlier release removed: its place stays
+                _, lastmod, _, route, *_ = unpack(row)
+                found.append(
+                    (path.decode(), route, _text(title), _text(about), lastmod)
+                )
+        return found
+
+
+def _add(tally: dict[bytes, int], name: bytes | None, delta: int) -> None:
+    if name is not None:
+        tally[name] = tally.get(name, 0) + delta
+
+
+def _text(value: bytes | None) -> str | None:
+    return None if value is None else value.decode()
+
+
+def _field(group: str, own: bool, loose: bool) -> bytes:
+    """A group's counts field, and its sorted set's name after ``map:``."""
+    return b"%d%d%b" % (own, loose, group.encode("utf-8", "surrogatepass"))
+
+
+def _pack(place: Place, lastmod: int) -> bytes:
+    """A row's place as the ``place`` hash holds it: its counts field, its
+    head (after a mark of whether it has one), the lastmod it was placed
+    with and its key, NUL-separated (the key last: it holds NULs)."""
+    group, own, loose, head, key = place
+    deeper = b"-" if head is None else b"+" + head.encode("utf-8", "surrogatepass")
+    return b"%b\0%b\0%d\0%b" % (_field(group, own, loose), deeper, lastmod, key)
+
+
+def _members(
+    path: str, packed: bytes
+) -> tuple[bytes, bytes | None, tuple[bytes, bytes]]:
+    """A packed place's counts field, head, and its row's two members."""
+    field, deeper, lastmod, key = packed.split(b"\0", 3)
+    # The key's NULs escaped, ended by two: the tuple (key, path) in bytes.
+    lex = key.replace(b"\0", b"\0\1") + b"\0\0" + path.encode()
+    dated = int(lastmod)
+    if dated <= UNDATED_SECONDS:
+        by_date = b"d1" + lex
+    else:
+        by_date = b"d0%016x%b" % (_SHIFT - dated, lex)
+    head = deeper[1:] if deeper[:1] == b"+" else None
+    return field, head, (b"k" + lex, by_date)
+
+
+def _missing(
+    client: Any, key: str, other: str, cursor: int, limit: int | None
+) -> tuple[int, list[str]]:
+    """The fields of hash ``key`` that ``other`` lacks, scanned from
+    ``cursor`` until ``limit`` are found (``None``: all) or the scan ends;
+    the cursor to go on from (0: the end)."""
+    found: list[str] = []
+    while limit is None or len(found) < limit:
+        cursor, fields = client.hscan(key, cursor, count=limit or 1000)
+        names = list(fields)
+        if names:
+            there = client.hmget(other, names)
+            found += [n.decode() for n, at in zip(names, there, strict=True) if not at]
+        if cursor == 0:
+            break
+    return cursor, found
