@@ -202,7 +202,9 @@ def nul_ended(paths: Collection[str]) -> bytes:
     return joined.encode() + b"\0" if joined else b""
 
 
-def evaluate(pipe: Pipeline, source: str, keys: list[str], args: list[Any]) -> Any:
+def evaluate(
+    pipe: Pipeline, source: str, keys: Sequence[str | bytes], args: list[Any]
+) -> Any:
     """Run a script on a write's pipeline by its source (EVAL; Redis keeps it
     compiled by its SHA): a pipeline that runs one by its SHA first asks
     whether Redis holds it, a round trip more each batch."""

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from functools import partial
+from itertools import chain
 from typing import Any
 
 from ...model import UNDATED_SECONDS
@@ -15,7 +16,7 @@ from ..base import Placing
 from ..contract import Listed, MapCount
 from ..records import Change
 from . import scripts as lua
-from .client import Key, Pipeline, RedisBase, Work, unpack
+from .client import Key, Pipeline, RedisBase, Work, evaluate, unpack
 
 # A dated member's prefix: newest first in byte order while a lastmod stays
 # below this (epoch seconds: any year a date can hold).
@@ -59,12 +60,12 @@ class MapMixin(Placing, RedisBase):
         """Queue the commands that take rows from their ``old`` places (by
         path; a row not there had none) to their ``new`` ones (``None``:
         none)."""
-        adds: dict[bytes, list[bytes | int]] = {}
+        adds: dict[bytes, list[bytes]] = {}
         gone: dict[bytes, list[bytes]] = {}
         counts: dict[bytes, int] = {}
         heads: dict[bytes, int] = {}
-        kept: dict[str, bytes] = {}
-        dropped: list[str] = []
+        kept: list[bytes] = []
+        dropped: list[bytes] = []
         for path, after in new.items():
             before = old.get(path)
             if before == after:
@@ -76,24 +77,45 @@ class MapMixin(Placing, RedisBase):
                 _add(heads, head, -1)
             if after is not None:
                 field, head, members = _members(path, after)
-                adds.setdefault(field, []).extend((0, members[0], 0, members[1]))
+                adds.setdefault(field, []).extend(members)
                 _add(counts, field, 1)
                 _add(heads, head, 1)
-                kept[path] = after
+                kept += (path.encode(), after)
             else:
-                dropped.append(path)
-        for field, leaving in gone.items():
-            pipe.zrem(self._bucket(field), *leaving)
-        for field, scored in adds.items():
-            pipe.execute_command("ZADD", self._bucket(field), *scored)
-        for key, deltas in ((self._map_counts, counts), (self._map_heads, heads)):
-            for name, delta in deltas.items():
-                if delta:
-                    pipe.hincrby(key, name, delta)
-        if kept:
-            pipe.hset(self._places, mapping=kept)
-        if dropped:
-            pipe.hdel(self._places, *dropped)
+                dropped.append(path.encode())
+        if not kept and not dropped:
+            return
+        # One script a write, its strings in two arguments (lua.MOVE): a
+        # command's arguments cost redis-py a microsecond or two each.
+        keys: list[str | bytes] = [self._places, self._map_counts, self._map_heads]
+        shape: list[bytes] = []
+        strings: list[bytes] = []
+        for field in adds | gone:
+            keys.append(self._bucket(field))
+            leaving, coming = gone.get(field, []), adds.get(field, [])
+            shape.append(b"%d %d" % (len(leaving), len(coming)))
+            strings += leaving
+            strings += coming
+        tallies = [
+            [(name, b"%d" % delta) for name, delta in deltas.items() if delta]
+            for deltas in (counts, heads)
+        ]
+        strings += kept
+        strings += dropped
+        for pairs in tallies:
+            strings += chain.from_iterable(pairs)
+        sizes = (len(kept) // 2, len(dropped), len(tallies[0]), len(tallies[1]))
+        evaluate(
+            pipe,
+            lua.MOVE,
+            keys,
+            [
+                b" ".join(shape),
+                b"%d %d %d %d" % sizes,
+                b" ".join(b"%d" % len(piece) for piece in strings),
+                b"".join(strings),
+            ],
+        )
 
     def place_rows(self, limit: int) -> int:
         """Rows without a place, found by a scan of the rows that goes on

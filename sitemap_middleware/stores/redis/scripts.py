@@ -251,3 +251,48 @@ if #paths == 0 then return {{}, {}, {}, {}} end
 return {paths, hmget(KEYS[2], paths), hmget(KEYS[3], paths), hmget(KEYS[4], paths)}
 """
 )
+# A write's moves on the site map (redis/mapped.py): each sorted set's members
+# leaving and coming, the places kept and dropped, the counts' and heads'
+# deltas. KEYS: places, counts, heads, then the sorted sets. ARGV: how many
+# members leave and come in each set ("2 2 0 2 ..."); how many places are kept,
+# dropped, counts and heads changed; the lengths of the strings (members and
+# places hold NULs) and the strings joined, in that order.
+MOVE = (
+    _HELPERS
+    + """
+local strings, at, blob = {}, 1, ARGV[4]
+for size in string.gmatch(ARGV[3], '%d+') do
+  local stop = at + tonumber(size)
+  strings[#strings + 1] = string.sub(blob, at, stop - 1)
+  at = stop
+end
+local taken = 0
+local function take(n)
+  local out = {}
+  for i = 1, n do out[i] = strings[taken + i] end
+  taken = taken + n
+  return out
+end
+local key = 3
+for leaving, coming in string.gmatch(ARGV[1], '(%d+) (%d+)') do
+  key = key + 1
+  call('zrem', KEYS[key], take(tonumber(leaving)))
+  local scored = {}
+  for _, member in ipairs(take(tonumber(coming))) do
+    scored[#scored + 1] = 0
+    scored[#scored + 1] = member
+  end
+  call('zadd', KEYS[key], scored)
+end
+local kept, dropped, counts, heads = string.match(ARGV[2], '(%d+) (%d+) (%d+) (%d+)')
+call('hset', KEYS[1], take(2 * tonumber(kept)))
+call('hdel', KEYS[1], take(tonumber(dropped)))
+for tally, n in ipairs({counts, heads}) do
+  local deltas = take(2 * tonumber(n))
+  for i = 1, #deltas, 2 do
+    redis.call('hincrby', KEYS[tally + 1], deltas[i], deltas[i + 1])
+  end
+end
+return 0
+"""
+)
