@@ -445,6 +445,34 @@ def test_redis_places_what_a_store_object_that_keeps_none_wrote(fresh: Fresh) ->
         _same(*_both(keeping, newest=False))
 
 
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "memory",
+        "sqlite",
+        pytest.param("postgres", marks=pytest.mark.services),
+        pytest.param("redis", marks=pytest.mark.services),
+    ],
+)
+def test_a_page_whose_links_a_later_write_completes_is_placed_once(
+    kind: str, fresh: Fresh, tmp_path: Path
+) -> None:
+    """A page naming another as its alternate is written again when that
+    one comes (its links completed, read as a member of the write): it keeps
+    one place, and the map counts each page once."""
+    pair = (("en", "/en/x"), ("de", "/de/x"))
+    with open_store(fresh.uri(kind, tmp_path)) as store:
+        assert isinstance(store, Mapped)
+        store.keep_places()
+        store.upsert([Entry("/en/x", T0, "a", title="X", alternates=pair)])
+        store.upsert([Entry("/de/x", T0, "b", title="Y", alternates=pair)])
+        store.upsert([Entry("/de/x", T0 + timedelta(1), "c", title="Z")])
+        counts = store.map_counts()
+        assert counts is not None
+        assert sum(count.pages for count in counts) == store.count() == 2
+        _same(*_both(store, newest=True))
+
+
 def test_a_map_of_configured_sections_is_arranged(tmp_path: Path) -> None:
     """Configured sections group the map by their parts: arranged, as before."""
     store = MemoryStore()

@@ -217,6 +217,7 @@ class PagesMixin(RedisBase):
         if paths:
             more = self._read(pipe, paths, token)
             state.rows.update(more.rows)
+            state.places.update(more.places)
             for number, summary in more.parts.items():
                 state.parts.setdefault(number, summary)
             state.named.update(more.named)
