@@ -15,12 +15,116 @@ from ...places import Place, places
 from ..base import Placing
 from ..contract import Listed, MapCount
 from ..records import Change
-from . import scripts as lua
 from .client import Key, Pipeline, RedisBase, Work, evaluate, unpack
+from .scripts import HELPERS
 
 # A dated member's prefix: newest first in byte order while a lastmod stays
 # below this (epoch seconds: any year a date can hold).
 _SHIFT = 2**62
+
+# A span of the site map (stores.contract.Mapped.map_rows), read by rank: the
+# members of one kind (ARGV[1]: 'k' by title, 'd' newest first; each row has
+# one of each in its sorted set, the 'd' ones first) of the first set (KEYS[5],
+# a group's pages) merged with those of the sets after it (its loose pages, the
+# loose pages of the groups it takes in: a few), ARGV[2] on, at most ARGV[3]
+# (-1: all). The few are gathered in KEYS[1] (deleted after), where Redis sorts
+# them; each one's place among the first set's is counted, never a member read
+# beyond the span. Returns the paths, and their rows, titles and descriptions
+# (KEYS[2], KEYS[3], KEYS[4]).
+MAP_ROWS = (
+    HELPERS
+    + """
+local kind, offset, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local main = KEYS[5]
+local n = redis.call('zcard', main) / 2
+local skip = kind == 'k' and n or 0
+local few, m = {}, 0
+if #KEYS > 5 then
+  for i = 6, #KEYS, 999 do
+    local chunk = {unpack(KEYS, i, math.min(i + 998, #KEYS))}
+    redis.call('zunionstore', KEYS[1], #chunk + 1, KEYS[1], unpack(chunk))
+  end
+  m = redis.call('zcard', KEYS[1]) / 2
+  if m > 0 then
+    local first = kind == 'k' and m or 0
+    few = redis.call('zrange', KEYS[1], first, first + m - 1)
+  end
+  redis.call('del', KEYS[1])
+end
+local stop = n + m
+if limit >= 0 then stop = math.min(stop, offset + limit) end
+local at = {}
+for j = 1, m do
+  at[j] = j - 1 + redis.call('zlexcount', main, '-', '(' .. few[j]) - skip
+end
+local a = 0
+while a < m and at[a + 1] < offset do a = a + 1 end
+local first = offset - a
+local ranked = {}
+if first < n and stop > offset then
+  local last = math.min(n - 1, first + stop - offset - 1)
+  ranked = redis.call('zrange', main, skip + first, skip + last)
+end
+local paths, j, k = {}, a + 1, 1
+for i = offset, stop - 1 do
+  local member
+  if j <= m and at[j] == i then
+    member, j = few[j], j + 1
+  else
+    member, k = ranked[k], k + 1
+  end
+  local cut = string.find(member, '\\0\\0', 1, true)
+  paths[#paths + 1] = string.sub(member, cut + 2)
+end
+if #paths == 0 then return {{}, {}, {}, {}} end
+return {paths, hmget(KEYS[2], paths), hmget(KEYS[3], paths), hmget(KEYS[4], paths)}
+"""
+)
+# A write's moves on the site map (redis/mapped.py): each sorted set's members
+# leaving and coming, the places kept and dropped, the counts' and heads'
+# deltas. KEYS: places, counts, heads, then the sorted sets. ARGV: how many
+# members leave and come in each set ("2 2 0 2 ..."); how many places are kept,
+# dropped, counts and heads changed; the lengths of the strings (members and
+# places hold NULs) and the strings joined, in that order.
+MOVE = (
+    HELPERS
+    + """
+local strings, at, blob = {}, 1, ARGV[4]
+for size in string.gmatch(ARGV[3], '%d+') do
+  local stop = at + tonumber(size)
+  strings[#strings + 1] = string.sub(blob, at, stop - 1)
+  at = stop
+end
+local taken = 0
+local function take(n)
+  local out = {}
+  for i = 1, n do out[i] = strings[taken + i] end
+  taken = taken + n
+  return out
+end
+local key = 3
+for leaving, coming in string.gmatch(ARGV[1], '(%d+) (%d+)') do
+  key = key + 1
+  call('zrem', KEYS[key], take(tonumber(leaving)))
+  local scored = {}
+  for _, member in ipairs(take(tonumber(coming))) do
+    scored[#scored + 1] = 0
+    scored[#scored + 1] = member
+  end
+  call('zadd', KEYS[key], scored)
+end
+local kept, dropped, counts, heads = string.match(ARGV[2], '(%d+) (%d+) (%d+) (%d+)')
+call('hset', KEYS[1], take(2 * tonumber(kept)))
+call('hdel', KEYS[1], take(tonumber(dropped)))
+for tally, n in ipairs({counts, heads}) do
+  local deltas = take(2 * tonumber(n))
+  for i = 1, #deltas, 2 do
+    redis.call('hincrby', KEYS[tally + 1], deltas[i], deltas[i + 1])
+  end
+end
+return 0
+"""
+)
 
 
 class MapMixin(Placing, RedisBase):
@@ -85,7 +189,7 @@ class MapMixin(Placing, RedisBase):
                 dropped.append(path.encode())
         if not kept and not dropped:
             return
-        # One script a write, its strings in two arguments (lua.MOVE): a
+        # One script a write, its strings in two arguments (MOVE): a
         # command's arguments cost redis-py a microsecond or two each.
         keys: list[str | bytes] = [self._places, self._map_counts, self._map_heads]
         shape: list[bytes] = []
@@ -107,7 +211,7 @@ class MapMixin(Placing, RedisBase):
         sizes = (len(kept) // 2, len(dropped), len(tallies[0]), len(tallies[1]))
         evaluate(
             pipe,
-            lua.MOVE,
+            MOVE,
             keys,
             [
                 b" ".join(shape),
@@ -207,7 +311,7 @@ class MapMixin(Placing, RedisBase):
         ]
         keys: list[str | bytes] = [self._bucket(b"tmp"), self._rows, self._titles]
         paths, rows, titles, abouts = self._script(
-            lua.MAP_ROWS,
+            MAP_ROWS,
             [*keys, self._descriptions, *map(self._bucket, fields)],
             [b"d" if newest else b"k", offset, -1 if limit is None else limit],
         )

@@ -1,11 +1,12 @@
-"""The Lua scripts of the pages (sources only), which share the helpers below: each
-runs its reads inside Redis, in one round trip, where the rows are.
+"""The Lua scripts of the pages (sources only), which share the helpers below (as
+the site map's do, mapped.py): each runs its reads inside Redis, in one round trip,
+where the rows are.
 """
 
 from __future__ import annotations
 
 # Lua's unpack() takes at most ~8000 values: scripts call with 1000 at most.
-_HELPERS = """
+HELPERS = """
 local function hmget(key, fields)
   local values = {}
   for i = 1, #fields, 1000 do
@@ -38,7 +39,7 @@ end
 # places. ARGV[1]: the paths, each ending in NUL. A hit is (path, row,
 # fragment, title or '', description or '', place or '').
 READ = (
-    _HELPERS
+    HELPERS
     + """
 local meta = redis.call('hmget', KEYS[1], 'seq', 'last')
 local paths = split(ARGV[1])
@@ -128,7 +129,7 @@ return {last, n, cjson.encode(members), '[' .. table.concat(out, ',') .. ']',
 # rows are instead of shipping up to 50,000 of them.
 # KEYS: the page's sorted set, rows. ARGV[1]: the leaving paths, each ending in NUL.
 NEWEST = (
-    _HELPERS
+    HELPERS
     + """
 local leaving = {}
 for _, path in ipairs(split(ARGV[1])) do leaving[path] = true end
@@ -156,7 +157,7 @@ end
 # (space-separated) and the fragments joined (they hold NULs themselves); the
 # seq before the first new row (new rows of one part take the next ones).
 WRITE = (
-    _HELPERS
+    HELPERS
     + """
 local paths, rows, joined = split(ARGV[1]), split(ARGV[2]), ARGV[4]
 local seq = tonumber(ARGV[5])
@@ -185,114 +186,11 @@ return k
 # each ending in NUL (a bulk load's new paths cost one string, not an argument
 # each to encode and send). A hash not there has none of them: nothing split.
 FORGET = (
-    _HELPERS
+    HELPERS
     + """
 if redis.call('exists', KEYS[1]) == 0 then return 0 end
 local fields = split(ARGV[1])
 call('hdel', KEYS[1], fields)
 return #fields
-"""
-)
-# A span of the site map (stores.contract.Mapped.map_rows), read by rank: the
-# members of one kind (ARGV[1]: 'k' by title, 'd' newest first; each row has
-# one of each in its sorted set, the 'd' ones first) of the first set (KEYS[5],
-# a group's pages) merged with those of the sets after it (its loose pages, the
-# loose pages of the groups it takes in: a few), ARGV[2] on, at most ARGV[3]
-# (-1: all). The few are gathered in KEYS[1] (deleted after), where Redis sorts
-# them; each one's place among the first set's is counted, never a member read
-# beyond the span. Returns the paths, and their rows, titles and descriptions
-# (KEYS[2], KEYS[3], KEYS[4]).
-MAP_ROWS = (
-    _HELPERS
-    + """
-local kind, offset, limit = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-local main = KEYS[5]
-local n = redis.call('zcard', main) / 2
-local skip = kind == 'k' and n or 0
-local few, m = {}, 0
-if #KEYS > 5 then
-  for i = 6, #KEYS, 999 do
-    local chunk = {unpack(KEYS, i, math.min(i + 998, #KEYS))}
-    redis.call('zunionstore', KEYS[1], #chunk + 1, KEYS[1], unpack(chunk))
-  end
-  m = redis.call('zcard', KEYS[1]) / 2
-  if m > 0 then
-    local first = kind == 'k' and m or 0
-    few = redis.call('zrange', KEYS[1], first, first + m - 1)
-  end
-  redis.call('del', KEYS[1])
-end
-local stop = n + m
-if limit >= 0 then stop = math.min(stop, offset + limit) end
-local at = {}
-for j = 1, m do
-  at[j] = j - 1 + redis.call('zlexcount', main, '-', '(' .. few[j]) - skip
-end
-local a = 0
-while a < m and at[a + 1] < offset do a = a + 1 end
-local first = offset - a
-local ranked = {}
-if first < n and stop > offset then
-  local last = math.min(n - 1, first + stop - offset - 1)
-  ranked = redis.call('zrange', main, skip + first, skip + last)
-end
-local paths, j, k = {}, a + 1, 1
-for i = offset, stop - 1 do
-  local member
-  if j <= m and at[j] == i then
-    member, j = few[j], j + 1
-  else
-    member, k = ranked[k], k + 1
-  end
-  local cut = string.find(member, '\\0\\0', 1, true)
-  paths[#paths + 1] = string.sub(member, cut + 2)
-end
-if #paths == 0 then return {{}, {}, {}, {}} end
-return {paths, hmget(KEYS[2], paths), hmget(KEYS[3], paths), hmget(KEYS[4], paths)}
-"""
-)
-# A write's moves on the site map (redis/mapped.py): each sorted set's members
-# leaving and coming, the places kept and dropped, the counts' and heads'
-# deltas. KEYS: places, counts, heads, then the sorted sets. ARGV: how many
-# members leave and come in each set ("2 2 0 2 ..."); how many places are kept,
-# dropped, counts and heads changed; the lengths of the strings (members and
-# places hold NULs) and the strings joined, in that order.
-MOVE = (
-    _HELPERS
-    + """
-local strings, at, blob = {}, 1, ARGV[4]
-for size in string.gmatch(ARGV[3], '%d+') do
-  local stop = at + tonumber(size)
-  strings[#strings + 1] = string.sub(blob, at, stop - 1)
-  at = stop
-end
-local taken = 0
-local function take(n)
-  local out = {}
-  for i = 1, n do out[i] = strings[taken + i] end
-  taken = taken + n
-  return out
-end
-local key = 3
-for leaving, coming in string.gmatch(ARGV[1], '(%d+) (%d+)') do
-  key = key + 1
-  call('zrem', KEYS[key], take(tonumber(leaving)))
-  local scored = {}
-  for _, member in ipairs(take(tonumber(coming))) do
-    scored[#scored + 1] = 0
-    scored[#scored + 1] = member
-  end
-  call('zadd', KEYS[key], scored)
-end
-local kept, dropped, counts, heads = string.match(ARGV[2], '(%d+) (%d+) (%d+) (%d+)')
-call('hset', KEYS[1], take(2 * tonumber(kept)))
-call('hdel', KEYS[1], take(tonumber(dropped)))
-for tally, n in ipairs({counts, heads}) do
-  local deltas = take(2 * tonumber(n))
-  for i = 1, #deltas, 2 do
-    redis.call('hincrby', KEYS[tally + 1], deltas[i], deltas[i + 1])
-  end
-end
-return 0
 """
 )
