@@ -12,6 +12,9 @@ raw runs write precomputed rows, their ``<url>`` fragments rendered beforehand:
 no rendering, no read of old rows, no lastmod rules, no page summaries; that is
 the store's overhead being measured.
 
+Redis' memory (MEMORY USAGE of every key) is printed an entry, the store's
+beside the raw keys'.
+
 Reads: ``list(store.fragments(1))`` of a 50,000-URL page on a freshly opened
 store (connected beforehand), against the same keyset reads of (seq, fragment)
 by the bare driver (chunks of the store's size, rows fetched to tuples; psycopg
@@ -325,15 +328,26 @@ def run_redis(data: list[Entry], raw: list[Row], size: int) -> dict[str, float]:
     store, bare = f"{{{tag}}}:", f"{{{tag}-raw}}:"
     packed = redis_rows(raw)
     try:
-        return measure(
+        result = measure(
             f"{REDIS_URL}?prefix={store}&timeout=10",
             lambda: redis_write(client, bare, packed, size),
             lambda: redis_read(redis.Redis.from_url(REDIS_URL), bare),
             data,
             size,
         )
+        held = {name: redis_memory(client, name) / len(data) for name in (store, bare)}
+        return {**result, "memory": held[store], "raw_memory": held[bare]}
     finally:
         redis_clean(client, store, bare)
+
+
+def redis_memory(client: Any, prefix: str) -> int:
+    """The bytes Redis holds for the keys under ``prefix`` (MEMORY USAGE,
+    every element counted)."""
+    return sum(
+        client.memory_usage(key, samples=0) or 0
+        for key in client.scan_iter(match=f"{prefix}*", count=1000)
+    )
 
 
 def run_postgres(data: list[Entry], raw: list[Row], size: int) -> dict[str, float]:
@@ -414,6 +428,11 @@ def main() -> None:
             f"  {r['read'] * 1000:>8.1f} {r['raw_read'] * 1000:>8.1f}"
             f" {read_ratio:>5.2f}x <=1.2x {'ok' if read_ratio <= 1.2 else '--'}"
         )
+        if "memory" in r:
+            print(
+                f"{'':<9} Redis memory: {r['memory']:,.0f} bytes an entry,"
+                f" raw {r['raw_memory']:,.0f} ({r['memory'] / r['raw_memory']:.2f}x)"
+            )
         if "unnest_write" in r:
             unnest = r["unnest_write"]
             print(
