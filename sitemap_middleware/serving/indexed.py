@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..model import PartInfo
 from ..places import Key, shown
-from ..stores.contract import Listed, MapCount, Mapped
+from ..stores.contract import Listed, MapCount, Mapped, MapSpan
 from .arrangement import (
     Link,
     Map,
@@ -27,14 +27,12 @@ from .arrangement import (
 
 @dataclass(frozen=True, slots=True)
 class _Span:
-    """How a section's links are read: its ``group``'s own pages (``own``
-    of them) first, then the rest, its loose pages only if ``loose``, with
-    the loose pages of the ``joined`` groups (the general section's)."""
+    """How a section's links are read: its group's own pages (``own`` of
+    them: ``mine``) first, then the ``rest``."""
 
-    group: str
     own: int
-    loose: bool
-    joined: tuple[str, ...]
+    mine: MapSpan
+    rest: MapSpan
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -86,15 +84,19 @@ class IndexedMap(Map):
         sections = headed(
             list(ordered.values()), [sum(sizes[group]) for group in groups], newest
         )
-        spans = [
-            _Span(
-                group,
-                sizes[group][0],
-                group not in joined,
-                tuple(sorted(joined)) if not group else (),
+        spans = []
+        for group, section in zip(groups, sections, strict=True):
+            # A group's loose pages are read with it unless they joined the
+            # general group, which reads them with its own.
+            loose = group not in joined
+            joining = tuple(sorted(joined)) if not group else ()
+            spans.append(
+                _Span(
+                    sizes[group][0],
+                    MapSpan(group, True, loose, newest=section.newest),
+                    MapSpan(group, False, loose, joining, section.newest),
+                )
             )
-            for group in groups
-        ]
         return cls(
             infos,
             versions_of(infos),
@@ -111,21 +113,11 @@ class IndexedMap(Map):
         section, how = self.sections[at], self.spans[at]
         low, high = span.start - section.start, span.stop - section.start
         rows: list[Listed] = []
-        read = self.store.map_rows
         if low < how.own:
-            own = read(how.group, True, loose=how.loose, newest=section.newest)
-            rows += own[low : min(high, how.own)]
+            rows += self.store.map_rows(how.mine)[low : min(high, how.own)]
         if high > how.own:
             skip = max(low - how.own, 0)
-            rows += read(
-                how.group,
-                False,
-                loose=how.loose,
-                joined=how.joined,
-                newest=section.newest,
-                offset=skip,
-                limit=high - how.own - skip,
-            )
+            rows += self.store.map_rows(how.rest, skip, high - how.own - skip)
         paths = [row[0] for row in rows]
         titles = shown(paths, [row[2] for row in rows])
         return links_of(
@@ -137,9 +129,9 @@ class IndexedMap(Map):
         )
 
     def home_description(self) -> str | None:
-        if not self.spans or self.spans[0].group:
+        if not self.spans or self.spans[0].mine.group:
             return None
-        for path, _, _, description, _ in self.store.map_rows("", True):
+        for path, _, _, description, _ in self.store.map_rows(self.spans[0].mine):
             if path == "/":
                 return description or None
         return None

@@ -6,7 +6,7 @@ bounds, and the small rules the backends share to keep them.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, NamedTuple, Protocol, runtime_checkable
@@ -107,6 +107,20 @@ class MapCount(NamedTuple):
     deep: bool
 
 
+class MapSpan(NamedTuple):
+    """Pages of the map a read takes: those of ``group`` that are (or are
+    not: ``own``) its own page, its loose ones only if ``loose``, with the
+    loose pages of the ``joined`` groups (those the general group takes
+    in); in the map's order: by title's natural key, then path (newest
+    first before that, pages without a date last, where ``newest``)."""
+
+    group: str
+    own: bool
+    loose: bool = True
+    joined: tuple[str, ...] = ()
+    newest: bool = False
+
+
 @runtime_checkable
 class Mapped(Protocol):
     """The site map's order kept with the pages: each row's place
@@ -134,21 +148,9 @@ class Mapped(Protocol):
         row has no place (``place_due`` then set)."""
 
     def map_rows(
-        self,
-        group: str,
-        own: bool,
-        *,
-        loose: bool = True,
-        joined: Sequence[str] = (),
-        newest: bool = False,
-        offset: int = 0,
-        limit: int | None = None,
+        self, span: MapSpan, offset: int = 0, limit: int | None = None
     ) -> list[Listed]:
-        """The pages of ``group`` that are (or are not: ``own``) its own
-        page, its loose ones only if ``loose``, with the loose pages of the
-        ``joined`` groups (those the general group takes in), in the map's
-        order: by title's natural key, then path (newest first before that,
-        pages without a date last, where ``newest``); ``offset`` on, at most
+        """The pages of ``span`` in the map's order, ``offset`` on, at most
         ``limit``."""
 
 

@@ -13,7 +13,7 @@ from typing import Any
 from ...model import UNDATED_SECONDS
 from ...places import Place, places
 from ..base import Placing
-from ..contract import Listed, MapCount
+from ..contract import Listed, MapCount, MapSpan
 from ..records import Change
 from .client import Key, Pipeline, RedisBase, Work, evaluate, unpack
 from .scripts import HELPERS
@@ -293,16 +293,9 @@ class MapMixin(Placing, RedisBase):
         ]
 
     def map_rows(
-        self,
-        group: str,
-        own: bool,
-        *,
-        loose: bool = True,
-        joined: Sequence[str] = (),
-        newest: bool = False,
-        offset: int = 0,
-        limit: int | None = None,
+        self, span: MapSpan, offset: int = 0, limit: int | None = None
     ) -> list[Listed]:
+        group, own, loose, joined, newest = span
         fields = [_field(group, own, False)]
         if loose:
             fields.append(_field(group, own, True))

@@ -5,13 +5,12 @@ a page of the map read through them rather than arranged from every row.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from ...model import UNDATED_SECONDS
 from ...places import places
 from ..base import Placing
-from ..contract import Listed, MapCount
+from ..contract import Listed, MapCount, MapSpan
 from .dialect import Tables
 
 # A row's place, as the columns after its own (places.Place's fields), and
@@ -118,16 +117,9 @@ class MapMixin(Placing, Tables):
         return counts
 
     def map_rows(
-        self,
-        group: str,
-        own: bool,
-        *,
-        loose: bool = True,
-        joined: Sequence[str] = (),
-        newest: bool = False,
-        offset: int = 0,
-        limit: int | None = None,
+        self, span: MapSpan, offset: int = 0, limit: int | None = None
     ) -> list[Listed]:
+        group, own, loose, joined, newest = span
         where = "mapgroup = ? AND mapown = ?" + ("" if loose else " AND NOT maploose")
         params: list[Any] = [group, own]
         if joined:
