@@ -31,13 +31,13 @@ logger = logging.getLogger("sitemap_middleware")
 
 class RedisStore(
     PagesMixin,
+    MapMixin,  # fed by the pages' writes (client.RedisBase's hooks)
     CountsMixin,
     PushesMixin,
     DecisionsMixin,
     RemovalsMixin,
     VisitsMixin,
     NewsMixin,
-    MapMixin,
 ):
     """Rows and fragments in two hashes keyed by path, one sorted set per part
     (score: first-seen ``seq``), part summaries in a hash, the removals log in a
