@@ -6,7 +6,7 @@ writes the run before, and read back in keyset runs.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any
 
@@ -15,9 +15,8 @@ from psycopg_pool import ConnectionPool
 
 from ...errors import StoreError
 from ...model import Entry
-from ...places import Place
 from .. import hreflang, layout
-from ..base import StoreBase
+from ..base import Placing, StoreBase
 from ..hreflang import Settled
 from ..layout import batches, leaving, now
 from ..records import Change, Fill, Plan, Row, Stored, Totals
@@ -87,7 +86,7 @@ RUN = 256
 MIN_RUN = 64
 
 
-class PagesMixin(_Store):
+class PagesMixin(Placing, _Store):
     """The pages of :class:`~sitemap_middleware.stores.postgres.PostgresStore`."""
 
     _unread: bool
@@ -98,10 +97,6 @@ class PagesMixin(_Store):
         def _borrow(self) -> AbstractContextManager[psycopg.Connection[Any]]: ...
         def _queue(self, conn: Any, paths: Collection[str]) -> None: ...
 
-        placing: bool
-
-        def places_of(self, changes: Sequence[Change]) -> list[Place] | None: ...
-
     # -- the write path -------------------------------------------------------------
     # StoreBase's steps: _read takes the rows with their parts' fill and
     # section, _OPEN each section's open part; _apply queues the plan's pushes
@@ -111,12 +106,6 @@ class PagesMixin(_Store):
     # reads the next. After a batch of new paths alone, the next goes without
     # _read, each run planned while the server copies in the one before
     # (_copied).
-
-    def upsert(self, entries: Iterable[Entry]) -> int:
-        return self._upserts(entries, adding=False)
-
-    def add(self, entries: Iterable[Entry]) -> int:
-        return self._upserts(entries, adding=True)
 
     def _upserts(self, entries: Iterable[Entry], adding: bool) -> int:
         changed = 0

@@ -1,7 +1,7 @@
 """The pages as both databases handle them alike: the reads that need no run
 (how many pages, which are held, the parts' summaries, what pages declare) and
-the writes but an upsert (a removal, a settling again), in the steps every store
-names alike; each database's ``pages.py`` brings the steps' statements.
+the writes (an upsert's batches aside: a removal, a settling again), in the steps
+every store names alike; each database's ``pages.py`` brings the steps' statements.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from collections.abc import Callable, Collection, Iterable
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ...model import PartInfo
+from ...model import Entry, PartInfo
 from .. import hreflang
 from ..hreflang import Settled
 from ..layout import leaving
@@ -67,6 +67,16 @@ class PagesMixin(Tables, _Store):
         _rewrite: Callable[[Any, Locked, Settled], None]
         _queue: Callable[[Any, Collection[str]], None]
         _log_removed: Callable[[Any, Collection[str]], None]
+        _upserts: Callable[[Iterable[Entry], bool], int]
+
+    # The writes: an upsert (and an add) batch by batch in each database's
+    # pages.py (_upserts), a removal and a settling again here.
+
+    def upsert(self, entries: Iterable[Entry]) -> int:
+        return self._upserts(entries, False)
+
+    def add(self, entries: Iterable[Entry]) -> int:
+        return self._upserts(entries, True)
 
     def count(self, route: str | None = None) -> int:
         if route is None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable
 from contextlib import AbstractContextManager
 from operator import add, itemgetter
 from typing import TYPE_CHECKING, Any
@@ -16,7 +16,7 @@ from ...model import Entry
 from ...places import Place
 from ...sections import DEFAULT
 from .. import hreflang, layout
-from ..base import StoreBase
+from ..base import Placing, StoreBase
 from ..hreflang import Settled
 from ..layout import batches, leaving, now
 from ..records import Change, Fill, Plan, Row, Stored, Totals
@@ -29,7 +29,7 @@ else:
     _Store = object
 
 
-class PagesMixin(_Store):
+class PagesMixin(Placing, _Store):
     """The pages of :class:`~sitemap_middleware.stores.sqlite.SQLiteStore`:
     the upsert, and the steps ``sql.pages`` writes a removal with."""
 
@@ -39,7 +39,6 @@ class PagesMixin(_Store):
 
         def _writing(self) -> AbstractContextManager[sqlite3.Connection]: ...
         def _queue(self, conn: Any, paths: Collection[str]) -> None: ...
-        def places_of(self, changes: Sequence[Change]) -> list[Place] | None: ...
 
     # -- the write path -------------------------------------------------------------
     # StoreBase's steps, each batch in one BEGIN IMMEDIATE transaction
@@ -47,12 +46,6 @@ class PagesMixin(_Store):
     # section's open part. remove and resettle: sql/pages.py, through _locked
     # and _rewrite. After a batch of new paths alone, the next goes without
     # _read (_upsert).
-
-    def upsert(self, entries: Iterable[Entry]) -> int:
-        return self._upserts(entries, adding=False)
-
-    def add(self, entries: Iterable[Entry]) -> int:
-        return self._upserts(entries, adding=True)
 
     def _upserts(self, entries: Iterable[Entry], adding: bool) -> int:
         changed = 0
