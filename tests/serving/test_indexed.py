@@ -579,13 +579,16 @@ def _page(environ: dict[str, Any], start_response: Any) -> list[bytes]:
     return [b"<html><head><title>A page</title></head><body>text</body></html>"]
 
 
+@pytest.mark.parametrize(
+    "kind", ["sqlite", pytest.param("redis", marks=pytest.mark.services)]
+)
 def test_a_middleware_serving_the_map_places_what_an_import_wrote(
-    tmp_path: Path,
+    kind: str, fresh: Fresh, tmp_path: Path
 ) -> None:
     """Pages another store object wrote without places (an import): the
     first page of the map is arranged, the writer places them, and the map
     is read by the index from then on, the same links."""
-    uri = f"sqlite:///{tmp_path / 's.sqlite3'}"
+    uri = fresh.uri(kind, tmp_path)
     with open_store(uri) as other:
         other.upsert(Entry(f"/blog/{n}", T0, title=f"Post {n}") for n in range(40))
     middleware = SitemapMiddleware(
