@@ -311,7 +311,7 @@ class _Watch(Recording):
     async def send_watched(self, message: Message) -> None:
         kind = message["type"]
         if kind == "http.response.start":
-            self.noting = (
+            noting = self.noting = (
                 self._watcher.start(
                     self.state,
                     self.key,
@@ -322,6 +322,8 @@ class _Watch(Recording):
                 )
                 is not None
             )
+            if noting:
+                self.body = []
         elif kind == "http.response.body" and self.noting:
             # note() and end(True), inlined: two frames fewer on every page.
             chunk = message.get("body", b"")

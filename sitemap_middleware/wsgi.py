@@ -148,11 +148,11 @@ class SitemapMiddleware(SitemapBase):
         watch.key = path
         watch.send = start_response
         watch._watcher = watcher
-        watch.started = _LATER
+        watch.done = None  # until the app starts its response
         app = self.app  # a local's call is specialized (above)
         body = app(environ, watch.start_response)
-        started = watch.started
-        if started is None:
+        done = watch.done
+        if done:  # nothing to note
             return body
         kind = type(body)
         # A list or tuple (not a subclass, which may have a close()): never
@@ -160,26 +160,29 @@ class SitemapMiddleware(SitemapBase):
         # known, the body noted is the app's own list (a tuple's a list of the
         # same chunks), no chunk copied. A list is asked first: most are.
         if kind is list:
-            if started is _NOTING and not watch.size:
-                watch.body = body  # type: ignore[assignment]  # mypy: no narrowing
+            if done is False and not watch.size:
+                watch.body = body
                 return watch
         elif kind is tuple:
-            if started is _NOTING and not watch.size:
+            if done is False and not watch.size:
                 watch.body = list(body)
                 return watch
         elif kind is environ.get("wsgi.file_wrapper"):
             # Left unwrapped, so that the server may send the file itself.
-            if started is _NOTING:
+            if done is False:
                 watch.done = True
             watcher.count(Skipped.FILE_BODY)
             return body
-        # Built without an __init__ frame, as _Watch is.
-        if started is _NOTING:  # chunks written through write() come first
+        # Built without an __init__ frame, as _Watch is. The chunks noted go
+        # to a list of the watch's own, made here (after those written
+        # through write(), if any: theirs).
+        if done is False:  # a page's body to note
+            if not watch.size:
+                watch.body = []
             noted = _Noted()
-        elif isinstance(body, (list, tuple)):
-            noted = _ObservedList()
         else:  # an app that starts its response lazily: its recording later
-            noted = _Observed()
+            watch.body = []
+            noted = _ObservedList() if isinstance(body, (list, tuple)) else _Observed()
         noted._body = body
         noted._watch = watch
         return noted
@@ -268,20 +271,14 @@ class SitemapMiddleware(SitemapBase):
         return _send(start_response, response)
 
 
-# What a response is to record: _LATER until the app starts it, then
-# _NOTING (the watch records the page) or None. A sentinel, not the watch
-# itself: a watch naming itself would be a cycle, its request's environ and
-# body freed by the garbage collector rather than as the writer drops them.
-_LATER = object()
-_NOTING = object()
-
-
 class _Watch(Recording):
     """One request on its way through the app, and the page it may record:
     :meth:`start_response` is what the app is given; it asks the watcher
-    about the response the app starts and keeps the answer in ``started``
-    (``_LATER`` until then, then ``_NOTING`` or ``None``). Its fields
-    are set by the adapter.
+    about the response the app starts and keeps the answer in ``done``:
+    ``None`` until then, then ``False`` while a page's body is noted (the
+    watcher sets it) and ``True`` once nothing (more) is to be noted; one
+    field, not one more, for the garbage collector walks each field of
+    every page queued. Its fields are set by the adapter.
 
     For a list or tuple body it is also the iterable the server gets: the
     page counts as sent once the body is exhausted; ``close()`` settles a
@@ -290,11 +287,10 @@ class _Watch(Recording):
     3333's legacy path), a chunk is noted, then written.
     """
 
-    __slots__ = ("send", "started", "write")
+    __slots__ = ("send", "write")
 
     root = ""  # WSGI has no mount prefix of its own: no store per request
     send: StartResponse
-    started: object
     # For a page recorded: the server's write.
     write: Callable[[bytes], object]
 
@@ -309,8 +305,10 @@ class _Watch(Recording):
             code = _code(status)
         started = self._watcher.start(self.state, self.key, code, headers, "", self)
         # What the response is to record is set before the server is told,
-        # which may raise (PEP 3333's exc_info once the headers are sent).
-        self.started = None if started is None else _NOTING
+        # which may raise (PEP 3333's exc_info once the headers are sent):
+        # a page's by the watcher.
+        if started is None:
+            self.done = True
         send = self.send  # a local's call is specialized, a slot's method call not
         if exc_info is None:
             write = send(status, headers)
@@ -322,6 +320,8 @@ class _Watch(Recording):
         return self  # noting, then writing: no bound method made per page
 
     def __call__(self, chunk: bytes) -> object:
+        if not self.size:  # nothing noted yet: the list of what is written
+            self.body = []
         self.note(chunk)
         return self.write(chunk)
 
@@ -379,18 +379,17 @@ class _Noted:
                 close()
         finally:
             watch = self._watch
-            started = watch.started
-            if started is _NOTING:
-                if not watch.done:  # sent in full: nothing to settle
-                    watch.end(False)
-            elif started is _LATER:
+            done = watch.done
+            if done is False:  # not sent in full
+                watch.end(False)
+            elif done is None:
                 watch._watcher.count(Skipped.NO_RESPONSE)
 
 
 class _Observed(_Noted):
     """The same for a response the app had not started when it returned:
-    ``watch.started`` is ``_LATER`` until the app starts it, then
-    ``_NOTING`` or ``None`` (nothing to note: the rest is passed on)."""
+    ``watch.done`` is ``None`` until the app starts it, then ``False`` (a
+    page to note) or ``True`` (nothing to note: the rest is passed on)."""
 
     __slots__ = ()
 
@@ -399,13 +398,13 @@ class _Observed(_Noted):
         chunks = iter(self._body)  # one iterator: the rest may be passed on
         for chunk in chunks:
             # start_response has been called by now (PEP 3333).
-            if watch.started is not _NOTING:
+            if watch.done is not False:
                 yield chunk
                 yield from chunks
                 return
             watch.note(chunk)
             yield chunk
-        if watch.started is _NOTING:
+        if watch.done is False:
             watch.end(complete=True)
 
 

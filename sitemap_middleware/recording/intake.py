@@ -56,8 +56,9 @@ class Intake:
             return False
         queue.append(observation)
         self._bytes = total
-        if queued >= self._full and not self._signalled:
-            # A flag, not Event.is_set(): a full queue asks it of every put.
+        if not self._signalled and queued >= self._full:
+            # A flag, not Event.is_set(), asked first: once the writer is
+            # told, each put of a backlog asks it alone.
             self._signalled = True
             self._ready.set()
         return True

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+import sys
 from collections.abc import Container, Iterable
 
 from ..config import Config, host_name
@@ -45,6 +46,29 @@ class _Everything:
 
 
 _ANY = _Everything()
+_LAST = chr(sys.maxunicode)  # the greatest character: nothing comes after it
+
+Bucket = tuple[str, str, tuple[str, ...]]
+"""Excluded paths and prefixes of paths, as the range of the paths they
+match (the least of them; a string greater than each path they match) and
+the prefixes."""
+
+
+def _after(prefix: str) -> str:
+    """The least string greater than every string that starts with
+    ``prefix``, which has a character other than ``_LAST``."""
+    stem = prefix.rstrip(_LAST)
+    return stem[:-1] + chr(ord(stem[-1]) + 1)
+
+
+def _bucket(prefixes: Iterable[str], exact: Iterable[str]) -> Bucket:
+    prefixes = tuple(prefixes)
+    exact = tuple(exact)
+    if not prefixes and not exact:
+        return "", "", ()  # no path lies between "" and ""
+    # "\0" after a path: the least string greater than it.
+    ends = (*map(_after, prefixes), *(path + "\0" for path in exact))
+    return min(prefixes + exact), max(ends), prefixes
 
 
 def _alternation(words: Iterable[str]) -> str:
@@ -62,7 +86,8 @@ class Globs:
     """Path globs (``*`` also matches ``/``; ``/x/*`` also matches ``/x``).
 
     Plain paths and ``prefix*`` patterns, nearly all of them in practice, are
-    checked with a set and ``str.startswith``; ``*/word/*`` patterns (a whole
+    checked with a set and ``str.startswith``, asked only of a path within
+    the range of those that share its second character; ``*/word/*`` patterns (a whole
     segment anywhere) the same way as the first segment and with one regex
     search for them all past it; only the rest go to a regex of their own.
     """
@@ -85,22 +110,33 @@ class Globs:
             if pattern.endswith("/*"):
                 exact.add(pattern[:-2])
             head = pattern[:-1] if pattern.endswith("*") else pattern
-            if any(c in head for c in "*?["):
+            # A prefix of no character but _LAST ("*" alone) bounds no range.
+            if any(c in head for c in "*?[") or not head.rstrip(_LAST):
                 others.append(fnmatch.translate(pattern))
             elif head == pattern:
                 exact.add(pattern)
             else:
                 prefixes.append(head)
         self._exact = frozenset(exact)
-        # Prefixes by their second character (the one after "/"), so that a
-        # path is checked against the few that may match: one-character
-        # slices are cached by CPython, so the lookup allocates nothing.
-        buckets: dict[str, list[str]] = {}
+        # Prefixes and plain paths by their second character (the one after
+        # "/"), so that a path is checked against the few that may match, and
+        # only when it lies in their range: two comparisons, where a set
+        # lookup hashes a new path and str.startswith parses its arguments on
+        # every call (most paths match none, many share the initial of one:
+        # "/pages", "/password").
+        starting: dict[str, list[str]] = {}
         for prefix in prefixes:
-            buckets.setdefault(prefix[1:2], []).append(prefix)
-        short = tuple(buckets.pop("", ()))  # "" or "/": any path may match
-        self._buckets = {c: (*found, *short) for c, found in buckets.items()}
-        self._short = short
+            starting.setdefault(prefix[1:2], []).append(prefix)
+        plain: dict[str, list[str]] = {}
+        for path in exact:
+            plain.setdefault(path[1:2], []).append(path)
+        short = starting.pop("", [])  # "/": any path may match
+        short_plain = plain.pop("", [])  # "/" itself
+        self._buckets = {
+            c: _bucket(starting.get(c, []) + short, plain.get(c, []) + short_plain)
+            for c in starting.keys() | plain.keys()
+        }
+        self._short = _bucket(short, short_plain)
         # A segment starts after a "/" and ends at the next "/" or the end.
         self._segments = (
             re.compile(f"/(?:{_alternation(words)})(?:/|\\Z)").search if words else None
@@ -114,10 +150,8 @@ class Globs:
     def anchored(self, path: str) -> bool:
         """Whether a pattern matches, the segment words looked for in the
         first segment only: the cheap part, run on every request."""
-        if path in self._exact:
-            return True
-        prefixes = self._buckets.get(path[1:2], self._short)
-        if prefixes and path.startswith(prefixes):
+        low, high, prefixes = self._buckets.get(path[1:2], self._short)
+        if low <= path < high and (path in self._exact or path.startswith(prefixes)):
             return True
         return self._regex is not None and self._regex.match(path) is not None
 
@@ -143,6 +177,12 @@ _WATCHED = frozenset(
 # and how many header names and media types theirs (the app chooses those).
 _HOST_CACHE = 256
 _NAME_CACHE = 512
+# How many characters after "/" keep what they tell (any path may bring one).
+_INITIAL_CACHE = 512
+
+Initial = tuple[bool, str, str, tuple[str, ...]]
+"""What the character after "/" tells of a path: whether a document's path
+may start so, and the bucket of the excluded paths and prefixes that do."""
 
 
 class Policy:
@@ -184,6 +224,9 @@ class Policy:
         self._gate_initials: Container[str] = (
             _ANY if any(len(p) < 2 for p in self._gate) else {p[1] for p in self._gate}
         )
+        # The character after "/" -> what it tells (_initial): one subscript
+        # for both the gate and the exclude prefixes, as characters are met.
+        self._initials: dict[str, Initial] = {}
 
     def is_own_path(self, path: str) -> bool:
         """Whether the middleware answers this path itself (robots.txt too:
@@ -232,27 +275,40 @@ class Policy:
         # The rules of path_skip but the exclude words past the first segment
         # (a regex search: the writer's refusal.refuse judges the pages it
         # records by them), inlined: this runs on every request. The
-        # own-path check tests the gate's prefixes only after one set lookup
-        # of the character after "/", which the exclude buckets share.
-        initial = path[1:2]
-        if (
-            initial in self._gate_initials
-            and path.startswith(self._gate)
-            and self._claim(path) is not None
-        ):
+        # character after "/" (an index, where a slice builds a slice object
+        # first; "/" alone has none) tells in one lookup whether the gate's
+        # prefixes are to be tested, and which exclude prefixes.
+        try:
+            initial = path[1]
+        except IndexError:
+            initial = ""
+        try:  # a subscript costs less than a get() call
+            gated, low, high, prefixes = self._initials[initial]
+        except KeyError:
+            gated, low, high, prefixes = self._initial(initial)
+        if gated and path.startswith(self._gate) and self._claim(path) is not None:
             return Skipped.OWN_ENDPOINT
         # Globs.anchored inlined (a Python call less on every request).
         excluded = self._excluded
-        if path in excluded._exact:
-            return Skipped.EXCLUDED
-        prefixes = excluded._buckets.get(initial, excluded._short)
-        if prefixes and path.startswith(prefixes):
+        if low <= path < high and (
+            path in excluded._exact or path.startswith(prefixes)
+        ):
             return Skipped.EXCLUDED
         if excluded._regex is not None and excluded._regex.match(path) is not None:
             return Skipped.EXCLUDED
         if not self._included.empty and not self._included.match(path):
             return Skipped.NOT_INCLUDED
         return None
+
+    def _initial(self, initial: str) -> Initial:
+        """What ``initial``, the character after "/", tells of a path;
+        remembered."""
+        excluded = self._excluded
+        low, high, prefixes = excluded._buckets.get(initial, excluded._short)
+        told = (initial in self._gate_initials, low, high, prefixes)
+        if len(self._initials) < _INITIAL_CACHE:
+            self._initials[initial] = told
+        return told
 
     def path_skip(self, path: str) -> str | None:
         """Why a normalised path is never recorded, or ``None``."""
@@ -298,13 +354,13 @@ class Policy:
                 name = names[raw_name]
             except KeyError:
                 name = self._name(raw_name)
-            if not name:
-                continue
             if name == "content-type":  # on every response: its value as sent
                 try:
                     html = html_types[raw_value]
                 except KeyError:
                     html = self._is_html(raw_value)
+                continue
+            if not name:
                 continue
             value = (
                 raw_value.decode("latin-1")

@@ -118,18 +118,17 @@ class Watcher:
         a removal included, is settled and counted). An adapter that keeps
         its request in a recording of its own passes it, its ``state``,
         ``key``, ``root`` and ``_watcher`` set: it is the one returned, none
-        is built."""
+        is built, and its ``body`` is the adapter's to set before a chunk is
+        noted (WSGI's list body is the app's own list: no list is made)."""
         # A bound method held in an attribute is called from a local: Python
         # 3.11 specializes that call, not a method call of the attribute.
         action_of = self._action
         action = action_of(status, headers)
-        if action not in _ACTING:
-            next(self._tally[action])  # count(action), without a call
-            return None
-        # One frame from here on for a page: this runs for every page served,
-        # and each Python call costs a fresh page about a tenth of what it adds.
-        try:
-            if action != RECORD:  # a page is asked first: most answers are
+        if action != RECORD:  # a page is asked first: most answers are
+            if action not in _ACTING:
+                next(self._tally[action])  # count(action), without a call
+                return None
+            try:
                 if action == DEPENDS:
                     action = self._depends(state, path, status, headers, root)
                     if action != RECORD and action != REMOVE:
@@ -138,6 +137,13 @@ class Watcher:
                 if action == REMOVE:
                     self._remove(state, path, headers, root)
                     return None
+            except Exception:
+                # A bug here must not reach the app's response (invariant 15).
+                logger.exception("sitemap watcher failed on %r", path)
+                return None
+        # One frame from here on for a page: this runs for every page served,
+        # and each Python call costs a fresh page about a tenth of what it adds.
+        try:
             if path in self._recent and not state.get(self.query_key):
                 next(self._fresh)  # count(Seen.FRESH), without a call
                 return None
@@ -151,8 +157,8 @@ class Watcher:
                 recording.key = path
                 recording.root = root
                 recording._watcher = self
+                recording.body = []
             recording.headers = headers
-            recording.body = []
             recording.size = 0
             recording.done = False
             if not self._route_stays:
@@ -200,10 +206,7 @@ class Watcher:
         found = self._find_route(state, root) if stays else recording.found
         routes = self._routes
         route = routes.unknown if found is None else routes.resolve(*found)
-        recording.path = wire
-        recording.query = query
-        recording.raw = raw
-        recording.route = route
+        recording.located = (wire, query, raw, route)
         key = recording.key = _key(path, query, route)
         if key is not path and key in self._recent:
             return Seen.FRESH  # its path alone was asked on the request path
@@ -241,11 +244,8 @@ class Recording:
         "found",
         "headers",
         "key",
-        "path",
-        "query",
-        "raw",
+        "located",
         "root",
-        "route",
         "seen",
         "size",
         "state",
@@ -261,16 +261,34 @@ class Recording:
     _watcher: Watcher
     headers: Headers
     found: Found  # unless the route stays in the state
-    done: bool
+    # Whether the page is sent in full or cut short (None: an adapter's
+    # own, before the response starts).
+    done: bool | None
     # As the body passes; seen once it is sent in full.
     body: list[bytes]
     size: int
     seen: float
-    # By settle(), in the writer.
-    path: str
-    query: str
-    raw: bool
-    route: Route
+    # By settle(), in the writer: one slot, not four, for the garbage
+    # collector walks each slot of every page queued (a lagging writer's
+    # backlog) on the request thread.
+    located: tuple[str, str, bool, Route]
+
+    @property
+    def path(self) -> str:
+        """The wire form if ``raw``, else latin-1 over the UTF-8 bytes."""
+        return self.located[0]
+
+    @property
+    def query(self) -> str:
+        return self.located[1]
+
+    @property
+    def raw(self) -> bool:
+        return self.located[2]
+
+    @property
+    def route(self) -> Route:
+        return self.located[3]
 
     def settle(self) -> str | None:
         """Read the rest of the page from the request's state (the writer's
