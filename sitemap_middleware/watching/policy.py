@@ -108,7 +108,11 @@ class Globs:
                 words.append(word)
                 continue
             if pattern.endswith("/*"):
-                exact.add(pattern[:-2])
+                bare = pattern[:-2]  # /x/* matches /x too: a glob if x is one
+                if any(c in bare for c in "*?["):
+                    others.append(fnmatch.translate(bare))
+                else:
+                    exact.add(bare)
             head = pattern[:-1] if pattern.endswith("*") else pattern
             # A prefix of no character but _LAST ("*" alone) bounds no range.
             if any(c in head for c in "*?[") or not head.rstrip(_LAST):

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from hypothesis import given
+import fnmatch
+
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from sitemap_middleware.config import Config
@@ -46,3 +48,40 @@ def test_an_own_path_is_the_one_the_documents_claim(
     claimed = config.documents.claim(path) is not None
     assert policy.is_own_path(path) == claimed
     assert (policy.path_skip(path) == Skipped.OWN_ENDPOINT) == claimed
+
+
+# Pieces of patterns and paths: letters that share a first character ("/pages",
+# "/password"), the greatest character (where a range of prefixes ends), globs.
+_PIECES = ["/", "p", "pa", "pas", "a", "\U0010ffff", "%", "."]
+_PATTERN = st.builds(
+    lambda start, rest: start + "".join(rest),
+    st.sampled_from(["/", "*/"]),
+    st.lists(st.sampled_from([*_PIECES, "*", "?", "/*"]), max_size=5),
+)
+_PATH = st.lists(st.sampled_from(_PIECES), max_size=6).map(lambda p: "/" + "".join(p))
+
+
+@settings(max_examples=200)
+@given(st.lists(_PATTERN, max_size=5), st.lists(_PATH, min_size=1, max_size=20))
+# A glob ending "/*" matches what comes before it, as a glob: "*/" matches "/".
+@example(["*//*", "/p?/*"], ["/", "/pa", "/p"])
+def test_excludes_match_as_their_globs_say(
+    patterns: list[str], paths: list[str]
+) -> None:
+    """The exclude patterns, however the policy files them (plain paths,
+    prefixes by the character after "/" and their range, segment words, a
+    regex for the rest), match what fnmatch matches (``*`` matching "/" too;
+    ``/x/*`` matching ``/x``), on the request path and on the writer's."""
+    config = Config.from_mapping(
+        {"base_url": "https://example.com", "store": "memory://", "exclude": patterns}
+    )
+    policy = Policy(config)
+    for path in paths:
+        expected = any(
+            fnmatch.fnmatchcase(path, pattern)
+            or (pattern.endswith("/*") and fnmatch.fnmatchcase(path, pattern[:-2]))
+            for pattern in config.exclude  # the defaults with them
+        )
+        assert policy._excluded.match(path) is expected, (config.exclude, path)
+        asked = policy.request_skip("GET", path, "example.com", False, "")
+        assert (asked == Skipped.EXCLUDED) is policy._excluded.anchored(path)
