@@ -147,6 +147,8 @@ class MapMixin(Placing, RedisBase):
         self, pipe: Pipeline, changes: Sequence[Change], old: Mapping[str, bytes]
     ) -> None:
         found = self.places_of(changes)
+        if found is None and not old:
+            return  # no place kept, none to drop: a store whose map nobody reads
         new: dict[str, bytes | None] = dict.fromkeys(change.path for change in changes)
         if found is not None:
             for change, place in zip(changes, found, strict=True):
