@@ -20,6 +20,13 @@ Run it from the repository root with the project's virtualenv::
     python tests/benchmarks/import.py --n 20000   # a quick look
     python tests/benchmarks/import.py --n 50000 --phases   # where the time goes
 
+``--instructions`` counts both with callgrind instead, each in a process of
+its own, at N and at a third of N (the difference: what the URLs between cost,
+the start-up cancelled out), the entries' making subtracted: the same count
+whatever else the machine runs::
+
+    python tests/benchmarks/import.py --n 15000 --instructions   # ~3 minutes
+
 ``--phases`` times the import's steps apart, in process (one document of N
 URLs): reading it, the config's refusals and the import's own adds (the
 store's ``add``), each per URL and against the bulk upsert; the rest of
@@ -168,15 +175,67 @@ def _phases(n: int, rounds: int) -> None:
         )
 
 
+def _child(what: str, n: int, folder: str) -> None:
+    """One counted run in a process of its own: the entries made (as every
+    run makes them), then the import of ``folder``'s sitemap of ``n`` URLs,
+    or the bulk upsert of the entries, or nothing more (``none``)."""
+    entries = _entries(n)
+    uri = f"sqlite:///{folder}/{what}.sqlite3"
+    if what == "import":
+        _timed_import(os.path.join(folder, "sitemap.xml"), uri)
+    elif what == "upsert":
+        _timed_upsert(entries, uri)
+
+
+def _instructions(small: int, large: int) -> None:
+    """Instructions a URL costs the import and the bulk upsert: each run at
+    ``large`` less the same at ``small`` (the start-up cancels out), less
+    what making the entries costs between the two (``none``)."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from callgrind import counted
+
+    cost: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for n in (small, large):
+            os.makedirs(os.path.join(folder, str(n)))
+            _sitemap(os.path.join(folder, str(n)), _entries(n))
+        for what in ("none", "upsert", "import"):
+            at = [
+                counted(__file__, "--child", what, str(n), os.path.join(folder, str(n)))
+                for n in (small, large)
+            ]
+            cost[what] = at[1] - at[0]
+    per_url = {
+        what: (cost[what] - cost["none"]) / (large - small)
+        for what in ("upsert", "import")
+    }
+    print(f"instructions a URL (callgrind, {large:,} less {small:,} URLs)")
+    print(f"  store.upsert: {per_url['upsert']:10,.0f}")
+    print(f"  import:       {per_url['import']:10,.0f}")
+    ratio = per_url["import"] / per_url["upsert"]
+    print(f"  ratio:        {ratio:10.2f}x (target <= 1.3x)")
+
+
 def main_() -> None:
+    if sys.argv[1:2] == ["--child"]:
+        _child(sys.argv[2], int(sys.argv[3]), sys.argv[4])
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--phases", action="store_true")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions with callgrind (--n less a third of it)",
+    )
     arguments = parser.parse_args()
     n, rounds = arguments.n, arguments.rounds
     if arguments.phases:
         _phases(n, rounds)
+        return
+    if arguments.instructions:
+        _instructions(n // 3, n)
         return
     entries = _entries(n)
     with tempfile.TemporaryDirectory() as folder:
