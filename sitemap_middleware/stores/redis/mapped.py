@@ -305,9 +305,10 @@ class MapMixin(Placing, RedisBase):
             _field(name, mine, True) for name in joined for mine in (True, False)
         ]
         keys: list[str | bytes] = [self._bucket(b"tmp"), self._rows, self._titles]
+        keys += (self._descriptions, *map(self._bucket, fields))
         paths, rows, titles, abouts = self._script(
             MAP_ROWS,
-            [*keys, self._descriptions, *map(self._bucket, fields)],
+            keys,
             [b"d" if newest else b"k", offset, -1 if limit is None else limit],
         )
         found: list[Listed] = []
