@@ -624,6 +624,69 @@ def test_the_fast_path_gives_what_the_full_reading_gives(
     assert reader.entry(url) == reader.full(url)
 
 
+# Each W3C datetime form (https://www.w3.org/TR/NOTE-datetime) and what it
+# reads as (a store keeps whole seconds); None: refused. A date alone is read
+# as UTC; a time needs a zone.
+_FORMS = [
+    ("2024", datetime(2024, 1, 1, tzinfo=timezone.utc)),
+    ("2024-05", datetime(2024, 5, 1, tzinfo=timezone.utc)),
+    ("2024-05-02", datetime(2024, 5, 2, tzinfo=timezone.utc)),
+    ("2024-05-02T10:20Z", datetime(2024, 5, 2, 10, 20, tzinfo=timezone.utc)),
+    ("2024-05-02T10:20:30+02:00", datetime(2024, 5, 2, 8, 20, 30, tzinfo=timezone.utc)),
+    (
+        "2024-05-02T10:20:30.5-01:00",
+        datetime(2024, 5, 2, 11, 20, 30, tzinfo=timezone.utc),
+    ),
+    (
+        "\n  2024-05-02T10:20:30Z\n",
+        datetime(2024, 5, 2, 10, 20, 30, tzinfo=timezone.utc),
+    ),
+    (" 2024-05 ", datetime(2024, 5, 1, tzinfo=timezone.utc)),
+    ("2024-05-02T10:20:30", None),
+    ("2024-13-01", None),
+    ("yesterday", None),
+]
+
+
+@pytest.mark.parametrize("plain", [True, False], ids=["column", "element"])
+def test_each_w3c_form_reads_as_its_moment_and_a_later_one_as_now(
+    tmp_path: Path, plain: bool
+) -> None:
+    """The column reading of a plain document and the parser's reading of
+    one that is not (an image in its first <url>) give each form the same
+    moment; a moment later than the import's is stored as the import's."""
+    forms = [*_FORMS, ("2999-01-01T00:00:00Z", "now")]
+    image = "" if plain else "<image:image><image:loc>/i.png</image:loc></image:image>"
+    urls = "".join(
+        f"<url><loc>{BASE}/{index}</loc><lastmod>{text}</lastmod>"
+        f"{image if index == 0 else ''}</url>"
+        for index, (text, _) in enumerate(forms)
+    )
+    source = tmp_path / "dates.xml"
+    source.write_text(
+        f'<urlset xmlns="{NS}" xmlns:image="http://www.google.com/schemas/'
+        f'sitemap-image/1.1">{urls}</urlset>'
+    )
+    uri = f"sqlite:///{tmp_path / 's.sqlite3'}"
+    before = datetime.now(timezone.utc).replace(microsecond=0)
+    code, _, err = _import(uri, str(source))
+    assert code == Exit.PROBLEMS
+    stored = {
+        e.path: e.lastmod
+        for part in open_store(uri).parts()
+        for e in open_store(uri).entries(part.number)
+    }
+    for index, (text, expected) in enumerate(forms):
+        path = f"/{index}"
+        if expected is None:
+            assert path not in stored
+            assert f"{BASE}{path}: lastmod" in err
+        elif expected == "now":
+            assert before <= stored[path] <= datetime.now(timezone.utc)
+        else:
+            assert stored[path] == expected, text
+
+
 def test_the_fast_path_takes_the_common_entry() -> None:
     from xml.etree.ElementTree import fromstring
 
