@@ -1,11 +1,12 @@
 """Protocol facts every layer shares: the sitemaps.org limits, the changefreq
-words, language tags, robots directives, and the few sizes of our own that more
-than one module must agree on. Imports nothing of the package.
+words, language tags, W3C datetimes, robots directives, and the few sizes of our
+own that more than one module must agree on. Imports nothing of the package.
 """
 
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 # https://www.sitemaps.org/protocol.html#index: at most 50,000 URLs and
 # 52,428,800 bytes (50 MiB) uncompressed a sitemap, and as many sitemaps an index.
@@ -24,6 +25,28 @@ MAX_ALTERNATES = 100
 # digits joined by hyphens (RFC 5646 §2.1), x-default included; "de_AT" or
 # "de,at" are not languages to Google either.
 is_language_tag = re.compile(r"[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*").fullmatch
+
+# A W3C datetime's fraction of a second: "one or more digits"
+# (https://www.w3.org/TR/NOTE-datetime), where Python 3.10's fromisoformat
+# reads three or six.
+_FRACTION = re.compile(r"(?<=:\d\d\.)\d+")
+
+
+def iso_moment(text: str) -> datetime:
+    """``datetime.fromisoformat(text)`` as Python 3.11 and later read a W3C
+    datetime, on every supported Python: a "Z" zone, a fraction of a second
+    of any length (six digits kept).
+
+    :raises ValueError: ``text`` is no ISO 8601 date or datetime.
+    """
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        text = _FRACTION.sub(lambda m: m[0][:6].ljust(6, "0"), text, count=1)
+        return datetime.fromisoformat(text)
+
 
 # Google News sitemaps (https://developers.google.com/search/docs/crawling-indexing/
 # sitemaps/news-sitemap): "only include URLs for articles that were published

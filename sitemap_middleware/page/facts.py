@@ -18,7 +18,7 @@ from werkzeug.http import parse_date, parse_options_header
 
 from ..config import Config
 from ..reasons import Skipped
-from ..sitemaps import MAX_IMAGES, MAX_URL_LENGTH
+from ..sitemaps import MAX_IMAGES, MAX_URL_LENGTH, iso_moment
 from ..urls import canonical_target, split_base_url
 from .content import fingerprint
 from .head import Head, merge, scan_head, scan_link_header
@@ -263,10 +263,8 @@ def _iso_datetime(text: str) -> datetime | None:
             return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
         except ValueError:
             return None
-    if text.endswith(("Z", "z")):  # fromisoformat() reads "Z" from Python 3.11 on
-        text = text[:-1] + "+00:00"
     try:
-        moment = datetime.fromisoformat(text)
+        moment = iso_moment(text)
     except ValueError:
         return None
     if moment.tzinfo is None:

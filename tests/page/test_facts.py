@@ -101,6 +101,11 @@ SERVED = datetime(2026, 6, 1, 12, tzinfo=timezone.utc).timestamp()
         # A moment ago is a fresh article, not a stamp of the response.
         ("2026-06-01T11:59:59Z", datetime(2026, 6, 1, 11, 59, 59, tzinfo=timezone.utc)),
         ("2026-05-31", datetime(2026, 5, 31, tzinfo=timezone.utc)),
+        # A fraction of any length (W3C), on every supported Python.
+        (
+            "2026-06-01T11:00:00.5Z",
+            datetime(2026, 6, 1, 11, 0, 0, 500000, tzinfo=timezone.utc),
+        ),
         # Not plausible: after the response, before the web, no zone, no date.
         ("2026-06-01T12:00:01Z", None),
         ("1970-01-01T00:00:00Z", None),
