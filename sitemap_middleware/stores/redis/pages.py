@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from itertools import chain
-from json.encoder import encode_basestring_ascii
 from typing import Any
 
 import redis
@@ -24,6 +23,7 @@ from ..hreflang import Settled
 from ..layout import batches, leaving, now
 from ..records import Change, Fill, Plan, Row, Stored
 from . import scripts as lua
+from . import writes
 from .client import (
     Key,
     Pipeline,
@@ -139,7 +139,7 @@ class PagesMixin(RedisBase):
         leaving = self._delete(pipe, gone, state.parts, current)
         routes: dict[str, int] = {}
         for stored in gone.values():
-            _tally(routes, stored.row.route, -1)
+            writes.tally(routes, stored.row.route, -1)
         rewrite: Callable[[Pipeline], None] | None = None
         pushing = self._is_pushing()
         if settled.rewrites:
@@ -246,16 +246,7 @@ class PagesMixin(RedisBase):
             summary.version += 1
             summary.changed = current
         touched = set(todo.parts) | set(moved)
-        # Per-route counts: a new row adds to its route, an update that
-        # changes the route moves it (a moved row keeps its route).
-        routes: dict[str, int] = {}
-        for change in todo.changes:
-            prior = state.rows.get(change.path)
-            if prior is not None:
-                if prior.row.route == change.row.route:
-                    continue
-                _tally(routes, prior.row.route, -1)
-            _tally(routes, change.row.route, 1)
+        routes = writes.routes_moved(todo.changes, state.rows)
 
         def queue(pipe: Pipeline) -> None:
             self._write(pipe, todo, state, moved, touched)
@@ -313,46 +304,19 @@ class PagesMixin(RedisBase):
         moved: dict[int, list[str]],
         touched: set[int],
     ) -> None:
-        """Queue a plan's commands, RUN rows a command: the moved rows out of
-        their parts, the rows, the summaries touched and meta."""
+        """Queue a plan's commands: the moved rows out of their parts, the
+        rows (the write script, a run of RUN rows a call), the summaries
+        touched and meta."""
         self._unlist(pipe, moved)
-        # The hot loop of a bulk load: the row's JSON is formatted by hand,
-        # and a run of rows goes to the write script in five arguments.
-        seq = state.seq
-        routes: dict[str | None, bytes] = {None: b"null"}  # a batch has a few
-        declared: dict[str | None, bytes] = {None: b"null", "": b'""'}  # mostly ""
-        updates = _Rows(None, 0)
-        inserts = _Rows(None, seq)
         _beside(pipe, (self._titles, self._descriptions), todo.changes)
-        for path, part, row, new in todo.changes:
-            prior = state.rows.get(path)
-            if prior is not None and not new and layout.retitled(prior.row, row):
-                continue
-            route = routes.get(row.route)
-            if route is None:
-                route = routes[row.route] = _json(row.route)
-            alternates = declared.get(row.declared)
-            if alternates is None:
-                alternates = _json(row.declared)
-            packed = b"[%d,%d,%b,%b,%b]" % (
-                part,
-                row.lastmod,
-                _json(row.fingerprint),
-                route,
-                alternates,
-            )
-            if not new:
-                updates.add(path, packed, row.fragment)
-                if len(updates) >= RUN:
-                    updates = self._write_rows(pipe, updates)
-                continue
-            if inserts.part != part or len(inserts.paths) >= RUN:
-                inserts = self._write_rows(pipe, inserts)
-                inserts.part = part
-            inserts.add(path, packed, row.fragment)
-            seq += 1
-        self._write_rows(pipe, updates)
-        self._write_rows(pipe, inserts)
+        seq = state.seq
+        for part, rows in writes.runs(todo.changes, state.rows):
+            keys = [self._rows, self._fragments]
+            if part is not None:  # new rows: their part's seqs follow seq
+                keys.append(self._part_key(part))
+            evaluate(pipe, lua.WRITE, keys, [*writes.packed(rows), seq])
+            if part is not None:
+                seq += len(rows)
         self._summaries(pipe, state.parts, touched)
         sections = {
             number: totals.section
@@ -366,22 +330,6 @@ class PagesMixin(RedisBase):
         # without persistence): a new epoch keeps part versions from repeating.
         pipe.hsetnx(self._meta, "schema", SCHEMA_VERSION)
         pipe.hsetnx(self._meta, "epoch", self._new_epoch())
-
-    def _write_rows(self, pipe: Pipeline, rows: _Rows) -> _Rows:
-        """Queue the write script for a run of rows; the next run's collector."""
-        if rows.paths:
-            keys = [self._rows, self._fragments]
-            if rows.part is not None:
-                keys.append(self._part_key(rows.part))
-            args: list[bytes | int] = [
-                b"\0".join(rows.paths) + b"\0",
-                b"\0".join(rows.rows) + b"\0",
-                b" ".join(b"%d" % len(piece) for piece in rows.fragments),
-                b"".join(rows.fragments),
-                rows.seq,
-            ]
-            evaluate(pipe, lua.WRITE, keys, args)
-        return _Rows(rows.part, rows.seq + len(rows.paths))
 
     def _summaries(
         self, pipe: Pipeline, parts: dict[int, _Summary], numbers: Iterable[int]
@@ -537,27 +485,6 @@ class _State:
         }
 
 
-class _Rows:
-    """A run of rows for the write script: new rows of one part (with the seq
-    before the first), or updates (``part`` None)."""
-
-    __slots__ = ("fragments", "part", "paths", "rows", "seq")
-
-    def __init__(self, part: int | None, seq: int) -> None:
-        self.part, self.seq = part, seq
-        self.paths: list[bytes] = []
-        self.rows: list[bytes] = []
-        self.fragments: list[bytes] = []
-
-    def add(self, path: str, row: bytes, piece: bytes) -> None:
-        self.paths.append(path.encode())
-        self.rows.append(row)
-        self.fragments.append(piece)
-
-    def __len__(self) -> int:
-        return len(self.paths)
-
-
 @dataclass(slots=True)
 class _Summary:
     """A part's summary as the store keeps it, packed "urls bytes lastmod
@@ -605,21 +532,17 @@ def _beside(pipe: Pipeline, keys: tuple[str, str], changes: Iterable[Change]) ->
             descriptions[path] = description
         elif new:
             undescribed.append(path)
-    said, unsaid = (titles, descriptions), (untitled, undescribed)
-    for key, known, unknown in zip(keys, said, unsaid, strict=True):
+    forgetting: dict[str, list[str]] = {}
+    for key, known, unknown in zip(
+        keys, (titles, descriptions), (untitled, undescribed), strict=True
+    ):
         if unknown:
-            evaluate(pipe, lua.FORGET, [key], [nul_ended(unknown)])
+            forgetting[key] = unknown
         if known:
             pipe.hset(key, mapping=known)
-
-
-def _tally(routes: dict[str, int], route: str | None, delta: int) -> None:
-    if route is not None:
-        routes[route] = routes.get(route, 0) + delta
-
-
-def _json(value: str | None) -> bytes:
-    return b"null" if value is None else encode_basestring_ascii(value).encode()
+    if forgetting:  # both hashes in one call: a script's run costs Redis too
+        fields = [nul_ended(paths) for paths in forgetting.values()]
+        evaluate(pipe, lua.FORGET, list(forgetting), fields)
 
 
 def _nothing(pipe: Pipeline) -> None:
