@@ -20,17 +20,23 @@ Run it from the repository root with the project's virtualenv::
     python tests/benchmarks/import.py --n 20000   # a quick look
     python tests/benchmarks/import.py --n 50000 --phases   # where the time goes
 
+``--phases`` times the import's steps apart, in process (one document of N
+URLs): reading it, the config's refusals and the import's own adds (the
+store's ``add``), each per URL and against the bulk upsert; the rest of
+an import is the command's own start (opening the store, counting it).
+
 ``--instructions`` counts both with callgrind instead, each in a process of
 its own, at N and at a third of N (the difference: what the URLs between cost,
 the start-up cancelled out), the entries' making subtracted: the same count
 whatever else the machine runs::
 
     python tests/benchmarks/import.py --n 15000 --instructions   # ~3 minutes
+    python tests/benchmarks/import.py --n 15000 --instructions --phases
 
-``--phases`` times the import's steps apart, in process (one document of N
-URLs): reading it, the config's refusals and the import's own adds (the
-store's ``add``), each per URL and against the bulk upsert; the rest of
-an import is the command's own start (opening the store, counting it).
+With ``--phases`` too, the same steps are counted apart (each run does
+the steps before it as well, so that each step is the difference of two
+runs): reading the document, the config's refusals, the store's ``add``,
+and the rest of the command.
 
 It is a measurement, not a test: the exit status is 0 whatever the figures.
 """
@@ -178,42 +184,84 @@ def _phases(n: int, rounds: int) -> None:
 def _child(what: str, n: int, folder: str) -> None:
     """One counted run in a process of its own: the entries made (as every
     run makes them), then the import of ``folder``'s sitemap of ``n`` URLs,
-    or the bulk upsert of the entries, or nothing more (``none``)."""
+    or the bulk upsert of the entries, or the import's steps up to one of
+    :data:`STEPS` (``read``, ``refuse``, ``add``), or nothing more
+    (``none``)."""
     entries = _entries(n)
     uri = f"sqlite:///{folder}/{what}.sqlite3"
     if what == "import":
         _timed_import(os.path.join(folder, "sitemap.xml"), uri)
     elif what == "upsert":
         _timed_upsert(entries, uri)
+    elif what in STEPS:
+        _steps(STEPS.index(what), n, os.path.join(folder, "sitemap.xml"), uri)
 
 
-def _instructions(small: int, large: int) -> None:
+# The import's steps, each run of --instructions --phases doing those up to
+# its own: the document read, the refusals, the store's add.
+STEPS = ("read", "refuse", "add")
+
+
+def _steps(last: int, n: int, source: str, uri: str) -> None:
+    """The import's steps, as the command takes them, up to ``STEPS[last]``."""
+    import gc
+
+    from sitemap_middleware.cli.sources import reading
+    from sitemap_middleware.cli.store import IMPORT_BATCH, _add, _Allowed
+    from sitemap_middleware.config import Config
+
+    gc.disable()  # as the import does
+    with reading(source, BASE) as found:
+        items = list(found.items())
+    if last == 0:
+        return
+    config = Config.from_mapping({"base_url": BASE, "store": "memory://"})
+    allowed = _Allowed(config, frozenset(), print)
+    batches = [
+        allowed(items[at : at + IMPORT_BATCH]) for at in range(0, n, IMPORT_BATCH)
+    ]
+    if last == 1:
+        return
+    with open_store(uri) as store:
+        for batch in batches:
+            _add(store, batch, [])
+
+
+def _instructions(small: int, large: int, phases: bool) -> None:
     """Instructions a URL costs the import and the bulk upsert: each run at
     ``large`` less the same at ``small`` (the start-up cancels out), less
-    what making the entries costs between the two (``none``)."""
+    what making the entries costs between the two (``none``); with
+    ``phases``, the import's steps apart as well."""
     sys.path.insert(0, str(Path(__file__).parent))
     from callgrind import counted
 
+    runs = ("none", "upsert", *(STEPS if phases else ()), "import")
     cost: dict[str, int] = {}
     with tempfile.TemporaryDirectory() as folder:
         for n in (small, large):
             os.makedirs(os.path.join(folder, str(n)))
             _sitemap(os.path.join(folder, str(n)), _entries(n))
-        for what in ("none", "upsert", "import"):
+        for what in runs:
             at = [
                 counted(__file__, "--child", what, str(n), os.path.join(folder, str(n)))
                 for n in (small, large)
             ]
             cost[what] = at[1] - at[0]
-    per_url = {
-        what: (cost[what] - cost["none"]) / (large - small)
-        for what in ("upsert", "import")
-    }
+    per_url = {what: (cost[what] - cost["none"]) / (large - small) for what in runs}
     print(f"instructions a URL (callgrind, {large:,} less {small:,} URLs)")
     print(f"  store.upsert: {per_url['upsert']:10,.0f}")
     print(f"  import:       {per_url['import']:10,.0f}")
     ratio = per_url["import"] / per_url["upsert"]
     print(f"  ratio:        {ratio:10.2f}x (target <= 1.3x)")
+    if phases:
+        before = 0.0
+        for step, name in zip(
+            (*STEPS, "import"),
+            ("reading", "refusals", "the store's add", "the command's rest"),
+            strict=True,
+        ):
+            print(f"    {name + ':':20} {per_url[step] - before:10,.0f}")
+            before = per_url[step]
 
 
 def main_() -> None:
@@ -231,11 +279,11 @@ def main_() -> None:
     )
     arguments = parser.parse_args()
     n, rounds = arguments.n, arguments.rounds
+    if arguments.instructions:
+        _instructions(n // 3, n, arguments.phases)
+        return
     if arguments.phases:
         _phases(n, rounds)
-        return
-    if arguments.instructions:
-        _instructions(n // 3, n)
         return
     entries = _entries(n)
     with tempfile.TemporaryDirectory() as folder:

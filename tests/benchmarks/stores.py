@@ -31,6 +31,13 @@ of the test suite (``REDIS_URL``, ``DATABASE_URL``) up::
     python tests/benchmarks/stores.py --n 1000000      # the issue's figure
     python tests/benchmarks/stores.py --only sqlite,redis
     python tests/benchmarks/stores.py --places     # as when the site map is served
+    python tests/benchmarks/stores.py --instructions --n 30000   # ~2 minutes
+
+``--instructions`` counts SQLite's upsert and its raw ``executemany`` with
+callgrind instead, each in a process of its own, at N and at a third of N
+(the difference: what the entries between cost, start-up cancelled out),
+making the entries and rows subtracted: a ratio the machine's load does not
+move.
 
 It cleans up its keys (prefix ``{bench-...}:``) and tables (``bench_...``). It is
 a measurement, not a test: the exit status is 0 whatever the figures.
@@ -404,7 +411,15 @@ def main() -> None:
         action="store_true",
         help="the stores keep each page's place on the site map (the map served)",
     )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="SQLite's upsert and raw write in instructions (callgrind)",
+    )
     args = parser.parse_args()
+    if args.instructions:
+        sqlite_instructions(args.n, args.batch)
+        return
     global PLACES
     PLACES = args.places
     data, raw = entries(args.n), rows(args.n)
@@ -441,5 +456,45 @@ def main() -> None:
             )
 
 
+def sqlite_child(what: str, n: int, size: int, folder: str) -> None:
+    """One counted run: the entries and rows made, then (``what``) the raw
+    write of the rows, the store's upsert of the entries, or nothing more."""
+    data, raw = entries(n), rows(n)
+    if what == "raw":
+        conn = sqlite_raw(folder)
+        sqlite_write(conn, raw, size)
+        conn.close()
+    elif what == "store":
+        with open_store(f"sqlite:///{folder}/store.sqlite3") as store:
+            for batch in batches(data, size):
+                store.upsert(batch)
+
+
+def sqlite_instructions(n: int, size: int) -> None:
+    """Instructions an entry costs SQLite's upsert and the raw write: each run
+    at ``n`` less the same at a third of it, less the entries' making."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from callgrind import counted
+
+    small = n // 3
+    cost: dict[str, int] = {}
+    for what in ("none", "raw", "store"):
+        at = []
+        for count in (small, n):
+            with tempfile.TemporaryDirectory() as folder:
+                args = ("--child", what, str(count), str(size), folder)
+                at.append(counted(__file__, *args))
+        cost[what] = at[1] - at[0]
+    raw, store = ((cost[w] - cost["none"]) / (n - small) for w in ("raw", "store"))
+    print(f"SQLite, instructions an entry (callgrind, {n:,} less {small:,})")
+    print(f"  raw executemany: {raw:10,.0f}")
+    print(f"  store.upsert:    {store:10,.0f}")
+    print(f"  ratio:           {raw / store:10.2f}x raw/store (target >= 0.8x)")
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--child"]:
+        what, count, size, folder = sys.argv[2:6]
+        sqlite_child(what, int(count), int(size), folder)
+    else:
+        main()
