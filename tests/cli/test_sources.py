@@ -671,11 +671,12 @@ def test_each_w3c_form_reads_as_its_moment_and_a_later_one_as_now(
     before = datetime.now(timezone.utc).replace(microsecond=0)
     code, _, err = _import(uri, str(source))
     assert code == Exit.PROBLEMS
-    stored = {
-        e.path: e.lastmod
-        for part in open_store(uri).parts()
-        for e in open_store(uri).entries(part.number)
-    }
+    with open_store(uri) as store:
+        stored = {
+            entry.path: entry.lastmod
+            for part in store.parts()
+            for entry in store.entries(part.number)
+        }
     for index, (text, expected) in enumerate(forms):
         path = f"/{index}"
         if expected is None:
