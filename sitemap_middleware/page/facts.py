@@ -260,7 +260,7 @@ def _iso_datetime(text: str) -> datetime | None:
     text = text.strip()
     if _DATE_ONLY(text):
         try:
-            return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+            return iso_moment(text).replace(tzinfo=timezone.utc)
         except ValueError:
             return None
     try:
