@@ -23,8 +23,8 @@ local function hmget(key, fields)
   return values
 end
 local function call(command, key, values)
-  for i = 1, #values, 1000 do
-    redis.call(command, key, unpack(values, i, math.min(i + 999, #values)))
+  for i = 1, #values, 2000 do
+    redis.call(command, key, unpack(values, i, math.min(i + 1999, #values)))
   end
 end
 local function split(joined)
@@ -186,12 +186,9 @@ for size in string.gmatch(ARGV[2], '%d+') do
   end
   k = k + 2
 end
-for i = 1, n, 2000 do
-  local last = math.min(i + 1999, n)
-  redis.call('hset', KEYS[1], unpack(stored, i, last))
-  redis.call('hset', KEYS[2], unpack(fragments, i, last))
-  if part then redis.call('zadd', part, unpack(members, i, last)) end
-end
+call('hset', KEYS[1], stored)
+call('hset', KEYS[2], fragments)
+if part then call('zadd', part, members) end
 return n / 2
 """
 )

@@ -1,6 +1,7 @@
 """A page write's rows as the write script takes them (``scripts.WRITE``): cut
 into runs and each run packed into three strings; and the per-route counts a
-write moves. A bulk load's hot loop, worked a run at a time in C-level maps.
+write moves. A bulk load's hot loop, worked a run at a time: C-level getters
+mapped over it, one encode.
 """
 
 from __future__ import annotations
