@@ -378,10 +378,9 @@ class _Reader:
         images: list[str] = []
         for image in url.iter(f"{IMAGE_NS}image"):
             src = child_text(image, "loc", IMAGE_NS)
-            if src:
-                # Images on the site are stored as paths, others as given.
-                own = _path(src, base_url, frozenset())
-                images.append(src if isinstance(own, Problem) else own)
+            kept = None if src is None else _image(src, base_url)
+            if kept is not None:
+                images.append(kept)
         alternates: list[tuple[str, str]] = []
         for link in url.iter(f"{XHTML_NS}link"):
             hreflang, href = link.get("hreflang"), link.get("href")
@@ -421,6 +420,22 @@ def _path(url: str, base_url: str, query: frozenset[str]) -> str | Problem:
             "(a sitemap keeps only those the config's 'query' names, never secrets)",
         )
     return path
+
+
+def _image(url: str, base_url: str) -> str | None:
+    """An ``<image:loc>`` as an import keeps it, or ``None``: one on the site
+    as its path, its query dropped (cache busters, signed URLs: as a page's
+    images are recorded); another host's as given, unless it carries a
+    credential (user info) or a query (a token, a signature)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        return None
+    own = canonical_target(url, base_url, "/", frozenset())
+    if own is not None:
+        return own
+    if "@" in parts.netloc or parts.query:
+        return None
+    return url
 
 
 def _names(query: str) -> set[str]:

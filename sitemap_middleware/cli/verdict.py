@@ -54,7 +54,10 @@ WORDS: Final[dict[str, Callable[[Refused], str]]] = {
         "an empty path segment ('//') names no page of the site"
     ),
     Skipped.SECRET: lambda said: (
-        "a path segment looks like a secret link (a token or a random id); "
+        "a matrix parameter looks like a credential (;jsessionid=...): a "
+        f"visit stores the page as {said.refusal.detail!r}, never with it"
+        if said.refusal.detail
+        else "a path segment looks like a secret link (a token or a random id); "
         "@sitemap(public_ids=True) on its route lists such paths"
     ),
     Skipped.OWN_ENDPOINT: lambda said: (

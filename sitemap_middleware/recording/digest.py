@@ -260,10 +260,12 @@ def locate(observation: Observation, config: Config, rules: Rules) -> Target | S
     route = observation.route
     query = filter_query(observation.query, route.query)
     removal = observation.action != RECORD
-    refused = refuse(rules, config.base_url, path, query, route, removal=removal)
+    # Judged as it would be stored: without its credential matrix parameters.
+    stored = strip_secrets(path, route.public_ids)
+    asked = path if stored is None else stored
+    refused = refuse(rules, config.base_url, asked, query, route, removal=removal)
     if refused is not None:
         return Skip(refused.reason)
-    stored = strip_secrets(path, route.public_ids)
     assert stored is not None  # else refused: a secret
     spelling = f"{stored}?{query}" if query else stored
     if wire != stored:

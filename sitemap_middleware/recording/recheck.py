@@ -30,7 +30,8 @@ SETTING = "config"
 # The version of the rules of refusal.refuse: a release that refuses more
 # than the one before changes it, and every store is checked once more.
 # 2: secret-looking segments, empty segments and URLs too long refused too.
-RULES = "2"
+# 3: a stored path holding a credential matrix parameter (;jsessionid=).
+RULES = "3"
 
 Style = tuple[str | None, float | None]
 

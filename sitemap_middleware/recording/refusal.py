@@ -64,7 +64,8 @@ REASONS: Final = frozenset(
 class Refusal:
     """Why the config refuses a URL: a reason code of :data:`REASONS`, and
     what it names, when it names something (the ``exclude`` pattern, the
-    route template, the query parameter)."""
+    route template, the query parameter; for a credential matrix parameter,
+    the path a visit stores instead)."""
 
     reason: str
     detail: str | None = None
@@ -82,14 +83,16 @@ def refuse(
     """Why the current config keeps ``path?query`` out of the sitemap, or
     ``None`` when no rule of it does.
 
-    ``path`` is normalised (``normalise_path``); ``query`` is the query as
-    it would be stored: recording passes the parameters it keeps, the
-    re-check a stored one, ``explain`` the one asked about. ``route`` serves
-    the path (``Routes.unknown`` when none is known): its exclusion, whether
-    it is a framework page, the parameters it keeps, whether its ids are
-    public. ``removal``: judged for a page going away, which is removed even
-    from an excluded route or a framework page (it may have been recorded
-    before), so the route's own rules do not apply.
+    ``path`` is normalised (``normalise_path``) and ``query`` is the query,
+    each as it would be stored: recording passes the path without its
+    credential matrix parameters and the query parameters it keeps, the
+    re-check and an import a stored spelling, ``explain`` the one asked
+    about. ``route`` serves the path (``Routes.unknown`` when none is
+    known): its exclusion, whether it is a framework page, the parameters it
+    keeps, whether its ids are public. ``removal``: judged for a page going
+    away, which is removed even from an excluded route or a framework page
+    (it may have been recorded before), so the route's own rules do not
+    apply.
 
     The order is recording's, and counted as such in ``stats()``: the
     path's form, a secret in it, the path rules, the route, the query, the
@@ -101,11 +104,14 @@ def refuse(
         # would answer //admin/users past an /admin/* exclude.
         return Refusal(Skipped.BAD_PATH)
     stored = strip_secrets(path, route.public_ids)
-    if stored is None:
-        return Refusal(Skipped.SECRET)
-    reason = rules.path_skip(stored)
+    if stored != path:
+        # A secret-looking segment (None), or a credential matrix parameter
+        # (;jsessionid=), which recording leaves out of the path it stores
+        # (digest.locate asks with it left out): never a stored spelling.
+        return Refusal(Skipped.SECRET, stored)
+    reason = rules.path_skip(path)
     if reason is not None:
-        pattern = rules.exclusion(stored) if reason == Skipped.EXCLUDED else None
+        pattern = rules.exclusion(path) if reason == Skipped.EXCLUDED else None
         return Refusal(reason, pattern)
     if not removal:
         if route.framework:
@@ -121,7 +127,7 @@ def refuse(
                 return Refusal(Query.UNKEPT, name)
         if filter_query(query, kept) != query:
             return Refusal(Query.FORM)
-    length = len(base_url) + len(stored) + (len(query) + 1 if query else 0)
+    length = len(base_url) + len(path) + (len(query) + 1 if query else 0)
     if length > MAX_URL_LENGTH:
         return Refusal(Skipped.TOO_LONG)
     return None

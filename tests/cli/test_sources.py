@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import gzip
 import http.server
+import re
 import subprocess
 import sys
 import threading
@@ -470,15 +471,24 @@ def test_one_long_token_costs_time_in_proportion(tmp_path: Path, store: str) -> 
         assert stored_paths(store) == ["/a", "/kept"]  # the comment's import, alone
 
 
+MATRIX = (
+    "a matrix parameter looks like a credential (;jsessionid=...): a visit"
+    " stores the page"
+)
+
+
 def test_an_import_publishes_nothing_the_config_refuses(
     tmp_path: Path, store: str
 ) -> None:
     """What a visit could never record is reported and skipped: an excluded
-    path, a secret link, the middleware's own path, an empty segment."""
+    path, a secret link, a session id in a matrix parameter (a visit stores
+    the path without it), the middleware's own path, an empty segment."""
     source = tmp_path / "sitemap.xml"
     refused = {
         "/admin/users": "excluded by exclude pattern '*/admin/*'",
         "/invite/550e8400-e29b-41d4-a716-446655440000": "a path segment looks like",
+        "/pricing;jsessionid=0123456789ABCDEF": f"{MATRIX} as '/pricing'",
+        "/docs;token=s3cr3t;v=2": f"{MATRIX} as '/docs;v=2'",
         "/sitemap.xml": "a path the middleware answers itself",
         "/a//b": "an empty path segment",
     }
@@ -489,6 +499,45 @@ def test_an_import_publishes_nothing_the_config_refuses(
     for path, words in refused.items():
         assert f"skipped {BASE}{path}: {words}" in err
     assert stored_paths(store) == ["/fine", "/kept"]
+
+
+def test_an_import_keeps_images_without_their_credentials(
+    tmp_path: Path, store: str
+) -> None:
+    """The site's own images are kept as paths without their query (signed
+    URLs, tokens), as a visit records them; another host's as given, unless
+    a user name and password or a query ride in them."""
+    images = {
+        f"{BASE}/img/a.png?token=SECRET1&amp;X-Amz-Signature=abc": "/img/a.png",
+        f"{BASE}/img/b.png": "/img/b.png",
+        "https://cdn.example.net/c.png": "https://cdn.example.net/c.png",
+        "https://admin:SECRET2@cdn.example.net/d.png": None,
+        "https://cdn.example.net/e.png?sig=SECRET3": None,
+        "ftp://cdn.example.net/f.png": None,
+    }
+    body = "".join(
+        f"<image:image><image:loc>{url}</image:loc></image:image>" for url in images
+    )
+    source = tmp_path / "sitemap.xml"
+    source.write_text(
+        f'<?xml version="1.0"?><urlset xmlns="{NS}" xmlns:image='
+        f'"http://www.google.com/schemas/sitemap-image/1.1"><url><loc>{BASE}/p'
+        f"</loc>{body}</url></urlset>"
+    )
+    code, _, err = _import(store, str(source))
+    assert code == Exit.OK, err
+    found = open_store(store)
+    try:
+        published = b"".join(found.fragments(1)).replace(b"\0", BASE.encode())
+    finally:
+        found.close()
+    listed = re.findall(rb"<image:loc>([^<]*)</image:loc>", published)
+    assert [url.decode() for url in listed] == [
+        kept if kept.startswith("https:") else BASE + kept
+        for kept in images.values()
+        if kept
+    ]
+    assert b"SECRET" not in published
 
 
 # -- adds, never overrules -----------------------------------------------------------

@@ -3,7 +3,9 @@
 Stores keep the digest of the config that last judged them; a digest that changes
 for the same config makes every store re-check all its pages on upgrade. The values
 below were computed by the release before the config became a table of keys and are
-hard-coded on purpose: never update them to make this pass.
+hard-coded on purpose: never update them to make this pass. They are the
+digests under version 2 of the refusal rules (``recheck.RULES``): a release whose
+rules refuse more bumps it, and so every digest, on purpose.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 import pytest
 
 from sitemap_middleware.config import Config
+from sitemap_middleware.recording import recheck
 from sitemap_middleware.recording.recheck import config_digest
 
 BASE = {"base_url": "https://www.example.com", "store": "memory://"}
@@ -82,5 +85,11 @@ ROUTES = {
         ),
     ],
 )
-def test_the_digest_of_a_config_is_pinned(extra: dict[str, Any], digest: str) -> None:
-    assert config_digest(Config.from_mapping({**BASE, **extra})) == digest
+def test_the_digest_of_a_config_is_pinned(
+    extra: dict[str, Any], digest: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = Config.from_mapping({**BASE, **extra})
+    bumped = config_digest(config)
+    monkeypatch.setattr(recheck, "RULES", "2")
+    assert config_digest(config) == digest
+    assert bumped != digest  # the rules' version is part of the digest
