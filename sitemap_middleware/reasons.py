@@ -55,7 +55,8 @@ class Skipped:
     # The URL.
     BAD_PATH: Final = "bad_path"
     """Not a path a page has: a control character, bytes that are not UTF-8, an
-    empty segment (``//admin``)."""
+    empty segment (``//admin``); a page served to a target with a dot segment
+    (``/docs/../x``: browsers resolve them, and the app routed it as sent)."""
     NOT_EXACT: Final = "not_exact"
     """A removal (301/308/404/410, noindex, a canonical elsewhere) from a
     request whose target was not exactly the stored spelling of its URL (dot

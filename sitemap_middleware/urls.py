@@ -83,6 +83,17 @@ def normalise_path(raw: str) -> str | None:
     return remove_dot_segments(path if path.startswith("/") else "/" + path)
 
 
+# A dot segment, "." or ".." (RFC 3986 §3.3), plain or percent-encoded.
+_DOT_SEGMENT = re.compile(r"/(?:\.|%2[eE]){1,2}(?=/|$)")
+
+
+def has_dot_segment(raw: str) -> bool:
+    """Whether a raw request path holds a dot segment, which a browser
+    resolves before it sends a path (RFC 3986 §5.2.4): an app routes such a
+    path as sent, not as :func:`normalise_path` spells it."""
+    return ("." in raw or "%" in raw) and _DOT_SEGMENT.search(raw) is not None
+
+
 def remove_dot_segments(path: str) -> str:
     """RFC 3986 §5.2.4, on an absolute path."""
     if "." not in path:
@@ -144,6 +155,13 @@ def is_secret_name(name: str) -> bool:
     if name.lower() in _SECRET_WORDS:
         return True
     return any(word.lower() in _SECRET_WORDS for word in _WORDS.findall(name))
+
+
+def carries_secret(query: str) -> bool:
+    """Whether a raw query string holds a parameter whose name looks like it
+    carries a credential (:func:`is_secret_name`)."""
+    pairs = parse_qsl(query, keep_blank_values=True)
+    return any(is_secret_name(name) for name, _ in pairs)
 
 
 # Random identifiers in a path segment. Invitation, reset, share and download

@@ -57,8 +57,8 @@ def test_each_site_lists_its_own_pages_under_its_own_origin(two: Site) -> None:
 @pytest.mark.parametrize(
     ("headers", "site"),
     [
-        # Port, case: the site's; recorded (allowed_hosts' rules).
-        ([("Host", "EXAMPLE.FR:8443")], "fr"),
+        # The default port, case: the site's; recorded (allowed_hosts' rules).
+        ([("Host", "EXAMPLE.FR:443")], "fr"),
         ([("Host", "Example.De")], "de"),
     ],
 )
@@ -69,6 +69,14 @@ def test_a_host_selects_its_site(
     other = "de" if site == "fr" else "fr"
     assert paths(two, site) == {"/about"}
     assert paths(two, other) == set()
+
+
+def test_another_port_of_a_site_s_host_records_nothing(two: Site) -> None:
+    """example.fr:8443 is another origin than https://example.fr, which an app
+    building links from the request would name in a canonical link (and that
+    removes a page): nothing is recorded for it (skipped.host)."""
+    assert two.fetch("/about", [("Host", "EXAMPLE.FR:8443")]) == 200
+    assert paths(two, "fr") == paths(two, "de") == set()
 
 
 @pytest.mark.parametrize(

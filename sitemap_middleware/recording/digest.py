@@ -21,7 +21,14 @@ from ..routes import Route
 from ..sitemaps import news_language
 from ..stores.contract import Article
 from ..tracking import untracked
-from ..urls import filter_query, normalise_path, strip_secrets, wsgi_path
+from ..urls import (
+    carries_secret,
+    filter_query,
+    has_dot_segment,
+    normalise_path,
+    strip_secrets,
+    wsgi_path,
+)
 from .clusters import Alternates, declared
 from .observation import Headers, Observation
 from .refusal import Rules as Rules
@@ -157,6 +164,11 @@ def digest(
         # that parameter did, such as a signed-in page: the URL without it
         # must not stand for that, however the path was spelt.
         return Skip(Skipped.SET_COOKIE, path)
+    if stand_in is not None and carries_secret(observation.query):
+        # A credential in the query (a magic link's ?token=, a signed URL's
+        # ?signature=) may open what the URL without it never shows (an
+        # invoice, a shared file): the answer stands for no public page.
+        return Skip(Skipped.SECRET, path)
     if stand_in is not None and hit is not None:
         # Seen by this process: another spelling has nothing to add.
         return Skip(Seen.UNCHANGED if hit.raw == raw else stand_in, path)
@@ -248,8 +260,9 @@ def locate(observation: Observation, config: Config, rules: Rules) -> Target | S
 
     Only a page can remove itself (invariant 19): a response speaks for the
     stored URL only when the request's target was exactly its spelling, with
-    nothing normalised (dot segments, percent-encoding), stripped (matrix
-    parameters) or dropped (query parameters) on the way. The path is compared
+    nothing normalised (percent-encoding), stripped (matrix parameters) or
+    dropped (query parameters) on the way; a page served to a target with
+    dot segments is no page's at all (``bad_path``). The path is compared
     as the app saw it: WSGI's ``PATH_INFO`` is already percent-decoded, ASGI's
     ``raw_path`` is not.
     """
@@ -269,6 +282,11 @@ def locate(observation: Observation, config: Config, rules: Rules) -> Target | S
     assert stored is not None  # else refused: a secret
     spelling = f"{stored}?{query}" if query else stored
     if wire != stored:
+        if not removal and has_dot_segment(wire):
+            # The app routed the path as sent (a catch-all route answers
+            # /docs/../anything): its answer is not the URL's, not even one
+            # to add.
+            return Skip(Skipped.BAD_PATH)
         return Target(spelling, False, Seen.OTHER_SPELLING)
     raw = observation.query
     if raw == query:

@@ -8,11 +8,12 @@ import fnmatch
 import re
 import sys
 from collections.abc import Container, Iterable
+from urllib.parse import urlsplit
 
 from ..config import Config, host_name
 from ..reasons import DEPENDS, RECORD, REMOVE, Skipped
 from ..sitemaps import is_noindex
-from ..urls import canonical_target, wsgi_path
+from ..urls import DEFAULT_PORTS, canonical_target, wsgi_path
 
 # A known page that answers one of these to an anonymous visitor is gone, moved
 # for good, or wants credentials now (401: requests with Authorization or an
@@ -202,6 +203,16 @@ class Policy:
         self._hosts = frozenset(h for h in hosts if not h.startswith("."))
         self._host_suffixes = tuple(h for h in hosts if h.startswith("."))
         self._host_verdicts: dict[str | bytes, bool] = {}
+        # base_url's own host takes its own port alone (none: the scheme's):
+        # Host www.example.com:8443 names another origin, which an app that
+        # builds links from the request (url_for(_external=True)) writes into
+        # its canonical link, and that removes the page. Other allowed hosts
+        # (a proxy's upstream) keep any port.
+        own = urlsplit(config.base_url)
+        self._own_host = own.hostname or ""
+        self._own_ports = {str(own.port or DEFAULT_PORTS[own.scheme])}
+        if own.port in (None, DEFAULT_PORTS[own.scheme]):
+            self._own_ports.add("")
         # Header names (str or bytes, as sent) -> the watched name or "", and
         # Content-Type values -> whether HTML: both chosen by the app, so few.
         self._names: dict[str | bytes, str] = {}
@@ -483,7 +494,11 @@ class Policy:
     def _host_allowed(self, host: str) -> bool:
         if self._any_host:
             return True
+        named = host
         host = host_name(host)
+        if host == self._own_host:
+            port = named.rpartition("]")[2] if named.startswith("[") else named
+            return port.partition(":")[2] in self._own_ports
         return host in self._hosts or (
             bool(self._host_suffixes)
             and any(

@@ -185,7 +185,10 @@ QUERY_ROUTE = Routes(
         ("/caf%C3%A9", "", True, Target("/caf%C3%A9", True, None)),
         ("/caf%c3%a9", "", True, Target("/caf%C3%A9", False, Seen.OTHER_SPELLING)),
         ("/%61", "", True, Target("/a", False, Seen.OTHER_SPELLING)),
-        ("/x/../a", "", False, Target("/a", False, Seen.OTHER_SPELLING)),
+        # A page served to dot segments is routed as sent: no page's.
+        ("/x/../a", "", False, Skip(Skipped.BAD_PATH)),
+        ("/x/%2E%2E/a", "", True, Skip(Skipped.BAD_PATH)),
+        ("/a/.b/..c", "", False, Target("/a/.b/..c", True, None)),
         ("/a;jsessionid=1", "", False, Target("/a", False, Seen.OTHER_SPELLING)),
         ("/a", "page=2", False, Target("/a?page=2", True, None)),
         ("/a", "page=2&utm_source=x", False, Target("/a?page=2", False, None)),
@@ -209,7 +212,7 @@ def test_digest_refuses_what_another_spelling_asks() -> None:
     """Another spelling's removal is a skip (not_exact), its page a stand-in
     (added only if not stored); with a hit it is nothing to write."""
     rules = Policy(CONFIG)
-    other = page("/x/../a")
+    other = page("/a;jsessionid=1")
     assert digest(other._replace(action=REMOVE, body=[]), CONFIG, rules, None) == Skip(
         Skipped.NOT_EXACT, "/a"
     )

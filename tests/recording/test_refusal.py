@@ -258,7 +258,7 @@ def test_recording_the_recheck_and_explain_agree(data: st.DataObject) -> None:
     event(f"refused: {refused}")
 
     stored = strip_secrets(path, route.public_ids)
-    if stored is not None and stored != path:
+    if "//" not in path and stored is not None and stored != path:
         # A credential matrix parameter: recording judges the path without
         # it, and a spelling that holds one is never stored.
         assert refused == Skipped.SECRET

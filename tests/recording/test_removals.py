@@ -228,8 +228,10 @@ def test_a_first_visit_with_a_dropped_query_adds_the_page(make: Make) -> None:
 
 
 def test_another_path_spelling_adds_but_never_changes(make: Make) -> None:
-    """/x/../about and /about;jsessionid=1 land on /about: on an empty store
-    they add it, on a stored page they change nothing (seen.other_spelling)."""
+    """/about;jsessionid=1 lands on /about: on an empty store it adds it, on
+    a stored page it changes nothing (seen.other_spelling). A page served to
+    /x/../about does neither: the app routed the path as sent (a catch-all
+    route answers /docs/../anything), not /about (bad_path)."""
     site = make({"recheck_interval": 0})
     ROUTES["/x/../about"] = ROUTES["/about;jsessionid=1"] = (
         200,
@@ -237,6 +239,8 @@ def test_another_path_spelling_adds_but_never_changes(make: Make) -> None:
         [html("Something else")],
     )
     assert site.fetch("/x/../about") == 200
+    assert site.entries() == {}
+    assert site.fetch("/about;jsessionid=1") == 200
     first = site.entries()
     assert list(first) == ["/about"]
     site.get("/about")  # the stored spelling: its own content
@@ -246,7 +250,8 @@ def test_another_path_spelling_adds_but_never_changes(make: Make) -> None:
         site.middleware.recorder._recent.clear()
         site.fetch(wire)
         assert site.entries() == own
-    assert counts(site)["seen"].get("other_spelling") == 2
+    assert counts(site)["seen"].get("other_spelling") == 1
+    assert counts(site)["skipped"] == {"bad_path": 2}
 
 
 # -- a real removal is forgotten at once ---------------------------------------------
