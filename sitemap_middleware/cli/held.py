@@ -11,13 +11,16 @@ from datetime import datetime
 from typing import Any, cast
 
 from ..model import Entry, PartInfo
+from ..sitemaps import MAX_NEWS
 from ..stores import Store
 from ..stores.contract import (
+    Article,
     Checked,
     Decision,
     Decisions,
     Epoch,
     Hreflang,
+    News,
     Pushes,
     Pushing,
     Removals,
@@ -151,6 +154,16 @@ class _Hreflang(Held):
         )
 
 
+class _News(Held):
+    def publish(self, articles: Iterable[Article], now: int) -> None:
+        # A page's article is written with its page: both or neither.
+        if self.writes:
+            self.store.publish(articles, now)
+
+    def news(self, since: int, limit: int = MAX_NEWS) -> list[Article]:
+        return cast(list[Article], self.store.news(since, limit))
+
+
 class _Checked(Held):
     def check(self) -> None:
         self.store.check()
@@ -162,6 +175,7 @@ _FEATURES: tuple[tuple[type, type[Held]], ...] = (
     (Removals, _Removals),
     (Epoch, _Epoch),
     (Hreflang, _Hreflang),
+    (News, _News),
     (Checked, _Checked),
 )
 

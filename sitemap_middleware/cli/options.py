@@ -17,7 +17,7 @@ import click
 from ..config import DEFAULT_STORE, Config
 from ..errors import ConfigError, StoreError
 from ..stores import Store
-from .site import Exit, Site, check_exists, fail, hinted, opened, site_listing
+from .site import Exit, Site, fail, hinted, opened, site_listing
 
 if TYPE_CHECKING:
     from ..recording.recheck import Judge
@@ -76,7 +76,7 @@ class Target:
 
     @contextmanager
     def site(self, *, existing: bool, needs_base_url: bool) -> Iterator[Site]:
-        """The store and base URL a store command works on: with the app, its
+        """The config and store a store command works on: with the app, its
         middleware's (``--site``'s site's), each option overriding its own;
         without, the options' (``--site``: that site's listing in the store).
         ``existing``: refuse an SQLite file that is not there."""
@@ -86,18 +86,15 @@ class Target:
             with opened(self._listing(), self.base_url, existing=existing) as site:
                 yield site
             return
-        from .replay import overridden
-
-        # Loading the app builds its middleware, held as any replayed one is:
-        # a store command never re-checks the store (invariant 21).
-        with self._replay(self.app, existing=False) as ready:
-            own = ready.sitemap.config
-        try:
-            config = overridden(own, self.store_uri, self.base_url)
-        except ConfigError as exc:
-            fail(hinted(exc, self.store_uri), Exit.USAGE)
-        with opened(config.store, config.base_url, existing=existing) as site:
-            yield site
+        # The app's middleware itself: its whole config (what it refuses, the
+        # query it keeps, how it serves) and its store, whose removals settle
+        # the other sites' hreflang clusters as the middleware's own do. Held
+        # as any replayed one is: a store command never re-checks the store
+        # (invariant 21).
+        with self._replay(
+            self.app, self.store_uri, self.base_url, existing=existing
+        ) as ready:
+            yield Site(ready.sitemap.config, ready.sitemap.store)
 
     @contextmanager
     def replayed(
@@ -157,16 +154,15 @@ class Target:
         hold: Hold | None = None,
     ) -> Iterator[Replay]:
         from .loading import AppError
-        from .replay import replay
+        from .replay import UnknownSite, replay
 
         try:
             with replay(
-                app, store_uri, base_url, limited, hold, self.site_name
+                app, store_uri, base_url, limited, hold, self.site_name, existing
             ) as ready:
-                store = ready.sitemap.config.store
-                if existing and isinstance(store, str):
-                    check_exists(store)
                 yield ready
+        except UnknownSite as exc:
+            fail(str(exc), Exit.USAGE)
         except AppError as exc:
             fail(str(exc), Exit.APP)
         except ConfigError as exc:

@@ -22,7 +22,6 @@ from .site import (
     BRAKE_SHARE,
     BRAKE_URLS,
     Exit,
-    check_exists,
     fail,
     plural,
     progress,
@@ -122,20 +121,21 @@ def _report(
 
 class _Holding:
     """The held store of a verify run (``cli.held``), made when the replay
-    knows its config: the store the config names, opened here, kept open
-    until the run is decided and applied."""
+    knows its config (a ``Hold``): the store the app's middleware opened for
+    it, whose removals settle the other sites' hreflang clusters as the
+    middleware's own do; else (another ``--store``) the store the config
+    names, opened here; kept open until the run is decided and applied."""
 
     def __init__(self, writes: bool) -> None:
         self.writes = writes
         self.held: Held | None = None
         self._opened: Store | None = None
 
-    def __call__(self, config: Config) -> Config:
+    def __call__(self, config: Config, own: Store | None) -> Config:
         from .held import held
 
-        store = config.store
+        store = own if own is not None else config.store
         if isinstance(store, str):
-            check_exists(store)
             store = self._opened = open_store(store)
         self.held = held(store, self.writes)
         return replace(config, store=self.held)

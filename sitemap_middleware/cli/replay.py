@@ -35,8 +35,10 @@ from ..config import Config, site_store
 from ..core import SitemapBase
 from ..recording.refusal import Refusal, refuse
 from ..routes import Route, params_of
+from ..stores import Store
 from ..urls import canonical_target, split_base_url
 from .loading import AppError
+from .site import check_exists
 
 if TYPE_CHECKING:
     from ..wsgi import SitemapMiddleware
@@ -52,21 +54,22 @@ Answer = tuple[int, list[tuple[str, str]]]
 """A response's status and headers."""
 
 
-Hold = Callable[[Config], Config]
+Hold = Callable[[Config, Store | None], Config]
 """What a run that removes does to the config it replays with: its store put
-behind one that holds the removals (``cli.held``)."""
+behind one that holds the removals (``cli.held``); given the store the app's
+middleware opened for it (its sites linked), ``None`` for another store."""
+
+
+class UnknownSite(LookupError):
+    """``--site`` names no site of the app's config: a usage error."""
 
 
 def overridden(
-    config: Config,
-    store: str | None,
-    base_url: str | None,
-    limited: bool = True,
-    hold: Hold | None = None,
+    config: Config, store: str | None, base_url: str | None, limited: bool = True
 ) -> Config:
     """``config`` with another store URI or base URL (checked as the config
     checks them; the allowed hosts follow a new base URL when they were its),
-    without the rate of new URLs unless ``limited``, and through ``hold``."""
+    and without the rate of new URLs unless ``limited``."""
     changes: dict[str, Any] = {}
     if store is not None or base_url is not None:
         given = Config.from_mapping(
@@ -84,23 +87,31 @@ def overridden(
     if not limited and config.new_urls_per_minute is not None:
         # The rate guards against made-up URLs; the app's own routes are not.
         changes["new_urls_per_minute"] = None
-    made = dataclasses.replace(config, **changes) if changes else config
-    return made if hold is None else hold(made)
+    return dataclasses.replace(config, **changes) if changes else config
 
 
 class Asked(NamedTuple):
     """What a replay asks of the app: what it changes of its config
-    (:func:`overridden`), and the site whose middleware answers (``None``:
-    the one the app holds)."""
+    (:func:`overridden`), the site whose middleware answers (``None``: the
+    one the app holds), and whether its SQLite file must be there."""
 
     store: str | None
     base_url: str | None
     limited: bool
     hold: Hold | None
     site: str | None
+    existing: bool
 
-    def config(self, config: Config) -> Config:
-        return overridden(config, self.store, self.base_url, self.limited, self.hold)
+    def config(self, found: SitemapBase) -> Config:
+        """``found``'s config changed as asked; called before anything is
+        requested or flushed, which would make a missing SQLite file."""
+        config = overridden(found.config, self.store, self.base_url, self.limited)
+        if self.existing and isinstance(config.store, str):
+            check_exists(config.store)
+        if self.hold is None:
+            return config
+        own = found.store if config.store == found.config.store else None
+        return self.hold(config, own)
 
 
 @dataclasses.dataclass
@@ -238,6 +249,7 @@ def replay(
     limited: bool = True,
     hold: Hold | None = None,
     site: str | None = None,
+    existing: bool = False,
 ) -> Iterator[Replay]:
     """The app ready for replayed requests: any app the table of frameworks
     knows (``apps.frameworks``), any WSGI or ASGI app holding a sitemap
@@ -245,11 +257,13 @@ def replay(
     that site of its config's ``sites``. With ``store`` or ``base_url``, a
     middleware with those replaces the app's own, in this process only; so
     does one without the rate of new URLs (``new_urls_per_minute``) unless
-    ``limited``, and one with the config ``hold`` gives.
-    Everything recorded is flushed before this returns.
+    ``limited``, and one with the config ``hold`` gives; ``existing``: a
+    missing SQLite file is refused before anything makes it. Everything
+    recorded is flushed before this returns.
 
     :raises AppError: when no sitemap middleware is found, or the app is
         neither WSGI nor ASGI.
+    :raises UnknownSite: when ``site`` names no site of the app's config.
     """
     # The adapters are imported here, not with the module: ``flask sitemap``
     # loads this command line with every Flask app, which must not import the
@@ -257,7 +271,7 @@ def replay(
     from ..asgi import ASGISitemapMiddleware
     from ..wsgi import SitemapMiddleware
 
-    asked = Asked(store, base_url, limited, hold, site)
+    asked = Asked(store, base_url, limited, hold, site, existing)
     row, layer = framework_of(app)
     if row is DJANGO_APP:
         with _django(layer, asked) as ready:
@@ -296,7 +310,7 @@ def _wsgi(app: Any, row: Framework, layer: Any, asked: Asked) -> Iterator[Replay
         # The site's own middleware answers the replayed requests, as the
         # Host of its base_url selects it.
         root = found = site_of(found, asked.site)
-    config = asked.config(found.config)
+    config = asked.config(found)
     made = config is not found.config
     if made:
         replacement = SitemapMiddleware(found.app, config)
@@ -392,15 +406,15 @@ _Sitemap = TypeVar("_Sitemap", bound=SitemapBase)
 
 
 def site_of(found: _Sitemap, name: str) -> _Sitemap:
-    """The middleware of the site ``name`` of ``found``'s config; ``found``
-    and its every site held as a replayed one is (:class:`Replay`), since
-    closing the app flushes them all."""
+    """The middleware of the site ``name`` of ``found``'s config (else
+    :class:`UnknownSite`); ``found`` and its every site held as a replayed
+    one is (:class:`Replay`), since closing the app flushes them all."""
     found.hold_recheck()
     try:
         return cast(_Sitemap, found.site(name))
     except KeyError:
         names = [site.name for site in found.config.sites]
-        raise AppError(
+        raise UnknownSite(
             f"the app's sitemap config has no site {name!r}"
             f" (its sites: {', '.join(names) or 'none, only base_url'})"
         ) from None
@@ -440,7 +454,7 @@ def _asgi(app: Any, row: Framework, layer: Any, asked: Asked) -> Iterator[Replay
     place = (layer, row.inner) if row.inner else (root, "middleware_stack")
     made: list[SitemapBase] = []
     if isinstance(app, ASGISitemapMiddleware):
-        config = asked.config(app.config)
+        config = asked.config(app)
         if config is not app.config:
             root = ASGISitemapMiddleware(app.app, config)
             made.append(root)
@@ -460,7 +474,7 @@ def _asgi(app: Any, row: Framework, layer: Any, asked: Asked) -> Iterator[Replay
             # Host of its base_url selects it (its routes learned at startup).
             root = found = site_of(found, site)
             known = found.table()
-        config = found.config if made else asked.config(found.config)
+        config = found.config if made else asked.config(found)
         replaced = config is not found.config
         # The app's middleware learned its routes at its start-up, and said
         # its warnings then.
@@ -576,7 +590,7 @@ def _django(handler: Any, asked: Asked) -> Iterator[Replay]:
         raise AppError(str(exc)) from exc
     own.hold_recheck()
     found = own if asked.site is None else site_of(own, asked.site)
-    config = asked.config(found.config)
+    config = asked.config(found)
     made = config is not found.config
     if made:
         found = DjangoSitemap(config)

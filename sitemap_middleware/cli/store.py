@@ -236,8 +236,11 @@ def export(target: Target, directory: str, text: bool, schema_location: bool) ->
     middleware serves, for a static host or a CDN: one state of the store,
     whatever its writers do meanwhile."""
     with target.site(existing=True, needs_base_url=True) as site:
+        # The options add to the config's (the app's: served as it serves).
         config = replace(
-            site.config, text_sitemap=text, schema_location=schema_location
+            site.config,
+            text_sitemap=text or site.config.text_sitemap,
+            schema_location=schema_location or site.config.schema_location,
         )
         store = site.store
         # One state by the store's own means where it has them (SQLite,
@@ -395,11 +398,14 @@ def import_(
     written = 0
     with target.site(existing=False, needs_base_url=True) as site:
         before = site.store.count()
-        allowed = _Allowed(site.config, frozenset(query), report)
+        # Kept as a visit keeps them (the config's; the app's with --app),
+        # and those --query names.
+        kept_query = site.config.query | frozenset(query)
+        allowed = _Allowed(site.config, kept_query, report)
         try:
             with (
                 _paused_gc(),
-                reading(source, site.config.base_url, frozenset(query)) as found,
+                reading(source, site.config.base_url, kept_query) as found,
                 # The total is known once the source is read through (an
                 # index's parts: each in its turn).
                 progress(found.items(), "importing", found.total, "URLs") as bar,
@@ -426,10 +432,11 @@ class _Allowed:
     """The entries of a batch of items the config does not refuse, each
     problem and refused entry reported in order, a refusal in explain's
     words: an import publishes nothing a visit could not record (an excluded
-    path, a secret link, the middleware's own paths). Without the app, its
-    routes are unknown: the config's defaults apply, with the query
-    parameters the import keeps. The rule is asked of a batch at once
-    (``refusal.refusals``)."""
+    path, a secret link, the middleware's own paths): the app's config with
+    the app, else the config's defaults. The app's routes are not asked (a
+    route's own exclusion and query): the rule of a page served by no known
+    route applies, with the query parameters the import keeps. The rule is
+    asked of a batch at once (``refusal.refusals``)."""
 
     def __init__(
         self, config: Config, query: frozenset[str], report: Callable[[Problem], None]

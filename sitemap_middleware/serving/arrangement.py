@@ -22,6 +22,7 @@ from ..places import Key, head_of, natural, natural_keys, route_section, shown, 
 from ..sections import DEFAULT, label
 from ..sections import heading as section_heading
 from ..stores.contract import Listed
+from .validators import versions_of
 
 _NOT_ID = re.compile(r"[^a-z0-9]+")
 # The first segment of a path that has a second (before its query): one
@@ -91,11 +92,6 @@ class SiteMap:
     site_name: str | None = None
     """The site's name, when known (the config's, else the one its titles
     repeat)."""
-
-
-def versions_of(parts: Iterable[PartInfo]) -> tuple[tuple[int, str], ...]:
-    """What tells an arrangement's store apart: each part's number and version."""
-    return tuple((p.number, p.version) for p in parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,14 +207,18 @@ class Map:
         both."""
         raise NotImplementedError
 
+    def pages(self, per_page: int) -> int:
+        """How many pages of ``per_page`` links the map has: one at least (an
+        empty map's says so)."""
+        if per_page < 1:
+            raise ValueError(f"per_page must be at least 1, got {per_page}")
+        return max(1, -(-self.total // per_page))
+
     def page(self, page: int, per_page: int, base_url: str) -> SiteMap:
         """Page ``page`` of the map, ``per_page`` links a page, links under
         ``base_url``; a section that does not fit goes on, ``continued``, on
         the next."""
-        if per_page < 1:
-            raise ValueError(f"per_page must be at least 1, got {per_page}")
-        total = self.total
-        pages = max(1, -(-total // per_page))
+        pages = self.pages(per_page)
         if not 1 <= page <= pages:
             raise LookupError(f"the site map has no page {page} (it has {pages})")
         start, end = (page - 1) * per_page, page * per_page
@@ -243,7 +243,9 @@ class Map:
                         section.name,
                     )
                 )
-        return SiteMap(tuple(shown), tuple(index), page, pages, total, self.site_name)
+        return SiteMap(
+            tuple(shown), tuple(index), page, pages, self.total, self.site_name
+        )
 
     def whole(
         self, base_url: str, most: int | None = None

@@ -21,8 +21,8 @@ from .arrangement import (
     headed,
     links_of,
     start_of,
-    versions_of,
 )
+from .validators import versions_of
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,8 +17,7 @@ from datetime import datetime
 from functools import cached_property, partial
 from typing import TYPE_CHECKING
 
-from werkzeug.http import http_date, parse_options_header, quote_etag
-from werkzeug.sansio.http import is_resource_modified
+from werkzeug.http import parse_options_header
 
 from .. import paths, render
 from ..config import Config
@@ -29,6 +28,7 @@ from ..sitemaps import MAX_NEWS, NEWS_WINDOW, escape
 from ..stores.contract import News, Store
 from .ahead import ahead
 from .bounded import Bounded
+from .validators import Header, Validators, versions_of
 
 if TYPE_CHECKING:
     from .arrangement import Map
@@ -45,7 +45,6 @@ RETRY_AFTER = "120"
 SERVE_WAIT = 2.5
 NOT_YET = "The sitemap is being written: try again shortly.\n"
 
-Header = Callable[[str], "str | None"]
 # What answers a document: given it, its number and the request's header
 # getter, the response (the body too for a HEAD: serve drops it).
 Answer = Callable[[Document, int, Header], "Response"]
@@ -224,7 +223,7 @@ class Server:
         self._on_empty = on_empty
         self._cache_control = f"public, max-age={config.cache_max_age}"
         self._sitemap_url = config.base_url + paths.INDEX.build()
-        self._gzip = (render.DEFLATE.__name__, config.gzip_level)
+        self._validators = Validators(config)
         self._schema = config.schema_location
         self._site_map = config.html_sitemap
         self._documents = config.documents
@@ -261,6 +260,12 @@ class Server:
         ``query`` is the request's query string (the site map's ``page``)."""
         if method not in ("GET", "HEAD"):
             return _text(405, "Method Not Allowed\n", Allow=ALLOW)
+        response = self._answer(path, header, query)
+        if method == "HEAD":  # every answer's headers, a 404's too, no body
+            response.body = b""
+        return response
+
+    def _answer(self, path: str, header: Header, query: str) -> Response:
         found = self._documents.match(path, query)
         if found is None:  # a number that is none, or none of the table's paths
             return _not_found()
@@ -285,8 +290,6 @@ class Server:
         except Exception:  # a bug: its traceback, and the app is still answered
             logger.exception("sitemap bug while serving %s", path)
             response = self._last_known(document, number)
-        if method == "HEAD":
-            response.body = b""
         return response
 
     def _faulted(self, path: str, exc: StoreFault) -> None:
@@ -329,7 +332,7 @@ class Server:
                 )
             return _text(404, EMPTY, Cache_Control="no-store")
         news = self._listed_news(parts)[1] if self._config.news else None
-        key = (document.kind, 0, *(p.version for p in parts), news)
+        key = (document.kind, 0, versions_of(parts), news)
 
         def build() -> bytes:
             index = render.sitemapindex(
@@ -402,8 +405,7 @@ class Server:
         part = self._store.part(number)
         if part is None:
             return _not_found()
-        # Another deflate library or level gives other bytes: another ETag.
-        key = (document.kind, number, part.version, *self._gzip)
+        key = (document.kind, number, part.version)
 
         def build() -> bytes:
             fragments = self._store.fragments(number)
@@ -426,7 +428,7 @@ class Server:
             part = every[0] if len(every) == 1 else None
         if part is None:
             return _not_found()
-        key = (document.kind, number, part.version)
+        key = (document.kind, number, versions_of([part]))
         entries = self._store.entries
 
         def build() -> bytes:
@@ -438,15 +440,17 @@ class Server:
         )
 
     def _site_map_page(self, document: Document, page: int, header: Header) -> Response:
+        from .site_map import PAGE_LINKS
+
         arranged = self.site_maps.arrangement(self._store.parts())
+        if page > arranged.pages(PAGE_LINKS):  # before the validators: never a 304
+            return _not_found()
         # The versions the arrangement shows (the previous ones while another
         # thread arranges the newest): its validators say what it holds.
         parts = list(arranged.parts)
-        key = (document.kind, page, arranged.site_name, *(p.version for p in parts))
+        key = (document.kind, page, arranged.site_name, arranged.versions)
         if not parts:  # nothing yet: say so, and keep no copy of that
             body = self._site_map_body(arranged, key, page)
-            if body is None:
-                return _not_found()
             headers = [
                 ("Content-Type", document.media_type),
                 ("Content-Length", str(len(body))),
@@ -468,7 +472,7 @@ class Server:
         parts = list(arranged.parts)
         if not parts:
             return _text(404, EMPTY, Cache_Control="no-store")
-        key = (document.kind, 0, arranged.site_name, *(p.version for p in parts))
+        key = (document.kind, 0, arranged.site_name, arranged.versions)
         from . import llms
 
         build = partial(llms.of, arranged, self._config)
@@ -482,39 +486,18 @@ class Server:
         key: tuple[object, ...],
         parts: list[PartInfo],
         header: Header,
-        body: Callable[[], bytes | None],
+        body: Callable[[], bytes],
         changed: datetime | None = None,
     ) -> Response:
-        """The document's validators, and a 304 when the request's match them;
-        else its ``body`` (``None``: a 404). ``changed`` is its Last-Modified
-        if later than its parts'."""
-        # The locs are built from base_url: a moved site (http to https) on the
-        # same store serves other bytes, so its validators must differ too.
-        config = self._config
-        looks = (
-            (config.html_sitemap_lang, config.html_sitemap_title, self._site_map),
-            (config.llms_txt_max_links, config.llms_txt_sections),
-            tuple(config.section_labels.items()),
-        )
-        tag = repr((config.base_url, self._schema, looks, key)).encode()
-        etag = quote_etag(hashlib.sha1(tag).hexdigest()[:20])
-        changed = max([p.changed for p in parts] + ([changed] if changed else []))
-        headers = [
-            ("ETag", etag),
-            ("Last-Modified", http_date(changed)),
-            ("Cache-Control", self._cache_control),
-        ]
+        """The validators of version ``key`` of the document (``changed`` is
+        its Last-Modified if later than its parts'), and a 304 when the
+        request's match them; else its ``body``."""
+        headers, unchanged = self._validators.check(key, parts, header, changed)
+        headers.append(("Cache-Control", self._cache_control))
         headers += _robots_tag(document)
-        if not is_resource_modified(
-            http_if_none_match=header("if-none-match"),
-            http_if_modified_since=header("if-modified-since"),
-            etag=etag,
-            last_modified=changed,
-        ):
+        if unchanged:
             return Response(304, headers)
         built = body()
-        if built is None:
-            return _not_found()
         headers[:0] = [
             ("Content-Type", document.media_type),
             ("Content-Length", str(len(built))),
@@ -523,19 +506,15 @@ class Server:
 
     def _site_map_body(
         self, arranged: Map, key: tuple[object, ...], page: int
-    ) -> bytes | None:
-        """Page ``page`` of the site map, ``None`` for one it does not have."""
+    ) -> bytes:
+        """Page ``page`` of the site map, one it has."""
         from . import site_map, site_map_html
 
         config = self._config
-        try:
-            listing = arranged.page(page, site_map.PAGE_LINKS, config.base_url)
-        except LookupError:
-            return None
         return self._cached(
             key,
             lambda: site_map_html.render(
-                listing,
+                arranged.page(page, site_map.PAGE_LINKS, config.base_url),
                 path=config.base_url + (self._site_map or ""),
                 lang=config.html_sitemap_lang,
                 title=config.html_sitemap_title,

@@ -17,8 +17,9 @@ from ..model import PartInfo
 from ..sections import DEFAULT
 from ..stores import Holder
 from ..stores.contract import Listing, Mapped, Store
-from .arrangement import Arrangement, Map, Part, SiteMap, versions_of
+from .arrangement import Arrangement, Map, Part, SiteMap
 from .indexed import IndexedMap
+from .validators import versions_of
 
 logger = logging.getLogger("sitemap_middleware")
 

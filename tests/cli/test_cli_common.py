@@ -184,8 +184,9 @@ def test_site_names_the_app_s_site_and_its_listing(
     code, out, err = _run("list", "--app", app, "--site", "blog")
     expected = "https://blog.example.com/\nhttps://blog.example.com/about\n"
     assert (code, out) == (Exit.OK, expected), err
+    # A site the app lacks is a bad option, as without --app.
     code, _, err = _run("stats", "--app", app, "--site", "shop")
-    assert code == Exit.APP
+    assert code == Exit.USAGE
     assert "the app's sitemap config has no site 'shop'" in err
 
 
@@ -207,3 +208,83 @@ def test_flask_sitemap_stats_reads_the_extension_s_store(
     result = runner.invoke(args=["sitemap", "stats", "--help"])
     assert "--store" in result.output
     assert "--app MODULE:ATTR" not in result.output
+
+
+# A plain app whose config the test gives (CONFIG).
+CONFIGURED = """
+from flask import Flask
+from sitemap_middleware import SitemapMiddleware
+
+def create_app():
+    app = Flask(__name__)
+
+    @app.get("/")
+    def home():
+        return "<!doctype html><title>Home</title><p>home"
+
+    app.wsgi_app = SitemapMiddleware(app.wsgi_app, CONFIG)
+    return app
+"""
+
+
+def _configured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: dict[str, object]
+) -> str:
+    return _module(
+        tmp_path, monkeypatch, "configured", f"CONFIG = {config!r}\n" + CONFIGURED
+    )
+
+
+def _urlset(*paths: str) -> str:
+    urls = "".join(f"<url><loc>{BASE}{path}</loc></url>" for path in paths)
+    return (
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{urls}</urlset>'
+    )
+
+
+def test_import_with_the_app_follows_its_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the app's config refuses (its exclude, the middleware's own
+    paths as its config turns them on) is skipped; the query it keeps is
+    kept."""
+    uri = f"sqlite:///{tmp_path / 's.db'}"
+    config = {
+        "base_url": BASE,
+        "store": uri,
+        "exclude": ["/private/*"],
+        "llms_txt": True,
+        "query": ["page"],
+    }
+    app = _configured(tmp_path, monkeypatch, config)
+    source = tmp_path / "sitemap.xml"
+    source.write_text(_urlset("/fine", "/list?page=2", "/private/pay", "/llms.txt"))
+    code, out, err = _run("import", "--app", app, str(source))
+    assert stored_paths(uri) == ["/fine", "/list?page=2"], (out, err)
+    assert code == Exit.PROBLEMS
+    assert f"{BASE}/private/pay: excluded by exclude pattern '/private/*'" in err
+    assert f"{BASE}/llms.txt: a path the middleware answers itself" in err
+
+
+def test_export_with_the_app_is_what_its_middleware_serves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Byte for byte, its serving keys included: the gzip level (not the
+    default's), the text sitemaps (without --text)."""
+    from werkzeug.test import Client
+
+    uri = f"sqlite:///{tmp_path / 's.db'}"
+    _filled(uri, [f"/page/{n}-{'x' * (n % 50)}" for n in range(2000)])
+    config = {"base_url": BASE, "store": uri, "gzip_level": 1, "text_sitemap": True}
+    app = _configured(tmp_path, monkeypatch, config)
+    code, _, err = _run("export", "--app", app, str(tmp_path / "out"))
+    assert code == Exit.OK, err
+    module, _, factory = app.partition(":")
+    served = getattr(__import__(module), factory)()
+    client = Client(served)
+    try:
+        for name in ("sitemap-1.xml.gz", "sitemap-1.txt"):
+            written = (tmp_path / "out" / name).read_bytes()
+            assert written == client.get(f"/{name}", base_url=BASE).data, name
+    finally:
+        served.wsgi_app.close()

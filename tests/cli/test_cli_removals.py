@@ -12,6 +12,7 @@ import subprocess
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import demo_content
 import pytest
@@ -206,3 +207,141 @@ def test_seed_json(uri: str) -> None:
     assert "excluded by exclude pattern '*/admin/*'" in reason
     action, reason = actions[f"{BASE}/draft"]
     assert (action, "noindex" in reason) == ("not_recorded", True)
+
+
+# -- two sites, news ---------------------------------------------------------------
+
+FR = "https://fr.example.com"
+
+# Two sites whose posts name each other as hreflang alternates, and are news
+# articles; GONE: the paths that answer 404, RETITLED: those whose title changed.
+TWO_SITES = """
+from datetime import datetime, timedelta, timezone
+
+from flask import Flask, abort, request
+from sitemap_middleware import SitemapMiddleware
+
+GONE = set()
+RETITLED = set()
+PUBLISHED = datetime.now(timezone.utc) - timedelta(hours=3)
+
+
+def create_app():
+    app = Flask(__name__)
+
+    @app.get("/blog/<slug>")
+    def post(slug):
+        path = request.path
+        if path in GONE:
+            abort(404)
+        title = f"Post {slug}" + " (updated)" * (path in RETITLED)
+        return (
+            "<!doctype html><html><head>"
+            f"<title>{title}</title>"
+            f'<link rel="alternate" hreflang="en" href="https://www.example.com{path}">'
+            f'<link rel="alternate" hreflang="fr" href="https://fr.example.com{path}">'
+            '<meta property="article:published_time" content="'
+            f'{PUBLISHED:%Y-%m-%dT%H:%M:%SZ}">'
+            f"</head><body><p>{title}</p></body></html>"
+        )
+
+    app.wsgi_app = SitemapMiddleware(app.wsgi_app, {
+        "store": STORE,
+        "sites": {
+            "main": {"base_url": "https://www.example.com"},
+            "fr": {"base_url": "https://fr.example.com"},
+        },
+        "news": {"pages": ["/blog/*"], "name": "Acme", "language": "en"},
+    })
+    return app
+"""
+
+
+@pytest.fixture
+def two_sites(uri: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    """The module of :data:`TWO_SITES` on ``uri``, its posts visited on both
+    sites."""
+    import importlib
+
+    from werkzeug.test import Client
+
+    name = f"two_sites_{abs(hash(str(tmp_path))):x}"
+    (tmp_path / f"{name}.py").write_text(f"STORE = {uri!r}\n" + TWO_SITES)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module(name)
+    app = module.create_app()
+    client = Client(app)
+    for base in (BASE_EN, FR):
+        for path in ("/blog/first", "/blog/second"):
+            with client.get(path, base_url=base) as response:
+                response.get_data()  # recorded once the body is sent
+    app.wsgi_app.close()
+    return module
+
+
+BASE_EN = "https://www.example.com"
+
+
+def _names_alternate(uri: str, path: str, href: str) -> bool:
+    """Whether the fr site's listing of ``path`` names ``href`` an alternate."""
+    from sitemap_middleware.config import site_store
+
+    store = open_store(site_store(uri, "fr"))
+    try:
+        body = b"".join(
+            chunk for part in store.parts() for chunk in store.fragments(part.number)
+        )
+    finally:
+        store.close()
+    (url,) = [u for u in body.split(b"</url>") if f"\x00{path}<".encode() in u]
+    return href.encode() in url
+
+
+@pytest.mark.parametrize("command", ["remove", "verify"])
+def test_a_removal_with_the_app_settles_the_other_site_s_cluster(
+    two_sites: Any, uri: str, command: str
+) -> None:
+    """As a removal by the middleware: the fr page no longer names the removed
+    page as its alternate."""
+    spec = f"{two_sites.__name__}:create_app"
+    assert _names_alternate(uri, "/blog/first", f"{BASE_EN}/blog/first")
+    if command == "remove":
+        code, _, err = run("remove", "--app", spec, f"{BASE_EN}/blog/first")
+    else:
+        two_sites.GONE.add("/blog/first")
+        code, _, err = run("verify", "--yes", "--app", spec)
+    assert code == Exit.OK, err
+    assert "/blog/first" not in stored_paths(uri)
+    assert not _names_alternate(uri, "/blog/first", f"{BASE_EN}/blog/first")
+    assert _names_alternate(uri, "/blog/second", f"{BASE_EN}/blog/second")
+
+
+def test_verify_updates_a_changed_article_s_news_title(
+    two_sites: Any, uri: str
+) -> None:
+    """As a visit does: the page's title and its article's alike; a preview
+    writes neither."""
+    import time
+
+    def titles() -> tuple[str | None, str]:
+        store = open_store(uri)
+        try:
+            (entry,) = [
+                e
+                for p in store.parts()
+                for e in store.entries(p.number)
+                if e.path == "/blog/first"
+            ]
+            news = {a.path: a.title for a in store.news(int(time.time()) - 86400)}
+        finally:
+            store.close()
+        return entry.title, news["/blog/first"]
+
+    assert titles() == ("Post first", "Post first")
+    two_sites.RETITLED.add("/blog/first")
+    spec = f"{two_sites.__name__}:create_app"
+    assert run("verify", "--dry-run", "--app", spec)[0] == Exit.OK
+    assert titles() == ("Post first", "Post first")
+    code, _, err = run("verify", "--yes", "--app", spec)
+    assert code == Exit.OK, err
+    assert titles() == ("Post first (updated)", "Post first (updated)")

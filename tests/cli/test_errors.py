@@ -136,3 +136,37 @@ def test_fail_prints_one_line_whatever_the_message(
     assert stopped.value.code == Exit.STORE
     err = capsys.readouterr().err
     assert err == "Error: connection failed: refused Is the server running? (x)\n"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("stats",),
+        ("list",),
+        ("export", "out"),
+        ("remove", f"{BASE}/"),
+        ("verify", "--dry-run"),
+        ("prune", "--dry-run"),
+        ("report",),
+        ("explain", f"{BASE}/"),
+    ],
+    ids=" ".join,
+)
+def test_a_missing_store_of_the_app_is_refused_not_made(
+    command: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As without --app: exit 3, and no file made by looking."""
+    path = tmp_path / "never.sqlite3"
+    name = f"missing_{abs(hash(str(tmp_path))):x}"
+    (tmp_path / f"{name}.py").write_text(
+        "from flask import Flask\n"
+        "from sitemap_middleware import SitemapMiddleware\n"
+        "app = Flask(__name__)\n"
+        "app.wsgi_app = SitemapMiddleware(app.wsgi_app, {"
+        f"'base_url': {BASE!r}, 'store': {f'sqlite:///{path}'!r}}})\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(*command, "--app", name)
+    assert (code, path.exists()) == (Exit.STORE, False)
+    assert f"no store at sqlite:///{path}" in _one_line(err)

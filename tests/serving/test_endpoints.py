@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import time
 import zlib
 from collections.abc import Callable
 
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from support.helpers import gunzip_once, locs, sitemap_urls, validate
-from support.sites import Site
+from support.sites import HTML, ROUTES, Site
 
 from sitemap_middleware.serving.server import Rendered
 
@@ -41,7 +42,8 @@ def test_index_and_page(site: Site) -> None:
 
 
 def test_validators_and_304(site: Site) -> None:
-    """ETag and Last-Modified on every document; matching conditionals get 304."""
+    """ETag and Last-Modified on every document; a matching If-None-Match gets
+    304, If-Modified-Since alone the document (serving/validators.py)."""
     site.visit("/")
     for path in ("/sitemap.xml", "/sitemap-1.xml.gz"):
         first = site.get(path)
@@ -50,8 +52,47 @@ def test_validators_and_304(site: Site) -> None:
         again = site.get(path, {"If-None-Match": etag})
         assert (again.status, again.body) == (304, b"")
         assert again.headers["etag"] == etag
-        assert site.get(path, {"If-Modified-Since": modified}).status == 304
+        assert site.get(path, {"If-None-Match": "*"}).status == 304
+        both = {"If-None-Match": etag, "If-Modified-Since": modified}
+        assert site.get(path, both).status == 304
+        assert site.get(path, {"If-Modified-Since": modified}).status == 200
         assert site.get(path, {"If-None-Match": '"other"'}).status == 200
+
+
+def test_a_part_that_empties_leaves_no_304_for_what_listed_it(
+    make: Callable[..., Site],
+) -> None:
+    """A page removed empties its part, which leaves the index, the site map
+    page and llms.txt: their Last-Modified (the latest change of the parts
+    they list) goes back, so only their ETag may answer 304, and the old
+    validators get the new document."""
+    site = make(
+        {
+            "store": "memory://?part_size=1",
+            "html_sitemap": "/site-map",
+            "llms_txt": True,
+        }
+    )
+    site.visit("/", "/about")
+    before = {
+        path: site.get(path) for path in ("/sitemap.xml", "/site-map", "/llms.txt")
+    }
+    assert b"/sitemap-2.xml.gz" in before["/sitemap.xml"].body
+    ROUTES["/about"] = (410, {"Content-Type": HTML}, [b"gone"])
+    assert site.get("/about").status == 410
+    assert site.recorded() == ["/"]
+    assert site.get("/sitemap-2.xml.gz").status == 404
+    for path, old in before.items():
+        deadline = time.monotonic() + 10
+        while (now := site.get(path)).body == old.body:  # the map is arranged apart
+            assert time.monotonic() < deadline, path
+            time.sleep(0.01)
+        for name, validator in (
+            ("If-Modified-Since", "last-modified"),
+            ("If-None-Match", "etag"),
+        ):
+            again = site.get(path, {name: old.headers[validator]})
+            assert (again.status, again.body) == (200, now.body), (path, name)
 
 
 def test_etag_changes_with_content(site: Site) -> None:
@@ -73,6 +114,27 @@ def test_head_gets_headers_only(site: Site) -> None:
         assert head.status == 200 and head.body == b""
         assert head.headers["content-length"] == str(len(get.body))
         assert head.headers.get("etag") == get.headers.get("etag")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/sitemap-2.xml.gz",  # looked up: no such part
+        "/sitemap-01.xml.gz",  # no number: never looked up
+        "/sitemap-0.xml.gz",
+        "/sitemap-99999999999999999999.xml.gz",
+    ],
+)
+def test_head_of_a_404_has_no_body(site: Site, path: str) -> None:
+    """A HEAD's 404 has its GET's headers and no body, whether the number is
+    none or no part's: the server hands the body over as it is (the test
+    clients drop a HEAD's; wsgiref would send it)."""
+    site.visit("/")
+    server = site.middleware.server
+    get = server.serve("GET", path, lambda name: None)
+    head = server.serve("HEAD", path, lambda name: None)
+    assert (get.status, head.status) == (404, 404)
+    assert head.headers == get.headers and get.body and head.body == b""
 
 
 @pytest.mark.parametrize("method", ["POST", "PUT", "DELETE", "PATCH"])

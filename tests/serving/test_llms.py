@@ -140,6 +140,28 @@ def test_sections_their_labels_and_the_cap(make: Callable[..., Site]) -> None:
     assert relabelled.get("/llms.txt").headers["etag"] != capped
 
 
+def test_the_site_map_page_s_options_it_shows_change_its_etag(
+    make: Callable[..., Site],
+) -> None:
+    """llms.txt shows the site map's order and name: newest_first and
+    site_name change its bytes, and so its ETag (a crawler revalidating after
+    a deploy gets the new file)."""
+    store = MemoryStore()
+    store.upsert(
+        [
+            Entry("/blog/a", to_datetime(1_600_000_000), title="A older"),
+            Entry("/blog/b", to_datetime(1_700_000_000), title="B newer"),
+        ]
+    )
+    page = {"path": "/site-map"}
+    old = make({**LLMS, "store": store, "html_sitemap": page}).get("/llms.txt")
+    for options in ({"newest_first": ["/blog"]}, {"site_name": "Acme"}):
+        site = make({**LLMS, "store": store, "html_sitemap": {**page, **options}})
+        new = site.get("/llms.txt", {"If-None-Match": old.headers["etag"]})
+        assert new.status == 200 and new.body != old.body, options
+        assert new.headers["etag"] != old.headers["etag"], options
+
+
 def test_each_site_has_its_own(stack: str) -> None:
     """With sites, each site's llms.txt lists its own pages under its origin."""
     sites = {

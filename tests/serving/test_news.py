@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from support.helpers import (
     NS,
+    Reply,
     Story,
     news_stories,
     parse,
@@ -188,8 +189,10 @@ def test_articles_by_section_and_route(routed: Callable[..., Site], stack: str) 
 
 
 def test_validators_and_head(make: Callable[..., Site]) -> None:
-    """ETag and Last-Modified like the other documents: a 304 while nothing
-    changed, another ETag once an article is added; HEAD has no body."""
+    """ETag and Last-Modified like the other documents: a 304 to the ETag
+    while nothing changed (not to If-Modified-Since alone: an article ages
+    out without a date), another ETag once an article is added; HEAD has no
+    body."""
     ROUTES["/news/a"] = article("A", time.time() - 2 * HOUR)
     ROUTES["/news/b"] = article("B", time.time() - HOUR)
     site = make({"news": NEWS})
@@ -198,7 +201,7 @@ def test_validators_and_head(make: Callable[..., Site]) -> None:
     assert first.status == 200 and first.headers["x-robots-tag"] == "noindex"
     etag, modified = first.headers["etag"], first.headers["last-modified"]
     assert site.get("/sitemap-news.xml", {"If-None-Match": etag}).status == 304
-    assert site.get("/sitemap-news.xml", {"If-Modified-Since": modified}).status == 304
+    assert site.get("/sitemap-news.xml", {"If-Modified-Since": modified}).status == 200
     head = site.head("/sitemap-news.xml")
     assert (head.status, head.body) == (200, b"")
     assert head.headers["content-length"] == str(len(first.body))
@@ -214,6 +217,37 @@ def test_validators_and_head(make: Callable[..., Site]) -> None:
     changed = parse_date(second.headers["last-modified"])
     assert changed is not None
     assert dates[f"{BASE_URL}/sitemap-news.xml"] == w3c(changed.timestamp())
+
+
+def test_an_article_that_ages_out_leaves_no_304(make: Callable[..., Site]) -> None:
+    """An article that ages out changes the news sitemap, and the last one
+    the index (which no longer names the news sitemap), while nothing moves
+    their Last-Modified: the old validators get the new documents."""
+    now = time.time()
+    ROUTES["/news/old"] = article("Old", now - NEWS_WINDOW + HOUR)
+    ROUTES["/news/new"] = article("New", now - HOUR)
+    site = make({"news": NEWS})
+    site.visit("/news/old", "/news/new")
+    news, index = site.get("/sitemap-news.xml"), site.get("/sitemap.xml")
+    listed = f"{BASE_URL}/sitemap-news.xml".encode()
+    assert listed in index.body
+
+    def refetched(path: str, old: Reply) -> bytes:
+        body = site.get(path).body
+        for name, validator in (
+            ("If-Modified-Since", "last-modified"),
+            ("If-None-Match", "etag"),
+        ):
+            again = site.get(path, {name: old.headers[validator]})
+            assert (again.status, again.body) == (200, body), (path, name)
+        return body
+
+    later(site, 2 * HOUR)  # "old" is out
+    assert set(news_stories(site)) == {f"{BASE_URL}/news/new"}
+    refetched("/sitemap-news.xml", news)
+    later(site, NEWS_WINDOW)  # and "new": no news sitemap
+    assert site.get("/sitemap-news.xml").status == 404
+    assert listed not in refetched("/sitemap.xml", index)
 
 
 def test_a_page_known_before_news_was_on(make: Callable[..., Site]) -> None:
