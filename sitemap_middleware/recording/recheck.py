@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..config import KEYS, Config, Lists
@@ -18,7 +19,9 @@ from ..reasons import MOVED, PRUNED, RECHECKED, RESTYLED, Dropped
 from ..render import IMAGE_NS, ORIGIN, SITEMAP_NS, URLSET_CLOSE, URLSET_OPEN, XHTML_NS
 from ..routes import Route
 from ..sections import DEFAULT, Sections
+from ..stores.abroad import Clusters
 from ..stores.contract import Shared, Store
+from ..stores.hreflang import unpack
 from .breaker import Bugs
 from .refusal import Rules, refuse
 
@@ -207,6 +210,7 @@ class Recheck:
 
     def __init__(self, store: Store, judge: Judge, digest: str) -> None:
         self._store = store
+        self._clusters = store if isinstance(store, Clusters) else None
         self._judge = judge
         self.digest = digest
         self.done = not isinstance(store, Shared)
@@ -334,7 +338,8 @@ class Recheck:
                 restyled += not same
                 # Written again as it is stored, with the current style; a
                 # page of another section moves (its lastmod kept: nothing
-                # of the page changed, so no IndexNow push either).
+                # of the page changed, so no IndexNow push either). What it
+                # declares is read for the rewrites alone (_declaring).
                 rewrites.append(
                     Entry(
                         path,
@@ -352,9 +357,27 @@ class Recheck:
         if refused:
             store.remove(refused)
         if rewrites:
-            store.upsert(rewrites)
+            store.upsert(self._declaring(rewrites))
         # Pages moved to a part not checked yet are met there again.
         self._moved.update(moving)
         self.moved += len(moving)
         self._kept, self._route_kept = kept, route_kept
         return refused, restyled
+
+    def _declaring(self, rewrites: list[Entry]) -> list[Entry]:
+        """``rewrites`` with the alternates each page declares, as the store
+        holds them: its fragment lists them only while its cluster is
+        complete, and a rewrite with fewer would make the store forget them
+        (the cluster then completes only once every page rewritten is
+        recorded again). A row stored before rows kept what they declare,
+        or a store that cannot say, is written with what its fragment
+        lists."""
+        if self._clusters is None:
+            return rewrites
+        held = self._clusters.declarations(entry.path for entry in rewrites)
+        return [
+            replace(entry, alternates=unpack(declared))
+            if (declared := held.get(entry.path))
+            else entry
+            for entry in rewrites
+        ]

@@ -215,19 +215,23 @@ class Newsroom:
     store with :class:`News`), each batch's after its pages, in one write:
     dated as the page declares, else when the store first held it, as far as
     :class:`NewsWatch` allows; a page the store held before, without a date,
-    keeps the stored one (0), and has none if there is none."""
+    keeps the stored one (0), and has none if there is none. Held before
+    means in any form, as far as the store can tell: its page stored, or
+    removed since (a 404, an exclusion; the article the store keeps while
+    the page is away keeps its date)."""
 
-    __slots__ = ("_news", "_watch")
+    __slots__ = ("_news", "_removals", "_watch")
 
     def __init__(self, config: Config, store: Store) -> None:
         self._news = (
             store if config.news is not None and isinstance(store, News) else None
         )
+        self._removals = store if isinstance(store, Removals) else None
         self._watch = NewsWatch(store)
 
     def held(self, upserts: Iterable[Upsert]) -> set[str]:
         """Before the pages are written: their sections watched, and which of
-        the articles that declare no date the store holds already.
+        the articles that declare no date the store held before.
 
         :raises StoreError: the store failed.
         """
@@ -237,8 +241,28 @@ class Newsroom:
         if stories:
             sections = {entry.section or DEFAULT for entry, _ in stories}
             self._watch.watch(sections, int(time.time()))
-        undeclared = [entry.path for entry, story in stories if not story.declared]
-        return self._news.known(undeclared) if undeclared else set()
+        undeclared = {entry.path for entry, story in stories if not story.declared}
+        if not undeclared:
+            return set()
+        held = self._news.known(undeclared)
+        return held | self._removed(undeclared - held)
+
+    def _removed(self, paths: set[str]) -> set[str]:
+        """Which of ``paths`` the store removed before, as its removals log
+        says: every one when the log cannot say (a store without one, or one
+        that has forgotten its oldest removals), since dating a page the
+        store held long ago as published now would claim an old article as
+        new. One read of the log (at most ``removals_kept`` paths), only for
+        a batch with an undated article the store does not hold.
+
+        :raises StoreError: the store failed.
+        """
+        if not paths:
+            return set()
+        log = None if self._removals is None else self._removals.removed_since(0)
+        if log is None or log.paths is None:
+            return paths
+        return paths.intersection(log.paths)
 
     def articles(
         self, entries: Iterable[Entry], upserts: Mapping[str, Upsert], held: set[str]

@@ -48,7 +48,9 @@ from .records import Stored
 @runtime_checkable
 class Clusters(Protocol):
     """A listing whose hreflang members another site's writes settle against
-    (:class:`Abroad`); the shipped stores implement it."""
+    (:class:`Abroad`), and whose pages the config re-check writes again with
+    what they declare (``recording/recheck.py``); the shipped stores
+    implement it."""
 
     abroad: Abroad | None
     """The other sites, whose members its own writes read (``None``: none)."""

@@ -390,7 +390,8 @@ class Article(NamedTuple):
     published: int
     """When it was published, in epoch seconds: the time it declares, else
     when the store first held its page. In :meth:`News.publish`, 0 keeps the
-    stored one (a page the store held before it was known as an article)."""
+    stored one (a page the store held before, as an article or not: one
+    removed and back keeps the date kept while it was away)."""
     title: str
     """Its title, as the page's entry has it (visible text)."""
     language: str

@@ -77,6 +77,12 @@ def test_news_without_a_date_keeps_the_stored_one(
     store.publish([_article("/a", NOW - HOUR, "First")], NOW)
     store.publish([_article("/a", 0, "Second"), _article("/b", 0)], NOW)
     assert store.news(0) == [Article("/a", NOW - HOUR, "Second", "en", "The Daily")]
+    # Its page removed and back: the article, kept meanwhile, keeps its date
+    # (an undated page the store held before is never dated anew).
+    store.remove(["/a"])
+    store.upsert([Entry("/a", T0)])
+    store.publish([_article("/a", 0, "Third")], NOW)
+    assert store.news(0) == [Article("/a", NOW - HOUR, "Third", "en", "The Daily")]
 
 
 def test_news_is_bounded(make_store: Callable[..., Store]) -> None:
