@@ -79,7 +79,7 @@ class Target:
         """The config and store a store command works on: with the app, its
         middleware's (``--site``'s site's), each option overriding its own;
         without, the options' (``--site``: that site's listing in the store).
-        ``existing``: refuse an SQLite file that is not there."""
+        ``existing``: refuse a store that holds no sitemap."""
         if self.app is None:
             if needs_base_url and self.base_url is None:
                 raise _missing("base_url")

@@ -93,7 +93,7 @@ def overridden(
 class Asked(NamedTuple):
     """What a replay asks of the app: what it changes of its config
     (:func:`overridden`), the site whose middleware answers (``None``: the
-    one the app holds), and whether its SQLite file must be there."""
+    one the app holds), and whether its store must hold a sitemap."""
 
     store: str | None
     base_url: str | None
@@ -104,9 +104,9 @@ class Asked(NamedTuple):
 
     def config(self, found: SitemapBase) -> Config:
         """``found``'s config changed as asked; called before anything is
-        requested or flushed, which would make a missing SQLite file."""
+        requested or flushed, which would make a store that holds none."""
         config = overridden(found.config, self.store, self.base_url, self.limited)
-        if self.existing and isinstance(config.store, str):
+        if self.existing:
             check_exists(config.store)
         if self.hold is None:
             return config
@@ -258,7 +258,7 @@ def replay(
     middleware with those replaces the app's own, in this process only; so
     does one without the rate of new URLs (``new_urls_per_minute``) unless
     ``limited``, and one with the config ``hold`` gives; ``existing``: a
-    missing SQLite file is refused before anything makes it. Everything
+    store holding no sitemap is refused before anything makes it. Everything
     recorded is flushed before this returns.
 
     :raises AppError: when no sitemap middleware is found, or the app is

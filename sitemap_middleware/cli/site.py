@@ -7,7 +7,6 @@ URL's query are read out.
 from __future__ import annotations
 
 import math
-import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -16,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import click
 
@@ -25,7 +24,8 @@ from ..config import Config, site_store, store_hint
 from ..errors import ConfigError, StoreError
 from ..model import Entry, PartInfo, dated
 from ..sections import DEFAULT, label
-from ..stores import Store, open_store, site_file
+from ..stores import Store, open_store
+from ..stores.contract import Present
 from ..urls import redacted
 
 T = TypeVar("T")
@@ -129,20 +129,20 @@ def site_listing(store_uri: str, name: str) -> str:
 def opened(
     store_uri: str | Store, base_url: str | None, *, existing: bool
 ) -> Iterator[Site]:
-    """The site of the options; ``existing``: refuse an SQLite file that is not
-    there, rather than create an empty store by looking at it. The store is a
-    URI, or the store object an app's config holds."""
+    """The site of the options; ``existing``: refuse a store that holds no
+    sitemap (:func:`check_exists`), rather than make one by looking at it. The
+    store is a URI, or the store object an app's config holds."""
     uri = store_uri if isinstance(store_uri, str) else None
     try:
         config = Config.from_mapping(
             {"base_url": base_url or "http://localhost", "store": store_uri}
         )
-        if existing and uri is not None:
-            check_exists(uri)
         store = open_store(config.store)
     except ConfigError as exc:
         fail(hinted(exc, uri), Exit.USAGE)
     try:
+        if existing:
+            check_exists(config.store)
         yield Site(config, store)
     except StoreError as exc:
         fail(f"the store failed: {exc}", Exit.STORE)
@@ -157,20 +157,31 @@ def hinted(exc: ConfigError, store_uri: str | None) -> str:
     return f"{exc}; {hint}" if hint else str(exc)
 
 
-def check_exists(uri: str) -> None:
-    parts = urlsplit(uri)
-    site = dict(parse_qsl(parts.query)).get("site", "")
-    # A host ('sqlite://x.db') is refused by open_store, naming the fix.
-    if (
-        parts.scheme == "sqlite"
-        and not parts.netloc
-        and not os.path.exists(site_file(unquote(parts.path[1:]), site))
-    ):
-        fail(
-            f"no store at {redacted(uri)} (nothing recorded there yet, or another"
-            " --store?)",
-            Exit.STORE,
-        )
+def check_exists(store: str | Store) -> None:
+    """Refuse a store that holds no sitemap (an SQLite file not there, another
+    app's database, a table prefix nothing was recorded under) before a
+    command that needs one uses it, which would make its tables. ``store``: a
+    URI (looked at through a store object of its own) or a store object. One
+    that cannot tell (:class:`~..stores.contract.Present`) is taken to hold one.
+
+    :raises StoreError: the store could not be looked at.
+    """
+    looked = open_store(store)
+    try:
+        if isinstance(looked, Present) and not looked.present():
+            named = (
+                redacted(store)
+                if isinstance(store, str)
+                else f"the app's {type(store).__name__}"
+            )
+            fail(
+                f"no store at {named} (it holds no sitemap store: nothing"
+                " recorded there yet, or another --store?)",
+                Exit.STORE,
+            )
+    finally:
+        if looked is not store:
+            looked.close()
 
 
 def progress(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from ..config import Config
 from ..model import UNDATED, Entry
-from ..reasons import RECORD, Seen, Skipped
+from ..reasons import RECORD, RECORDED, Seen, Skipped
 from ..render import fragment
 from ..routes import Route
 from ..sitemaps import news_language
@@ -39,12 +39,22 @@ if TYPE_CHECKING:
 
 
 class Prints(NamedTuple):
-    """A page's two digests: the raw bytes' (the same bytes again: nothing to
-    read) and its content fingerprint (the same content with other noise:
-    nothing to write)."""
+    """What this process last wrote of a page: its raw bytes' digest (the same
+    bytes again: nothing to read), its content fingerprint and what it shows
+    (the same content and head with other noise: nothing to write), and when
+    the response written was served, which bounds how long a hit is trusted."""
 
     raw: str
     content: str
+    shown: int = 0
+    """A hash of the title and description the page shows (docs/recording.md
+    #titles): a change of either alone is written, as the store's title-only
+    update (``stores.layout.retitled``), though it moves no lastmod."""
+    written: float = 0.0
+    """When the response last written to the store was served (the
+    observation's ``seen``; 0: never). Another worker may write the page after
+    it, so a hit is trusted for ``recheck_interval`` from then only
+    (invariant 20)."""
 
 
 class Story(NamedTuple):
@@ -74,6 +84,11 @@ class Upsert(NamedTuple):
     story: Story | None = None
     """The page is a news article (``None``: not one, or the ``news`` key is
     not set)."""
+    noted: str = RECORDED
+    """What the counters and the decisions log say of the write: ``recorded``,
+    or ``unchanged`` for the page as this process last wrote it, written
+    again because the hit is no longer trusted (the store writes nothing when
+    it holds the same, and another worker's version when it does not)."""
 
 
 class Removal(NamedTuple):
@@ -97,7 +112,7 @@ class Written(Protocol):
 
 class Unchanged(NamedTuple):
     """A page the recent-pages cache already holds as it is, and the store as
-    the writer wrote it: nothing to write."""
+    the writer wrote it within ``recheck_interval``: nothing to write."""
 
     path: str
     key: str
@@ -145,7 +160,9 @@ def digest(
     cache holds for its key (``None``: read it as new); ``rules`` gives the
     path rules of the config; ``written`` says whether the store still holds a
     page as the writer wrote it (``None``: it does), so that a hit is
-    ``Unchanged`` only then, and otherwise an ``Upsert`` read in full."""
+    ``Unchanged`` only then, and otherwise an ``Upsert`` read in full. A hit
+    older than ``recheck_interval`` is not trusted either: the page is read
+    and written again (:func:`_trusted`)."""
     target = locate(observation, config, rules)
     if isinstance(target, Skip):
         return target
@@ -172,7 +189,13 @@ def digest(
     if stand_in is not None and hit is not None:
         # Seen by this process: another spelling has nothing to add.
         return Skip(Seen.UNCHANGED if hit.raw == raw else stand_in, path)
-    if hit is not None and hit.raw == raw and (written is None or written(path, None)):
+    trusted = hit is not None and _trusted(hit, observation.seen, config)
+    if (
+        hit is not None
+        and hit.raw == raw
+        and trusted
+        and (written is None or written(path, None))
+    ):
         return Unchanged(path, key, hit, None)
     # The page readers (html.parser, the head's handlers) load with the first
     # page read, in the writer thread, not with the app.
@@ -185,18 +208,31 @@ def digest(
             return Skip(Skipped.NOT_EXACT, path)
         return Removal(path, key, reason)
     facts = read_content(config, path, body, headers, head, observation.seen)
-    prints = Prints(raw, facts.fingerprint)
+    # As written: the writer takes out the affix the site repeats.
+    title = clean(head.title) or heading(body, head.encoding)
+    description = describe(head.description)
+    shown = hash((title, description))
+    prints = Prints(raw, facts.fingerprint, shown, observation.seen)
     alternates = declared(
         head.alternates, config.base_url, path, route.query, config.abroad()
     )
+    noted = RECORDED
     if (
         hit is not None
         and hit.content == facts.fingerprint
+        and hit.shown == shown
         and facts.lastmod is None
         and (written is None or written(path, alternates))
     ):
-        # Only per-request noise changed (a CSRF token, a nonce).
-        return Unchanged(path, key, prints, alternates)
+        if trusted:
+            # Only per-request noise changed (a CSRF token, a nonce).
+            return Unchanged(
+                path, key, prints._replace(written=hit.written), alternates
+            )
+        # The page as this process wrote it, long enough ago that another
+        # worker may have written another version since (one that changed
+        # back, or dropped its alternates): written again, counted unchanged.
+        noted = Seen.UNCHANGED
     # The store decides with the stored row (layout.merge): a date the page
     # declares is taken if newer; without one, the time the page was seen
     # becomes its lastmod when its content is seen to change, and a page seen
@@ -220,12 +256,11 @@ def digest(
         # As declared: the store lists them once the cluster is complete.
         alternates=alternates,
         images=facts.images,
-        # As written: the writer takes out the affix the site repeats.
-        title=clean(head.title) or heading(body, head.encoding),
+        title=title,
         seen=at,
         # Decided here, in the writer, never on the request path.
         section=config.sections.of(path, route.template),
-        description=describe(head.description),
+        description=description,
     )
     if not is_storable(entry, seen):
         return Skip(Skipped.UNSTORABLE, path)
@@ -233,7 +268,19 @@ def digest(
     story = None
     if news is not None and news.holds(config.sections, path, route.template):
         story = _story(path, head, entry.title, seen)
-    return Upsert(entry, key, prints, route, hit is not None, stand_in, story)
+    known = hit is not None
+    return Upsert(entry, key, prints, route, known, stand_in, story, noted)
+
+
+def _trusted(hit: Prints, seen: float, config: Config) -> bool:
+    """Whether ``hit`` may stand for what the store holds for a response
+    served at ``seen``: within ``recheck_interval`` of the response this
+    process wrote (not before it: a clock set back). Another worker may have
+    written the page since (a version this page changed back from, alternates
+    it no longer declares) and nothing but a write tells, so no worker leaves
+    another's version in the store past its first visit that long after its
+    own write (invariant 20, docs/recording.md#several-workers)."""
+    return 0.0 <= seen - hit.written < config.recheck_interval
 
 
 def _story(path: str, head: Head, title: str | None, seen: int) -> Story:

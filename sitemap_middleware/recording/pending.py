@@ -4,6 +4,7 @@ remove and the new URLs waiting for admission, kept across store failures.
 
 from __future__ import annotations
 
+from ..reasons import RECORDED
 from .digest import Removal, Upsert
 
 
@@ -31,7 +32,9 @@ class Pending:
 
     def upsert(self, upsert: Upsert) -> str | None:
         """Take a page to write: the last one for a path wins, a new URL waits
-        for admission. Returns the reason to count when it is refused."""
+        for admission. Returns the reason to count now: why it is refused, or
+        ``unchanged`` for a page written again as it was (each response seen
+        unchanged counts, written or not; a write counts as recorded)."""
         path = upsert.entry.path
         if upsert.stand_in is not None:
             # Another spelling of the URL: it may add the page, never change
@@ -46,7 +49,12 @@ class Pending:
             self.upserts[path] = upsert
         else:
             self.candidates[path] = upsert
-        return None
+        return None if upsert.noted == RECORDED else upsert.noted
+
+    def recorded(self) -> int:
+        """The pages to write that count as recorded once written: not those
+        written again as they were, counted as seen (:meth:`upsert`)."""
+        return sum(upsert.noted == RECORDED for upsert in self.upserts.values())
 
     def remove(self, removal: Removal) -> None:
         """Take a page to remove, in place of any write waiting for it."""

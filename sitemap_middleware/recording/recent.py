@@ -1,5 +1,6 @@
 """The recent-pages cache: the digests of the pages this process wrote lately,
-by cache key, so that a page seen again is neither read nor written again.
+by cache key, so that a page seen again is neither read nor written again
+while they are trusted (``recheck_interval`` from the write: digest._trusted).
 """
 
 from __future__ import annotations

@@ -384,7 +384,13 @@ class StoreWatch:
     """What changed in the store under this writer, looked at about once every
     ``EPOCH_INTERVAL`` in one small read: its epoch (:class:`Epoch`) and the
     paths removed from it by anyone (:class:`Removals`: another worker or
-    machine, a command line ``remove``, ``verify`` or ``prune``)."""
+    machine, a command line ``remove``, ``verify`` or ``prune``).
+
+    Asked only by a writer that is started (a request reached its process)
+    or has pages to write: a look opens the store, and opening makes one
+    where there is none. An idle writer (a command's app loaded and asked
+    nothing, then flushed at its shut-down) remembers no page of its own
+    to forget, and leaves a store that is not there as it is."""
 
     __slots__ = ("_due", "_epoch", "_removals", "_seen", "_seq")
 

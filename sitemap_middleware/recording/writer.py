@@ -22,7 +22,6 @@ from ..config import Config
 from ..errors import StoreReadOnly
 from ..reasons import (
     NOTED_NOT_ADMITTED,
-    NOTED_RECORDED,
     NOTED_REMOVED,
     RECORDED,
     REMOVED,
@@ -285,8 +284,8 @@ class Writer:
     def _push(self, force: bool) -> bool:
         """Write the pending changes, then what the side writers hold: the
         decisions log, the visits, this process's counts (each when due);
-        ``True`` when none is left (lock held)."""
-        if self._breaker.allows():
+        ``True`` when none is left (lock held). Idle, it skips StoreWatch."""
+        if self._breaker.allows() and (self.started or self._pending):
             self._watch.forget(self._recent, self._declared)
         recheck = self._recheck
         if recheck is not None and not recheck.done:
@@ -363,12 +362,12 @@ class Writer:
         articles = self._newsroom.articles(entries, upserts, held)
         self._bugs.isolate("a news write", self._newsroom.publish, articles)
         for upsert in upserts.values():
-            self._log.note(upsert.entry.path, NOTED_RECORDED)
+            self._log.note(upsert.entry.path, upsert.noted)
             # A stand-in's key stays unfresh: the stored spelling is read at once.
             fresh = upsert.stand_in is None
             self._recent.remember(upsert.key, upsert.prints, upsert.entry.path, fresh)
             self._declared.note(upsert.entry.path, upsert.entry.alternates)
-        self._count(RECORDED, len(upserts))
+        self._count(RECORDED, pending.recorded())
         upserts.clear()
 
     def _write_removals(self) -> None:

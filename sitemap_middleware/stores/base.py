@@ -38,6 +38,7 @@ from .contract import (
     Listing,
     Mapped,
     News,
+    Present,
     Pushes,
     Removals,
     Shared,
@@ -95,6 +96,7 @@ _PROTOCOLS = (
     News,
     Listing,
     Mapped,
+    Present,
 )
 
 

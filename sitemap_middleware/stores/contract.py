@@ -322,6 +322,22 @@ class Checked(Protocol):
 
 
 @runtime_checkable
+class Present(Protocol):
+    """Whether a sitemap store is there at all, looked at without making one,
+    so that a command that only reads refuses what holds none (another app's
+    database, a table prefix mistyped) rather than make its tables by
+    looking. A store without it is taken to hold one."""
+
+    def present(self) -> bool:
+        """Whether the store holds the sitemap's schema, as this release or
+        an earlier one made it: looked at without making it, nor a file, a
+        table or a key (``False``: nothing recorded there yet).
+
+        :raises StoreError: it could not be looked at (an outage).
+        """
+
+
+@runtime_checkable
 class Placed(Protocol):
     """A store kept in a file (SQLite), whose name the file system can refuse
     for good (a folder that is not there): refused when the app starts,

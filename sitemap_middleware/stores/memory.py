@@ -107,6 +107,11 @@ class MemoryStore(PagesMixin, RunsMixin, SideTables, StoreBase[sqlite3.Connectio
         self._connection()
         return self._epoch
 
+    def present(self) -> bool:
+        """:meth:`.contract.Present.present`: always, the database being
+        made with the object (its tables with it)."""
+        return True
+
     def _of_data(self, epoch: object) -> str:
         return self._epoch  # the object's, not a row: nothing else reads it
 

@@ -203,16 +203,6 @@ class Policy:
         self._hosts = frozenset(h for h in hosts if not h.startswith("."))
         self._host_suffixes = tuple(h for h in hosts if h.startswith("."))
         self._host_verdicts: dict[str | bytes, bool] = {}
-        # base_url's own host takes its own port alone (none: the scheme's):
-        # Host www.example.com:8443 names another origin, which an app that
-        # builds links from the request (url_for(_external=True)) writes into
-        # its canonical link, and that removes the page. Other allowed hosts
-        # (a proxy's upstream) keep any port.
-        own = urlsplit(config.base_url)
-        self._own_host = own.hostname or ""
-        self._own_ports = {str(own.port or DEFAULT_PORTS[own.scheme])}
-        if own.port in (None, DEFAULT_PORTS[own.scheme]):
-            self._own_ports.add("")
         # Header names (str or bytes, as sent) -> the watched name or "", and
         # Content-Type values -> whether HTML: both chosen by the app, so few.
         self._names: dict[str | bytes, str] = {}
@@ -492,13 +482,20 @@ class Policy:
         return html
 
     def _host_allowed(self, host: str) -> bool:
+        """Whether a ``Host`` value is allowed (asked once a value: cached)."""
         if self._any_host:
             return True
-        named = host
-        host = host_name(host)
-        if host == self._own_host:
+        named, host = host, host_name(host)
+        own = urlsplit(self._base_url)
+        if host == own.hostname:
+            # base_url's own host takes its own port alone (none: the
+            # scheme's): www.example.com:8443 names another origin, which an
+            # app that builds links from the request (url_for(_external=True))
+            # writes into its canonical link, and that removes the page.
+            # Other allowed hosts (a proxy's upstream) keep any port.
+            default = str(DEFAULT_PORTS[own.scheme])
             port = named.rpartition("]")[2] if named.startswith("[") else named
-            return port.partition(":")[2] in self._own_ports
+            return (port.partition(":")[2] or default) == str(own.port or default)
         return host in self._hosts or (
             bool(self._host_suffixes)
             and any(

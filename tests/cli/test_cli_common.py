@@ -135,6 +135,22 @@ def test_the_options_override_the_app_s_store_and_base_url(
     assert "did you mean 'sqlite:///x.db'" in err
 
 
+@pytest.mark.parametrize("kind", ["flask", "fastapi"])
+def test_a_store_of_the_app_that_is_not_there_is_refused_and_not_made(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Exit 3 and nothing made, whichever way the app holds its middleware:
+    the one Starlette builds at start-up is flushed at shut-down, with
+    nothing to write."""
+    instance = tmp_path / "instance"
+    instance.mkdir()
+    app = _module(tmp_path, monkeypatch, kind, FASTAPI if kind == "fastapi" else FLASK)
+    for command in (("stats",), ("report",), ("explain", f"{BASE}/")):
+        code, _, err = _run(*command, "--app", app)
+        assert (code, list(instance.iterdir())) == (Exit.STORE, []), err
+        assert "no store at" in err
+
+
 def test_without_the_app_a_store_command_is_as_before(tmp_path: Path) -> None:
     uri = f"sqlite:///{tmp_path / 's.db'}"
     _filled(uri, PAGES)

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from support.helpers import stored_paths
 
-from sitemap_middleware import ASGISitemapMiddleware
+from sitemap_middleware import ASGISitemapMiddleware, open_store
 from sitemap_middleware.cli import main
 
 BASE = "https://www.example.com"
@@ -78,6 +78,15 @@ def test_litestar_s_openapi_pages_are_the_framework_s(tmp_path: Path) -> None:
     assert stored_paths(store) == ["/"]
 
 
+def _made(uri: str) -> None:
+    """The store at ``uri`` made, empty, as the app's first write makes it."""
+    store = open_store(uri)
+    try:
+        assert store.count() == 0
+    finally:
+        store.close()
+
+
 def test_an_app_whose_routes_are_unknown_is_asked_but_not_seeded(
     tmp_path: Path,
 ) -> None:
@@ -103,6 +112,7 @@ def test_an_app_whose_routes_are_unknown_is_asked_but_not_seeded(
     assert done.exit_code == 5
     assert "routes" in done.output and "Traceback" not in done.output
     assert len(done.output.strip().splitlines()) == 1
+    _made(store)  # seed refused before a write: nothing made
     done = cli(wrapped, "explain", "--app", "x", f"{BASE}/page")
     assert "Traceback" not in done.output
     assert "listed: no" in done.output
@@ -116,6 +126,7 @@ def test_datasette_is_asked_without_a_traceback(tmp_path: Path) -> None:
     done = cli(wrapped, "seed", "--app", "x")
     assert done.exit_code == 5, done.output
     assert "Traceback" not in done.output
+    _made(store)
     done = cli(wrapped, "explain", "--app", "x", f"{BASE}/-/versions")
     assert done.exception is None or isinstance(done.exception, SystemExit)
     assert "listed: no" in done.output

@@ -4,6 +4,7 @@ code and, where one is known, the fix: no traceback for a user's mistake.
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -13,10 +14,12 @@ import click
 import pytest
 from click.types import FloatParamType, IntParamType
 from support.cli import run
+from support.store_kinds import Fresh
 
 from sitemap_middleware import Entry, open_store
 from sitemap_middleware.cli import Exit, main
 from sitemap_middleware.cli.site import Number, fail
+from sitemap_middleware.stores.contract import Present
 
 BASE = "https://www.example.com"
 ROOT = Path(__file__).resolve().parents[2]
@@ -157,16 +160,115 @@ def test_a_missing_store_of_the_app_is_refused_not_made(
 ) -> None:
     """As without --app: exit 3, and no file made by looking."""
     path = tmp_path / "never.sqlite3"
+    name = _flask_app(tmp_path, monkeypatch, f"sqlite:///{path}")
+    code, _, err = run(*command, "--app", name)
+    assert (code, path.exists()) == (Exit.STORE, False)
+    assert f"no store at sqlite:///{path}" in _one_line(err)
+
+
+def _flask_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store: str) -> str:
+    """The --app value of a Flask app recording into ``store``, written in
+    ``tmp_path`` (the working folder)."""
     name = f"missing_{abs(hash(str(tmp_path))):x}"
     (tmp_path / f"{name}.py").write_text(
         "from flask import Flask\n"
         "from sitemap_middleware import SitemapMiddleware\n"
         "app = Flask(__name__)\n"
         "app.wsgi_app = SitemapMiddleware(app.wsgi_app, {"
-        f"'base_url': {BASE!r}, 'store': {f'sqlite:///{path}'!r}}})\n"
+        f"'base_url': {BASE!r}, 'store': {store!r}}})\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.chdir(tmp_path)
-    code, _, err = run(*command, "--app", name)
-    assert (code, path.exists()) == (Exit.STORE, False)
-    assert f"no store at sqlite:///{path}" in _one_line(err)
+    return name
+
+
+def _foreign(path: Path) -> Path:
+    """Another app's SQLite database: a table of its own, no sitemap."""
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+    conn.commit()
+    conn.close()
+    return path
+
+
+def _tables(path: Path) -> list[str]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        return [name for (name,) in conn.execute("SELECT name FROM sqlite_master")]
+    finally:
+        conn.close()
+
+
+# The commands that read the store (and remove, which needs one): each refuses
+# a store that holds no sitemap.
+READING = [
+    ("stats",),
+    ("list",),
+    ("export", "out"),
+    ("remove", f"{BASE}/"),
+    ("prune", "--dry-run"),
+    ("prune", "--check"),
+    ("report",),
+    ("explain", f"{BASE}/"),
+]
+
+
+@pytest.mark.parametrize("command", READING, ids=" ".join)
+def test_a_database_that_holds_no_sitemap_is_refused_not_given_one(
+    command: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another app's SQLite file named by mistake: exit 3 naming it, and none
+    of the store's tables made in it by looking."""
+    monkeypatch.chdir(tmp_path)
+    path = _foreign(tmp_path / "app.db")
+    code, out, err = run(*command, "--store", f"sqlite:///{path}", "--base-url", BASE)
+    assert (code, out, _tables(path)) == (Exit.STORE, "", ["users"])
+    assert f"no store at sqlite:///{path} (it holds no sitemap store" in _one_line(err)
+
+
+@pytest.mark.parametrize(
+    "command", [("stats",), ("verify", "--dry-run"), ("explain", f"{BASE}/")]
+)
+def test_with_the_app_a_database_that_holds_no_sitemap_is_refused(
+    command: tuple[str, ...], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    own = tmp_path / "sitemap.sqlite3"
+    name = _flask_app(tmp_path, monkeypatch, f"sqlite:///{own}")
+    path = _foreign(tmp_path / "app.db")
+    code, _, err = run(*command, "--app", name, "--store", f"sqlite:///{path}")
+    assert (code, _tables(path), own.exists()) == (Exit.STORE, ["users"], False)
+    assert "holds no sitemap store" in _one_line(err)
+
+
+def test_a_command_that_writes_makes_the_store_in_any_database(
+    tmp_path: Path,
+) -> None:
+    """import is a writer, as the middleware is: it makes the store's tables
+    beside another app's, which then hold a sitemap store."""
+    path = _foreign(tmp_path / "app.db")
+    source = tmp_path / "urls.txt"
+    source.write_text(f"{BASE}/\n")
+    store = f"sqlite:///{path}"
+    code, _, err = run("import", str(source), "--store", store, "--base-url", BASE)
+    assert code == Exit.OK, err
+    assert {"users", "sitemap_meta", "sitemap_url"} <= set(_tables(path))
+    code, out, _ = run("stats", "--store", store)
+    assert (code, out.split()[0]) == (Exit.OK, "1")
+
+
+@pytest.mark.parametrize("kind", ["postgres", "redis"])
+def test_a_prefix_nothing_was_recorded_under_is_refused_not_made(
+    kind: str, fresh: Fresh
+) -> None:
+    """A server's store under a mistyped table or key prefix: exit 3, and no
+    table or key made for it by looking."""
+    uri = fresh.uri(kind)
+    for command in (("stats",), ("list", "--base-url", BASE)):
+        code, _, err = run(*command, "--store", uri)
+        assert code == Exit.STORE
+        assert "holds no sitemap store" in _one_line(err)
+    store = open_store(uri)
+    try:
+        assert isinstance(store, Present) and not store.present()
+    finally:
+        store.close()

@@ -17,7 +17,7 @@ from sitemap_middleware.model import Entry, PartInfo
 from sitemap_middleware.reasons import RECORD
 from sitemap_middleware.recording.breaker import Breaker
 from sitemap_middleware.recording.clusters import Alternates
-from sitemap_middleware.recording.digest import Prints, Unchanged, Upsert, digest
+from sitemap_middleware.recording.digest import Unchanged, Upsert, digest
 from sitemap_middleware.recording.observation import Observation, Observed
 from sitemap_middleware.recording.recorder import Recorder
 from sitemap_middleware.routes import Routes
@@ -135,7 +135,7 @@ def test_a_hit_is_unchanged_only_while_the_store_holds_the_page_as_written(
         assert again == first._replace(known=True)
         assert [path for path, _ in asked] == ["/a", "/a"]
     asked.clear()
-    noisy = Prints("other bytes", first.prints.content)
+    noisy = first.prints._replace(raw="other bytes")
     outcome = digest(observation, CONFIG, rules, noisy, written)
     assert type(outcome) is (Unchanged if held else Upsert)
     assert [path for path, _ in asked] == ["/a"]

@@ -132,6 +132,32 @@ def test_sqlite_refuses_a_schema_it_cannot_read(
         SQLiteStore(str(path)).count()
 
 
+def test_sqlite_looks_at_another_app_s_database_without_a_write(
+    tmp_path: Path,
+) -> None:
+    """A file of another app (no sitemap in it, WAL or not) holds no sitemap
+    store; looking leaves its tables as they were. One the store opened
+    holds one, before any page."""
+    for mode in ("delete", "wal"):
+        path = tmp_path / f"app-{mode}.db"
+        conn = sqlite3.connect(path)
+        conn.execute(f"PRAGMA journal_mode={mode}")
+        conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY)")
+        conn.commit()
+        conn.close()
+        store = SQLiteStore(str(path))
+        assert not store.present()
+        assert not store.present()
+        conn = sqlite3.connect(path)
+        assert conn.execute("SELECT name FROM sqlite_master").fetchall() == [("users",)]
+        conn.close()
+        store.count()  # opened writable: the store's tables made beside
+        assert store.present()
+        store.close()
+    assert not SQLiteStore(str(tmp_path / "none.db")).present()
+    assert not (tmp_path / "none.db").exists()
+
+
 def _write_from_child(path: str, start: int) -> None:
     store = open_store(f"sqlite:///{path}")
     store.upsert(Entry(f"/c/{n}", T0) for n in range(start, start + 500))

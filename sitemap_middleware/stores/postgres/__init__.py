@@ -304,6 +304,17 @@ class PostgresStore(
         )
         return bool(columns < len(wanted) or indexes < len(mapped.INDEX_NAMES))
 
+    def present(self) -> bool:
+        """:meth:`.contract.Present.present`: the prefix's meta table, asked of
+        the catalogue on a connection of its own (the pool's first one makes
+        the tables)."""
+        params: dict[str, Any] = {**self._params, "autocommit": True}
+        with psycopg.connect(**params) as conn:
+            (found,) = _one(
+                conn.execute("SELECT to_regclass(%s)", (self._sql("{p}meta"),))
+            )
+        return found is not None
+
     def epoch(self) -> str:
         with self._borrow() as conn:
             row = conn.execute(self._sql("SELECT epoch FROM {p}meta")).fetchone()

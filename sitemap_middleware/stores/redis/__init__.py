@@ -72,8 +72,8 @@ class RedisStore(
         self.timeout, self.connect_timeout = timeout, connect_timeout
         self._policy_checked = False
 
-    def _connect(self) -> Client:
-        client = redis.Redis.from_url(
+    def _client(self) -> Any:
+        return redis.Redis.from_url(
             self.url,
             socket_timeout=self.timeout,
             socket_connect_timeout=self.connect_timeout,
@@ -84,6 +84,9 @@ class RedisStore(
             # but the few strings this module decodes itself.
             decode_responses=False,
         )
+
+    def _connect(self) -> Client:
+        client = self._client()
         conn = Client(client)
         try:
             self._check(client)
@@ -143,6 +146,18 @@ class RedisStore(
             pipe.hset(self._meta, "routes", "1")
 
         return 0, queue
+
+    def present(self) -> bool:
+        """:meth:`.contract.Present.present`: the meta key, on a client of its
+        own (opening the store sets it). A prefix no key is under is not
+        told from a store nothing was recorded in: neither is one. Nor is a
+        Redis that lost its data (restarted without persistence) until its
+        workers write again."""
+        client = self._client()
+        try:
+            return bool(client.exists(self._meta))
+        finally:
+            client.close()
 
     def epoch(self) -> str:
         return text(self._connection().redis.hget(self._meta, "epoch"))

@@ -32,6 +32,13 @@ except ImportError:  # pragma: no cover
     fcntl = None  # type: ignore[assignment]
 
 
+# The file opened read-only: ``mode=ro`` sees what other processes write (it
+# needs the -shm beside the file, or a folder where it can be made);
+# ``immutable=1`` when neither is there (a read-only file system), which
+# SQLite then trusts not to change.
+_READ_ONLY = ("mode=ro", "immutable=1")
+
+
 class FileMixin(_Store):
     """The file of :class:`~sitemap_middleware.stores.sqlite.SQLiteStore`."""
 
@@ -126,28 +133,15 @@ class FileMixin(_Store):
         return conn
 
     def _open_read_only(self) -> sqlite3.Connection:
-        """The file opened without a write: ``mode=ro`` sees what other
-        processes write (it needs the -shm beside the file, or a folder where
-        it can be made); ``immutable=1`` when neither is there (a read-only
-        file system), which SQLite then trusts not to change."""
+        """The file opened without a write (:data:`_READ_ONLY`)."""
         problem = self._unopenable()
         if problem is not None:
             raise problem
-        uri = "file:" + quote(os.path.abspath(self.path))
         failure: sqlite3.Error | None = None
-        for option in ("mode=ro", "immutable=1"):
-            conn = sqlite3.connect(
-                f"{uri}?{option}",
-                uri=True,
-                timeout=self.timeout,
-                isolation_level=None,
-                check_same_thread=False,
-            )
+        for option in _READ_ONLY:
+            conn = self._read_only_connection(option)
             try:
-                has_meta = conn.execute(
-                    "SELECT 1 FROM sqlite_master WHERE name = 'sitemap_meta'"
-                ).fetchall()
-                if not has_meta:
+                if not schema.made(conn):
                     raise StoreFault(
                         self._said(
                             "holds no sitemap and cannot be written: make it"
@@ -175,6 +169,38 @@ class FileMixin(_Store):
                 raise
             self._epoch = meta["epoch"]
             return conn
+        assert failure is not None
+        raise failure
+
+    def _read_only_connection(self, option: str) -> sqlite3.Connection:
+        """The file opened with ``option`` of :data:`_READ_ONLY`: never made,
+        never written."""
+        return sqlite3.connect(
+            f"file:{quote(os.path.abspath(self.path))}?{option}",
+            uri=True,
+            timeout=self.timeout,
+            isolation_level=None,
+            check_same_thread=False,
+        )
+
+    def present(self) -> bool:
+        """:meth:`.contract.Present.present`: the file's meta table, read on a
+        connection of its own that writes nothing (opening the store makes
+        the tables, in any SQLite file). A file not there is not made; a
+        database SQLite holds in memory is made with its tables."""
+        if not self._named():
+            return True
+        if not os.path.isfile(self.path):
+            return False
+        failure: sqlite3.OperationalError | None = None
+        for option in _READ_ONLY:
+            conn = self._read_only_connection(option)
+            try:
+                return schema.made(conn)
+            except sqlite3.OperationalError as exc:  # no -shm to share: immutable
+                failure = exc
+            finally:
+                conn.close()
         assert failure is not None
         raise failure
 

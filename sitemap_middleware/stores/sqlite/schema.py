@@ -83,11 +83,19 @@ def transaction(conn: sqlite3.Connection) -> Iterator[None]:
     conn.execute("COMMIT")
 
 
+def made(conn: sqlite3.Connection) -> bool:
+    """Whether the file holds the sitemap's tables, of any release: its meta
+    table (read, never made)."""
+    return bool(
+        conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE name = 'sitemap_meta'"
+        ).fetchall()
+    )
+
+
 def held(conn: sqlite3.Connection) -> str | None:
     """The schema the file holds, ``None`` for a new one."""
-    if not conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE name = 'sitemap_meta'"
-    ).fetchall():
+    if not made(conn):
         return None
     rows = conn.execute("SELECT value FROM sitemap_meta WHERE key = 'schema'")
     found = rows.fetchall()
