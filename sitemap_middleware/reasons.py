@@ -94,9 +94,10 @@ class Seen:
     UNCHANGED: Final = "unchanged"
     """Read, and nothing to write."""
     QUERY_DROPPED: Final = "query_dropped"
-    """Served to a query the stored URL does not keep (``?q=x``; tracking
-    parameters aside) while the page is stored: another page's content, so
-    nothing written (invariant 12)."""
+    """Served to a query the stored URL does not keep (``?q=x``, or tracking
+    parameters alone: ``?utm_source=x``) while the page is stored: another
+    page's content, or one that may print the parameters, so nothing written
+    (invariant 12)."""
     OTHER_SPELLING: Final = "other_spelling"
     """Served to another spelling of a stored page's path (dot segments,
     percent-encoding, a stripped matrix parameter): nothing written."""

@@ -335,13 +335,13 @@ def locate(observation: Observation, config: Config, rules: Rules) -> Target | S
             # to add.
             return Skip(Skipped.BAD_PATH)
         return Target(spelling, False, Seen.OTHER_SPELLING)
-    raw = observation.query
-    if raw == query:
+    if observation.query == query:
         return Target(spelling, True, None)
     # A dropped parameter makes another page (?q=x, ?page=999); tracking
-    # parameters alone do not, but they do not remove either.
-    changes = None if untracked(raw) == query else Seen.QUERY_DROPPED
-    return Target(spelling, False, changes)
+    # parameters alone do not, but an answer to them may print them (a share
+    # link built from the request: a client would date the page at will), so
+    # they too may add the page, never change it nor remove it.
+    return Target(spelling, False, Seen.QUERY_DROPPED)
 
 
 def is_storable(entry: Entry, now: int) -> bool:

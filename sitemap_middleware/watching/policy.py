@@ -488,14 +488,15 @@ class Policy:
         named, host = host, host_name(host)
         own = urlsplit(self._base_url)
         if host == own.hostname:
-            # base_url's own host takes its own port alone (none: the
-            # scheme's): www.example.com:8443 names another origin, which an
-            # app that builds links from the request (url_for(_external=True))
-            # writes into its canonical link, and that removes the page.
-            # Other allowed hosts (a proxy's upstream) keep any port.
-            default = str(DEFAULT_PORTS[own.scheme])
+            # A port named with base_url's own host is base_url's (its
+            # scheme's when it names none): www.example.com:8443 is another
+            # origin, which an app that builds links from the request
+            # (url_for(_external=True)) writes into its canonical link, and
+            # that removes the page. None named is the host's (a proxy's
+            # $host drops it); other allowed hosts keep any port.
             port = named.rpartition("]")[2] if named.startswith("[") else named
-            return (port.partition(":")[2] or default) == str(own.port or default)
+            own_port = own.port or DEFAULT_PORTS[own.scheme]
+            return port.partition(":")[2] in ("", str(own_port))
         return host in self._hosts or (
             bool(self._host_suffixes)
             and any(

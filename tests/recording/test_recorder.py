@@ -177,6 +177,9 @@ QUERY_ROUTE = Routes(
 ).unknown
 
 
+DROPPED = Seen.QUERY_DROPPED
+
+
 @pytest.mark.parametrize(
     ("wire", "query", "raw", "target"),
     [
@@ -191,7 +194,7 @@ QUERY_ROUTE = Routes(
         ("/a/.b/..c", "", False, Target("/a/.b/..c", True, None)),
         ("/a;jsessionid=1", "", False, Target("/a", False, Seen.OTHER_SPELLING)),
         ("/a", "page=2", False, Target("/a?page=2", True, None)),
-        ("/a", "page=2&utm_source=x", False, Target("/a?page=2", False, None)),
+        ("/a", "page=2&utm_source=x", False, Target("/a?page=2", False, DROPPED)),
         ("/a", "page=2&q=x", False, Target("/a?page=2", False, Seen.QUERY_DROPPED)),
         ("/a", "page=%32", False, Target("/a?page=2", False, Seen.QUERY_DROPPED)),
         ("/a", "q=x", False, Target("/a", False, Seen.QUERY_DROPPED)),

@@ -7,6 +7,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +22,7 @@ from sitemap_middleware.recording.digest import Unchanged, Upsert, digest
 from sitemap_middleware.recording.observation import Observation, Observed
 from sitemap_middleware.recording.recorder import Recorder
 from sitemap_middleware.routes import Routes
+from sitemap_middleware.stores import open_store
 from sitemap_middleware.stores.contract import (
     Decisions,
     Epoch,
@@ -205,3 +207,28 @@ def test_a_store_without_optional_features_records_and_counts() -> None:
     assert sorted(entry.path for entry in store.entries(1)) == ["/a", "/b"]
     assert stats["recorded"] == 2 and stats["urls"] == 2
     assert stats["seen"] == {"unchanged": 1}
+
+
+def test_a_writer_with_nothing_to_write_opens_nothing(tmp_path: Path) -> None:
+    """A recorder flushed and closed with nothing queued (a command's app
+    loaded, asked nothing of its middleware) leaves a store that is not
+    there as it is: no file. A page then is written, the store made."""
+    path = tmp_path / "s.sqlite3"
+    config = Config.from_mapping(
+        {"base_url": "https://www.example.com", "store": f"sqlite:///{path}"}
+    )
+    recorder = Recorder(config, Policy(config), open_store(config.store))
+    assert recorder.flush(5.0)
+    assert recorder.flush(5.0)
+    assert not path.exists()
+    recorder.close()
+    assert not path.exists()
+    again = Recorder(config, Policy(config), open_store(config.store))
+    try:
+        assert again.flush(5.0)
+        again.submit(observed("/a"))
+        assert again.flush(5.0)
+        assert path.exists()
+        assert again.site_stats()["urls"] == 1
+    finally:
+        again.close()
