@@ -326,7 +326,9 @@ def with_sitemap_line(robots: str, sitemap_url: str) -> str | None:
     when it already names that sitemap (RFC 9309 §2.2.4: other records may
     appear anywhere, so appending is enough).
     """
-    for line in robots.splitlines():
+    # A byte order mark (UTF-8 files may start with one) is no part of the
+    # first line's name.
+    for line in robots.removeprefix("\ufeff").splitlines():
         name, _, value = line.partition(":")
         if name.strip().lower() == "sitemap" and value.strip() == sitemap_url:
             return None

@@ -197,6 +197,10 @@ def _images(config: Config, path: str, sources: Iterable[str]) -> tuple[str, ...
     longest = MAX_URL_LENGTH - len(config.base_url)
     images: dict[str, None] = {}
     for source in sources:
+        if "\\" in source:
+            # A browser reads "\" as "/" in an http(s) URL (WHATWG URL
+            # standard): "\\cdn.example\a.png" is another host's image.
+            source = source.replace("\\", "/")
         if source.startswith(start) and _is_plain(source) and "/." not in source:
             # Already a normalised absolute path: the common case, ten times
             # cheaper than resolving it.

@@ -24,6 +24,9 @@ _OPENS_BLOCK = re.compile(r"^(\d*)([-+=.)])")
 # any ")" in the simple parsers llms.txt readers use: a stored URL's
 # parentheses go percent-encoded, as a server reads them alike.
 _DESTINATION = str.maketrans({"(": "%28", ")": "%29", " ": "%20"})
+# CommonMark decodes an entity reference in a destination too (a stored
+# /q&amp;r would read /q&r): its "&" is backslash-escaped.
+_ENTITY = re.compile(r"&(?=#?\w+;)")
 
 
 def escape(text: str) -> str:
@@ -64,7 +67,10 @@ def render(
             continue
         out += [f"## {escape(section.heading)}", ""]
         for link in section.links:
-            item = f"- [{escape(link.title)}]({link.url.translate(_DESTINATION)})"
+            url = link.url.translate(_DESTINATION)
+            if "&" in url:
+                url = _ENTITY.sub(r"\\&", url)
+            item = f"- [{escape(link.title)}]({url})"
             note = escape(link.description or "")
             out.append(f"{item}: {note}" if note else item)
         left = size - len(section.links)

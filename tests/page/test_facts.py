@@ -143,6 +143,14 @@ def test_published_date_reads_the_meta_tag_then_json_ld() -> None:
     assert published_date(modified, SERVED) is None
 
 
+def test_a_backslash_in_an_image_url_is_a_slash() -> None:
+    r"""As a browser reads an http(s) URL (WHATWG URL standard): a "\" is a
+    "/", so "\\cdn.example\b.png" is another host's image."""
+    config = Config.from_mapping({"base_url": "https://www.example.com"})
+    sources = [r"/img\a.png", r"\\cdn.example\b.png", r"https:\\www.example.com\c.png"]
+    assert facts._images(config, "/p", sources) == ("/img/a.png", "/c.png")
+
+
 IMAGE_URLS = st.lists(
     st.tuples(
         st.sampled_from(["", "", "https:", "http:", "HTTPS:", "ftp:", " ", "\t"]),

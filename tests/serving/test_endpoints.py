@@ -224,9 +224,18 @@ def test_app_robots_kept_and_extended(make: Callable[..., Site]) -> None:
     assert site.head("/robots.txt").headers["content-length"] == str(len(reply.body))
 
 
-def test_app_robots_with_sitemap_line_untouched(make: Callable[..., Site]) -> None:
+@pytest.mark.parametrize(
+    "own",
+    [
+        b"User-agent: *\nDisallow:\nSitemap: http://localhost/sitemap.xml\n",
+        # A byte order mark before the line that names it.
+        b"\xef\xbb\xbfSitemap: http://localhost/sitemap.xml\nUser-agent: *\n",
+    ],
+)
+def test_app_robots_with_sitemap_line_untouched(
+    make: Callable[..., Site], own: bytes
+) -> None:
     """An app robots.txt that already names the sitemap is passed as is."""
-    own = b"User-agent: *\nDisallow:\nSitemap: http://localhost/sitemap.xml\n"
     site = make(robots=own)
     assert site.get("/robots.txt").body == own
 

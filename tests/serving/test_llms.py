@@ -268,9 +268,10 @@ def test_hostile_titles_and_descriptions_keep_the_structure(
     """Whatever a title, a description or the site's name holds (brackets,
     parentheses, emphasis, entities, a leading '#', '-' or '>', newlines), a
     CommonMark reader finds one H1, one quote, one H2 and one link per page
-    with the title, URL and description as written (whitespace collapsed)."""
+    with the title, URL and description as written (whitespace collapsed);
+    a URL's parentheses and what reads as an entity (/p&amp;x) too."""
     entries = [Entry("/", title="Home", description=summary)] + [
-        Entry(f"/p{n}(x)", title=title, description=description)
+        Entry(f"/p{n}(x)&amp;y&#38;", title=title, description=description)
         for n, (title, description) in enumerate(pages)
     ]
     info = PartInfo(1, len(entries), UNDATED, "1.1", to_datetime(0))
