@@ -49,6 +49,8 @@ def django_table(urlconf: str | None = None) -> RouteTable:
 
     views: dict[str, object] = {}
     framework: set[str] = set()
+    # By identity: a view need not be hashable.
+    framework_views: dict[int, object] = {}
     lists: list[object] = []
     for route, pattern, own in _walk(get_resolver(urlconf).url_patterns, "", False, 0):
         view = getattr(pattern, "callback", None)
@@ -56,6 +58,10 @@ def django_table(urlconf: str | None = None) -> RouteTable:
         module = _module(view)
         if own or module.startswith(_OWN):
             framework.add(route)
+            # Its view too: a request's route read otherwise than here (in a
+            # language or a URLconf of its own) still names the view.
+            if view is not None:
+                framework_views.setdefault(id(view), view)
         if module.startswith(_SITEMAP_VIEWS):
             given = (getattr(pattern, "default_args", None) or {}).get("sitemaps")
             if given:
@@ -66,6 +72,7 @@ def django_table(urlconf: str | None = None) -> RouteTable:
     return RouteTable(
         MappingProxyType(views),
         frozenset(framework),
+        framework_views=tuple(framework_views.values()),
         gets=frozenset(views),
         listed=listed,
         spelling=DJANGO,
@@ -76,22 +83,49 @@ def _walk(
     patterns: Iterable[Any], prefix: str, own: bool, depth: int
 ) -> Iterator[tuple[str, Any, bool]]:
     """Each URL pattern with its route (as ``ResolverMatch.route`` joins
-    them) and whether it is under Django's own ``include`` (the admin's)."""
+    them; under ``i18n_patterns()`` once per language) and whether it is
+    under Django's own ``include`` (the admin's)."""
+    from django.urls import LocalePrefixPattern
+
     for pattern in patterns:
-        route = _join(prefix, str(pattern.pattern))
         children = getattr(pattern, "url_patterns", None)
         if children is None:
-            yield route, pattern, own
+            yield _join(prefix, str(pattern.pattern)), pattern, own
         elif depth < MAX_LAYERS:
-            inner = own or getattr(pattern, "app_name", None) == "admin"
-            urlconf = getattr(pattern, "urlconf_name", None)
-            name = (
-                urlconf
-                if isinstance(urlconf, str)
-                else getattr(urlconf, "__name__", "")
-            )
-            inner = inner or name.startswith(_OWN)
-            yield from _walk(children, route, inner, depth + 1)
+            inner = own or _is_own(pattern)
+            if isinstance(pattern.pattern, LocalePrefixPattern):
+                yield from _each_language(pattern, prefix, inner, depth + 1)
+            else:
+                route = _join(prefix, str(pattern.pattern))
+                yield from _walk(children, route, inner, depth + 1)
+
+
+def _each_language(
+    resolver: Any, prefix: str, own: bool, depth: int
+) -> Iterator[tuple[str, Any, bool]]:
+    """The patterns of ``i18n_patterns()`` once per language of
+    ``settings.LANGUAGES``: a request's route has its language's prefix
+    (``fr/about/``; none for the default one without
+    ``prefix_default_language``), and a translated pattern its words."""
+    from django.conf import settings
+    from django.utils import translation
+
+    for code, _name in settings.LANGUAGES:
+        with translation.override(code):
+            # Read whole in the language: the generator yields outside it.
+            route = _join(prefix, str(resolver.pattern))
+            found = list(_walk(resolver.url_patterns, route, own, depth))
+        yield from found
+
+
+def _is_own(resolver: Any) -> bool:
+    """Whether an ``include`` is Django's own: the admin's, or a URLconf of
+    its own pages (``django.contrib.auth.urls``)."""
+    if getattr(resolver, "app_name", None) == "admin":
+        return True
+    urlconf = getattr(resolver, "urlconf_name", None)
+    name = urlconf if isinstance(urlconf, str) else getattr(urlconf, "__name__", "")
+    return name.startswith(_OWN)
 
 
 def _join(first: str, second: str) -> str:

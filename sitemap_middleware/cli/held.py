@@ -49,17 +49,22 @@ class Held:
         self.notes: list[Decision] = []
         self.settings: dict[str, str] = {}
 
-    def apply(self, indexnow: bool) -> int:
+    def apply(self, indexnow: bool, refused: bool = False) -> int:
         """Remove what was held (queueing their IndexNow pushes when
-        ``indexnow`` and the store keeps them), note the decisions, set the
-        settings: the number of paths removed."""
+        ``indexnow`` and the store keeps them; withdrawing any pending one
+        instead when every removal is ``refused`` by the config, prune's,
+        as the re-check's are: a URL the config refuses is never sent), note
+        the decisions, set the settings: the number of paths removed."""
         store = self.store
         removed = 0
-        pushing = indexnow and isinstance(store, Pushes) and isinstance(store, Pushing)
+        pushing = isinstance(store, Pushes) and isinstance(store, Pushing)
         paths = list(self.removed)
         for start in range(0, len(paths), BATCH):
             batch = paths[start : start + BATCH]
-            if pushing:
+            if pushing and refused:
+                with store.withdrawing():
+                    removed += store.remove(batch)
+            elif pushing and indexnow:
                 with store.pushing():
                     removed += store.remove(batch)
             else:

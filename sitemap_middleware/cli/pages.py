@@ -387,7 +387,7 @@ def prune(target: Target, dry_run: bool, check: bool, yes: bool, as_json: bool) 
         if not preview:
             if removed:
                 _brake(len(removed), recheck.checked, yes)
-            store.apply(config.indexnow is not None)
+            store.apply(config.indexnow is not None, refused=True)
     would = "would be " if preview else ""
     totals = {
         "checked": recheck.checked,

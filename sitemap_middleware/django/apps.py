@@ -40,7 +40,8 @@ class SitemapConfig(AppConfig):  # type: ignore[misc]
 
     def sitemap(self) -> DjangoSitemap:
         """The middleware's shared part (store, writer, server), built from
-        ``settings.SITEMAP`` on first use, one per process.
+        ``settings.SITEMAP`` on first use, one per process, its routes
+        learned from the URLconf.
 
         :raises ImproperlyConfigured: naming the key at fault.
         """
@@ -55,7 +56,12 @@ class SitemapConfig(AppConfig):  # type: ignore[misc]
                     self._built = DjangoSitemap(_setting())
                 except ConfigError as exc:
                     raise ImproperlyConfigured(f"settings.{SETTING}: {exc}") from exc
-            return self._built
+            built = self._built
+        # Here, not only in the middleware: once override_settings has built
+        # it again, no handler loads its middleware to learn the routes. Out
+        # of the lock: the URLconf it imports may ask for the sitemap.
+        built.learn()
+        return built
 
     def replace(self, sitemap: DjangoSitemap | None) -> DjangoSitemap | None:
         """Put ``sitemap`` in place of the one built (``None``: build again

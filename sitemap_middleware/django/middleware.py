@@ -56,8 +56,9 @@ class DjangoSitemap(SitemapBase):
         return self if site is None else site
 
     def learn(self) -> None:
-        """The project's URL patterns, read once: the URLconf is final once
-        the handler loads its middleware."""
+        """The project's URL patterns, read once, when the app builds it: the
+        URLconf is final by then (a handler loads its middleware, a request or
+        a test asks for the sitemap)."""
         if self._table is None:
             table = django_table()
             self._learn(table, final=False)
@@ -180,7 +181,7 @@ class SitemapMiddleware:
                 "sitemap_middleware.django.SitemapMiddleware needs"
                 " 'sitemap_middleware.django' in INSTALLED_APPS"
             ) from None
-        self._app.sitemap().learn()
+        self._app.sitemap()  # built at start-up: a bad SITEMAP fails it
         self._async = iscoroutinefunction(get_response)
         if self._async:
             markcoroutinefunction(self)

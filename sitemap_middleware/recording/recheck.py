@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
@@ -20,7 +21,7 @@ from ..render import IMAGE_NS, ORIGIN, SITEMAP_NS, URLSET_CLOSE, URLSET_OPEN, XH
 from ..routes import Route
 from ..sections import DEFAULT, Sections
 from ..stores.abroad import Clusters
-from ..stores.contract import Shared, Store
+from ..stores.contract import Pushing, Shared, Store
 from ..stores.hreflang import unpack
 from .breaker import Bugs
 from .refusal import Rules, refuse
@@ -211,6 +212,12 @@ class Recheck:
     def __init__(self, store: Store, judge: Judge, digest: str) -> None:
         self._store = store
         self._clusters = store if isinstance(store, Clusters) else None
+        # What the config refuses is never pushed to IndexNow: its removal
+        # withdraws a push still pending (one queued before the config
+        # refused it), in the same write.
+        self._withdrawing: Callable[[], AbstractContextManager[None]] = (
+            store.withdrawing if isinstance(store, Pushing) else nullcontext
+        )
         self._judge = judge
         self.digest = digest
         self.done = not isinstance(store, Shared)
@@ -355,7 +362,8 @@ class Recheck:
                 )
         # Written before the counts move on: an outage checks the part again.
         if refused:
-            store.remove(refused)
+            with self._withdrawing():
+                store.remove(refused)
         if rewrites:
             store.upsert(self._declaring(rewrites))
         # Pages moved to a part not checked yet are met there again.

@@ -169,8 +169,8 @@ class StoreBase(Generic[C]):
         self._conn: C | None = None
         self._pid = 0
         # What this thread's writes carry besides their entries: where
-        # hreflang() collects its reasons (``into``) and whether pushing() is
-        # on (``pushing``).
+        # hreflang() collects its reasons (``into``) and whether pushing() or
+        # withdrawing() is on (``pushing``, ``withdrawing``).
         self._write_context = threading.local()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -231,11 +231,11 @@ class StoreBase(Generic[C]):
     #   _settle, _plan hreflang's and layout's decisions on them (below)
     #   _apply         a plan: _delete its moved rows from their parts, _write
     #                  its rows, and add to the parts' _summaries
-    #   _queue         the IndexNow pushes
-    # remove: _read, _read_members, _settle, _delete, _queue, _log_removed, and
-    # the members written again through _plan and _apply (_rewrite); resettle:
-    # _read, _read_members, _settle again, _rewrite. After an upsert or a
-    # removal, _tell_abroad (__init_subclass__ wraps them).
+    #   _queue         the IndexNow pushes (_withdraw: a removal's, withdrawn)
+    # remove: _read, _read_members, _settle, _delete, _queue or _withdraw,
+    # _log_removed, and the members written again through _plan and _apply
+    # (_rewrite); resettle: _read, _read_members, _settle again, _rewrite.
+    # After an upsert or a removal, _tell_abroad (__init_subclass__ wraps them).
 
     def _plan(
         self,
@@ -327,6 +327,15 @@ class StoreBase(Generic[C]):
         finally:
             self._write_context.pushing = False
 
+    @contextmanager
+    def withdrawing(self) -> Iterator[None]:
+        """:meth:`.contract.Pushing.withdrawing`."""
+        self._write_context.withdrawing = True
+        try:
+            yield
+        finally:
+            self._write_context.withdrawing = False
+
     def _pushes(self, todo: Plan, old: Mapping[str, Stored]) -> list[str]:
         """The paths of a plan to queue: new, or changed (a new ``lastmod``
         or fingerprint: a change within the second of the last one keeps its
@@ -347,6 +356,9 @@ class StoreBase(Generic[C]):
 
     def _is_pushing(self) -> bool:
         return bool(getattr(self._write_context, "pushing", False))
+
+    def _is_withdrawing(self) -> bool:
+        return bool(getattr(self._write_context, "withdrawing", False))
 
     def epoch(self) -> str:
         """:meth:`.contract.Epoch.epoch`: ``""``, a store that cannot tell."""

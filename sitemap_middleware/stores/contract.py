@@ -212,11 +212,19 @@ class Pushes(Protocol):
 class Pushing(Protocol):
     """The writes that queue their IndexNow pushes: inside :meth:`pushing`, a
     store with :class:`Pushes` queues what an upsert or removal adds, changes
-    or removes, in the write's own transaction. :class:`StoreBase` has it."""
+    or removes, in the write's own transaction; inside :meth:`withdrawing` a
+    removal takes its paths out of the pending set instead. :class:`StoreBase`
+    has it."""
 
     def pushing(self) -> AbstractContextManager[None]:
         """The block in which this thread's upserts and removals also queue
         the paths they add, whose ``lastmod`` they move, or remove."""
+
+    def withdrawing(self) -> AbstractContextManager[None]:
+        """The block in which this thread's removals also withdraw the pending
+        pushes of the paths they remove, claimed or not, in the removal's own
+        transaction: the removals of URLs the config now refuses, which are
+        never sent (a push queued before the config refused them included)."""
 
 
 @runtime_checkable

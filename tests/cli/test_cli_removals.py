@@ -345,3 +345,24 @@ def test_verify_updates_a_changed_article_s_news_title(
     code, _, err = run("verify", "--yes", "--app", spec)
     assert code == Exit.OK, err
     assert titles() == ("Post first (updated)", "Post first (updated)")
+
+
+def test_prune_withdraws_the_pending_push_of_what_it_removes(tmp_path: Path) -> None:
+    """A URL the config refuses is never sent to IndexNow: prune's removal
+    withdraws a push queued before the config refused it (as the re-check's
+    does), and queues none; another page's stays."""
+    uri = f"sqlite:///{tmp_path / 's.sqlite3'}"
+    store = open_store(uri)
+    store.upsert([Entry("/about", OLD), Entry("/admin/users", OLD)])
+    store.queue_pushes(["/about", "/admin/users"])  # type: ignore[attr-defined]
+    store.close()
+    code, out, _ = run("prune", "--store", uri, "--base-url", BASE)
+    assert code == Exit.OK, out
+    assert stored_paths(uri) == ["/about"]
+    store = open_store(uri)
+    try:
+        now = datetime.now(timezone.utc).timestamp()
+        claimed = store.claim_pushes(10, now, now + 60)  # type: ignore[attr-defined]
+    finally:
+        store.close()
+    assert claimed == ["/about"]

@@ -2,7 +2,9 @@
 project browsed anonymously are listed, nothing of a signed-in visitor's, the
 admin and auth pages never; sync and async views, streaming responses passed
 on as they stream; the sitemap served; config errors at start-up, naming the
-key; routes from the URLconf, @sitemap on function and class-based views."""
+key; routes from the URLconf (each language's under i18n_patterns, learned
+again when a test overrides SITEMAP), @sitemap on function and class-based
+views."""
 
 from __future__ import annotations
 
@@ -298,3 +300,113 @@ def test_several_sites_each_list_their_own(tmp_path: Any) -> None:
         index = Client(HTTP_HOST="example.fr").get("/sitemap.xml", secure=True)
     assert found == {"de": ["/about/"], "fr": ["/news/"]}
     assert b"https://example.fr/sitemap-1.xml.gz" in index.content
+
+
+# A password reset page of the project's own template: no robots meta tag (the
+# admin's has one), framework only by its view and route.
+RESET_FORM = (
+    "<!doctype html><html><head><title>Reset your password</title></head><body>"
+    '<h1>Reset</h1><form method="post">{% csrf_token %}{{ form }}</form></body></html>'
+)
+
+
+def own_reset_form() -> Any:
+    """override_settings of the project's templates, RESET_FORM among them."""
+    from django.conf import settings
+    from django.test import override_settings
+
+    engine = settings.TEMPLATES[0]
+    loaders = [
+        (
+            "django.template.loaders.locmem.Loader",
+            {"registration/password_reset_form.html": RESET_FORM},
+        ),
+        "django.template.loaders.filesystem.Loader",
+        "django.template.loaders.app_directories.Loader",
+    ]
+    options = {**engine["OPTIONS"], "loaders": loaders}
+    return override_settings(
+        TEMPLATES=[{**engine, "APP_DIRS": False, "OPTIONS": options}]
+    )
+
+
+def team_urlconf(i18n: bool = False) -> Any:
+    """A URLconf of the about page and Django's auth views under ``team/``
+    (the config's default exclusions take ``/accounts/`` out whatever its
+    route), within ``i18n_patterns()`` if ``i18n``."""
+    from types import ModuleType
+
+    from django.conf.urls.i18n import i18n_patterns
+    from django.urls import include, path
+    from django_site import views
+
+    patterns = [
+        path("about/", views.about),
+        path("team/", include("django.contrib.auth.urls")),
+    ]
+    if i18n:
+        patterns = i18n_patterns(*patterns)
+    urls = ModuleType("team_urls")
+    urls.urlpatterns = patterns  # type: ignore[attr-defined]
+    return urls
+
+
+def test_a_sitemap_built_again_by_override_settings_learns_the_routes(
+    sitemap_settings: dict[str, Any], tmp_path: Any
+) -> None:
+    """The client's handler loaded its middleware under the first config: the
+    sitemap of the second learns the routes without it."""
+    from django.test import override_settings
+
+    reset = "/team/password_reset/"
+    other = {**sitemap_settings, "store": f"sqlite:///{tmp_path / 'other.sqlite3'}"}
+    with own_reset_form(), override_settings(ROOT_URLCONF=team_urlconf()):
+        visitor = client()
+        browse(visitor, [reset])
+        with override_settings(SITEMAP=other):
+            codes = browse(visitor, ["/about/", reset])
+            assert codes == {"/about/": 200, reset: 200}
+            assert listed() == ["/about/"]
+
+
+def test_under_i18n_patterns_each_language_has_its_routes(
+    sitemap_settings: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Each language's prefix is a route of its own (a routes key of the
+    French one applies, unwarned), and the auth views are framework pages in
+    every language, not only in the one active at start-up."""
+    import re
+
+    from django.conf import settings
+    from django.test import override_settings
+
+    from sitemap_middleware.django import get_sitemap
+
+    chain = list(settings.MIDDLEWARE)
+    sessions = chain.index("django.contrib.sessions.middleware.SessionMiddleware")
+    chain.insert(sessions + 1, "django.middleware.locale.LocaleMiddleware")
+    languages = [("en", "English"), ("fr", "French")]
+    routes = {"fr/about/": {"priority": 0.9}}
+    caplog.set_level(logging.WARNING, "sitemap_middleware")
+    with (
+        own_reset_form(),
+        override_settings(
+            ROOT_URLCONF=team_urlconf(i18n=True),
+            MIDDLEWARE=chain,
+            LANGUAGE_CODE="en",
+            LANGUAGES=languages,
+        ),
+        override_settings(SITEMAP={**sitemap_settings, "routes": routes}),
+    ):
+        pages = ["/en/about/", "/fr/about/"]
+        resets = ["/en/team/password_reset/", "/fr/team/password_reset/"]
+        codes = browse(client(), [*pages, *resets])
+        assert set(codes.values()) == {200}
+        assert listed() == pages
+        store = get_sitemap().store
+        xml = b"".join(b"".join(store.fragments(p.number)) for p in store.parts())
+    urls = dict(re.findall(r"<loc>\x00?([^<]*)</loc>(.*?)</url>", xml.decode(), re.S))
+    assert "<priority>0.9</priority>" in urls["/fr/about/"]
+    assert "<priority>" not in urls["/en/about/"]
+    said = [r.getMessage() for r in caplog.records if "no route" in r.getMessage()]
+    assert said == []

@@ -642,6 +642,41 @@ def test_two_workers_on_one_store_push_each_url_once(
     )
 
 
+@pytest.mark.parametrize("kind", ["sqlite", "redis", "postgres"])
+def test_a_pending_push_of_a_url_the_config_now_excludes_is_never_sent(
+    kind: str, endpoint: Endpoint, tmp_path: Path, fresh: Fresh
+) -> None:
+    """Pages recorded while the endpoint cannot be reached stay pending; a
+    deploy then excludes one of them: the config re-check removes it and
+    withdraws its push, so the endpoint hears only of the pages still listed."""
+    uri = fresh.uri(kind, tmp_path)
+    dead = {"indexnow": {"key": KEY, "endpoint": _dead_url(), "interval": 60}}
+    site = make_site("wsgi", {**BASE, "store": uri, **dead})
+    try:
+        for path in ("/blog/café", "/about"):
+            assert site.get(path).status == 200
+        assert site.middleware.flush(5.0)
+    finally:
+        site.close()
+    excluding = {"store": uri, "exclude": ["/blog/*"]}
+    site = make_site("wsgi", {**BASE, **excluding, **_config(endpoint)})
+    try:
+        assert site.get("/search").status == 200
+        assert site.middleware.flush(5.0)
+        endpoint.wait(2)
+        time.sleep(1.5)  # one more interval: nothing else comes
+        urls = endpoint.urls()
+    finally:
+        site.close()
+    store = open_store(uri)
+    try:
+        listed = sorted(entry.path for entry in store.entries(1))
+    finally:
+        store.close()
+    assert listed == ["/about", "/search"]
+    assert sorted(urls) == [f"{ORIGIN}/about", f"{ORIGIN}/search"]
+
+
 def test_a_store_without_pushes_turns_indexnow_off(
     endpoint: Endpoint, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -155,6 +155,9 @@ class RedisBase(StoreBase[Client]):
     def _queue(self, pipe: Pipeline, paths: list[str]) -> None:
         """Queue IndexNow pushes between a write's MULTI and EXEC."""
 
+    def _withdraw(self, pipe: Pipeline, paths: list[str]) -> None:
+        """Withdraw pending IndexNow pushes between a write's MULTI and EXEC."""
+
     def _log_removed(self, pipe: Pipeline, paths: list[str]) -> None:
         """Log removed paths between a write's MULTI and EXEC."""
 

@@ -142,6 +142,7 @@ class PagesMixin(RedisBase):
             writes.tally(routes, stored.row.route, -1)
         rewrite: Callable[[Pipeline], None] | None = None
         pushing = self._is_pushing()
+        withdrawing = self._is_withdrawing()
         if settled.rewrites:
             for path in gone:
                 del state.rows[path]
@@ -164,6 +165,8 @@ class PagesMixin(RedisBase):
             self._unplace(pipe, names, state.places)
             if pushing:
                 self._queue(pipe, names)
+            elif withdrawing:
+                self._withdraw(pipe, names)
             self._log_removed(pipe, names)
             if rewrite is not None:
                 rewrite(pipe)

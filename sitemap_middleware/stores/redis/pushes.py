@@ -47,6 +47,11 @@ class PushesMixin(RedisBase):
         for run in runs(paths):
             pipe.zadd(self._push_key, dict.fromkeys(run, 0))
 
+    def _withdraw(self, pipe: Pipeline, paths: list[str]) -> None:
+        """Withdraw a removal's pending pushes in its transaction."""
+        for run in runs(paths):
+            pipe.zrem(self._push_key, *run)
+
     def claim_pushes(self, limit: int, now: float, until: float) -> list[str]:
         found = self._script(CLAIM, [self._push_key], [repr(now), limit, repr(until)])
         return [text(path) for path in found]

@@ -66,6 +66,7 @@ class PagesMixin(Tables, _Store):
         _delete: Callable[[Any, dict[str, Stored], int], int]
         _rewrite: Callable[[Any, Locked, Settled], None]
         _queue: Callable[[Any, Collection[str]], None]
+        _withdraw: Callable[[Any, Collection[str]], None]
         _log_removed: Callable[[Any, Collection[str]], None]
         _upserts: Callable[[Iterable[Entry], bool], int]
 
@@ -130,6 +131,8 @@ class PagesMixin(Tables, _Store):
             removed = self._delete(conn, gone, held.current)
             if self._is_pushing():
                 self._queue(conn, gone)
+            elif self._is_withdrawing():
+                self._withdraw(conn, gone)
             self._log_removed(conn, gone)
             if settled.rewrites:
                 # The fill read with the rows, as the removal leaves it.

@@ -42,6 +42,13 @@ class PushesMixin(Tables):
         rows = [(path,) for path in sorted(paths)]  # one lock order
         self.dialect.many(conn, _QUEUE, ("text",), rows)
 
+    def _withdraw(self, conn: Any, paths: Collection[str]) -> None:
+        """Withdraw a removal's pending pushes in its transaction."""
+        listed = self.dialect.listed(sorted(paths))
+        conn.execute(
+            self.dialect.sql("DELETE FROM {p}push WHERE path {among}"), (listed,)
+        )
+
     def queue_pushes(self, paths: Iterable[str]) -> None:
         wanted = set(paths)
         if wanted:

@@ -91,6 +91,33 @@ def test_writes_queue_what_they_add_change_or_remove_when_pushing(
     assert store.pending_pushes() == 2
 
 
+def test_a_removal_inside_withdrawing_withdraws_its_pending_pushes(
+    shared_kind: str, tmp_path: Path, fresh: Fresh
+) -> None:
+    """Inside ``withdrawing()`` a removal takes the removed paths' pushes out
+    of the pending set, free or claimed (the claim then deletes nothing),
+    and queues none; the other pending pushes stay."""
+    store: Any = fresh.store(shared_kind, tmp_path)
+    try:
+        _withdraws(store)
+    finally:
+        store.close()
+
+
+def _withdraws(store: Any) -> None:
+    with store.pushing():
+        store.upsert([entry("/a"), entry("/b"), entry("/c")])
+    assert store.claim_pushes(1, 1.0, 2.0) == ["/a"]
+    with store.withdrawing():
+        assert store.remove(["/a", "/b", "/never"]) == 2
+    assert store.pending_pushes() == 1
+    assert store.pushed(["/a"], 2.0) == 0
+    assert store.claim_pushes(10, 3.0, 4.0) == ["/c"]
+    with store.withdrawing():
+        store.remove(["/c"])  # a removal's own push is not queued either
+    assert store.pending_pushes() == 0
+
+
 def test_concurrent_claims_never_share_a_path(
     shared_kind: str, tmp_path: Path, fresh: Fresh
 ) -> None:
