@@ -6,7 +6,7 @@ decided (a preview, a confirmation), then are applied at once or dropped.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from typing import Any, cast
 
@@ -46,29 +46,31 @@ class Held:
         self.writes = writes
         self.removed: dict[str, None] = {}
         """The stored paths a removal asked for, in the order asked."""
+        self.refused: set[str] = set()
+        """Those the config refuses (:meth:`refuse`): never sent to IndexNow."""
         self.notes: list[Decision] = []
         self.settings: dict[str, str] = {}
 
     def apply(self, indexnow: bool, refused: bool = False) -> int:
-        """Remove what was held (queueing their IndexNow pushes when
-        ``indexnow`` and the store keeps them; withdrawing any pending one
-        instead when every removal is ``refused`` by the config, prune's,
-        as the re-check's are: a URL the config refuses is never sent), note
-        the decisions, set the settings: the number of paths removed."""
+        """Remove what was held, note the decisions, set the settings: the
+        number of paths removed. IndexNow hears of a removal (``indexnow``,
+        the store keeping pushes) but of a URL the config refuses (:meth:`refuse`;
+        every one with ``refused``, prune's, as the re-check's): that one is
+        never sent, and a push of it still pending is withdrawn."""
         store = self.store
-        removed = 0
-        pushing = isinstance(store, Pushes) and isinstance(store, Pushing)
+        pushes = isinstance(store, Pushes) and isinstance(store, Pushing)
         paths = list(self.removed)
-        for start in range(0, len(paths), BATCH):
-            batch = paths[start : start + BATCH]
-            if pushing and refused:
-                with store.withdrawing():
-                    removed += store.remove(batch)
-            elif pushing and indexnow:
-                with store.pushing():
-                    removed += store.remove(batch)
-            else:
-                removed += store.remove(batch)
+        kept_out = set(paths) if refused else self.refused
+        withdrawing = store.withdrawing if pushes else nullcontext
+        pushing = store.pushing if pushes and indexnow else nullcontext
+        removed = 0
+        for group, mode in (
+            ([path for path in paths if path in kept_out], withdrawing),
+            ([path for path in paths if path not in kept_out], pushing),
+        ):
+            for start in range(0, len(group), BATCH):
+                with mode():
+                    removed += store.remove(group[start : start + BATCH])
         if self.notes and isinstance(store, Decisions):
             store.note(self.notes)
         if isinstance(store, Shared):
@@ -82,6 +84,13 @@ class Held:
         if self.writes:
             return cast(int, self.store.upsert(entries))
         return sum(1 for _ in entries)
+
+    def refuse(self, paths: Iterable[str]) -> int:
+        """:meth:`remove` of paths the config refuses (never sent to IndexNow
+        when applied)."""
+        wanted = list(paths)
+        self.refused.update(wanted)
+        return self.remove(wanted)
 
     def remove(self, paths: Iterable[str]) -> int:
         asked = [path for path in paths if path not in self.removed]

@@ -302,7 +302,7 @@ def verify(
                     bare, _, query = path.partition("?")
                     route = ready.route(bare) or sitemap.routes.unknown
                     if refuse(policy, config.base_url, bare, query, route):
-                        held.remove([path])
+                        held.refuse([path])
                         continue
                     answers[path] = ready.get(path)
             ready.sitemap.flush(None)

@@ -304,3 +304,34 @@ def test_export_with_the_app_is_what_its_middleware_serves(
             assert written == client.get(f"/{name}", base_url=BASE).data, name
     finally:
         served.wsgi_app.close()
+
+
+def test_verify_withdraws_the_pending_push_of_a_url_the_config_refuses(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stored URL the app's config now refuses is removed by verify and
+    never sent to IndexNow: its push, queued before, is withdrawn; a page
+    that answers keeps its own."""
+    uri = f"sqlite:///{tmp_path / 's.db'}"
+    config = {
+        "base_url": BASE,
+        "store": uri,
+        "exclude": ["/private/*"],
+        # Nothing listens there: no push leaves the machine.
+        "indexnow": {"key": "abcdef123456", "endpoint": "http://127.0.0.1:1/x"},
+    }
+    app = _configured(tmp_path, monkeypatch, config)
+    _filled(uri, ["/", "/private/x"])
+    store = open_store(uri)
+    store.queue_pushes(["/", "/private/x"])  # type: ignore[attr-defined]
+    store.close()
+    result = CliRunner().invoke(main, ["verify", "--app", app, "--yes"])
+    assert result.exit_code == Exit.OK, result.output
+    assert stored_paths(uri) == ["/"]
+    store = open_store(uri)
+    try:
+        now = datetime.now(timezone.utc).timestamp()
+        claimed = store.claim_pushes(10, now, now + 60)  # type: ignore[attr-defined]
+    finally:
+        store.close()
+    assert claimed == ["/"]
