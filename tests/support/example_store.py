@@ -136,6 +136,9 @@ class ShelfStore(StoreBase["shelve.Shelf[Any]"]):
             _drop(rows, parts, routes, gone, current)
             if self._is_pushing():
                 shelf["pushes"] = {**shelf["pushes"], **dict.fromkeys(gone, 0.0)}
+            elif self._is_withdrawing():  # a URL the config refuses: never sent
+                pushes = shelf["pushes"]
+                shelf["pushes"] = {p: at for p, at in pushes.items() if p not in gone}
             # Numbered in the removals log, in the same sync as the rows.
             top, log = shelf["removed"]
             log = [*log, *sorted(gone)][-self.removals_kept :]

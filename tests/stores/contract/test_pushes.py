@@ -92,19 +92,11 @@ def test_writes_queue_what_they_add_change_or_remove_when_pushing(
 
 
 def test_a_removal_inside_withdrawing_withdraws_its_pending_pushes(
-    shared_kind: str, tmp_path: Path, fresh: Fresh
+    store: Any,
 ) -> None:
     """Inside ``withdrawing()`` a removal takes the removed paths' pushes out
     of the pending set, free or claimed (the claim then deletes nothing),
     and queues none; the other pending pushes stay."""
-    store: Any = fresh.store(shared_kind, tmp_path)
-    try:
-        _withdraws(store)
-    finally:
-        store.close()
-
-
-def _withdraws(store: Any) -> None:
     with store.pushing():
         store.upsert([entry("/a"), entry("/b"), entry("/c")])
     assert store.claim_pushes(1, 1.0, 2.0) == ["/a"]
