@@ -104,6 +104,21 @@ def stored_paths(uri: str) -> list[str]:
         store.close()
 
 
+def pending_pushes(uri: str) -> list[str]:
+    """The paths whose IndexNow push the store at ``uri`` holds pending, as a
+    pusher would claim them now (opened and closed here)."""
+    import time
+
+    from sitemap_middleware import open_store
+
+    store: Any = open_store(uri)
+    try:
+        now = time.time()
+        return list(store.claim_pushes(10_000, now, now + 60))
+    finally:
+        store.close()
+
+
 def sitemap_urls(client: Any, prefix: str = "") -> list[str]:
     """Every <loc> of every page the index lists, each document validated.
 
