@@ -5,8 +5,9 @@ decided (a preview, a confirmation), then are applied at once or dropped.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import datetime
 from typing import Any, cast
 
@@ -37,7 +38,9 @@ class Held:
     upserts (a page seen changed, a changefreq rewritten) pass at once, else
     they are dropped too (a dry run changes nothing). Only the features of
     ``store`` are offered (:func:`held`); pushes are not: IndexNow hears of
-    the removals when they are applied. Closing it leaves ``store`` open."""
+    the removals when they are applied. Of ``Pushing`` it has
+    :meth:`withdrawing` alone, so that the config re-check's removals keep
+    their meaning when held. Closing it leaves ``store`` open."""
 
     def __init__(self, store: Store, writes: bool) -> None:
         self.store: Any = store
@@ -47,26 +50,38 @@ class Held:
         self.removed: dict[str, None] = {}
         """The stored paths a removal asked for, in the order asked."""
         self.refused: set[str] = set()
-        """Those the config refuses (:meth:`refuse`): never sent to IndexNow."""
+        """Those removed inside :meth:`withdrawing`: never sent to IndexNow."""
+        # Per thread, as a store's: verify's middleware removes what stopped
+        # answering from its writer while the command refuses URLs.
+        self._context = threading.local()
         self.notes: list[Decision] = []
         self.settings: dict[str, str] = {}
 
-    def apply(self, indexnow: bool, refused: bool = False) -> int:
+    @contextmanager
+    def withdrawing(self) -> Iterator[None]:
+        """:meth:`.contract.Pushing.withdrawing`, held: this thread's removals
+        in the block are of URLs the config refuses; when applied, their
+        pending pushes are withdrawn and none is queued for them."""
+        self._context.withdrawing = True
+        try:
+            yield
+        finally:
+            self._context.withdrawing = False
+
+    def apply(self, indexnow: bool) -> int:
         """Remove what was held, note the decisions, set the settings: the
         number of paths removed. IndexNow hears of a removal (``indexnow``,
-        the store keeping pushes) but of a URL the config refuses (:meth:`refuse`;
-        every one with ``refused``, prune's, as the re-check's): that one is
-        never sent, and a push of it still pending is withdrawn."""
+        the store keeping pushes) but of one made inside :meth:`withdrawing`:
+        that URL is never sent, and a push of it still pending is withdrawn."""
         store = self.store
         pushes = isinstance(store, Pushes) and isinstance(store, Pushing)
-        paths = list(self.removed)
-        kept_out = set(paths) if refused else self.refused
+        paths, refused = list(self.removed), self.refused
         withdrawing = store.withdrawing if pushes else nullcontext
         pushing = store.pushing if pushes and indexnow else nullcontext
         removed = 0
         for group, mode in (
-            ([path for path in paths if path in kept_out], withdrawing),
-            ([path for path in paths if path not in kept_out], pushing),
+            ([path for path in paths if path in refused], withdrawing),
+            ([path for path in paths if path not in refused], pushing),
         ):
             for start in range(0, len(group), BATCH):
                 with mode():
@@ -85,19 +100,16 @@ class Held:
             return cast(int, self.store.upsert(entries))
         return sum(1 for _ in entries)
 
-    def refuse(self, paths: Iterable[str]) -> int:
-        """:meth:`remove` of paths the config refuses (never sent to IndexNow
-        when applied)."""
-        wanted = list(paths)
-        self.refused.update(wanted)
-        return self.remove(wanted)
-
     def remove(self, paths: Iterable[str]) -> int:
-        asked = [path for path in paths if path not in self.removed]
+        wanted = list(paths)
+        asked = [path for path in wanted if path not in self.removed]
         held = self.store.known(asked) if asked else set()
         for path in asked:
             if path in held:
                 self.removed[path] = None
+        if getattr(self._context, "withdrawing", False):
+            # One held already counts too: the config refuses it now.
+            self.refused.update(path for path in wanted if path in self.removed)
         return len(held)
 
     def count(self, route: str | None = None) -> int:

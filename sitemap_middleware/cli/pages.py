@@ -302,7 +302,9 @@ def verify(
                     bare, _, query = path.partition("?")
                     route = ready.route(bare) or sitemap.routes.unknown
                     if refuse(policy, config.base_url, bare, query, route):
-                        held.refuse([path])
+                        # Never pushed: the config refuses it (cli.held).
+                        with held.withdrawing():
+                            held.remove([path])
                         continue
                     answers[path] = ready.get(path)
             ready.sitemap.flush(None)
@@ -387,7 +389,7 @@ def prune(target: Target, dry_run: bool, check: bool, yes: bool, as_json: bool) 
         if not preview:
             if removed:
                 _brake(len(removed), recheck.checked, yes)
-            store.apply(config.indexnow is not None, refused=True)
+            store.apply(config.indexnow is not None)
     would = "would be " if preview else ""
     totals = {
         "checked": recheck.checked,

@@ -21,7 +21,7 @@ from ..render import IMAGE_NS, ORIGIN, SITEMAP_NS, URLSET_CLOSE, URLSET_OPEN, XH
 from ..routes import Route
 from ..sections import DEFAULT, Sections
 from ..stores.abroad import Clusters
-from ..stores.contract import Pushing, Shared, Store
+from ..stores.contract import Shared, Store, Withdrawing
 from ..stores.hreflang import unpack
 from .breaker import Bugs
 from .refusal import Rules, refuse
@@ -216,7 +216,7 @@ class Recheck:
         # withdraws a push still pending (one queued before the config
         # refused it), in the same write.
         self._withdrawing: Callable[[], AbstractContextManager[None]] = (
-            store.withdrawing if isinstance(store, Pushing) else nullcontext
+            store.withdrawing if isinstance(store, Withdrawing) else nullcontext
         )
         self._judge = judge
         self.digest = digest

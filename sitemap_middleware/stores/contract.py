@@ -209,7 +209,20 @@ class Pushes(Protocol):
 
 
 @runtime_checkable
-class Pushing(Protocol):
+class Withdrawing(Protocol):
+    """Removals that withdraw pending IndexNow pushes: what the config re-check
+    asks of a store (a store with :class:`Pushing` has it, and so has the
+    command line's held store, which withdraws when its removals are applied)."""
+
+    def withdrawing(self) -> AbstractContextManager[None]:
+        """The block in which this thread's removals also withdraw the pending
+        pushes of the paths they remove, claimed or not, in the removal's own
+        transaction: the removals of URLs the config now refuses, which are
+        never sent (a push queued before the config refused them included)."""
+
+
+@runtime_checkable
+class Pushing(Withdrawing, Protocol):
     """The writes that queue their IndexNow pushes: inside :meth:`pushing`, a
     store with :class:`Pushes` queues what an upsert or removal adds, changes
     or removes, in the write's own transaction; inside :meth:`withdrawing` a
@@ -219,12 +232,6 @@ class Pushing(Protocol):
     def pushing(self) -> AbstractContextManager[None]:
         """The block in which this thread's upserts and removals also queue
         the paths they add, whose ``lastmod`` they move, or remove."""
-
-    def withdrawing(self) -> AbstractContextManager[None]:
-        """The block in which this thread's removals also withdraw the pending
-        pushes of the paths they remove, claimed or not, in the removal's own
-        transaction: the removals of URLs the config now refuses, which are
-        never sent (a push queued before the config refused them included)."""
 
 
 @runtime_checkable

@@ -329,3 +329,34 @@ def test_verify_withdraws_the_pending_push_of_a_url_the_config_refuses(
     assert result.exit_code == Exit.OK, result.output
     assert stored_paths(uri) == ["/"]
     assert pending_pushes(uri) == ["/"]
+
+
+def test_verify_withdraws_what_the_config_refuses_and_pushes_what_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In one run: the refused URL's pending push is withdrawn, the removal
+    of a page that stopped answering (404) is pushed; a dry run before it
+    changes nothing."""
+    uri = f"sqlite:///{tmp_path / 's.db'}"
+    config = {
+        "base_url": BASE,
+        "store": uri,
+        "exclude": ["/private/*"],
+        # Nothing listens there: no push leaves the machine.
+        "indexnow": {"key": "abcdef123456", "endpoint": "http://127.0.0.1:1/x"},
+    }
+    app = _configured(tmp_path, monkeypatch, config)
+    _filled(uri, ["/", "/gone", "/private/x"])
+    store = open_store(uri)
+    store.queue_pushes(["/private/x"])  # type: ignore[attr-defined]
+    store.close()
+    dry = CliRunner().invoke(main, ["verify", "--app", app, "--dry-run"])
+    assert dry.exit_code == Exit.OK, dry.output
+    assert stored_paths(uri) == ["/", "/gone", "/private/x"]
+    store = open_store(uri)
+    assert store.pending_pushes() == 1  # type: ignore[attr-defined]
+    store.close()
+    result = CliRunner().invoke(main, ["verify", "--app", app, "--yes"])
+    assert result.exit_code == Exit.OK, result.output
+    assert stored_paths(uri) == ["/"]
+    assert pending_pushes(uri) == ["/gone"]

@@ -28,12 +28,13 @@ from sitemap_middleware.stores.contract import (
     Shared,
     Snapshot,
     Visits,
+    Withdrawing,
 )
 
 # What every store of the suite has, the example third-party store of
 # tests/support/example_store.py (built from the exported base only) included.
 COMMON = {Store, Shared, Decisions, Pushes, Pushing, Hreflang, Epoch, Removals}
-COMMON |= {Visits, News}
+COMMON |= {Visits, News, Withdrawing}
 
 # Each kind: the capabilities its store has, and no other.
 # The package's stores can tell whether they hold a sitemap (Present); the
