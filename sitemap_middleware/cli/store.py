@@ -100,20 +100,17 @@ def stats(target: Target, as_json: bool) -> None:
             )
         )
         return
-    click.echo(f"{total:,} URLs in {len(parts)} part{'s' * (len(parts) != 1)}")
+    click.echo(f"{plural(total, 'URL')} in {plural(len(parts), 'part')}")
     if newest is not None:
         click.echo(f"newest change: {render.w3c_datetime(newest)}")
     if sections:
         click.echo("sections:")
         for name, found in sections.items():
-            urls = sum(p.urls for p in found)
-            click.echo(
-                f"  {name}: {urls:,} URL{'s' * (urls != 1)} in"
-                f" {plural(len(found), 'part')}"
-            )
+            urls = plural(sum(p.urls for p in found), "URL")
+            click.echo(f"  {name}: {urls} in {plural(len(found), 'part')}")
     for p in parts:
         click.echo(
-            f"  part {p.number}: {p.urls:,} URLs, lastmod "
+            f"  part {p.number}: {plural(p.urls, 'URL')}, lastmod "
             f"{lastmod_text(p.lastmod) or 'none'}, version {p.version}"
             + (f", section {label(p.section)}" if sections else "")
         )
@@ -255,8 +252,8 @@ def export(target: Target, directory: str, text: bool, schema_location: bool) ->
     click.echo(f"wrote {len(files)} files to {directory}")
     for name, found in by_section(parts).items():
         numbers = ", ".join(PART.build(p.number)[1:] for p in found)
-        urls = sum(p.urls for p in found)
-        click.echo(f"section {name}: {urls:,} URL{'s' * (urls != 1)} in {numbers}")
+        urls = plural(sum(p.urls for p in found), "URL")
+        click.echo(f"section {name}: {urls} in {numbers}")
     click.echo("add this line to the site's robots.txt:")
     click.echo(f"Sitemap: {site.url(INDEX.build())}")
 

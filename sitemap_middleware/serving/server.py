@@ -25,7 +25,7 @@ from ..errors import StoreError, StoreFault
 from ..model import PartInfo, to_datetime
 from ..paths import TEXT, Document
 from ..sitemaps import MAX_NEWS, NEWS_WINDOW, escape
-from ..stores.contract import News, Store
+from ..stores.contract import News, Store, news_cutoff
 from .ahead import ahead
 from .bounded import Bounded
 from .validators import Header, Validators, versions_of
@@ -368,13 +368,17 @@ class Server:
         self, parts: list[PartInfo]
     ) -> tuple[bytes | None, datetime | None]:
         """The news sitemap's body and when it changed (its newest article's
-        publication, or a change of a part: a removal), ``(None, None)`` when
-        no article of the two days before :attr:`clock` can be listed."""
+        publication, the last article's leaving the window, or a change of a
+        part: a removal), ``(None, None)`` when no article of the two days
+        before :attr:`clock` can be listed."""
         news = self._config.news
         if news is None or self._news is None or not parts:
             return None, None
         now = int(self.clock())
-        found = self._news.news(now - NEWS_WINDOW, MAX_NEWS)
+        # The articles kept, past the window too: newest first, the first one
+        # past it is the last to have left (sitemaps.org: a sitemap's lastmod
+        # is when the file changed). One read, as for the window alone.
+        found = self._news.news(news_cutoff(now), MAX_NEWS)
         learned: list[str | None] = []  # the site's name its titles repeat, once
 
         def site_name() -> str:
@@ -384,10 +388,13 @@ class Server:
 
         origin = escape(self._config.base_url)
         listed: list[str] = []
-        newest = 0
+        latest = 0
         for path, published, title, language, name in found:
             if published > now:  # a clock moved back: not yet
                 continue
+            if published < now - NEWS_WINDOW:  # it left then; the rest before
+                latest = max(latest, published + NEWS_WINDOW)
+                break
             name = news.name or name or site_name()
             language = news.language or language
             try:
@@ -395,10 +402,10 @@ class Server:
             except ValueError:  # no name, language or title to list it under
                 continue
             listed.append(url)
-            newest = max(newest, published)
+            latest = max(latest, published)
         if not listed:
             return None, None
-        changed = max(to_datetime(newest), *(p.changed for p in parts))
+        changed = max(to_datetime(latest), *(p.changed for p in parts))
         return render.news_urlset(listed, self._schema), changed
 
     def _part(self, document: Document, number: int, header: Header) -> Response:

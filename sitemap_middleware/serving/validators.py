@@ -1,6 +1,7 @@
 """A document's validators: its ETag, the one name of its bytes (what the
-config makes them of, :func:`looks`, and the version of what they list), its
-Last-Modified, and the one rule of a 304 (:meth:`Validators.check`).
+config and the release make them of, :func:`looks`, and the version of
+what they list), its Last-Modified, and the one rule of a 304
+(:meth:`Validators.check`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from datetime import datetime
 
 from werkzeug.http import http_date, parse_etags, quote_etag
 
-from .. import render
+from .. import _version, render
 from ..config import Config
 from ..model import PartInfo
 
@@ -26,10 +27,14 @@ def versions_of(parts: Iterable[PartInfo]) -> tuple[tuple[int, str], ...]:
 
 def looks(config: Config) -> tuple[object, ...]:
     """Every value of ``config`` a document's bytes are made of, besides
-    what the store holds: a key a renderer reads is named here, and only
-    here, so that a deploy that changes a body changes its ETag. (The news
-    sitemap's version is its body's hash: the ``news`` key needs no place.)"""
+    what the store holds, and the release that renders them: a key a
+    renderer reads is named here, and only here, so that a deploy that
+    changes a body changes its ETag. (The news sitemap's version is its
+    body's hash: the ``news`` key needs no place.)"""
     return (
+        # An upgrade may render the same store and config otherwise; the
+        # version --version prints (importlib.metadata, read once a config).
+        _version(),
         # The locs are built from base_url: a moved site (http to https) on
         # the same store serves other bytes.
         config.base_url,
@@ -72,10 +77,10 @@ class Validators:
         Last-Modified cannot move with every change of its bytes. An index,
         the site map page or llms.txt lose a part that empties (the stores
         keep its summary, but no read returns it: one would be a change to
-        every store), the news sitemap loses an article that ages out, a
-        deploy changes a body (:func:`looks`), two changes fall within one
-        second. Only the ETag names the bytes, and crawlers that keep it
-        send it.
+        every store), the index no longer names a news sitemap whose last
+        article aged out, a deploy changes a body (:func:`looks`), two
+        changes fall within one second. Only the ETag names the bytes, and
+        crawlers that keep it send it.
         """
         tag = repr((self._looks, key)).encode()
         etag = hashlib.sha1(tag).hexdigest()[:20]

@@ -439,7 +439,7 @@ NEWS_KEPT = 5 * MAX_NEWS
 
 @runtime_checkable
 class News(Protocol):
-    """The news articles of the last :data:`~..sitemaps.NEWS_WINDOW` seconds,
+    """The news articles of the last two news windows (:func:`news_cutoff`),
     for ``/sitemap-news.xml``: a small table of their own beside the pages,
     since a stored ``<url>`` holds no publication date (ARCHITECTURE.md,
     "Decisions"). Written in the writers' batches; a page the store no longer
@@ -448,8 +448,8 @@ class News(Protocol):
     def publish(self, articles: Iterable[Article], now: int) -> None:
         """Keep each article as its path's, in one write (an article with
         ``published`` 0 keeps the stored date, and is dropped when there is
-        none); then drop those published before ``now - NEWS_WINDOW`` and
-        all but the :data:`NEWS_KEPT` newest."""
+        none); then drop those published before :func:`news_cutoff` and all
+        but the :data:`NEWS_KEPT` newest."""
 
     def news(self, since: int, limit: int = MAX_NEWS) -> list[Article]:
         """The articles published at ``since`` or later (epoch seconds) whose
@@ -458,8 +458,12 @@ class News(Protocol):
 
 
 def news_cutoff(now: int) -> int:
-    """The oldest publication time :meth:`News.publish` keeps at ``now``."""
-    return now - NEWS_WINDOW
+    """The oldest publication time :meth:`News.publish` keeps at ``now``: two
+    windows, since the news sitemap lists one and the newest article past it
+    dates the sitemap's change (when it left, NEWS_WINDOW after publication);
+    one published before the cutoff left before any listed one was published,
+    so it can never be the latest change."""
+    return now - 2 * NEWS_WINDOW
 
 
 def newest(articles: Iterable[Article], limit: int) -> list[Article]:

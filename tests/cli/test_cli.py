@@ -92,6 +92,18 @@ def test_stats_reports_totals_parts_and_newest_change(uri: str) -> None:
     assert report["newest_change"] is not None
 
 
+def test_stats_counts_one_url_in_the_singular(tmp_path: Path) -> None:
+    """One URL is "1 URL", in the totals and in its part's line."""
+    uri = f"sqlite:///{tmp_path / 'one.sqlite3'}"
+    store = open_store(uri)
+    store.upsert([Entry("/", WHEN)])
+    store.close()
+    code, out, _ = run("stats", "--store", uri)
+    assert code == Exit.OK
+    assert out.startswith("1 URL in 1 part\n")
+    assert "  part 1: 1 URL, lastmod " in out
+
+
 def test_stats_names_each_counter_s_group(uri: str) -> None:
     """The site-wide counters as stats() groups them: "skipped.incomplete",
     not a bare "incomplete" that could be any group's."""

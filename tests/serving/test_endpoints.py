@@ -13,7 +13,9 @@ from hypothesis import strategies as st
 from support.helpers import gunzip_once, locs, sitemap_urls, validate
 from support.sites import HTML, ROUTES, Site
 
+from sitemap_middleware.serving import validators
 from sitemap_middleware.serving.server import Rendered
+from sitemap_middleware.stores.memory import MemoryStore
 
 
 def test_index_and_page(site: Site) -> None:
@@ -104,6 +106,25 @@ def test_etag_changes_with_content(site: Site) -> None:
     site.visit("/about")
     after = [site.get(p).headers["etag"] for p in ("/sitemap.xml", "/sitemap-1.xml.gz")]
     assert before[0] != after[0] and before[1] != after[1]
+
+
+def test_another_release_has_other_etags(
+    make: Callable[..., Site], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A release may render the same store and config otherwise: the package's
+    version is in every ETag, so a client holding one from before an upgrade
+    gets the new bytes, not a 304."""
+    store = MemoryStore()
+    paths = ("/sitemap.xml", "/sitemap-1.xml.gz")
+    first = make({"store": store})
+    first.visit("/")
+    before = [first.get(p).headers["etag"] for p in paths]
+    assert [make({"store": store}).get(p).headers["etag"] for p in paths] == before
+    monkeypatch.setattr(validators, "_version", lambda: "99.0", raising=False)
+    upgraded = make({"store": store})
+    for path, etag in zip(paths, before, strict=True):
+        again = upgraded.get(path, {"If-None-Match": etag})
+        assert again.status == 200 and again.headers["etag"] != etag, path
 
 
 def test_head_gets_headers_only(site: Site) -> None:

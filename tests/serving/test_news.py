@@ -221,8 +221,8 @@ def test_validators_and_head(make: Callable[..., Site]) -> None:
 
 def test_an_article_that_ages_out_leaves_no_304(make: Callable[..., Site]) -> None:
     """An article that ages out changes the news sitemap, and the last one
-    the index (which no longer names the news sitemap), while nothing moves
-    their Last-Modified: the old validators get the new documents."""
+    the index (which no longer names the news sitemap, and whose
+    Last-Modified goes back): the old validators get the new documents."""
     now = time.time()
     ROUTES["/news/old"] = article("Old", now - NEWS_WINDOW + HOUR)
     ROUTES["/news/new"] = article("New", now - HOUR)
@@ -248,6 +248,36 @@ def test_an_article_that_ages_out_leaves_no_304(make: Callable[..., Site]) -> No
     later(site, NEWS_WINDOW)  # and "new": no news sitemap
     assert site.get("/sitemap-news.xml").status == 404
     assert listed not in refetched("/sitemap.xml", index)
+
+
+def test_an_article_that_ages_out_dates_the_news_sitemap(
+    make: Callable[..., Site],
+) -> None:
+    """An article that leaves the window changes the news sitemap then: its
+    Last-Modified and its ``<lastmod>`` in the index are that moment (two days
+    after its publication) when that is its latest change, and the index's
+    ETag moves with the lastmod it shows (sitemaps.org: a sitemap's lastmod is
+    when the file was modified)."""
+    now = time.time()
+    old = now - NEWS_WINDOW + HOUR
+    ROUTES["/news/old"] = article("Old", old)
+    ROUTES["/news/new"] = article("New", now - 2 * HOUR)
+    site = make({"news": NEWS})
+    site.visit("/news/old", "/news/new")
+    before = site.get("/sitemap.xml")
+    later(site, 2 * HOUR)  # "old" left an hour ago, after "new" and the visits
+    assert set(news_stories(site)) == {f"{BASE_URL}/news/new"}
+    left = w3c(int(old) + NEWS_WINDOW)
+    news = site.get("/sitemap-news.xml")
+    modified = parse_date(news.headers["last-modified"])
+    assert modified is not None and w3c(modified.timestamp()) == left
+    index = site.get("/sitemap.xml", {"If-None-Match": before.headers["etag"]})
+    assert index.status == 200 and index.headers["etag"] != before.headers["etag"]
+    dates = {
+        s.findtext("sm:loc", namespaces=NS): s.findtext("sm:lastmod", namespaces=NS)
+        for s in validate(index.body).iterfind("sm:sitemap", NS)
+    }
+    assert dates[f"{BASE_URL}/sitemap-news.xml"] == left
 
 
 def test_a_page_known_before_news_was_on(make: Callable[..., Site]) -> None:

@@ -1,5 +1,5 @@
-"""The articles of the last two days (stores.contract.News): the ``news`` hash, path ->
-JSON [title, language, name], and ``news_by``, path by published.
+"""The articles of the last two news windows (stores.contract.News): the ``news``
+hash, path -> JSON [title, language, name], and ``news_by``, path by published.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The news sitemap's articles (stores.contract.News): the last two days' beside
-the pages, at most NEWS_KEPT, read joined with the pages held so that any
-removal takes an article out.
+"""The news sitemap's articles (stores.contract.News): the last two windows'
+(news_cutoff) beside the pages, at most NEWS_KEPT, read joined with the pages
+held so that any removal takes an article out.
 """
 
 from __future__ import annotations

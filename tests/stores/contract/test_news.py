@@ -35,7 +35,7 @@ def test_news_keeps_the_recent_articles_of_held_pages(
             _article("/a", NOW - HOUR),
             _article("/b", NOW - 2 * HOUR),
             _article("/c", NOW - HOUR, "C & <co>"),
-            _article("/old", NOW - NEWS_WINDOW - 1),  # too old: dropped at once
+            _article("/old", NOW - 2 * NEWS_WINDOW - 1),  # too old: dropped at once
             _article("/unheld", NOW - HOUR),  # no such page: never listed
         ],
         NOW,
@@ -56,12 +56,15 @@ def test_news_keeps_the_recent_articles_of_held_pages(
     assert [a.path for a in store.news(since)] == ["/b", "/a"]
     store.upsert([Entry("/c", T0)])
     assert [a.path for a in store.news(since)] == ["/c", "/b", "/a"]
-    # Two days on, the articles age out: the read asks from a later time,
-    # and the next write drops them.
+    # Two days on, the articles age out: the read asks from a later time.
+    # Kept a window more (the newest past the window dates the news
+    # sitemap's change), a write two windows on drops them.
     later = NOW + NEWS_WINDOW
     assert store.news(later - NEWS_WINDOW) == []
     store.publish([_article("/b", later - 5)], later)
     assert [a.path for a in store.news(later - NEWS_WINDOW)] == ["/b"]
+    assert [a.path for a in store.news(0)] == ["/b", "/c", "/a"]
+    store.publish([], NOW + 2 * NEWS_WINDOW)
     store.upsert([Entry("/a", T0)])
     assert [a.path for a in store.news(0)] == ["/b"]  # /a's row is gone
 
