@@ -50,22 +50,14 @@ def __getattr__(name: str) -> object:
     if name in _LAZY:
         return getattr(importlib.import_module(_LAZY[name], __name__), name)
     if name == "__version__":
-        return _version()
+        from .render import release
+
+        return release()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
     return sorted({*globals(), *__all__, "__version__"})
-
-
-def _version() -> str:
-    # importlib.metadata costs more to import than the rest of the package.
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("sitemap-middleware")
-    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
-        return "0+unknown"
 
 
 # In sorted() order (tests/test_public_api.py), constants among the rest.

@@ -27,6 +27,19 @@ from .sitemaps import (
 )
 from .visible import visible
 
+
+def release() -> str:
+    """The package's version (``__version__``, what ``--version`` prints): the
+    bytes rendered depend on it too (``serving.validators.looks``)."""
+    # importlib.metadata costs more to import than the rest of the package.
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("sitemap-middleware")
+    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        return "0+unknown"
+
+
 DEFLATE: ModuleType = zlib
 try:  # optional, "sitemap-middleware[fast]": the same gzip, deflated ~2.5x faster
     from zlib_ng import zlib_ng

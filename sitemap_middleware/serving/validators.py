@@ -12,9 +12,10 @@ from datetime import datetime
 
 from werkzeug.http import http_date, parse_etags, quote_etag
 
-from .. import _version, render
+from .. import render
 from ..config import Config
 from ..model import PartInfo
+from ..render import release
 
 Header = Callable[[str], "str | None"]
 
@@ -34,7 +35,7 @@ def looks(config: Config) -> tuple[object, ...]:
     return (
         # An upgrade may render the same store and config otherwise; the
         # version --version prints (importlib.metadata, read once a config).
-        _version(),
+        release(),
         # The locs are built from base_url: a moved site (http to https) on
         # the same store serves other bytes.
         config.base_url,
