@@ -536,6 +536,24 @@ AT = ["EXAMPLE.de"]
             "host 'example.de' is in the hosts of both 'de' and 'at'",
         ),
         (
+            {
+                "sites": {
+                    **TWO_SITES,
+                    "at": {"base_url": "https://example.de", "hosts": ["x.at"]},
+                }
+            },
+            "'de' and 'at' in 'sites' have the same base_url 'https://example.de'",
+        ),
+        (
+            {
+                "sites": {
+                    "de": {"base_url": "https://example.de", "hosts": ["www.x.de"]},
+                    "fr": {"base_url": "https://example.fr", "hosts": ["example.de"]},
+                }
+            },
+            "host 'example.de' of the base_url of 'de' is in the hosts of 'fr'",
+        ),
+        (
             {"sites": TWO_SITES, "allowed_hosts": ["example.de"]},
             "'allowed_hosts' and 'sites' do not go together",
         ),

@@ -76,7 +76,30 @@ def sites(key: str, value: Any) -> tuple[SiteOptions, ...]:
                 )
             owner[host] = name
         found.append(SiteOptions(name, url, named))
+    _apart(key, found, owner)
     return tuple(found)
+
+
+def _apart(key: str, found: list[SiteOptions], owner: dict[str, str]) -> None:
+    """Each site's URLs are its own: no two sites share a ``base_url`` (both
+    would publish one /sitemap.xml, each listing part of the pages), and no
+    site is reached by the host of another's ``base_url`` (its pages, visited
+    at their public URLs, would be listed under the other site's)."""
+    first: dict[str, str] = {}
+    for site in found:
+        if site.base_url in first:
+            raise ConfigError(
+                f"{first[site.base_url]!r} and {site.name!r} in {key!r} have the"
+                f" same base_url {site.base_url!r}; each site publishes its own"
+            )
+        first[site.base_url] = site.name
+        host = site_host(urlsplit(site.base_url).hostname or "")
+        other = owner.get(host, site.name)
+        if other != site.name:
+            raise ConfigError(
+                f"host {host!r} of the base_url of {site.name!r} is in the hosts of"
+                f" {other!r} in {key!r}; a site's public host reaches that site"
+            )
 
 
 def with_sites(mapping: Mapping[str, Any]) -> dict[str, Any]:
