@@ -323,14 +323,10 @@ class Server:
         parts = self._store.parts()
         if not parts:
             # An index must list at least one sitemap (siteindex.xsd), so an
-            # empty store has no sitemap yet: 404, not to be cached.
+            # empty store has no sitemap yet.
             if self._on_empty is not None:
                 self._on_empty()
-            if self._pending is not None and self._pending():
-                return _text(
-                    503, NOT_YET, Retry_After=RETRY_AFTER, Cache_Control="no-store"
-                )
-            return _text(404, EMPTY, Cache_Control="no-store")
+            return self._empty()
         news = self._listed_news(parts)[1] if self._config.news else None
         key = (document.kind, 0, versions_of(parts), news)
 
@@ -474,11 +470,11 @@ class Server:
 
     def _llms_txt(self, document: Document, number: int, header: Header) -> Response:
         """llms.txt: the site map's arrangement (the same pages, sections and
-        order) as Markdown; a 404 while nothing is stored, as the index."""
+        order) as Markdown; while nothing is stored, as the index (:meth:`_empty`)."""
         arranged = self.site_maps.arrangement(self._store.parts())
         parts = list(arranged.parts)
         if not parts:
-            return _text(404, EMPTY, Cache_Control="no-store")
+            return self._empty()
         key = (document.kind, 0, arranged.site_name, arranged.versions)
         from . import llms
 
@@ -486,6 +482,15 @@ class Server:
         return self._validated(
             document, key, parts, header, lambda: self._cached(key, build)
         )
+
+    def _empty(self) -> Response:
+        """A document of an empty store, not to be cached: not there yet (503)
+        while this process holds pages not written yet, else missing (404)."""
+        if self._pending is not None and self._pending():
+            return _text(
+                503, NOT_YET, Retry_After=RETRY_AFTER, Cache_Control="no-store"
+            )
+        return _text(404, EMPTY, Cache_Control="no-store")
 
     def _validated(
         self,

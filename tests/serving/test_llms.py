@@ -292,3 +292,19 @@ def test_hostile_titles_and_descriptions_keep_the_structure(
         assert rest == (
             f": {visible(link.description)}" if visible(link.description or "") else ""
         )
+
+
+def test_llms_txt_of_an_empty_store_answers_as_the_index_while_pages_wait() -> None:
+    """Pages seen but not written yet: llms.txt is not there yet (503 with
+    ``Retry-After``), as the index, never a 404 a reader could keep."""
+    from sitemap_middleware.serving.server import Server
+
+    config = Config.from_mapping({"base_url": BASE, "store": "memory://", **LLMS})
+    pending = True
+    server = Server(config, MemoryStore(), pending=lambda: pending)
+    for path in ("/sitemap.xml", "/llms.txt"):
+        reply = server.serve("GET", path, lambda name: None)
+        assert reply.status == 503, path
+        assert dict(reply.headers)["Retry-After"], path
+    pending = False
+    assert server.serve("GET", "/llms.txt", lambda name: None).status == 404
