@@ -202,6 +202,12 @@ class NewsWatch:
             self._shared.set_setting(NEWS_WATCH, json.dumps(since, sort_keys=True))
         self._since = since
 
+    def clear(self) -> None:
+        """Forget since when the sections are watched: read again at the
+        next article (the store's data was made again from nothing, and its
+        setting with it)."""
+        self._since = {}
+
     def dated(self, section: str, first_held: int) -> bool:
         """Whether an undated article of ``section`` whose page the store
         first held at ``first_held`` appeared then, as far as the store can
@@ -228,6 +234,10 @@ class Newsroom:
         )
         self._removals = store if isinstance(store, Removals) else None
         self._watch = NewsWatch(store)
+
+    def clear(self) -> None:
+        """:meth:`NewsWatch.clear`."""
+        self._watch.clear()
 
     def held(self, upserts: Iterable[Upsert]) -> set[str]:
         """Before the pages are written: their sections watched, and which of
@@ -401,18 +411,20 @@ class StoreWatch:
         self._seq: int | None = None
         self._due = 0.0
 
-    def forget(self, recent: Recent, declared: Declared) -> None:
+    def forget(self, recent: Recent, *kept: Declared | Newsroom) -> None:
         """Forget the recent pages the store no longer holds as this writer
         wrote them (:meth:`look`), so that each is read and written again at
         its next request rather than after ``recheck_interval``: those
         removed by anyone (another worker or machine, the command line), or
         all of them when the store's data was made again from nothing (a
         Redis restart that lost it: invariant 20) or more were removed than
-        its log keeps."""
+        its log keeps; ``kept``, what else the writer keeps of the store
+        (alternates written, sections watched for news), then too."""
         removed = self.look()
         if removed is None:
             recent.clear()
-            declared.clear()
+            for each in kept:
+                each.clear()
             return
         for path in removed:
             # Its own removals too: forgotten as written already, or recorded

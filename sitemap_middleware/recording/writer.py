@@ -286,7 +286,7 @@ class Writer:
         decisions log, the visits, this process's counts (each when due);
         ``True`` when none is left (lock held). Idle, it skips StoreWatch."""
         if self._breaker.allows() and (self.started or self._pending):
-            self._watch.forget(self._recent, self._declared)
+            self._watch.forget(self._recent, self._declared, self._newsroom)
         recheck = self._recheck
         if recheck is not None and not recheck.done:
             # The pages follow the config before more are written.

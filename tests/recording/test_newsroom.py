@@ -14,10 +14,12 @@ from typing import Any
 
 import pytest
 from support.helpers import news_stories
+from support.services import require_redis
 from support.sites import BASE, HTML, ROUTES, Site, make_site
 from support.store_kinds import KINDS, Fresh
 
 from sitemap_middleware import Store
+from sitemap_middleware.recording import sharing
 from sitemap_middleware.recording.sharing import NEWS_WATCH
 from sitemap_middleware.sitemaps import NEWS_WINDOW
 from sitemap_middleware.stores.contract import Article
@@ -129,3 +131,34 @@ def test_a_store_that_forgot_removals_dates_no_undated_article(
     ROUTES["/news/dated"] = (200, {"Content-Type": HTML}, [body.encode()])
     site.visit("/news/new", "/news/dated")
     assert set(news_stories(site)) == {f"{URL}/news/dated"}
+
+
+@pytest.mark.services
+def test_a_store_that_lost_its_data_dates_no_undated_article_anew(
+    fresh: Fresh, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Redis emptied under a running worker (a restart without persistence)
+    took the watch of the news sections with it: to the store, an undated
+    article the worker held before is a page first seen now, left out for a
+    window, as a worker started afresh on it leaves it out."""
+    import redis
+
+    monkeypatch.setattr(sharing, "EPOCH_INTERVAL", 0.0)  # the watch looks each flush
+    store = fresh.store("redis", tmp_path)
+    since = int(time.time() - NEWS_WINDOW - HOUR)
+    store.set_setting(NEWS_WATCH, json.dumps({"": since}))  # type: ignore[attr-defined]
+    site = make_site(
+        "wsgi", {**BASE, "store": store, "news": NEWS, "recheck_interval": 0}
+    )
+    try:
+        ROUTES["/news/u"] = article("Undated")
+        site.visit("/news/u")
+        assert set(news_stories(site)) == {f"{URL}/news/u"}
+        with redis.Redis.from_url(require_redis()) as client:
+            client.delete(*client.keys(f"{store.prefix}*"))  # type: ignore[attr-defined]
+        site.visit("/news/u")
+        assert "/news/u" in site.entries()
+        assert news_stories(site) == {}
+    finally:
+        site.close()
+        store.close()
