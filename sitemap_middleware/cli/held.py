@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from ..model import Entry, PartInfo
+from ..reasons import REMOVED
 from ..sitemaps import MAX_NEWS
 from ..stores import Store
 from ..stores.contract import (
@@ -136,8 +137,16 @@ class Held:
 
 class _Shared(Held):
     def add_counts(self, counts: Mapping[str, int]) -> None:
+        # A held removal is counted when applied, as many as it removed: one
+        # the brake stops, or a dry run, removes nothing.
         if self.writes:
-            self.store.add_counts(counts)
+            self.store.add_counts({k: n for k, n in counts.items() if k != REMOVED})
+
+    def apply(self, indexnow: bool) -> int:
+        removed = super().apply(indexnow)
+        if removed:
+            self.store.add_counts({REMOVED: removed})
+        return removed
 
     def counts(self) -> dict[str, int]:
         return cast(dict[str, int], self.store.counts())

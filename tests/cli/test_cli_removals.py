@@ -21,6 +21,7 @@ from support.helpers import pending_pushes, stored_paths
 
 from sitemap_middleware import Entry, open_store
 from sitemap_middleware.cli import BRAKE_URLS, Exit
+from sitemap_middleware.reasons import REMOVED
 
 ROOT = Path(__file__).resolve().parents[2]
 BASE = "http://127.0.0.1:8000"  # the examples' base_url
@@ -74,10 +75,21 @@ def test_verify_stops_before_removing_much_of_the_store(example: str, uri: str) 
     assert f"would remove {len(gone)} of the {len(before)} URLs stored" in err
     assert "--dry-run" in err and "--yes" in err
     assert stored_paths(uri) == before
+    assert _removed_count(uri) == 0  # nothing removed, nothing counted
     code, out, _ = run("verify", "--yes", *args)
     assert code == Exit.OK
     assert f"{len(gone)} removed" in out
     assert stored_paths(uri) == demo_content.PUBLIC_PATHS
+    assert _removed_count(uri) == len(gone)
+
+
+def _removed_count(uri: str) -> int:
+    """The removals every worker and command counted in the store."""
+    store = open_store(uri)
+    try:
+        return int(store.counts().get(REMOVED, 0))  # type: ignore[attr-defined]
+    finally:
+        store.close()
 
 
 def test_verify_removes_a_few_without_asking(uri: str) -> None:
