@@ -1,7 +1,8 @@
 """The Prometheus collector: the site-wide counters and the health figures on a
 fresh registry, read back through prometheus_client's own text parser; the
 health figures kept for a while, made off the scrape, and a store outage that
-leaves a scrape answering.
+leaves a scrape answering; with several ``sites``, every site's figures from one
+collector, each series labelled by its site, and one site's series as they were.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from support.helpers import Bare
+from support.sites import Site, make_site
 from werkzeug.test import Client
 
 from sitemap_middleware import Entry, SitemapCollector, SitemapMiddleware, open_store
@@ -201,7 +203,8 @@ def test_the_package_never_needs_prometheus_client() -> None:
 def test_a_scrape_with_sections_sites_and_crawls_together(tmp_path: Path) -> None:
     """The docs' config with every feature that adds to ``site_stats()`` at
     once: the counters are only counters (a section's dict is none), and
-    ``sitemap_urls`` has one series per section, for each site."""
+    ``sitemap_urls`` has one series per section, for each site (its ``site``
+    label)."""
     config = {
         "sites": {
             "main": {"base_url": BASE},
@@ -222,10 +225,11 @@ def test_a_scrape_with_sections_sites_and_crawls_together(tmp_path: Path) -> Non
             assert client.get(path, base_url="https://blog.example.com").data
         assert made.flush()
         assert "sections" in made.site_stats()  # what the collector once merged
-        main = _scrape(SitemapCollector(made))
-        blog = _scrape(SitemapCollector(made.site("blog")))
+        scraped = _scrape(SitemapCollector(made, wait=10))
     finally:
         made.close()
+    assert {dict(labels).get("site") for _, labels in scraped} == {"main", "blog"}
+    main, blog = _of_site(scraped, "main"), _of_site(scraped, "blog")
     urls = {labels: n for (name, labels), n in main.items() if name == "sitemap_urls"}
     assert urls == {
         (("section", "default"),): 1,
@@ -247,3 +251,143 @@ def test_a_scrape_with_sections_sites_and_crawls_together(tmp_path: Path) -> Non
     }
     assert blog_urls == {(("section", "default"),): 1, (("section", "posts"),): 1}
     assert blog[("sitemap_recorded_total", ())] == 2
+
+
+def _of_site(
+    samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], site: str
+) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """The samples labelled ``site=site``, that label left out."""
+    return {
+        (name, tuple(label for label in labels if label[0] != "site")): value
+        for (name, labels), value in samples.items()
+        if ("site", site) in labels
+    }
+
+
+SITES = {
+    "de": {"base_url": "https://example.de", "hosts": ["example.de"]},
+    "fr": {"base_url": "https://example.fr", "hosts": ["example.fr"]},
+}
+
+
+@pytest.fixture
+def two(stack: str) -> Iterator[Site]:
+    """Two sites on one app, on either stack: two pages on ``de``, one on ``fr``."""
+    site = make_site(stack, {"sites": SITES, "store": "memory://"})
+    for path, host in (("/", "example.de"), ("/about", "example.de")):
+        assert site.fetch(path, [("Host", host)]) == 200
+    assert site.fetch("/xhtml", [("Host", "example.fr")]) == 200
+    assert site.fetch("/missing", [("Host", "example.fr")]) == 404
+    assert site.middleware.flush(5.0)
+    yield site
+    site.close()
+
+
+def test_one_collector_gives_every_site_labelled(two: Site) -> None:
+    """One collector for the middleware, one registry: each site's counters
+    and health figures, every series labelled by its site (the first's too),
+    each metric one family, no series twice: a valid exposition."""
+    registry = prometheus_client.CollectorRegistry()
+    registry.register(SitemapCollector(two.middleware, wait=10))
+    text = prometheus_client.generate_latest(registry).decode()
+    families = list(text_string_to_metric_families(text))
+    names = [family.name for family in families]
+    assert len(names) == len(set(names)), names
+    pairs = [
+        ((sample.name, tuple(sorted(sample.labels.items()))), sample.value)
+        for family in families
+        for sample in family.samples
+    ]
+    series = [key for key, _ in pairs]
+    assert len(series) == len(set(series)), sorted(series)
+    assert {dict(labels).get("site") for _, labels in series} == {"de", "fr"}
+    samples = dict(pairs)
+    de, fr = _of_site(samples, "de"), _of_site(samples, "fr")
+    assert de[("sitemap_recorded_total", ())] == 2
+    assert fr[("sitemap_recorded_total", ())] == 1
+    assert fr[("sitemap_skipped_total", (("reason", "gone"),))] == 1
+    assert ("sitemap_skipped_total", (("reason", "gone"),)) not in de
+    assert de[("sitemap_urls", (("section", "default"),))] == 2
+    assert fr[("sitemap_urls", (("section", "default"),))] == 1
+    assert ("sitemap_health_timestamp_seconds", ()) in de
+    assert ("sitemap_health_timestamp_seconds", ()) in fr
+    for site in ("de", "fr"):  # each site's health kept, the first's the default
+        health = SitemapCollector(two.middleware, wait=10).health(site)
+        assert health is not None
+        assert health.listed == (2 if site == "de" else 1)
+
+
+def test_a_site_view_is_refused(two: Site) -> None:
+    """The collector is the middleware's, every site in it: one of one
+    site's view would repeat that site's series beside it. The default
+    site's view is the middleware itself."""
+    with pytest.raises(ValueError, match=r"SitemapCollector\(middleware\)"):
+        SitemapCollector(two.middleware.site("fr"))
+    assert two.middleware.site("de") is two.middleware
+    with pytest.raises(KeyError):
+        SitemapCollector(two.middleware, wait=10).health("it")
+
+
+# One site's series as they were before sites were labelled: dashboards on
+# them keep working. (family, type) in order; (sample, label names).
+ONE_SITE_FAMILIES = [
+    ("sitemap_recorded", "counter"),
+    ("sitemap_removed", "counter"),
+    ("sitemap_skipped", "counter"),
+    ("sitemap_urls", "gauge"),
+    ("sitemap_fetched_urls", "gauge"),
+    ("sitemap_never_fetched_urls", "gauge"),
+    ("sitemap_stale_urls", "gauge"),
+    ("sitemap_unlisted_fetched_urls", "gauge"),
+    ("sitemap_document_fetched_timestamp_seconds", "gauge"),
+    ("sitemap_lastmod_urls", "gauge"),
+    ("sitemap_health_timestamp_seconds", "gauge"),
+]
+ONE_SITE_SERIES = {
+    ("sitemap_document_fetched_timestamp_seconds", ("engine",)),
+    ("sitemap_fetched_urls", ("engine", "section", "window")),
+    ("sitemap_health_timestamp_seconds", ()),
+    ("sitemap_lastmod_urls", ("age", "section")),
+    ("sitemap_never_fetched_urls", ("section",)),
+    ("sitemap_recorded_total", ()),
+    ("sitemap_removed_total", ()),
+    ("sitemap_skipped_total", ("reason",)),
+    ("sitemap_stale_urls", ("section",)),
+    ("sitemap_unlisted_fetched_urls", ()),
+    ("sitemap_urls", ("section",)),
+}
+
+
+@pytest.mark.parametrize(
+    "config",
+    [{"base_url": BASE}, {"sites": {"main": {"base_url": BASE}}}],
+    ids=["base_url", "one-site"],
+)
+def test_one_site_keeps_its_series_unlabelled(config: dict[str, object]) -> None:
+    made = SitemapMiddleware(_page, {**config, "store": "memory://"})
+    try:
+        client = Client(made)
+        for path in ("/", "/a", "/missing", "/admin/x"):
+            assert client.get(path, base_url=BASE).data
+        assert made.flush()
+        made.store.upsert([Entry("/old", _at(400))])
+        made.store.visited(  # type: ignore[attr-defined]
+            [
+                Visit("/", "google", NOW - DAY, 200),
+                Visit("/sitemap.xml", "google", NOW - 60, 200),
+                Visit("/gone", "google", NOW - 60, 200),
+            ]
+        )
+        registry = prometheus_client.CollectorRegistry()
+        registry.register(SitemapCollector(made, wait=10))
+        text = prometheus_client.generate_latest(registry).decode()
+    finally:
+        made.close()
+    families = list(text_string_to_metric_families(text))
+    assert [(family.name, family.type) for family in families] == ONE_SITE_FAMILIES
+    series = {
+        (sample.name, tuple(sorted(sample.labels)))
+        for family in families
+        for sample in family.samples
+    }
+    assert series == ONE_SITE_SERIES
