@@ -345,20 +345,21 @@ def _crawled(health: Health, family: _Families) -> None:
             fetched([section.label, "", days], window.urls)
             for engine in health.engines:
                 fetched([section.label, engine, days], window.engines.get(engine, 0))
-    never = family(
-        f"{PREFIX}_never_fetched_urls",
-        "Listed URLs no verified crawler's fetch of is kept, by section.",
-        ["section"],
-    )
-    for section in health.sections:
-        never([section.label], section.never_fetched)
-    stale = family(
-        f"{PREFIX}_stale_urls",
-        "Listed URLs no client was served for stale_after seconds, by section.",
-        ["section"],
-    )
-    for section in health.sections:
-        stale([section.label], section.stale)
+    for name, text, figure in (
+        (
+            "never_fetched_urls",
+            "Listed URLs no verified crawler's fetch of is kept, by section.",
+            "never_fetched",
+        ),
+        (
+            "stale_urls",
+            "Listed URLs no client was served for stale_after seconds, by section.",
+            "stale",
+        ),
+    ):
+        add = family(f"{PREFIX}_{name}", text, ["section"])
+        for section in health.sections:
+            add([section.label], getattr(section, figure))
     family(
         f"{PREFIX}_unlisted_fetched_urls",
         "Pages verified crawlers fetched with a 200 that the sitemap lacks.",
