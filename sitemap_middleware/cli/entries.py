@@ -19,6 +19,7 @@ from xml.etree.ElementTree import Element, ParseError, SubElement, XMLPullParser
 
 from .. import render
 from ..model import UNDATED, Entry, entries
+from ..recording.clusters import declared
 from ..render import MAX_PATH_LENGTH
 from ..sitemaps import (
     CHANGEFREQS,
@@ -37,6 +38,7 @@ XHTML_NS = "{http://www.w3.org/1999/xhtml}"
 CHUNK = 64 * 1024
 # Characters of a refused value a report shows.
 SHOWN = 200
+_HTTP = ("http", "https")
 
 # W3C datetime forms (https://www.w3.org/TR/NOTE-datetime) that
 # datetime.fromisoformat never reads: a year, a year and month.
@@ -162,12 +164,20 @@ class _Reader:
     (tests/cli/test_sources.py proves it)."""
 
     def __init__(
-        self, source: str, base_url: str, query: frozenset[str], ns: str
+        self,
+        source: str,
+        base_url: str,
+        query: frozenset[str],
+        ns: str,
+        abroad: tuple[str, ...] = (),
     ) -> None:
         self.source = source
         self.base_url = base_url
         self.query = query
         self.ns = ns
+        self.abroad = abroad
+        """The base URLs of the app's other sites, whose pages an alternate
+        may name (``config.abroad()``)."""
         self.now = datetime.now(timezone.utc)
         """No lastmod is later than this (the read's start)."""
         self._url = f"{ns}url"
@@ -381,20 +391,22 @@ class _Reader:
             kept = None if src is None else _image(src, base_url)
             if kept is not None:
                 images.append(kept)
-        alternates: list[tuple[str, str]] = []
+        links: list[tuple[str, str]] = []
         for link in url.iter(f"{XHTML_NS}link"):
             hreflang, href = link.get("hreflang"), link.get("href")
             if link.get("rel") != "alternate" or not hreflang or not href:
                 continue
-            target = _path(href, base_url, query)
-            if not isinstance(target, Problem) and is_language_tag(hreflang):
-                alternates.append((hreflang, target))
+            # A sitemap's links are absolute URLs (no page to resolve them on).
+            if is_language_tag(hreflang) and urlsplit(href).scheme in _HTTP:
+                links.append((hreflang, href))
         entry = Entry(
             path,
             UNDATED if lastmod is None else lastmod,  # no <lastmod>: no date
             changefreq=changefreq,
             priority=priority,
-            alternates=tuple(alternates),
+            # Kept as a visit keeps a page's: on the site or another of the
+            # app's sites, the query the config keeps.
+            alternates=declared(links, base_url, path, query, self.abroad),
             images=tuple(dict.fromkeys(images)),
         )
         try:
@@ -406,7 +418,7 @@ class _Reader:
 
 def _path(url: str, base_url: str, query: frozenset[str]) -> str | Problem:
     """The stored form of an absolute URL of the site, or why it has none."""
-    if urlsplit(url).scheme not in ("http", "https"):
+    if urlsplit(url).scheme not in _HTTP:
         return Problem(url, "not an absolute http(s) URL")
     path = canonical_target(url, base_url, "/", query)
     if path is None:

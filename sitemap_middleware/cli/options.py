@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, closing, contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -75,15 +75,19 @@ class Target:
         return self.load(self.app_spec)
 
     @contextmanager
-    def site(self, *, existing: bool, needs_base_url: bool) -> Iterator[Site]:
+    def site(
+        self, *, existing: bool, needs_base_url: bool, writes: bool = False
+    ) -> Iterator[Site]:
         """The config and store a store command works on: with the app, its
         middleware's (``--site``'s site's), each option overriding its own;
         without, the options' (``--site``: that site's listing in the store).
-        ``existing``: refuse a store that holds no sitemap."""
+        ``existing``: refuse a store that holds no sitemap; ``writes``: the
+        command writes, and refuses a ``--site`` listing that holds none
+        without the app (``site.check_exists``)."""
         if self.app is None:
             if needs_base_url and self.base_url is None:
                 raise _missing("base_url")
-            with opened(self._listing(), self.base_url, existing=existing) as site:
+            with self._opened(existing, writes) as site:
                 yield site
             return
         # The app's middleware itself: its whole config (what it refuses, the
@@ -111,9 +115,10 @@ class Target:
             yield ready
 
     @contextmanager
-    def judged(self) -> Iterator[Judged]:
+    def judged(self, *, writes: bool = False) -> Iterator[Judged]:
         """The config that judges the stored pages: the app's, else the
-        defaults' for ``--base-url`` and ``--store``."""
+        defaults' for ``--base-url`` and ``--store`` (``writes``: as
+        :meth:`site`'s)."""
         if self.app is not None:
             with self.replayed(existing=True) as ready:
                 sitemap = ready.sitemap
@@ -132,16 +137,20 @@ class Target:
         from ..routes import Routes
         from ..watching.policy import Policy
 
-        with opened(self._listing(), self.base_url, existing=True) as site:
+        with self._opened(True, writes) as site:
             config = site.config
             judge = ConfigJudge(config, Policy(config), Routes(config).resolve)
             yield Judged(config, site.store, judge, lambda path: None)
 
-    def _listing(self) -> str:
+    def _opened(self, existing: bool, writes: bool) -> AbstractContextManager[Site]:
         """The store of the options, without the app: ``--site``'s listing
         in it, as the middleware names it (``config.site_store``)."""
         uri = DEFAULT_STORE if self.store_uri is None else self.store_uri
-        return uri if self.site_name is None else site_listing(uri, self.site_name)
+        name = self.site_name
+        listing = uri if name is None else site_listing(uri, name)
+        return opened(
+            listing, self.base_url, existing=existing, site=name, writes=writes
+        )
 
     @contextmanager
     def _replay(
@@ -158,7 +167,14 @@ class Target:
 
         try:
             with replay(
-                app, store_uri, base_url, limited, hold, self.site_name, existing
+                app,
+                store_uri,
+                base_url,
+                limited,
+                hold,
+                self.site_name,
+                existing,
+                _closed_when_done,
             ) as ready:
                 yield ready
         except UnknownSite as exc:
@@ -169,6 +185,12 @@ class Target:
             fail(hinted(exc, store_uri), Exit.USAGE)
         except StoreError as exc:
             fail(f"the store failed: {exc}", Exit.STORE)
+
+
+def _closed_when_done(store: Store) -> None:
+    """Close ``store`` once the command is done (its click context closed):
+    a run that removes applies its held removals after its replay is over."""
+    click.get_current_context().with_resource(closing(store))
 
 
 def _missing(name: str) -> click.MissingParameter:

@@ -359,7 +359,7 @@ def prune(target: Target, dry_run: bool, check: bool, yes: bool, as_json: bool) 
     from .held import held
 
     preview = dry_run or check
-    with target.judged() as judged:
+    with target.judged(writes=True) as judged:
         if not isinstance(judged.store, Shared):
             fail(
                 f"{type(judged.store).__name__} keeps no settings: it cannot be pruned",

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 from urllib.parse import quote, urlsplit
 
@@ -31,14 +31,14 @@ from ..apps.frameworks import (
     framework_of,
     table_of,
 )
-from ..config import Config, site_store
+from ..config import Config
 from ..core import SitemapBase
 from ..recording.refusal import Refusal, refuse
 from ..routes import Route, params_of
 from ..stores import Store
 from ..urls import canonical_target, split_base_url
 from .loading import AppError
-from .site import check_exists
+from .site import check_exists, linked, overridden
 
 if TYPE_CHECKING:
     from ..wsgi import SitemapMiddleware
@@ -56,44 +56,22 @@ Answer = tuple[int, list[tuple[str, str]]]
 
 Hold = Callable[[Config, Store | None], Config]
 """What a run that removes does to the config it replays with: its store put
-behind one that holds the removals (``cli.held``); given the store the app's
-middleware opened for it (its sites linked), ``None`` for another store."""
+behind one that holds the removals (``cli.held``); given the store of the
+site's listing, linked to the other sites' (the app's middleware's, or one
+opened for another ``--store``: :func:`.site.linked`), ``None`` for another
+store of a config of one site."""
 
 
 class UnknownSite(LookupError):
     """``--site`` names no site of the app's config: a usage error."""
 
 
-def overridden(
-    config: Config, store: str | None, base_url: str | None, limited: bool = True
-) -> Config:
-    """``config`` with another store URI or base URL (checked as the config
-    checks them; the allowed hosts follow a new base URL when they were its),
-    and without the rate of new URLs unless ``limited``."""
-    changes: dict[str, Any] = {}
-    if store is not None or base_url is not None:
-        given = Config.from_mapping(
-            {"base_url": base_url or config.base_url, "store": store or config.store}
-        )
-        changes["store"] = given.store
-        if config.sites and config.site != config.sites[0].name:
-            # A site other than the default: its listing in the store given.
-            changes["store"] = site_store(given.store, config.site)
-        if base_url is not None:
-            changes["base_url"] = given.base_url
-            own = (urlsplit(config.base_url).hostname or "",)
-            if config.allowed_hosts == own:
-                changes["allowed_hosts"] = given.allowed_hosts
-    if not limited and config.new_urls_per_minute is not None:
-        # The rate guards against made-up URLs; the app's own routes are not.
-        changes["new_urls_per_minute"] = None
-    return dataclasses.replace(config, **changes) if changes else config
-
-
 class Asked(NamedTuple):
     """What a replay asks of the app: what it changes of its config
-    (:func:`overridden`), the site whose middleware answers (``None``: the
-    one the app holds), and whether its store must hold a sitemap."""
+    (:func:`.site.overridden`), the site whose middleware answers (``None``: the
+    one the app holds), whether its store must hold a sitemap, and what keeps
+    a store it opens until the command is done (a held run's removals are
+    applied once the replay is over), then closes it."""
 
     store: str | None
     base_url: str | None
@@ -101,17 +79,27 @@ class Asked(NamedTuple):
     hold: Hold | None
     site: str | None
     existing: bool
+    keep: Callable[[Store], object]
 
     def config(self, found: SitemapBase) -> Config:
         """``found``'s config changed as asked; called before anything is
-        requested or flushed, which would make a store that holds none."""
+        requested or flushed, which would make a store that holds none. A
+        middleware of its own answers then: on the app's own store of the
+        site (its sites linked) when the listing is the same, else on the
+        listing asked, linked to the other sites' in that store."""
         config = overridden(found.config, self.store, self.base_url, self.limited)
         if self.existing:
             check_exists(config.store)
-        if self.hold is None:
+        if config is found.config and self.hold is None:
             return config
-        own = found.store if config.store == found.config.store else None
-        return self.hold(config, own)
+        own = (
+            found.store
+            if config.store == found.config.store
+            else linked(config, self.store, self.keep)
+        )
+        if self.hold is not None:
+            return self.hold(config, own)
+        return config if own is None else dataclasses.replace(config, store=own)
 
 
 @dataclasses.dataclass
@@ -250,6 +238,7 @@ def replay(
     hold: Hold | None = None,
     site: str | None = None,
     existing: bool = False,
+    keep: Callable[[Store], object] | None = None,
 ) -> Iterator[Replay]:
     """The app ready for replayed requests: any app the table of frameworks
     knows (``apps.frameworks``), any WSGI or ASGI app holding a sitemap
@@ -258,8 +247,9 @@ def replay(
     middleware with those replaces the app's own, in this process only; so
     does one without the rate of new URLs (``new_urls_per_minute``) unless
     ``limited``, and one with the config ``hold`` gives; ``existing``: a
-    store holding no sitemap is refused before anything makes it. Everything
-    recorded is flushed before this returns.
+    store holding no sitemap is refused before anything makes it; ``keep``
+    closes a store opened for the site when the command is done (by default,
+    when this returns). Everything recorded is flushed before this returns.
 
     :raises AppError: when no sitemap middleware is found, or the app is
         neither WSGI nor ASGI.
@@ -271,19 +261,21 @@ def replay(
     from ..asgi import ASGISitemapMiddleware
     from ..wsgi import SitemapMiddleware
 
-    asked = Asked(store, base_url, limited, hold, site, existing)
-    row, layer = framework_of(app)
-    if row is DJANGO_APP:
-        with _django(layer, asked) as ready:
-            yield ready
-    elif isinstance(app, SitemapMiddleware) or (
-        row.protocol != ASGI and not isinstance(app, ASGISitemapMiddleware)
-    ):
-        with _wsgi(app, row, layer, asked) as ready:
-            yield ready
-    else:
-        with _asgi(app, row, layer, asked) as ready:
-            yield ready
+    with ExitStack() as stack:
+        kept = keep or (lambda store: stack.callback(store.close))
+        asked = Asked(store, base_url, limited, hold, site, existing, kept)
+        row, layer = framework_of(app)
+        if row is DJANGO_APP:
+            with _django(layer, asked) as ready:
+                yield ready
+        elif isinstance(app, SitemapMiddleware) or (
+            row.protocol != ASGI and not isinstance(app, ASGISitemapMiddleware)
+        ):
+            with _wsgi(app, row, layer, asked) as ready:
+                yield ready
+        else:
+            with _asgi(app, row, layer, asked) as ready:
+                yield ready
 
 
 def _origin(config: Config) -> tuple[str, str]:

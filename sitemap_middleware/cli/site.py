@@ -1,7 +1,8 @@
 """What every command shares: the exit codes, a failure in one line, the numbers
 its options take, the site a store command works on (the config of its options and
-its store, shown with its password masked), progress bars, how a lastmod and a
-URL's query are read out.
+its store, shown with its password masked), an app's config with the options in
+place of its own and its site's listing linked to its other sites', progress bars,
+how a lastmod and a URL's query are read out.
 """
 
 from __future__ import annotations
@@ -9,9 +10,9 @@ from __future__ import annotations
 import math
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from enum import IntEnum
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
@@ -24,7 +25,7 @@ from ..config import Config, site_store, store_hint
 from ..errors import ConfigError, StoreError
 from ..model import Entry, PartInfo, dated
 from ..sections import DEFAULT, label
-from ..stores import Store, open_store
+from ..stores import Store, link_sites, open_store
 from ..stores.contract import Present
 from ..urls import redacted
 
@@ -125,13 +126,88 @@ def site_listing(store_uri: str, name: str) -> str:
         fail(str(exc), Exit.USAGE)
 
 
+def overridden(
+    config: Config, store: str | None, base_url: str | None, limited: bool = True
+) -> Config:
+    """``config`` (an app's, of one of its sites) with another store URI or
+    base URL (checked as the config checks them; the allowed hosts follow a
+    new base URL when they were its), and without the rate of new URLs unless
+    ``limited``. ``store`` is the store as configured: the site's listing is
+    the one in it. A value equal to the app's own (once checked) is no
+    change: ``config`` itself is returned when nothing changes."""
+    changes: dict[str, Any] = {}
+    if store is not None or base_url is not None:
+        given = Config.from_mapping(
+            {"base_url": base_url or config.base_url, "store": store or config.store}
+        )
+        if store is not None:
+            # The site's listing in the store given (config.store is one).
+            listing = _listing(config, config.site, given.store)
+            if listing != config.store:
+                changes["store"] = listing
+        if base_url is not None and given.base_url != config.base_url:
+            changes["base_url"] = given.base_url
+            own = (urlsplit(config.base_url).hostname or "",)
+            if config.allowed_hosts == own:
+                changes["allowed_hosts"] = given.allowed_hosts
+    if not limited and config.new_urls_per_minute is not None:
+        # The rate guards against made-up URLs; the app's own routes are not.
+        changes["new_urls_per_minute"] = None
+    return replace(config, **changes) if changes else config
+
+
+def _listing(config: Config, name: str, store: str | Store) -> str | Store:
+    """The listing of site ``name`` of ``config``'s ``sites`` in ``store``:
+    the store itself for the first site (or a config of one site), else the
+    store option ``site`` added once (``config.site_store``)."""
+    if (
+        not isinstance(store, str)
+        or not config.sites
+        or name in ("", config.sites[0].name)
+    ):
+        return store
+    return site_store(store, name)
+
+
+def linked(
+    config: Config, store: str | None, keep: Callable[[Store], object]
+) -> Store | None:
+    """The store of ``config``'s site on its listing (``config.store``) in
+    ``store`` (a URI), linked to the listings of its other ``sites`` in the
+    same store, as the middleware links them (``stores.link_sites``): its
+    writes and removals settle their hreflang clusters. Each store opened is
+    given to ``keep``, which closes it when the command is done. ``None``
+    for a config of one site: nothing to link."""
+    if store is None or len(config.sites) < 2 or not isinstance(config.store, str):
+        return None
+    own = open_store(config.store)
+    keep(own)
+    sites = {config.base_url: (config.store, own)}
+    for other in config.sites:
+        if other.name != config.site:
+            uri = str(_listing(config, other.name, store))
+            opened = open_store(uri)
+            keep(opened)
+            sites[other.base_url] = (uri, opened)
+    for handle in link_sites(sites):
+        keep(handle)
+    return own
+
+
 @contextmanager
 def opened(
-    store_uri: str | Store, base_url: str | None, *, existing: bool
+    store_uri: str | Store,
+    base_url: str | None,
+    *,
+    existing: bool,
+    site: str | None = None,
+    writes: bool = False,
 ) -> Iterator[Site]:
     """The site of the options; ``existing``: refuse a store that holds no
     sitemap (:func:`check_exists`), rather than make one by looking at it. The
-    store is a URI, or the store object an app's config holds."""
+    store is a URI, or the store object an app's config holds. ``site``: the
+    ``--site`` whose listing ``store_uri`` is, without the app; a command that
+    ``writes`` refuses it too when it holds no sitemap (:func:`check_exists`)."""
     uri = store_uri if isinstance(store_uri, str) else None
     try:
         config = Config.from_mapping(
@@ -141,8 +217,8 @@ def opened(
     except ConfigError as exc:
         fail(hinted(exc, uri), Exit.USAGE)
     try:
-        if existing:
-            check_exists(config.store)
+        if existing or (writes and site is not None):
+            check_exists(config.store, site, writes)
         yield Site(config, store)
     except StoreError as exc:
         fail(f"the store failed: {exc}", Exit.STORE)
@@ -157,12 +233,20 @@ def hinted(exc: ConfigError, store_uri: str | None) -> str:
     return f"{exc}; {hint}" if hint else str(exc)
 
 
-def check_exists(store: str | Store) -> None:
+def check_exists(
+    store: str | Store, site: str | None = None, writes: bool = False
+) -> None:
     """Refuse a store that holds no sitemap (an SQLite file not there, another
     app's database, a table prefix nothing was recorded under) before a
     command that needs one uses it, which would make its tables. ``store``: a
     URI (looked at through a store object of its own) or a store object. One
     that cannot tell (:class:`~..stores.contract.Present`) is taken to hold one.
+
+    ``site``: the ``--site`` whose listing ``store`` is, named without the
+    app, which alone knows its first site, whose listing is the store itself
+    (``config.site_store``): the listing of ``--site`` *first* holds nothing.
+    A command that ``writes`` there would fill a listing no site serves: a
+    usage error; one that reads says so too.
 
     :raises StoreError: the store could not be looked at.
     """
@@ -174,11 +258,24 @@ def check_exists(store: str | Store) -> None:
                 if isinstance(store, str)
                 else f"the app's {type(store).__name__}"
             )
-            fail(
-                f"no store at {named} (it holds no sitemap store: nothing"
-                " recorded there yet, or another --store?)",
-                Exit.STORE,
+            if site is None:
+                fail(
+                    f"no store at {named} (it holds no sitemap store: nothing"
+                    " recorded there yet, or another --store?)",
+                    Exit.STORE,
+                )
+            why = (
+                "without --app the command cannot tell which site is the first,"
+                " whose listing is the store itself: give --app, or leave out"
+                " --site for the first site"
             )
+            if writes:
+                fail(
+                    f"--site {site} names the listing {named}, which holds no"
+                    f" sitemap yet: {why}",
+                    Exit.USAGE,
+                )
+            fail(f"no store at {named} (it holds no sitemap store; {why})", Exit.STORE)
     finally:
         if looked is not store:
             looked.close()

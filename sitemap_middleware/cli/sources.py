@@ -108,12 +108,14 @@ class Reading:
         base_url: str,
         query: frozenset[str],
         parts: tuple[_Local, list[str]] | None = None,
+        abroad: tuple[str, ...] = (),
     ) -> None:
         self._documents = documents
         self._problems = problems
         self._base_url = base_url
         self._query = query
         self._parts = parts
+        self._abroad = abroad
         self.total = None if parts else sum(d.urls for d in documents)
         """The ``<url>`` elements (or lines) of the documents: the entries
         given, and the problems among them."""
@@ -155,14 +157,21 @@ class Reading:
                 )
             else:
                 reader = _Reader(
-                    document.where, self._base_url, self._query, document.ns
+                    document.where,
+                    self._base_url,
+                    self._query,
+                    document.ns,
+                    self._abroad,
                 )
                 yield from reader.read(stream)
 
 
 @contextmanager
 def reading(
-    source: str, base_url: str, query: frozenset[str] = frozenset()
+    source: str,
+    base_url: str,
+    query: frozenset[str] = frozenset(),
+    abroad: tuple[str, ...] = (),
 ) -> Iterator[Reading]:
     """``source`` (a path or an http(s) URL) read through, for the site at
     ``base_url``: its :class:`Reading` gives the entries and a
@@ -174,7 +183,9 @@ def reading(
     source's own origin when ``source`` is a URL (a redirect away is a
     problem too), read from the source's folder when it is a file; any other
     part is a problem. Query parameters are kept only when named in
-    ``query``; a URL that would lose some is a problem.
+    ``query``; a URL that would lose some is a problem. An hreflang
+    alternate is kept as a visit keeps it (``recording.clusters.declared``):
+    on the site, or on one of ``abroad``, the other sites' base URLs.
 
     Every document is read through (a URL's into a temporary file) before the
     first of its entries is given: a part that cannot be read is a problem
@@ -187,7 +198,7 @@ def reading(
         top = _fetch(source, None, stack) if is_url else _Local(source, None)
         document = _document(source, top, base_url, query, index=True)
         if document.items is not None or document.ns != _INDEX:
-            yield Reading([document], [], base_url, query)
+            yield Reading([document], [], base_url, query, None, abroad)
             return
         problems: list[Problem] = []
         # Each part once, however often the index names it: read again, a
@@ -199,7 +210,7 @@ def reading(
                 problems.append(part)
             else:
                 parts[part] = None
-        yield Reading([], problems, base_url, query, (top, list(parts)))
+        yield Reading([], problems, base_url, query, (top, list(parts)), abroad)
 
 
 # The namespace a _Document of an index is given: its parts are read apart.

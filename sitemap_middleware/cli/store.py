@@ -197,7 +197,7 @@ def list_(target: Target, form: str, only: str | None) -> None:
 def remove(target: Target, urls: tuple[str, ...]) -> None:
     """Take URLs out of the sitemap (they come back if visitors see them again
     and the config records them: exclude them in the config to keep them out)."""
-    with target.site(existing=True, needs_base_url=True) as site:
+    with target.site(existing=True, needs_base_url=True, writes=True) as site:
         paths = {}
         for url in urls:
             path = canonical_target(url, site.config.base_url, "/", any_query(url))
@@ -393,7 +393,7 @@ def import_(
 
     kept: list[int] = []
     written = 0
-    with target.site(existing=False, needs_base_url=True) as site:
+    with target.site(existing=False, needs_base_url=True, writes=True) as site:
         before = site.store.count()
         # Kept as a visit keeps them (the config's; the app's with --app),
         # and those --query names.
@@ -402,7 +402,9 @@ def import_(
         try:
             with (
                 _paused_gc(),
-                reading(source, site.config.base_url, kept_query) as found,
+                reading(
+                    source, site.config.base_url, kept_query, site.config.abroad()
+                ) as found,
                 # The total is known once the source is read through (an
                 # index's parts: each in its turn).
                 progress(found.items(), "importing", found.total, "URLs") as bar,
