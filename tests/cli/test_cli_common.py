@@ -312,19 +312,7 @@ def test_verify_withdraws_the_pending_push_of_a_url_the_config_refuses(
     """A stored URL the app's config now refuses is removed by verify and
     never sent to IndexNow: its push, queued before, is withdrawn; a page
     that answers keeps its own."""
-    uri = f"sqlite:///{tmp_path / 's.db'}"
-    config = {
-        "base_url": BASE,
-        "store": uri,
-        "exclude": ["/private/*"],
-        # Nothing listens there: no push leaves the machine.
-        "indexnow": {"key": "abcdef123456", "endpoint": "http://127.0.0.1:1/x"},
-    }
-    app = _configured(tmp_path, monkeypatch, config)
-    _filled(uri, ["/", "/private/x"])
-    store = open_store(uri)
-    store.queue_pushes(["/", "/private/x"])  # type: ignore[attr-defined]
-    store.close()
+    uri, app = _pushing(tmp_path, monkeypatch, ["/", "/private/x"], ["/", "/private/x"])
     result = CliRunner().invoke(main, ["verify", "--app", app, "--yes"])
     assert result.exit_code == Exit.OK, result.output
     assert stored_paths(uri) == ["/"]
@@ -337,19 +325,8 @@ def test_verify_withdraws_what_the_config_refuses_and_pushes_what_is_gone(
     """In one run: the refused URL's pending push is withdrawn, the removal
     of a page that stopped answering (404) is pushed; a dry run before it
     changes nothing."""
-    uri = f"sqlite:///{tmp_path / 's.db'}"
-    config = {
-        "base_url": BASE,
-        "store": uri,
-        "exclude": ["/private/*"],
-        # Nothing listens there: no push leaves the machine.
-        "indexnow": {"key": "abcdef123456", "endpoint": "http://127.0.0.1:1/x"},
-    }
-    app = _configured(tmp_path, monkeypatch, config)
-    _filled(uri, ["/", "/gone", "/private/x"])
-    store = open_store(uri)
-    store.queue_pushes(["/private/x"])  # type: ignore[attr-defined]
-    store.close()
+    paths = ["/", "/gone", "/private/x"]
+    uri, app = _pushing(tmp_path, monkeypatch, paths, ["/private/x"])
     dry = CliRunner().invoke(main, ["verify", "--app", app, "--dry-run"])
     assert dry.exit_code == Exit.OK, dry.output
     assert stored_paths(uri) == ["/", "/gone", "/private/x"]
@@ -360,3 +337,24 @@ def test_verify_withdraws_what_the_config_refuses_and_pushes_what_is_gone(
     assert result.exit_code == Exit.OK, result.output
     assert stored_paths(uri) == ["/"]
     assert pending_pushes(uri) == ["/gone"]
+
+
+def _pushing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paths: list[str], pushed: list[str]
+) -> tuple[str, str]:
+    """An app that excludes /private/* and pushes to IndexNow, its store
+    holding ``paths`` and pending pushes of ``pushed``: its store and app."""
+    uri = f"sqlite:///{tmp_path / 's.db'}"
+    config = {
+        "base_url": BASE,
+        "store": uri,
+        "exclude": ["/private/*"],
+        # Nothing listens there: no push leaves the machine.
+        "indexnow": {"key": "abcdef123456", "endpoint": "http://127.0.0.1:1/x"},
+    }
+    app = _configured(tmp_path, monkeypatch, config)
+    _filled(uri, paths)
+    store = open_store(uri)
+    store.queue_pushes(pushed)  # type: ignore[attr-defined]
+    store.close()
+    return uri, app
