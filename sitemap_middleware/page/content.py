@@ -16,6 +16,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..sitemaps import BODY_BUDGET, MAX_IMAGES
+from .charset import ascii_compatible, decode
 
 _MAIN = re.compile(rb"<main[\s/>]", re.IGNORECASE)
 _MAIN_END = re.compile(rb"</main[\s/>]", re.IGNORECASE)
@@ -78,6 +79,7 @@ def fingerprint(
     *,
     max_images: int = MAX_IMAGES,
     budget: int = BODY_BUDGET,
+    encoding: str = "utf-8",
 ) -> Content:
     """Digest the significant content of an HTML body and list its images.
 
@@ -100,12 +102,18 @@ def fingerprint(
     without repeats, empty values or ``data:`` URIs, at most ``max_images``
     (``0``: none); they are not resolved.
 
+    ``encoding`` is the page's (:func:`~.charset.encoding_of`, as its head
+    was read): one that does not write markup as ASCII bytes (UTF-16) is
+    read as UTF-8 text, so that its tags are tags here too.
+
     Never raises on malformed HTML or bytes that are not UTF-8; linear time;
     how the body is cut into chunks does not change the result.
     """
     data = b"".join(chunks)
     if len(data) > budget:
         data = data[:budget]
+    if encoding != "utf-8" and not ascii_compatible(encoding):
+        data = decode(data, encoding).encode("utf-8", "surrogatepass")
     data, main = _region(data)
     # A '<' after the last '>' opens a tag that never ends, which a browser
     # drops too. Once it is cut, every '<' has a '>' after it and no tag is

@@ -110,7 +110,9 @@ def read_content(
     """The fingerprint, declared date and images of a page that may be
     listed; ``seen`` is when it was served (epoch seconds, default now)."""
     limit = MAX_IMAGES if config.images else 0
-    content = fingerprint(body, config.fingerprint_ignore, max_images=limit)
+    content = fingerprint(
+        body, config.fingerprint_ignore, max_images=limit, encoding=head.encoding
+    )
     sources = _SOURCES.get(config.lastmod_source, ())
     lastmod = None
     if sources:

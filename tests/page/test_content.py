@@ -484,3 +484,29 @@ def test_hostile_bodies_take_bounded_time(body: bytes) -> None:
         content = fingerprint([body[: N // 2], body[N // 2 :]])
     assert time.perf_counter() - start < 2.0
     assert len(content.images) <= MAX_IMAGES
+
+
+@pytest.mark.parametrize(
+    ("encoding", "mark"),
+    [("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff"), ("utf-16-le", b"")],
+)
+def test_a_utf_16_page_is_read_as_its_text(encoding: str, mark: bytes) -> None:
+    """Its markup is no ASCII bytes: read as text, a per-request token in a tag
+    moves nothing, and the page has the fingerprint and images it has in UTF-8."""
+
+    def page(token: str) -> str:
+        return (
+            "<!doctype html><html><head><title>Contact</title></head><body><main>"
+            f'<form><input type="hidden" name="csrf" value="{token}">'
+            '<img src="/map.png" alt="Map"> Write to us</form></main></body></html>'
+        )
+
+    first, second = (
+        fingerprint(
+            [mark + page(secrets.token_hex(16)).encode(encoding)], encoding=encoding
+        )
+        for _ in range(2)
+    )
+    assert first == second
+    assert first == fingerprint([page("x").encode("utf-8")])
+    assert first.images == ("/map.png",)

@@ -182,3 +182,23 @@ def test_images_are_what_canonical_target_reads(
     resolved = (canonical_target(s, base_url, "/p/a", frozenset()) for s in sources)
     expected = tuple(dict.fromkeys(i for i in resolved if i is not None))
     assert facts._images(config, "/p/a", sources) == expected
+
+
+def test_a_utf_16_page_s_content_is_read_in_its_encoding() -> None:
+    """As the head is read, so is the content: the fingerprint of a UTF-16
+    page (its byte order mark says so) is the one it has in UTF-8."""
+    config = Config.from_mapping({"base_url": "https://www.example.com"})
+    text = (
+        "<html><head><title>Contact</title></head><body><main>"
+        '<input type="hidden" name="csrf" value="{}"> Write to us</main></body></html>'
+    )
+    html = [("text/html; charset=utf-8", text.format("a").encode())]
+    html.append(("text/html", b"\xff\xfe" + text.format("b").encode("utf-16-le")))
+    prints = set()
+    for content_type, body in html:
+        headers = [("Content-Type", content_type)]
+        head, reason = read_head(config, "/contact", frozenset(), [body], headers)
+        assert reason is None and head.title == "Contact"
+        facts_ = read_content(config, "/contact", [body], headers, head)
+        prints.add(facts_.fingerprint)
+    assert len(prints) == 1
