@@ -383,6 +383,19 @@ def _is_origin(home: str) -> bool:
 
 
 @functools.lru_cache(maxsize=16)  # a process has a base URL a site
+def names_itself(url: str, base_url: str, page: str, allowed: frozenset[str]) -> bool:
+    """Whether ``url`` (a canonical link, a redirect's ``Location``) names the
+    page at ``page`` itself, on ``base_url`` in its scheme or the other one:
+    as an app that builds its URLs from the request writes them for a request
+    in the other scheme (``url_for(_external=True)``, a redirect from http to
+    https, from a host to base_url's). Not another page, so not its removal."""
+    if canonical_target(url, base_url, page, allowed) == page:
+        return True
+    scheme, _, rest = base_url.partition("://")
+    other = "http" if scheme == "https" else "https"
+    return canonical_target(url, f"{other}://{rest}", page, allowed) == page
+
+
 def split_base_url(url: str) -> tuple[str, str]:
     """Split a validated ``base_url`` into origin and path prefix (no trailing /)."""
     parts = urlsplit(url)

@@ -18,6 +18,7 @@ from sitemap_middleware.urls import (
     filter_query,
     is_secret_name,
     is_tracking,
+    names_itself,
     normalise_path,
     only_tracking,
     redacted,
@@ -576,3 +577,23 @@ def test_an_origin_is_the_same_however_many_hosts_pages_name() -> None:
         assert canonical_origin(urlsplit("https://host0.example.com:8443/")) == (
             "https://host0.example.com:8443"
         )
+
+
+@pytest.mark.parametrize(
+    ("url", "itself"),
+    [
+        ("https://www.example.com/about", True),
+        ("http://www.example.com/about", True),  # the other scheme
+        ("http://www.example.com:80/about", True),
+        ("/about", True),
+        ("https://www.example.com/about/", False),  # another path
+        ("https://example.com/about", False),  # another host
+        ("http://www.example.com:8080/about", False),  # another port
+        ("ftp://www.example.com/about", False),
+        ("https://www.example.com/about?page=2", True),  # a query not kept: none
+    ],
+)
+def test_names_itself(url: str, itself: bool) -> None:
+    """A URL names the page itself on base_url in its scheme or the other
+    one (as a request in the other scheme builds it), nothing else."""
+    assert names_itself(url, "https://www.example.com", "/about", frozenset()) is itself

@@ -25,6 +25,7 @@ from ..urls import (
     carries_secret,
     filter_query,
     has_dot_segment,
+    names_itself,
     normalise_path,
     strip_secrets,
     wsgi_path,
@@ -170,6 +171,13 @@ def digest(
     if observation.action != RECORD:
         if not target.exact:
             return Skip(Skipped.NOT_EXACT, path)
+        location = _location(observation.headers)
+        if location is not None and names_itself(
+            location, config.base_url, path, observation.route.query
+        ):
+            # A redirect to the page itself (from http to https, from another
+            # host to base_url's): the way to it, not its removal.
+            return Skip(Skipped.STATUS, path)
         return Removal(path, key, None)
     body, headers, route = observation.body, observation.headers, observation.route
     raw = _sha1(body)
@@ -206,6 +214,13 @@ def digest(
     if reason is not None:
         if not target.exact:
             return Skip(Skipped.NOT_EXACT, path)
+        if reason == Skipped.CANONICAL_OTHER and all(
+            names_itself(href, config.base_url, path, route.query)
+            for href in head.canonicals
+        ):
+            # The page names itself as a request in the other scheme spells
+            # it (url_for(_external=True)): no other page, nor this entry.
+            return Skip(reason, path)
         return Removal(path, key, reason)
     facts = read_content(config, path, body, headers, head, observation.seen)
     # As written: the writer takes out the affix the site repeats.
@@ -270,6 +285,17 @@ def digest(
         story = _story(path, head, entry.title, seen)
     known = hit is not None
     return Upsert(entry, key, prints, route, known, stand_in, story, noted)
+
+
+def _location(headers: Headers) -> str | None:
+    """A response's ``Location``, as a removal's headers hold it (WSGI's
+    text, ASGI's bytes)."""
+    for name, value in headers:
+        if (name if isinstance(name, str) else name.decode("latin-1")).lower() == (
+            "location"
+        ):
+            return value if isinstance(value, str) else value.decode("latin-1")
+    return None
 
 
 def _trusted(hit: Prints, seen: float, config: Config) -> bool:

@@ -800,3 +800,67 @@ def test_two_bodies_in_turn_move_lastmod_forward_only(make: Make) -> None:
     assert lastmods[-1] <= datetime.now(timezone.utc)
     assert site.recorded() == ["/ab"]
     assert served(site) == [f"{ORIGIN}/ab"]
+
+
+def test_a_request_in_the_other_scheme_or_host_removes_no_page() -> None:
+    """An app that sends plain http to https (Django's SECURE_SSL_REDIRECT), a
+    host to base_url's, or builds its canonical link from the request, answers
+    such a request with the page itself: neither adds it nor removes it. A
+    redirect to another page, or to the page on another site, still removes."""
+    from flask import Flask, redirect, request, url_for
+
+    from sitemap_middleware import SitemapMiddleware
+
+    app = Flask(__name__)
+    moved: dict[str, str] = {}  # path -> where it went, once it moves
+
+    @app.before_request
+    def canonical_host() -> Any:
+        if request.path in moved:
+            return redirect(moved[request.path], 301)
+        if request.host == "example.com" or (moved and request.scheme == "http"):
+            return redirect(f"https://www.example.com{request.path}", 301)
+        return None
+
+    @app.route("/<name>")
+    def page(name: str) -> str:
+        canonical = url_for("page", name=name, _external=True)
+        return (
+            f'<!doctype html><title>{name}</title><link rel="canonical" '
+            f'href="{canonical}"><main>{name}.</main>'
+        )
+
+    config = {
+        "base_url": "https://www.example.com",
+        "allowed_hosts": ["www.example.com", "example.com"],
+        "recheck_interval": 0,
+        "store": "memory://",
+    }
+    middleware = SitemapMiddleware(app.wsgi_app, config)
+    app.wsgi_app = middleware  # type: ignore[method-assign]
+    client = app.test_client()
+    try:
+
+        def get(url: str) -> list[str]:
+            """The stored paths after a GET of ``url`` (its body read)."""
+            with client.get(url) as response:
+                response.get_data()
+            assert middleware.flush(5)
+            return [entry.path for entry in middleware.store.entries(1)]
+
+        every = ["/about", "/gone-abroad", "/old"]
+        for path in every:
+            get(f"https://www.example.com{path}")
+        assert get("https://www.example.com/about") == every
+        assert get("http://www.example.com/about") == every  # its canonical: http
+        moved["/old"] = "/about"  # and plain http is sent to https from now on
+        moved["/gone-abroad"] = "https://other.example.org/gone-abroad"
+        assert get("http://www.example.com/about") == every  # 301 to https
+        assert get("https://example.com/about") == every  # 301 to www
+        assert get("https://www.example.com/old") == ["/about", "/gone-abroad"]
+        assert get("https://www.example.com/gone-abroad") == ["/about"]
+        stats = middleware.stats()
+        assert stats["skipped"]["canonical_other"] == 1
+        assert stats["skipped"]["status"] == 2
+    finally:
+        middleware.close()
