@@ -303,21 +303,31 @@ class _Watch(Recording):
             code = _CODES[status]
         except KeyError:
             code = _code(status)
+        if exc_info is not None:
+            return self._restart(status, headers, code, exc_info)
         started = self._watcher.start(self.state, self.key, code, headers, "", self)
-        # What the response is to record is set before the server is told,
-        # which may raise (PEP 3333's exc_info once the headers are sent):
-        # a page's by the watcher.
         if started is None:
             self.done = True
         send = self.send  # a local's call is specialized, a slot's method call not
-        if exc_info is None:
-            write = send(status, headers)
-        else:
-            write = send(status, headers, exc_info)
+        write = send(status, headers)
         if started is None:
             return write
         self.write = write
         return self  # noting, then writing: no bound method made per page
+
+    def _restart(
+        self, status: str, headers: ResponseHeaders, code: int, exc_info: Any
+    ) -> Callable[[bytes], object]:
+        """PEP 3333's ``exc_info``: the server is told first, for it re-raises
+        once the headers are sent, and then the response sent stands, cut
+        short (nothing of it recorded, nothing removed); else this response
+        takes the place of the one started, and is asked of the watcher."""
+        write = self.send(status, headers, exc_info)
+        if self._watcher.start(self.state, self.key, code, headers, "", self) is None:
+            self.done = True
+            return write
+        self.write = write
+        return self
 
     def __call__(self, chunk: bytes) -> object:
         if not self.size:  # nothing noted yet: the list of what is written

@@ -353,6 +353,55 @@ def test_a_failing_route_finder_leaves_the_response_whole(
     middleware.close()
 
 
+def test_wsgi_error_after_the_headers_are_sent_removes_nothing() -> None:
+    """A stream that fails mid-body, whose error handler starts a 404 with
+    exc_info: the server re-raises (PEP 3333: the 200 is on the wire), and the
+    client got a 200 cut short, no page saying it is gone. Recorded whole
+    first, the page stays."""
+    page = b"<html><head><title>Article</title></head><body>" + b"x" * 500
+    failing = False
+
+    def app(environ: dict[str, Any], start_response: Any) -> Iterator[bytes]:
+        start_response("200 OK", [("Content-Type", "text/html")])
+        yield page[:60]
+        try:
+            if failing:
+                raise LookupError("the comments vanished")
+            yield page[60:]
+        except LookupError:
+            start_response(
+                "404 Not Found", [("Content-Type", "text/html")], sys.exc_info()
+            )
+            yield b"not found"
+
+    def server(environ: dict[str, Any]) -> bytes:
+        sent: list[bytes] = []
+
+        def start_response(status: str, headers: Any, exc_info: Any = None) -> None:
+            if exc_info is not None and sent:  # the headers went with a chunk
+                raise exc_info[1].with_traceback(exc_info[2])
+
+        result = middleware(environ, start_response)
+        try:
+            for chunk in result:
+                sent.append(chunk)
+        finally:
+            result.close()  # type: ignore[attr-defined]
+        return b"".join(sent)
+
+    middleware = SitemapMiddleware(app, {**CONFIG, "recheck_interval": 0})
+    try:
+        assert server(_environ()) == page
+        assert middleware.flush() and middleware.store.count() == 1
+        failing = True
+        with pytest.raises(LookupError):
+            server(_environ())
+        assert middleware.flush() and middleware.store.count() == 1
+        assert middleware.stats()["removed"] == 0
+    finally:
+        middleware.close()
+
+
 def test_wsgi_error_after_start_passes_exc_info_and_records_nothing() -> None:
     """An app that fails after starting a page calls start_response again with
     exc_info (PEP 3333): the server gets the same triple and the new status,
