@@ -18,6 +18,7 @@ from .apps.frameworks import framework_of, refuse_second, table_of
 from .config import Config, site_host
 from .core import SitemapBase, logger
 from .errors import ConfigError
+from .reasons import RECORD
 from .recording.crawls import Crawl
 from .serving.server import Response
 from .sitemaps import BODY_BUDGET
@@ -303,27 +304,43 @@ class _Watch(Recording):
     notes the body as it passes (``noting``). Its fields are set by the
     adapter."""
 
-    __slots__ = ("noting", "send")
+    __slots__ = ("noting", "root", "send")
 
     noting: bool
+    root: str
     send: Send
 
     async def send_watched(self, message: Message) -> None:
         kind = message["type"]
         if kind == "http.response.start":
-            noting = self.noting = (
-                self._watcher.start(
-                    self.state,
-                    self.key,
-                    message["status"],
-                    message.get("headers") or (),
-                    self.root,
-                    self,
+            watcher = self._watcher
+            status = message["status"]
+            headers = message.get("headers") or ()
+            action_of = watcher.action  # (as send)
+            action = action_of(status, headers)
+            if action == RECORD and watcher.route_stays:
+                # A page, settled here as Watcher.started settles one: a
+                # frame fewer on every page served (any other answer goes
+                # there).
+                if self.key not in watcher.recent or self.state.get("query_string"):
+                    self.headers = headers
+                    self.size = 0
+                    self.done = False
+                    self.body = []
+                    self.noting = True
+                else:
+                    next(watcher.fresh)  # a known page: count(Seen.FRESH)
+                    self.noting = False
+            elif (
+                watcher.started(
+                    action, self.state, self.key, status, headers, self.root, self
                 )
                 is not None
-            )
-            if noting:
+            ):
                 self.body = []
+                self.noting = True
+            else:
+                self.noting = False
         elif kind == "http.response.body" and self.noting:
             # note() and end(True), inlined: two frames fewer on every page.
             chunk = message.get("body", b"")

@@ -17,7 +17,7 @@ from .apps.flask import flask_finder, flask_table
 from .apps.frameworks import FLASK, framework_of, refuse_second
 from .config import Config, site_host
 from .core import SitemapBase, logger
-from .reasons import Skipped
+from .reasons import RECORD, Skipped
 from .recording.crawls import Crawl
 from .routes import ROUTE_KEY
 from .serving.server import Response
@@ -289,7 +289,7 @@ class _Watch(Recording):
 
     __slots__ = ("send", "write")
 
-    root = ""  # WSGI has no mount prefix of its own: no store per request
+    # No root: WSGI has no mount prefix of its own (Recording.root).
     send: StartResponse
     # For a page recorded: the server's write.
     write: Callable[[bytes], object]
@@ -305,15 +305,31 @@ class _Watch(Recording):
             code = _code(status)
         if exc_info is not None:
             return self._restart(status, headers, code, exc_info)
-        started = self._watcher.start(self.state, self.key, code, headers, "", self)
-        if started is None:
-            self.done = True
-        send = self.send  # a local's call is specialized, a slot's method call not
-        write = send(status, headers)
-        if started is None:
-            return write
-        self.write = write
-        return self  # noting, then writing: no bound method made per page
+        watcher = self._watcher
+        # Locals' calls are specialized, an attribute's or a slot's not.
+        action_of = watcher.action
+        action = action_of(code, headers)
+        send = self.send
+        # What the response is to record is set before the server is told,
+        # which may raise.
+        if action == RECORD and watcher.route_stays:
+            # A page, settled here as Watcher.started settles one: a frame
+            # fewer on every page served (any other answer goes there).
+            if self.key not in watcher.recent or self.state.get("QUERY_STRING"):
+                self.headers = headers
+                self.size = 0
+                self.done = False
+                self.write = send(status, headers)
+                return self  # noting, then writing: no bound method made per page
+            next(watcher.fresh)  # a known page: count(Seen.FRESH), without a call
+        elif (
+            watcher.started(action, self.state, self.key, code, headers, "", self)
+            is not None  # self, whose len() is its body's
+        ):
+            self.write = send(status, headers)
+            return self
+        self.done = True
+        return send(status, headers)
 
     def _restart(
         self, status: str, headers: ResponseHeaders, code: int, exc_info: Any

@@ -198,6 +198,10 @@ class Policy:
         self._exclude = config.exclude
         self._each_exclude: list[tuple[str, Globs]] | None = None
         self._included = Globs(config.include)
+        # An exclude pattern that only a regex matches ("/*.pdf"), or include
+        # patterns: few configs have either, and request_skip tests this
+        # alone when there are none.
+        self._rare_rules = self._excluded._regex is not None or not self._included.empty
         hosts = config.allowed_hosts
         self._any_host = "*" in hosts
         self._hosts = frozenset(h for h in hosts if not h.startswith("."))
@@ -294,12 +298,19 @@ class Policy:
         if gated and path.startswith(self._gate) and self._claim(path) is not None:
             return Skipped.OWN_ENDPOINT
         # Globs.anchored inlined (a Python call less on every request).
-        excluded = self._excluded
         if low <= path < high and (
-            path in excluded._exact or path.startswith(prefixes)
+            path in self._excluded._exact or path.startswith(prefixes)
         ):
             return Skipped.EXCLUDED
-        if excluded._regex is not None and excluded._regex.match(path) is not None:
+        if self._rare_rules:
+            return self._rare_skip(path)
+        return None
+
+    def _rare_skip(self, path: str) -> str | None:
+        """The rules of :meth:`request_skip` that few configs have: the
+        exclude patterns that only a regex matches, then ``include``."""
+        regex = self._excluded._regex
+        if regex is not None and regex.match(path) is not None:
             return Skipped.EXCLUDED
         if not self._included.empty and not self._included.match(path):
             return Skipped.NOT_INCLUDED
@@ -349,7 +360,6 @@ class Policy:
                 return REMOVE
             return DEPENDS if status in TEMPORARY_REDIRECTS else Skipped.STATUS
         names = self._names
-        html_types = self._html_types
         html = False
         depends = False
         for raw_name, raw_value in headers:
@@ -359,13 +369,13 @@ class Policy:
                 name = names[raw_name]
             except KeyError:
                 name = self._name(raw_name)
+            if not name:  # most headers: Content-Length, Date, ETag...
+                continue
             if name == "content-type":  # on every response: its value as sent
                 try:
-                    html = html_types[raw_value]
+                    html = self._html_types[raw_value]
                 except KeyError:
                     html = self._is_html(raw_value)
-                continue
-            if not name:
                 continue
             value = (
                 raw_value.decode("latin-1")

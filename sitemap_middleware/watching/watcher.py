@@ -45,9 +45,10 @@ class Watcher:
     Before the app runs, the adapter asks ``request_skip(method, path, host,
     authorization, cookie)`` (:meth:`Policy.request_skip`; ``cookie`` is every
     ``Cookie`` line joined with ``"; "``) and ``count()``s a reason it gives;
-    it calls :meth:`start` when the app starts its response and, for a page to
-    record, the returned :class:`Recording`'s ``body`` and ``end``. ``path`` is
-    always the decoded path below the mount point.
+    it calls :meth:`start` when the app starts its response (or asks
+    ``action`` itself, then :meth:`started`) and, for a page to record, the
+    returned :class:`Recording`'s ``body`` and ``end``. ``path`` is always
+    the decoded path below the mount point.
     """
 
     def __init__(
@@ -61,11 +62,11 @@ class Watcher:
         route_stays: bool = False,
     ) -> None:
         self._routes = routes
-        # Whether the route find_route reads stays in the state once the
-        # response is sent (ASGI's scope, where Starlette's router leaves it):
-        # then the writer reads it; else (Flask's request leaves the environ
-        # with the response) the request path does, as the response starts.
-        self._route_stays = route_stays
+        self.route_stays = route_stays
+        """Whether the route find_route reads stays in the state once the
+        response is sent (ASGI's scope, where Starlette's router leaves it):
+        then the writer reads it; else (Flask's request leaves the environ
+        with the response) the request path does, as the response starts."""
         self._cookie = cookie
         self._cookie_action = policy.cookie_action
         self._redirect_action = policy.redirect_action
@@ -79,13 +80,16 @@ class Watcher:
             self._first_request
         )
         recorder.on_reset(self._arm)
-        self._action = policy.response_action
-        self._recent = recorder.fresh  # the keys recorded lately
+        # What started() asks of a response, and what an adapter that settles
+        # a page itself asks (see started()): the policy's action, the keys
+        # recorded lately and the known pages' counter.
+        self.action = policy.response_action
+        self.recent = recorder.fresh
+        self.fresh = recorder.tally[Seen.FRESH]
         self.count = recorder.count
         # Hands a page sent in full to the writer (never blocks).
         self.put = recorder.put
         self._tally = recorder.tally
-        self._fresh = recorder.tally[Seen.FRESH]  # the known pages' counter
         self.query_key = "QUERY_STRING"
         """The key of the state that holds the query string (the adapter sets
         its own): a fresh page passes only without one, and one ``get`` of
@@ -117,13 +121,30 @@ class Watcher:
         body to, or ``None`` when nothing more is to be seen (what it decided,
         a removal included, is settled and counted). An adapter that keeps
         its request in a recording of its own passes it, its ``state``,
-        ``key``, ``root`` and ``_watcher`` set: it is the one returned, none
+        ``key``, ``_watcher`` and a ``root`` set: it is the one returned, none
         is built, and its ``body`` is the adapter's to set before a chunk is
         noted (WSGI's list body is the app's own list: no list is made)."""
         # A bound method held in an attribute is called from a local: Python
         # 3.11 specializes that call, not a method call of the attribute.
-        action_of = self._action
+        action_of = self.action
         action = action_of(status, headers)
+        return self.started(action, state, path, status, headers, root, recording)
+
+    def started(
+        self,
+        action: str,
+        state: State,
+        path: str,
+        status: int,
+        headers: Headers,
+        root: str = "",
+        recording: Recording | None = None,
+    ) -> Recording | None:
+        """:meth:`start` once the policy's ``action`` on the response is
+        known. The WSGI and ASGI adapters ask it themselves, and settle a page
+        whose route stays in the state as the ``RECORD`` branch below does
+        (a known page counted, a new one's fields set): a frame fewer on
+        every page served. Any other answer comes here."""
         if action != RECORD:  # a page is asked first: most answers are
             if action not in _ACTING:
                 next(self._tally[action])  # count(action), without a call
@@ -144,15 +165,15 @@ class Watcher:
         # One frame from here on for a page: this runs for every page served,
         # and each Python call costs a fresh page about a tenth of what it adds.
         try:
-            if path in self._recent and not state.get(self.query_key):
-                next(self._fresh)  # count(Seen.FRESH), without a call
+            if path in self.recent and not state.get(self.query_key):
+                next(self.fresh)  # count(Seen.FRESH), without a call
                 return None
             # A page to note: what the request path must keep (the state,
             # which the writer reads the rest from once the page is sent:
             # Recording.settle). Its fields set here, not by an __init__:
             # its frame would be a third of what building it costs.
             if recording is None:
-                recording = Recording()
+                recording = _Built()
                 recording.state = state
                 recording.key = path
                 recording.root = root
@@ -161,7 +182,7 @@ class Watcher:
             recording.headers = headers
             recording.size = 0
             recording.done = False
-            if not self._route_stays:
+            if not self.route_stays:
                 recording.found = self._find_route(state, root)
             return recording
         except Exception:
@@ -202,13 +223,13 @@ class Watcher:
         path = recording.key
         root = recording.root
         wire, query, raw = self._locate(state, path, root)
-        stays = self._route_stays
+        stays = self.route_stays
         found = self._find_route(state, root) if stays else recording.found
         routes = self._routes
         route = routes.unknown if found is None else routes.resolve(*found)
         recording.located = (wire, query, raw, route)
         key = recording.key = _key(path, query, route)
-        if key is not path and key in self._recent:
+        if key is not path and key in self.recent:
             return Seen.FRESH  # its path alone was asked on the request path
         return None
 
@@ -245,18 +266,21 @@ class Recording:
         "headers",
         "key",
         "located",
-        "root",
         "seen",
         "size",
         "state",
     )
 
     action = RECORD
+    root = ""
+    """The mount prefix the middleware saw (ASGI's ``root_path``): kept in
+    a slot by the recordings that may have one (ASGI's, the watcher's own),
+    not by WSGI's, which has none (a slot the garbage collector walks in
+    every page queued)."""
     # Set without an __init__ frame: the request's, by the adapter that
     # builds it or by Watcher.start; key becomes the cache key in settle().
     state: State
     key: str
-    root: str
     # By Watcher.start, as the response starts.
     _watcher: Watcher
     headers: Headers
@@ -327,3 +351,12 @@ class Recording:
             return
         self.seen = time.time()
         self._watcher.put(self)
+
+
+class _Built(Recording):
+    """A recording the watcher builds itself (Django's responses), with its
+    request's mount prefix."""
+
+    __slots__ = ("root",)
+
+    root: str

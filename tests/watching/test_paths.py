@@ -85,3 +85,33 @@ def test_excludes_match_as_their_globs_say(
         assert policy._excluded.match(path) is expected, (config.exclude, path)
         asked = policy.request_skip("GET", path, "example.com", False, "")
         assert (asked == Skipped.EXCLUDED) is policy._excluded.anchored(path)
+
+
+@given(
+    st.sampled_from([[], ["/*.pdf"]]),
+    st.sampled_from([[], ["/blog/*"], ["/blog/*", "/x.pdf"]]),
+    PATHS,
+)
+def test_the_rare_rules_are_asked_when_a_config_has_them(
+    exclude: list[str], include: list[str], path: str
+) -> None:
+    """An exclude pattern that only a regex matches and ``include`` are asked
+    on the request path whenever a config has either (the exclude words past
+    the first segment are the writer's)."""
+    config = Config.from_mapping(
+        {
+            "base_url": "https://example.com",
+            "store": "memory://",
+            "exclude": exclude,
+            "include": include,
+        }
+    )
+    policy = Policy(config)
+    if policy._excluded.anchored(path):
+        expected: str | None = Skipped.EXCLUDED
+    elif include and not policy._included.match(path):
+        expected = Skipped.NOT_INCLUDED
+    else:
+        expected = None
+    asked = policy.request_skip("GET", path, "example.com", False, "")
+    assert asked == expected, (exclude, include, path)
