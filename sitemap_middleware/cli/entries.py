@@ -171,13 +171,10 @@ class _Reader:
         ns: str,
         abroad: tuple[str, ...] = (),
     ) -> None:
-        self.source = source
-        self.base_url = base_url
-        self.query = query
-        self.ns = ns
-        self.abroad = abroad
-        """The base URLs of the app's other sites, whose pages an alternate
-        may name (``config.abroad()``)."""
+        self.source, self.ns = source, ns
+        # The site's base URL and the query it keeps; the base URLs of the
+        # app's other sites, whose pages an alternate may name (abroad()).
+        self.base_url, self.query, self.abroad = base_url, query, abroad
         self.now = datetime.now(timezone.utc)
         """No lastmod is later than this (the read's start)."""
         self._url = f"{ns}url"
