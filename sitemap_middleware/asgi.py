@@ -18,7 +18,7 @@ from .apps.frameworks import framework_of, refuse_second, table_of
 from .config import Config, site_host
 from .core import SitemapBase, logger
 from .errors import ConfigError
-from .reasons import RECORD
+from .reasons import RECORD, Skipped
 from .recording.crawls import Crawl
 from .serving.server import Response
 from .sitemaps import BODY_BUDGET
@@ -66,6 +66,7 @@ class ASGISitemapMiddleware(SitemapBase):
         )
         self.app = app
         self.watcher.query_key = "query_string"
+        self.watcher.header = _header
         self._looked = False
         # The route of a response, as the app's framework notes it in the
         # scope (Starlette's router, unless the app is another's).
@@ -207,9 +208,30 @@ class ASGISitemapMiddleware(SitemapBase):
         watch.key = path
         watch.root = root
         watch.send = send
+        watch.receive = receive
         watch.noting = False
+        watch.gone = False
+        watch.done = None  # a page's: False while noted, True once sent in full
         app = self.app  # a local's call is specialized (above)
-        await app(scope, receive, watch.send_watched)
+        try:
+            await app(scope, watch, watch.send_watched)
+        except BaseException:
+            # Raised after its response started: a page, even one whose last
+            # message was sent (a middleware inside ours may end a stream the
+            # app's error cut with a clean one), is cut short.
+            if watch.done is not None:
+                watch.done = None
+                watcher.count(Skipped.INCOMPLETE)
+            raise
+        # The app returned: a page sent in full is handed over (noting stops
+        # at its last message: once); one cut short is counted.
+        done = watch.done
+        if done is not None:
+            if done:
+                put = watcher.put  # (as send)
+                put(watch)
+            else:
+                watcher.count(Skipped.INCOMPLETE)
 
     def _crawled(
         self, scope: Scope, path: str, root: str, engine: str, send: Send
@@ -301,14 +323,31 @@ class _Watch(Recording):
     """One request on its way through the app, and the page it may record:
     :meth:`send_watched` is the ``send`` the app is given; it asks the
     watcher about the response the app starts and, for a page to record,
-    notes the body as it passes (``noting``). Its fields are set by the
+    notes the body as it passes (``noting``) until its last message is sent
+    (``done``); called, it is the ``receive`` the app is given, and notes a
+    disconnect (``gone``): no bound method made per request. The adapter
+    hands the page over once the app returns. Its fields are set by the
     adapter."""
 
-    __slots__ = ("noting", "root", "send")
+    __slots__ = ("gone", "noting", "receive", "root", "send")
 
+    # Whether an http.disconnect was received (the app's receive is
+    # this object): a page whose last message comes after it may have
+    # been ended by a middleware that stopped the stream (Starlette's
+    # BaseHTTPMiddleware sends a clean last message), so it is no page.
+    gone: bool
     noting: bool
+    receive: Receive
     root: str
     send: Send
+
+    async def __call__(self) -> Message:
+        """The app's ``receive``: the server's, a disconnect noted."""
+        receive = self.receive  # a local's call is specialized, a slot's not
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            self.gone = True
+        return message
 
     async def send_watched(self, message: Message) -> None:
         kind = message["type"]
@@ -316,6 +355,10 @@ class _Watch(Recording):
             watcher = self._watcher
             status = message["status"]
             headers = message.get("headers") or ()
+            if type(headers) is not list and type(headers) is not tuple:
+                # Any iterable, says the spec: one read here is read once,
+                # and the server gets the list in its place.
+                headers = message["headers"] = list(headers)
             action_of = watcher.action  # (as send)
             action = action_of(status, headers)
             if action == RECORD and watcher.route_stays:
@@ -350,13 +393,14 @@ class _Watch(Recording):
             if not message.get("more_body", False):
                 send = self.send  # a local's call is specialized, a slot's not
                 await send(message)
-                # Sent in full: a client gone mid-body raised above instead
-                # (noting stops here: the page is handed over once).
+                # Sent: a client gone mid-body raised above instead, or was
+                # received before (gone). The page is handed over once the
+                # app returns (ASGISitemapMiddleware.__call__), unless it
+                # raises first; noting stops here.
                 self.noting = False
-                self.done = True
-                self.seen = _now()
-                put = self._watcher.put  # (as send)
-                put(self)
+                if not self.gone:
+                    self.done = True
+                    self.seen = _now()
                 return
         send = self.send  # (above)
         await send(message)
@@ -376,6 +420,12 @@ def _cookie(scope: Mapping[str, Any]) -> str:
     # Every field line, as the request's own check reads them.
     lines = [value for name, value in scope["headers"] if name == b"cookie"]
     return b"; ".join(lines).decode("latin-1")
+
+
+def _header(scope: Mapping[str, Any], name: str) -> bool:
+    # Whether any field line names it (servers give lower-case names).
+    wanted = name.encode("latin-1")
+    return any(key == wanted for key, _ in scope["headers"])
 
 
 def _find_route(scope: Mapping[str, Any], root: str) -> Found:

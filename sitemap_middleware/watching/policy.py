@@ -178,6 +178,27 @@ _WATCHED = frozenset(
         "content-disposition",
     }
 )
+# Request headers a response may vary on and still be the page a crawler gets:
+# those every client sends to negotiate the content (RFC 9110 §12.5: a page's
+# types, encodings, languages; and User-Agent, which crawlers send too), the
+# Host (part of the URL itself), and Authorization (a request carrying it is
+# never recorded: varying on it, the response is the anonymous variant). Cookie
+# is settled apart (cookie_action). A response varying on any other request
+# header (htmx's HX-Request, Turbo-Frame, X-Requested-With, X-PJAX: what a
+# partial request carries) is the page only to a request without that header
+# (DEPENDS; varied).
+NEGOTIATED = frozenset(
+    {
+        "accept",
+        "accept-encoding",
+        "accept-language",
+        "user-agent",
+        "host",
+        "authorization",
+    }
+)
+_STAR: tuple[str, ...] = ("*",)
+"""The request headers of ``Vary: *``: any at all (RFC 9110 §12.5.5)."""
 # How many distinct Host values keep their verdict (an attacker can send many),
 # and how many header names and media types theirs (the app chooses those).
 _HOST_CACHE = 256
@@ -210,6 +231,9 @@ class Policy:
         # Header names (str or bytes, as sent) -> the watched name or "", and
         # Content-Type values -> whether HTML: both chosen by the app, so few.
         self._names: dict[str | bytes, str] = {}
+        # Vary values (str or bytes, as sent) -> the request headers the
+        # response depends on (_varies): chosen by the app, so few.
+        self._varies: dict[str | bytes, tuple[str, ...]] = {}
         self._html_types: dict[str | bytes, bool] = {}
         # Cookies: None (any cookie but the harmless ones identifies), the
         # names that do, or "*" (any cookie at all does).
@@ -351,7 +375,10 @@ class Policy:
         """``RECORD``, ``REMOVE`` or the reason to skip, for an anonymous GET;
         ``DEPENDS`` when that depends on the request (a temporary redirect: see
         :meth:`redirect_action`; a response setting a cookie, or varying on
-        cookies with named session cookies: see :meth:`cookie_action`).
+        cookies with named session cookies: see :meth:`cookie_action`; a
+        response varying on a request header outside ``NEGOTIATED``: see
+        :meth:`varied`). A ``noindex`` anywhere is ``REMOVE``; else the first
+        reason to skip among the headers: their order changes nothing else.
 
         ``headers`` are WSGI's str pairs or ASGI's bytes pairs.
         """
@@ -362,6 +389,9 @@ class Policy:
         names = self._names
         html = False
         depends = False
+        # The first reason to skip, noted while the walk goes on: a noindex
+        # anywhere removes the page, whatever header comes first.
+        skip = None
         for raw_name, raw_value in headers:
             # Subscripts, not get(): a method call costs more than the lookup,
             # and a name or media type is new but a few times.
@@ -376,6 +406,21 @@ class Policy:
                     html = self._html_types[raw_value]
                 except KeyError:
                     html = self._is_html(raw_value)
+                continue
+            if name == "vary":
+                # A request that reaches this far carries no Authorization and
+                # no identifying cookie: a response varying on them is the
+                # variant a crawler gets (invariant 22); one varying on another
+                # request header depends on whether the request carries it.
+                try:
+                    varied = self._varies[raw_value]
+                except KeyError:
+                    varied = self._vary(raw_value)
+                if varied:
+                    if varied is _STAR:
+                        skip = skip or Skipped.VARY
+                    else:
+                        depends = True
                 continue
             value = (
                 raw_value.decode("latin-1")
@@ -393,29 +438,63 @@ class Policy:
                 # What the request's query or cookies may have asked for is
                 # settled by cookie_action (DEPENDS).
                 if self._skip_set_cookie:
-                    return Skipped.SET_COOKIE
+                    skip = skip or Skipped.SET_COOKIE
                 depends = True
             elif name == "cache-control":
                 lowered = value.lower()
                 if "private" in lowered or "no-store" in lowered:
-                    return Skipped.PRIVATE
-            elif name == "vary":
-                # A request that reaches this far carries no Authorization and
-                # no identifying cookie: a response varying on them is the
-                # variant a crawler gets (invariant 22). "*" varies on anything
-                # (RFC 9110 §12.5.5): no variant is known to be anonymous.
-                if "*" in value:
-                    return Skipped.VARY
-                if self._vary_depends and "cookie" in value.lower():
-                    depends = True
+                    skip = skip or Skipped.PRIVATE
             elif name == "content-encoding":
                 if value.strip().lower() not in ("", "identity"):
-                    return Skipped.ENCODED
+                    skip = skip or Skipped.ENCODED
             else:  # content-disposition
-                return Skipped.ATTACHMENT
+                skip = skip or Skipped.ATTACHMENT
+        if skip is not None:
+            return skip
         if not html:
             return Skipped.NOT_HTML
         return DEPENDS if depends else RECORD
+
+    def varied(
+        self, headers: Iterable[tuple[str, str]] | Iterable[tuple[bytes, bytes]]
+    ) -> tuple[str, ...]:
+        """The request headers (lower-case names) a response's ``Vary``
+        lines depend on, ``Cookie`` among them only with named session
+        cookies (see :meth:`cookie_action`): asked of a response whose action
+        is ``DEPENDS``."""
+        found: tuple[str, ...] = ()
+        for raw_name, raw_value in headers:
+            try:
+                name = self._names[raw_name]
+            except KeyError:
+                name = self._name(raw_name)
+            if name == "vary":
+                try:
+                    found += self._varies[raw_value]
+                except KeyError:
+                    found += self._vary(raw_value)
+        return found
+
+    def _vary(self, raw: str | bytes) -> tuple[str, ...]:
+        """The request headers a ``Vary`` value (str or bytes, as sent)
+        depends on: ``_STAR`` for any, else the lower-case names outside
+        ``NEGOTIATED`` (``cookie`` only with named session cookies);
+        remembered."""
+        value = raw.decode("latin-1") if isinstance(raw, bytes) else raw
+        if "*" in value:
+            varied = _STAR
+        else:
+            names = (token.strip().lower() for token in value.split(","))
+            varied = tuple(
+                name
+                for name in names
+                if name
+                and name not in NEGOTIATED
+                and (name != "cookie" or self._vary_depends)
+            )
+        if len(self._varies) < _NAME_CACHE:
+            self._varies[raw] = varied
+        return varied
 
     def cookie_action(
         self,

@@ -37,6 +37,19 @@ Asked only of a response that records, removes or depends on the request."""
 CookieReader = Callable[[State], str]
 """From the state: every ``Cookie`` line of the request joined with ``"; "``.
 Asked only of a response whose action depends on the request's cookies."""
+HeaderReader = Callable[[State, str], bool]
+"""From the state and a lower-case header name: whether the request carries
+that header (with any value). Asked only of a response that varies on it."""
+
+
+def environ_header(environ: State, name: str) -> bool:
+    """:data:`HeaderReader` of a CGI-style environ (WSGI's, Django's
+    ``request.META``): ``HTTP_`` and the name, but the two headers CGI keeps
+    without it."""
+    key = name.upper().replace("-", "_")
+    if key not in ("CONTENT_TYPE", "CONTENT_LENGTH"):
+        key = "HTTP_" + key
+    return key in environ
 
 
 class Watcher:
@@ -69,6 +82,10 @@ class Watcher:
         with the response) the request path does, as the response starts."""
         self._cookie = cookie
         self._cookie_action = policy.cookie_action
+        self._varied = policy.varied
+        self.header: HeaderReader = environ_header
+        """Whether the request carries a header: the adapter whose state is
+        no CGI-style environ sets its own (ASGI's scope)."""
         self._redirect_action = policy.redirect_action
         self._recorder = recorder
         self._locate = locate
@@ -238,8 +255,14 @@ class Watcher:
     ) -> str:
         """The action of a response that depends on the request: a temporary
         redirect (where to), or a page setting a cookie or varying on cookies
-        (which were sent)."""
+        (which were sent) or on another request header (a request carrying
+        it, such as htmx's ``HX-Request``, gets a variant: not the page a
+        crawler gets)."""
         if status == 200:
+            header = self.header
+            for name in self._varied(headers):
+                if name != "cookie" and header(state, name):
+                    return Skipped.VARY
             return self._cookie_action(self._cookie(state), headers)
         wire, _, raw = self._locate(state, path, root)
         return self._redirect_action(headers, wire, raw)

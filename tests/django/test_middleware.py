@@ -410,3 +410,32 @@ def test_under_i18n_patterns_each_language_has_its_routes(
     assert "<priority>" not in urls["/en/about/"]
     said = [r.getMessage() for r in caplog.records if "no route" in r.getMessage()]
     assert said == []
+
+
+def test_a_partial_request_is_a_variant_the_full_page_is_listed() -> None:
+    """``Vary: HX-Request``: the fragment htmx asks for is skipped (``vary``),
+    the page without the header listed; request.META is read as WSGI's
+    environ is."""
+    from django.http import HttpResponse
+    from django.test import RequestFactory
+
+    from sitemap_middleware.django import SitemapMiddleware, get_sitemap
+
+    def view(request: Any) -> Any:
+        fragment = "HTTP_HX_REQUEST" in request.META
+        response = HttpResponse(
+            b"<ul><li>one</li></ul>"
+            if fragment
+            else b"<!doctype html><title>Posts</title><p>all</p>",
+            content_type="text/html",
+        )
+        response["Vary"] = "Accept-Encoding, HX-Request"
+        return response
+
+    middleware = SitemapMiddleware(view)
+    factory = RequestFactory(HTTP_HOST="www.example.com")
+    read(middleware(factory.get("/posts/", secure=True, HTTP_HX_REQUEST="true")))
+    assert listed() == []
+    assert get_sitemap().stats()["skipped"] == {"vary": 1}
+    read(middleware(factory.get("/posts/", secure=True)))
+    assert listed() == ["/posts/"]
