@@ -22,7 +22,7 @@ from .recording.crawls import Crawl
 from .routes import ROUTE_KEY
 from .serving.server import Response
 from .sitemaps import BODY_BUDGET
-from .watching.watcher import Found, Recording, RouteFinder
+from .watching.watcher import Found, Recording, RouteFinder, environ_key
 
 
 class SitemapMiddleware(SitemapBase):
@@ -77,7 +77,7 @@ class SitemapMiddleware(SitemapBase):
         self._agents = self.agents.str
         crawlers = self.config.crawlers
         header = "" if crawlers is None else crawlers.forwarded_header
-        self._forwarded = "HTTP_" + header.upper().replace("-", "_")
+        self._forwarded = environ_key(header)
         self._each_site(
             lambda site: SitemapMiddleware(app, site, find_route=find_route)
         )
@@ -468,7 +468,7 @@ def _cookie(environ: Mapping[str, Any]) -> str:
 
 def _header_getter(environ: Environ) -> Callable[[str], str | None]:
     def header(name: str) -> str | None:
-        value = environ.get("HTTP_" + name.upper().replace("-", "_"))
+        value = environ.get(environ_key(name))
         return value if isinstance(value, str) else None
 
     return header

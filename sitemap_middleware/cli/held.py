@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from datetime import datetime
 from typing import Any, cast
 
@@ -15,6 +15,7 @@ from ..model import Entry, PartInfo
 from ..reasons import REMOVED
 from ..sitemaps import MAX_NEWS
 from ..stores import Store
+from ..stores.base import flagged
 from ..stores.contract import (
     Article,
     Checked,
@@ -58,16 +59,11 @@ class Held:
         self.notes: list[Decision] = []
         self.settings: dict[str, str] = {}
 
-    @contextmanager
-    def withdrawing(self) -> Iterator[None]:
-        """:meth:`.contract.Pushing.withdrawing`, held: this thread's removals
-        in the block are of URLs the config refuses; when applied, their
-        pending pushes are withdrawn and none is queued for them."""
-        self._context.withdrawing = True
-        try:
-            yield
-        finally:
-            self._context.withdrawing = False
+    def withdrawing(self) -> AbstractContextManager[None]:
+        """:meth:`.contract.Withdrawing.withdrawing`, held: this thread's
+        removals in the block are of URLs the config refuses; when applied,
+        their pending pushes are withdrawn and none is queued for them."""
+        return flagged(self._context, "withdrawing")
 
     def apply(self, indexnow: bool) -> int:
         """Remove what was held, note the decisions, set the settings: the

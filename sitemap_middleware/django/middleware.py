@@ -22,7 +22,7 @@ from ..core import SitemapBase
 from ..reasons import Skipped
 from ..recording.crawls import Crawl
 from ..serving.server import Response
-from ..watching.watcher import Found, Recording
+from ..watching.watcher import Found, Recording, environ_key
 
 # Where the response's route is noted in request.META for the watcher: the
 # template and view of ``request.resolver_match``.
@@ -93,7 +93,7 @@ class DjangoSitemap(SitemapBase):
         meta = request.META
 
         def header(name: str) -> str | None:
-            value = meta.get("HTTP_" + name.upper().replace("-", "_"))
+            value = meta.get(environ_key(name))
             return value if isinstance(value, str) else None
 
         query = meta.get("QUERY_STRING", "")
@@ -125,7 +125,7 @@ class DjangoSitemap(SitemapBase):
         wire, query, raw = _locate(meta, request.path_info, "")
         crawls = self.config.crawlers
         header = "" if crawls is None else crawls.forwarded_header
-        forwarded = meta.get("HTTP_" + header.upper().replace("-", "_"), "")
+        forwarded = meta.get(environ_key(header), "")
         peer = meta.get("REMOTE_ADDR", "")
         self.recorder.crawled(
             Crawl(engine, peer, forwarded, wire, query, raw, code, time.time())

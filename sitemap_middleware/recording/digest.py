@@ -31,7 +31,7 @@ from ..urls import (
     wsgi_path,
 )
 from .clusters import Alternates, declared
-from .observation import Headers, Observation
+from .observation import Headers, Observation, location
 from .refusal import Rules as Rules
 from .refusal import refuse
 
@@ -171,9 +171,9 @@ def digest(
     if observation.action != RECORD:
         if not target.exact:
             return Skip(Skipped.NOT_EXACT, path)
-        location = _location(observation.headers)
-        if location is not None and names_itself(
-            location, config.base_url, path, observation.route.query
+        where = location(observation.headers)
+        if where is not None and names_itself(
+            where, config.base_url, path, observation.route.query
         ):
             # A redirect to the page itself (from http to https, from another
             # host to base_url's): the way to it, not its removal.
@@ -285,17 +285,6 @@ def digest(
         story = _story(path, head, entry.title, seen)
     known = hit is not None
     return Upsert(entry, key, prints, route, known, stand_in, story, noted)
-
-
-def _location(headers: Headers) -> str | None:
-    """A response's ``Location``, as a removal's headers hold it (WSGI's
-    text, ASGI's bytes)."""
-    for name, value in headers:
-        if (name if isinstance(name, str) else name.decode("latin-1")).lower() == (
-            "location"
-        ):
-            return value if isinstance(value, str) else value.decode("latin-1")
-    return None
 
 
 def _trusted(hit: Prints, seen: float, config: Config) -> bool:

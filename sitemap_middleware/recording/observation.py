@@ -13,6 +13,18 @@ from ..routes import Route
 Headers = Iterable[tuple[str, str]] | Iterable[tuple[bytes, bytes]]
 
 
+def location(headers: Headers) -> str | None:
+    """A response's ``Location`` (the last, should there be several), as
+    text: where a redirect sends the visitor."""
+    found = None
+    for name, value in headers:
+        if (name if isinstance(name, str) else name.decode("latin-1")).lower() == (
+            "location"
+        ):
+            found = value if isinstance(value, str) else value.decode("latin-1")
+    return found
+
+
 class Observation(Protocol):
     """One response to record or remove, as it was served: what the writer
     reads. A page is handed over as the watcher's own recording of it (no

@@ -16,7 +16,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any, ClassVar, Generic, TypeVar
 
 from ..errors import StoreError, StoreFault
@@ -68,6 +68,17 @@ __all__ = [
 RENAMED = {"page_size": "part_size", "page_bytes": "part_bytes"}
 # The smallest part_bytes a store accepts: room for the envelope and one long URL.
 MIN_PART_BYTES = 4096
+
+
+@contextmanager
+def flagged(context: threading.local, name: str) -> Iterator[None]:
+    """The block in which this thread's ``context`` has ``name`` set (a write
+    context's ``pushing``, ``withdrawing``): what the writes in it carry."""
+    setattr(context, name, True)
+    try:
+        yield
+    finally:
+        setattr(context, name, False)
 
 
 def new_epoch() -> str:
@@ -318,23 +329,13 @@ class StoreBase(Generic[C]):
         finally:
             self._write_context.into = None
 
-    @contextmanager
-    def pushing(self) -> Iterator[None]:
+    def pushing(self) -> AbstractContextManager[None]:
         """:meth:`.contract.Pushing.pushing`."""
-        self._write_context.pushing = True
-        try:
-            yield
-        finally:
-            self._write_context.pushing = False
+        return flagged(self._write_context, "pushing")
 
-    @contextmanager
-    def withdrawing(self) -> Iterator[None]:
-        """:meth:`.contract.Pushing.withdrawing`."""
-        self._write_context.withdrawing = True
-        try:
-            yield
-        finally:
-            self._write_context.withdrawing = False
+    def withdrawing(self) -> AbstractContextManager[None]:
+        """:meth:`.contract.Withdrawing.withdrawing`."""
+        return flagged(self._write_context, "withdrawing")
 
     def _pushes(self, todo: Plan, old: Mapping[str, Stored]) -> list[str]:
         """The paths of a plan to queue: new, or changed (a new ``lastmod``

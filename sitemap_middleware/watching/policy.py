@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from ..config import Config, host_name
 from ..reasons import DEPENDS, RECORD, REMOVE, Skipped
+from ..recording.observation import location
 from ..sitemaps import is_noindex
 from ..urls import DEFAULT_PORTS, canonical_target, wsgi_path
 
@@ -531,20 +532,12 @@ class Policy:
         names an excluded path, such as a login page; else ``status``. A path
         outside ``include`` is no sign of a login (a redirect home is not).
         ``path`` is the wire form if ``raw``, else WSGI's ``PATH_INFO``."""
-        location = None
-        for raw_name, raw_value in headers:
-            name = raw_name if isinstance(raw_name, str) else raw_name.decode("latin-1")
-            if name.lower() == "location":
-                location = (
-                    raw_value
-                    if isinstance(raw_value, str)
-                    else raw_value.decode("latin-1")
-                )
-        if location is None:
+        where = location(headers)
+        if where is None:
             return Skipped.STATUS
         page = path if raw else wsgi_path(path)
         # The stored form, as path_skip sees it; None for another origin.
-        target = canonical_target(location, self._base_url, page, NO_QUERY)
+        target = canonical_target(where, self._base_url, page, NO_QUERY)
         if target is None or not self._excluded.match(target):
             return Skipped.STATUS
         return REMOVE

@@ -42,14 +42,17 @@ HeaderReader = Callable[[State, str], bool]
 that header (with any value). Asked only of a response that varies on it."""
 
 
-def environ_header(environ: State, name: str) -> bool:
-    """:data:`HeaderReader` of a CGI-style environ (WSGI's, Django's
+def environ_key(name: str) -> str:
+    """The key of a request header in a CGI-style environ (WSGI's, Django's
     ``request.META``): ``HTTP_`` and the name, but the two headers CGI keeps
-    without it."""
+    without it (RFC 3875 §4.1.18)."""
     key = name.upper().replace("-", "_")
-    if key not in ("CONTENT_TYPE", "CONTENT_LENGTH"):
-        key = "HTTP_" + key
-    return key in environ
+    return key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else "HTTP_" + key
+
+
+def environ_header(environ: State, name: str) -> bool:
+    """:data:`HeaderReader` of a CGI-style environ (:func:`environ_key`)."""
+    return environ_key(name) in environ
 
 
 class Watcher:
