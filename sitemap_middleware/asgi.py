@@ -228,6 +228,11 @@ class ASGISitemapMiddleware(SitemapBase):
         done = watch.done
         if done is not None:
             if done:
+                # The server's callables stay behind: a page waiting for
+                # the writer would keep its connection (uvicorn's is a
+                # cycle), old enough by then for the garbage collector's
+                # full collections alone to free.
+                del watch.send, watch.receive
                 put = watcher.put  # (as send)
                 put(watch)
             else:

@@ -6,7 +6,9 @@ own that more than one module must agree on. Imports nothing of the package.
 from __future__ import annotations
 
 import re
-from datetime import datetime
+import time
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
 
 # https://www.sitemaps.org/protocol.html#index: at most 50,000 URLs and
 # 52,428,800 bytes (50 MiB) uncompressed a sitemap, and as many sitemaps an index.
@@ -115,13 +117,47 @@ def escape(value: str) -> str:
     return value
 
 
-def is_noindex(value: str) -> bool:
+def is_noindex(value: str, now: float | None = None) -> bool:
     """True for an ``X-Robots-Tag`` / meta robots value that keeps a page out.
 
     Directives may carry a user agent (``googlebot: noindex``); any agent's
     ``noindex`` or ``none`` counts, since the sitemap serves every crawler.
+    So does an ``unavailable_after`` date that has passed (``now``, epoch
+    seconds, the clock's by default): search engines drop the page from then
+    on. A date no parser reads is ignored, as Google ignores it.
     """
-    for directive in value.lower().split(","):
+    lowered = value.lower()
+    for directive in lowered.split(","):
         if directive.rpartition(":")[2].strip() in ("noindex", "none"):
             return True
+    if "unavailable_after" in lowered:  # rare: read only where written
+        after = unavailable_after(value)
+        return after is not None and after.timestamp() <= (
+            time.time() if now is None else now
+        )
     return False
+
+
+def unavailable_after(value: str) -> datetime | None:
+    """The moment of a robots value's first ``unavailable_after`` directive
+    (Google reads "RFC 822, RFC 850, and ISO 8601" dates; a date without a
+    zone is UTC's), or ``None`` when it has none, or none a parser reads."""
+    start = value.lower().find("unavailable_after:")
+    if start < 0:
+        return None
+    pieces = value[start + len("unavailable_after:") :].split(",")
+    # An RFC 822 or 850 date may hold a comma ("Fri, 25 Jun 2010 ..."):
+    # the first piece, then the first two joined, are tried.
+    for text in (pieces[0], ",".join(pieces[:2])):
+        text = text.strip()
+        try:
+            moment = iso_moment(text)
+        except ValueError:
+            try:
+                moment = parsedate_to_datetime(text)
+            except (TypeError, ValueError, IndexError):
+                continue
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        return moment
+    return None

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitemap_middleware.sitemaps import iso_moment
+from sitemap_middleware.sitemaps import is_noindex, iso_moment, unavailable_after
 
 _ZONES = st.sampled_from(["Z", "z", "+00:00", "+02:00", "-05:30", "+14:00"])
 
@@ -58,3 +58,46 @@ def test_the_forms_without_a_fraction(text: str, expected: datetime) -> None:
 def test_no_datetime_is_a_value_error(text: str) -> None:
     with pytest.raises(ValueError):
         iso_moment(text)
+
+
+UTC = timezone.utc
+
+
+@pytest.mark.parametrize(
+    ("value", "moment"),
+    [
+        ("unavailable_after: 2020-09-21", datetime(2020, 9, 21, tzinfo=UTC)),
+        (
+            "unavailable_after: 2020-09-21T10:30:00+02:00",
+            datetime(2020, 9, 21, 8, 30, tzinfo=UTC),
+        ),
+        (
+            "googlebot: unavailable_after: 25 Jun 2010 15:00:00 PST",
+            datetime(2010, 6, 25, 23, 0, tzinfo=UTC),
+        ),
+        (
+            "noarchive, UNAVAILABLE_AFTER: Fri, 25 Jun 2010 15:00:00 GMT, nosnippet",
+            datetime(2010, 6, 25, 15, 0, tzinfo=UTC),
+        ),
+        (  # RFC 850
+            "unavailable_after: Sunday, 01-Sep-24 15:00:00 GMT",
+            datetime(2024, 9, 1, 15, 0, tzinfo=UTC),
+        ),
+        ("unavailable_after: soon", None),
+        ("unavailable_after: 2020-02-30", None),
+        ("unavailable_after:", None),
+        ("noindex", None),
+    ],
+)
+def test_unavailable_after(value: str, moment: datetime | None) -> None:
+    assert unavailable_after(value) == moment
+
+
+def test_unavailable_after_is_a_noindex_from_its_moment_on() -> None:
+    value = "unavailable_after: 2020-09-21T00:00:00Z"
+    moment = datetime(2020, 9, 21, tzinfo=UTC).timestamp()
+    assert not is_noindex(value, now=moment - 1)
+    assert is_noindex(value, now=moment)
+    assert is_noindex(value)  # the clock's now
+    assert not is_noindex("unavailable_after: 2999-01-01")
+    assert is_noindex("index, follow, none")

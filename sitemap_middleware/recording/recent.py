@@ -7,12 +7,18 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
+from typing import Final
 
 from .digest import Prints
 
 # Pages whose digests this process remembers; beyond it the least recently
 # checked go.
 RECENT_PAGES = 10_000
+
+# What the cache holds of a key: Prints' four fields, when checked, the
+# stored path.
+_Held = tuple[str, str, int, float, float, str]
+_PATH: Final = 5
 
 
 class Recent:
@@ -32,8 +38,14 @@ class Recent:
     def __init__(self, interval: float, size: int = RECENT_PAGES) -> None:
         self._interval = interval
         self._size = size
-        self._pages: OrderedDict[str, tuple[Prints, float, str]] = OrderedDict()
-        # Stored path -> the keys remembered for it.
+        # Key -> its digests' fields, when checked and the stored path: a
+        # plain tuple of strings and numbers, which the garbage collector
+        # stops tracking (a NamedTuple it tracks for good, a set too): a
+        # crawler's first pass fills the cache, and every full collection
+        # would walk it.
+        self._pages: OrderedDict[str, _Held] = OrderedDict()
+        # Stored path -> the keys remembered for it other than the path
+        # itself (most pages have none).
         self._keys: dict[str, set[str]] = {}
         self.fresh: OrderedDict[str, float] = OrderedDict()
         """Key -> when checked, oldest first; stale keys leave on expire()."""
@@ -47,7 +59,7 @@ class Recent:
 
     def get(self, key: str) -> Prints | None:
         hit = self._pages.get(key)
-        return None if hit is None else hit[0]
+        return None if hit is None else Prints(*hit[:4])
 
     def remember(
         self, key: str, prints: Prints, path: str | None = None, fresh: bool = True
@@ -59,15 +71,17 @@ class Recent:
         pages = self._pages
         checked = time.monotonic()
         old = pages.get(key)
-        if old is not None and old[2] != path:
-            self._unlink(key, old[2])
-        pages[key] = (prints, checked, path)
+        if old is not None and old[_PATH] != path:
+            self._unlink(key, old[_PATH])
+        raw, content, shown, written = prints
+        pages[key] = (raw, content, shown, written, checked, path)
         pages.move_to_end(key)
-        self._keys.setdefault(path, set()).add(key)
+        if key != path:
+            self._keys.setdefault(path, set()).add(key)
         while len(pages) > self._size:
-            gone, (_, _, where) = pages.popitem(last=False)
+            gone, held = pages.popitem(last=False)
             self.fresh.pop(gone, None)
-            self._unlink(gone, where)
+            self._unlink(gone, held[_PATH])
         if fresh and self._interval > 0:
             self.fresh[key] = checked
             self.fresh.move_to_end(key)
@@ -75,11 +89,16 @@ class Recent:
     def forget(self, key: str, path: str | None = None) -> None:
         """Forget ``key`` and, with ``path``, every key remembered for the
         page stored at ``path``."""
-        keys = {key} if path is None else {key, *self._keys.get(path, ())}
+        keys = {key}
+        if path is not None:
+            keys.update(self._keys.get(path, ()))
+            own = self._pages.get(path)
+            if own is not None and own[_PATH] == path:
+                keys.add(path)
         for gone in keys:
             hit = self._pages.pop(gone, None)
             if hit is not None:
-                self._unlink(gone, hit[2])
+                self._unlink(gone, hit[_PATH])
             self.fresh.pop(gone, None)
 
     def clear(self) -> None:
@@ -88,6 +107,8 @@ class Recent:
         self.fresh.clear()
 
     def _unlink(self, key: str, path: str) -> None:
+        if key == path:
+            return
         keys = self._keys.get(path)
         if keys is not None:
             keys.discard(key)

@@ -180,3 +180,23 @@ def test_alternates_a_page_no_longer_declares_are_not_listed(
     assert sorted(stored(store)) == ["/de/p", "/p"]
     listed = b"".join(b"".join(store.fragments(p.number)) for p in store.parts())
     assert b"hreflang" not in listed
+
+
+def test_the_cache_holds_nothing_the_garbage_collector_walks() -> None:
+    """A crawler's first pass fills the cache: what it holds of each page is
+    strings and numbers the collector stops tracking, and a page's own key
+    is no spelling kept beside it, so full collections do not walk it."""
+    import gc
+
+    from sitemap_middleware.recording.digest import Prints
+    from sitemap_middleware.recording.recent import Recent
+
+    recent = Recent(INTERVAL, size=100)
+    for n in range(150):
+        recent.remember(f"/p/{n}", Prints(f"raw{n}", f"content{n}", n, T0))
+    recent.remember("/p/149?utm_source=x", Prints("raw", "content"), "/p/149")
+    gc.collect()
+    held = list(recent._pages.values())
+    assert len(held) == 100 and not any(map(gc.is_tracked, held))
+    assert recent._keys == {"/p/149": {"/p/149?utm_source=x"}}
+    assert recent.get("/p/148") == Prints("raw148", "content148", 148, T0)

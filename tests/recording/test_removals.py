@@ -315,9 +315,16 @@ def test_recent_forgets_a_path_under_all_its_keys() -> None:
     assert list(recent.fresh) == ["/b"]
     recent.remember("/c", prints, fresh=False)
     assert recent.get("/c") == prints and "/c" not in recent.fresh
+    recent.remember("/c?utm_source=x", prints, "/c")
+    assert recent._keys == {"/c": {"/c?utm_source=x"}}
     for key in ("/d", "/e", "/f"):  # evicts /b and /c, and their paths
         recent.remember(key, prints)
-    assert recent._keys == {"/d": {"/d"}, "/e": {"/e"}, "/f": {"/f"}}
+    # Nothing is kept of the pages evicted; a page's own key is no spelling.
+    assert recent._keys == {}
+    recent.remember("/d?utm_source=y", prints, "/d")
+    recent.forget("/d", "/d")
+    assert recent.get("/d") is None and recent.get("/d?utm_source=y") is None
+    assert recent._keys == {}
 
 
 # -- empty segments --------------------------------------------------------------------

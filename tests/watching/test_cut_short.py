@@ -197,3 +197,43 @@ def test_uvicorn_client_gone_behind_base_http_middleware_records_nothing() -> No
         server.should_exit = True
         thread.join(5)
     assert _outcome(middleware) == (0, 1)
+
+
+class _Server:
+    """A server's ``receive`` and ``send`` in one object, held weakly by the
+    test: what a connection is to the app (uvicorn's is a cycle)."""
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    async def receive(self) -> dict[str, Any]:
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(self, message: dict[str, Any]) -> None:
+        self.sent.append(message)
+
+
+def test_a_page_waiting_for_the_writer_keeps_no_connection() -> None:
+    """Handed over, a page lets go of the server's callables: a writer that
+    lags keeps no connection alive, nor what it holds, until the garbage
+    collector's full collections (which grow with it) would find them."""
+    import weakref
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await receive()
+        await send({"type": "http.response.start", "status": 200, "headers": [CT]})
+        await send(
+            {"type": "http.response.body", "body": HEAD + PLAIN + b"".join(REST)}
+        )
+
+    middleware = ASGISitemapMiddleware(app, CONFIG)
+    server = _Server()
+    gone = weakref.ref(server)
+    writer = middleware.recorder._writer
+    with writer._lock:  # the writer takes nothing meanwhile
+        asyncio.run(middleware(asgi_scope("/report"), server.receive, server.send))
+        assert [m["type"] for m in server.sent][-1] == "http.response.body"
+        del server
+        assert gone() is None
+        assert middleware.stats()["queued"] == 1
+    assert middleware.flush() and middleware.store.count() == 1

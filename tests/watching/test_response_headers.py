@@ -74,6 +74,58 @@ def test_a_listed_page_leaves_on_noindex_whatever_the_order(
     assert middleware.flush() and middleware.store.count() == 0
 
 
+# unavailable_after: a date past is a noindex, a date to come or one no
+# parser reads is none (https://developers.google.com/search/docs/crawling-indexing/robots-meta-tag).
+PAST = "unavailable_after: 2001-01-01"
+FUTURE = "unavailable_after: Fri, 01 Jan 2100 00:00:00 GMT"
+
+
+@pytest.mark.parametrize(
+    ("value", "action"),
+    [
+        (PAST, REMOVE),
+        ("googlebot: unavailable_after: 25 Jun 2010 15:00:00 PST", REMOVE),
+        ("noarchive, unavailable_after: Fri, 25 Jun 2010 15:00:00 GMT", REMOVE),
+        (FUTURE, RECORD),
+        ("unavailable_after: when the sale ends", RECORD),
+        ("unavailable_after: 2001-02-30", RECORD),
+    ],
+)
+def test_unavailable_after_a_date_past_removes(value: str, action: str) -> None:
+    policy = _policy()
+    for headers in _both([HTML, ("X-Robots-Tag", value)]):
+        assert policy.response_action(200, headers) == action
+
+
+@pytest.mark.parametrize("stack", ["wsgi", "asgi"])
+@pytest.mark.parametrize("where", ["header", "meta"])
+def test_a_listed_page_leaves_once_its_unavailable_after_date_has_passed(
+    stack: str, where: str
+) -> None:
+    """Listed while the date is to come (a date no parser reads changes
+    nothing), removed once a visit read says a date that has passed (every
+    visit read here: a page written lately is read again after
+    ``recheck_interval``)."""
+    said = iter([FUTURE, "unavailable_after: next week", PAST])
+    value = ""
+
+    def headers_of() -> list[tuple[str, str]]:
+        nonlocal value
+        value = next(said)
+        return [HTML, ("X-Robots-Tag", value)] if where == "header" else [HTML]
+
+    def page_of() -> bytes:
+        if where == "header":
+            return FULL
+        meta = f'<meta name="robots" content="{value}">'.encode()
+        return FULL.replace(b"<title>", meta + b"<title>")
+
+    middleware = _serve(stack, headers_of, page_of=page_of, recheck_interval=0)
+    for listed in (1, 1, 0):
+        _visit(stack, middleware, "/sale", {})
+        assert middleware.flush() and middleware.store.count() == listed
+
+
 # Vary on request headers: what a partial request carries is a variant.
 FULL = b"<!doctype html><html><head><title>Posts</title></head><body>all</body></html>"
 PARTIAL = b"<ul><li>one</li></ul>"
@@ -129,17 +181,24 @@ def test_a_partial_is_a_variant_and_the_full_page_is_recorded(
     assert middleware.flush() and middleware.store.count() == 2
 
 
-def _serve(stack: str, headers_of: Any, partial: str = "") -> Any:
-    """A middleware around an app that answers ``headers_of()``, a fragment
-    to a request carrying ``partial``."""
+def _serve(
+    stack: str,
+    headers_of: Any,
+    partial: str = "",
+    page_of: Any = lambda: FULL,
+    **config: Any,
+) -> Any:
+    """A middleware around an app that answers ``headers_of()`` and
+    ``page_of()``, a fragment to a request carrying ``partial`` (``config``
+    over :data:`CONFIG`)."""
     if stack == "wsgi":
 
         def wsgi_app(environ: dict[str, Any], start_response: Any) -> list[bytes]:
             start_response("200 OK", headers_of())
             key = "HTTP_" + partial.upper().replace("-", "_")
-            return [PARTIAL if partial and key in environ else FULL]
+            return [PARTIAL if partial and key in environ else page_of()]
 
-        return SitemapMiddleware(wsgi_app, CONFIG)
+        return SitemapMiddleware(wsgi_app, {**CONFIG, **config})
 
     async def asgi_app(scope: Any, receive: Any, send: Any) -> None:
         headers = [(k.lower().encode(), v.encode()) for k, v in headers_of()]
@@ -147,10 +206,10 @@ def _serve(stack: str, headers_of: Any, partial: str = "") -> Any:
         sent = {name for name, _ in scope["headers"]}
         fragment = partial and partial.lower().encode() in sent
         await send(
-            {"type": "http.response.body", "body": PARTIAL if fragment else FULL}
+            {"type": "http.response.body", "body": PARTIAL if fragment else page_of()}
         )
 
-    return ASGISitemapMiddleware(asgi_app, CONFIG)
+    return ASGISitemapMiddleware(asgi_app, {**CONFIG, **config})
 
 
 def _visit(stack: str, middleware: Any, path: str, headers: dict[str, str]) -> None:
