@@ -26,7 +26,11 @@ Bare and wrapped runs alternate (bare, wrapped, bare, ...) ``--rounds``
 times; the table gives, per stack, the median CPU per request of each and
 their ratio (target: wrapped <= 1.25x bare), the median of the runs' 99th
 percentile latency and its ratio (target: <= 1.5x), and the median throughput
-of the measured requests; with an SQLite store, the fewest pages a wrapped run left
+of the measured requests; the median time the server's garbage collector spent
+per measured request and its longest pause in a run (``gc.callbacks`` in the
+server: a wrapped app keeps pages for its writer, and what outlives the young
+generations is collected only by full collections, which walk the whole heap);
+with an SQLite store, the fewest pages a wrapped run left
 stored (warm-up included: 200 more than ``--urls`` when every page was kept).
 The client's own CPU is not counted, but it shares the machine: on 2 cores a
 busy machine shows in every figure.
@@ -139,7 +143,36 @@ def _starlette(config: dict[str, Any] | None) -> Any:
     return Starlette(routes=[Route("/page/{n:int}", page)], middleware=middleware)
 
 
+def _watch_collections(path: str) -> None:
+    """Note each collection of the garbage collector in ``path``: when it
+    ended (the clock the benchmark reads too) and how long it took."""
+    import gc
+
+    began = [0.0]
+    out = open(path, "a", buffering=1)  # noqa: SIM115 (the process's life)
+
+    def note(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            began[0] = time.perf_counter()
+        else:
+            out.write(f"{time.time()} {time.perf_counter() - began[0]}\n")
+
+    gc.callbacks.append(note)
+
+
+def _collections(path: str, start: float, end: float) -> list[float]:
+    """The collections ``_watch_collections`` noted from ``start`` to ``end``."""
+    try:
+        lines = Path(path).read_text().split("\n")
+    except FileNotFoundError:
+        return []
+    ended = [tuple(map(float, line.split())) for line in lines if line]
+    return [took for at, took in ended if start <= at <= end]
+
+
 def _app() -> Any:
+    if os.environ.get("BENCH_GC_LOG"):
+        _watch_collections(os.environ["BENCH_GC_LOG"])
     store = os.environ.get("BENCH_STORE")
     config: dict[str, Any] | None = None
     if store:
@@ -246,6 +279,8 @@ class Run:
     rate: float  # measured requests a second (wall clock)
     p99: float  # the 99th percentile latency of the measured requests, seconds
     recorded: int  # pages the store holds after the run (sqlite only)
+    gc: float  # seconds of garbage collection per measured request
+    pause: float  # the longest collection during the measured requests, seconds
 
 
 def command(server: str, port: int, workers: int) -> list[str]:
@@ -281,6 +316,7 @@ def run(
             "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)]),
             "BENCH_STACK": "wsgi" if server == "gunicorn" else "asgi",
             "BENCH_STORE": store.format(folder=folder) if wrapped else "",
+            "BENCH_GC_LOG": f"{folder}/gc.log",
         }
         before = children_cpu()
         with open(f"{folder}/server.log", "wb") as log:
@@ -305,8 +341,10 @@ def run(
                 get(port, n)
             started_cpu = tree_cpu(process.pid)
             started = time.perf_counter()
+            window = time.time()
             latencies = load(port, range(urls), connections)
             elapsed = time.perf_counter() - started
+            collections = _collections(f"{folder}/gc.log", window, time.time())
         finally:
             process.terminate()  # SIGTERM: an orderly shutdown that flushes
             try:
@@ -328,6 +366,8 @@ def run(
         urls / elapsed,
         percentile(latencies, 0.99),
         recorded,
+        sum(collections) / urls,
+        max(collections, default=0.0),
     )
 
 
@@ -384,6 +424,13 @@ def main() -> None:
             f" <={P99_TARGET}x {'ok' if late <= P99_TARGET else '--'}"
             f"  {rate[False]:>7.0f} {rate[True]:>9.0f}"
             f" {rate[True] / rate[False] - 1:>+9.0%}"
+        )
+        gc = {w: statistics.median(r.gc for r in runs[w]) for w in runs}
+        pause = {w: statistics.median(r.pause for r in runs[w]) for w in runs}
+        print(
+            f"{'':<9} garbage collection a request: bare {gc[False] * 1e6:.1f} us,"
+            f" wrapped {gc[True] * 1e6:.1f} us; longest pause: bare"
+            f" {pause[False] * 1e3:.1f} ms, wrapped {pause[True] * 1e3:.1f} ms"
         )
         for wrapped in (False, True):
             each = " ".join(f"{r.cpu * 1e6:.0f}" for r in runs[wrapped])
