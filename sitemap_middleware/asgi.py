@@ -231,8 +231,10 @@ class ASGISitemapMiddleware(SitemapBase):
                 # The server's callables stay behind: a page waiting for
                 # the writer would keep its connection (uvicorn's is a
                 # cycle), old enough by then for the garbage collector's
-                # full collections alone to free.
-                del watch.send, watch.receive
+                # full collections alone to free. A task of the app's that
+                # outlives it gets what a finished request gets.
+                watch.send = _finished
+                watch.receive = _disconnected
                 put = watcher.put  # (as send)
                 put(watch)
             else:
@@ -409,6 +411,17 @@ class _Watch(Recording):
                 return
         send = self.send  # (above)
         await send(message)
+
+
+async def _disconnected() -> Message:
+    """``receive`` once the request is over: the client is gone (the ASGI
+    spec's answer for a closed connection)."""
+    return {"type": "http.disconnect"}
+
+
+async def _finished(message: Message) -> None:
+    """``send`` once the response is over: nothing more can be sent."""
+    raise RuntimeError(f"{message.get('type')!r} sent after the response was complete")
 
 
 def _locate(scope: Mapping[str, Any], path: str, root: str) -> tuple[str, str, bool]:

@@ -236,4 +236,9 @@ def test_a_page_waiting_for_the_writer_keeps_no_connection() -> None:
         del server
         assert gone() is None
         assert middleware.stats()["queued"] == 1
+        # What a task of the app's that outlives the request gets.
+        (watch,) = middleware.recorder._intake._queue
+        assert asyncio.run(watch()) == {"type": "http.disconnect"}
+        with pytest.raises(RuntimeError, match="after the response was complete"):
+            asyncio.run(watch.send_watched({"type": "http.response.body"}))
     assert middleware.flush() and middleware.store.count() == 1
