@@ -382,7 +382,6 @@ def _is_origin(home: str) -> bool:
     return _origin(scheme, netloc) == home
 
 
-@functools.lru_cache(maxsize=16)  # a process has a base URL a site
 def names_itself(url: str, base_url: str, page: str, allowed: frozenset[str]) -> bool:
     """Whether ``url`` (a canonical link, a redirect's ``Location``) names the
     page at ``page`` itself, on ``base_url`` in its scheme or the other one:
@@ -396,6 +395,7 @@ def names_itself(url: str, base_url: str, page: str, allowed: frozenset[str]) ->
     return canonical_target(url, f"{other}://{rest}", page, allowed) == page
 
 
+@functools.lru_cache(maxsize=16)  # a process has a base URL a site
 def split_base_url(url: str) -> tuple[str, str]:
     """Split a validated ``base_url`` into origin and path prefix (no trailing /)."""
     parts = urlsplit(url)
